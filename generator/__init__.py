@@ -1,0 +1,1 @@
+"""generator package (see docs/ARCHITECTURE.md)."""

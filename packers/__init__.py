@@ -1,0 +1,1 @@
+"""packers package (see docs/ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""referee package (see docs/ARCHITECTURE.md)."""

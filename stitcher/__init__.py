@@ -1,0 +1,1 @@
+"""stitcher package (see docs/ARCHITECTURE.md)."""
