@@ -1,0 +1,76 @@
+"""Named exceptions of the tiles project and the one table that maps them to exit codes.
+
+Every package raises these (or subclasses defined next to them); the CLI catches
+``TilesError`` in exactly one place (``tiles_cli.app.main``) and turns it into a
+one-line message and ``exit_code(err)``. Nothing else decides exit codes.
+"""
+
+from __future__ import annotations
+
+
+class TilesError(Exception):
+    """Base of every error the project raises on purpose."""
+
+
+class BadInput(TilesError):
+    """Malformed user input: a puzzle string, an argument, a JSON file, a seed."""
+
+
+class LibraryError(TilesError):
+    """The tile library cannot be used as asked."""
+
+
+class NotALibrary(LibraryError):
+    """The file exists but is not a tiles library (no meta table / schema_version)."""
+
+
+class SchemaTooNew(LibraryError):
+    """The library was written by a newer schema version than this code knows."""
+
+
+class CorruptLibrary(LibraryError):
+    """SQLite reports corruption, or integrity checks fail."""
+
+
+class HashMismatch(CorruptLibrary):
+    """A stored row's content does not hash to its key."""
+
+
+class UnknownTile(LibraryError):
+    """No tile with that hash in the library."""
+
+
+class RemoteError(TilesError):
+    """The library remote is unreachable, refuses us, or holds bad data."""
+
+
+class VerificationFailed(TilesError):
+    """A board, manifest or packing failed verification."""
+
+
+class BuildLocked(TilesError):
+    """Another daily build holds the lock."""
+
+
+# The one place that maps error types to exit codes. Order matters: the first
+# class in this list that the error is an instance of wins (subclasses first).
+EXIT_CODES: list[tuple[type[BaseException], int]] = [
+    (BadInput, 2),
+    (UnknownTile, 2),
+    (SchemaTooNew, 3),
+    (NotALibrary, 3),
+    (CorruptLibrary, 3),
+    (LibraryError, 3),
+    (RemoteError, 4),
+    (VerificationFailed, 5),
+    (BuildLocked, 6),
+    (TilesError, 1),
+]
+
+
+def exit_code(err: BaseException) -> int:
+    """Exit code for an error: the first matching entry of ``EXIT_CODES``, else 1."""
+    for cls, code in EXIT_CODES:
+        if isinstance(err, cls):
+            return code
+    return 1

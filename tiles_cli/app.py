@@ -1,0 +1,60 @@
+"""Entry point of the `tiles` command: builds the Typer app and maps errors to exit codes.
+
+This is the one place where a ``TilesError`` becomes a one-line message on
+stderr and an exit code (``tilelib.errors.exit_code``); command modules just
+raise.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+import typer
+
+from tilelib.errors import TilesError, exit_code
+
+app = typer.Typer(
+    help="Build one huge Takuzu board a day from a content-addressed tile library.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Command modules, imported for their side effect of registering commands on
+# `app` (each defines `register(app)`). Add a module here to add commands.
+COMMAND_MODULES = [
+    "tiles_cli.library",
+]
+
+
+def build_app() -> typer.Typer:
+    """Import every command module and let it register its commands."""
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return (and exit with) the process exit code."""
+    build_app()
+    try:
+        app(args=argv, prog_name="tiles", standalone_mode=False)
+    except TilesError as err:
+        typer.echo(f"tiles: error: {err}", err=True)
+        sys.exit(exit_code(err))
+    except click.exceptions.Abort:
+        typer.echo("tiles: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as err:
+        # Usage errors: unknown option, missing argument, bad value.
+        typer.echo(f"tiles: error: {err.format_message()}", err=True)
+        sys.exit(2)
+    except click.exceptions.Exit as ex:
+        sys.exit(ex.exit_code)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
