@@ -1,0 +1,106 @@
+"""The project's own pseudo-random stream: SHA-256 in counter mode.
+
+Every random choice in tiles (packing, stitching, generation, thinning) draws
+from a ``Stream``, so its output is fixed by this file alone, never by a numpy
+or Python version: a board rebuilds bit-for-bit on any machine from its seed.
+
+Block i of stream (seed, label) is ``sha256(seed || len(label) || label || i)``
+with ``len`` as 4 bytes big-endian and ``i`` as 8 bytes big-endian; the blocks'
+bytes are consumed in order. Integers are drawn by rejection sampling (no
+modulo bias), floats from 53 bits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import MutableSequence, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+class Stream:
+    """A deterministic byte stream keyed by (seed, label), with the usual draws on top."""
+
+    __slots__ = ("seed", "label", "_counter", "_buf", "_pos")
+
+    def __init__(self, seed: bytes, label: str = "") -> None:
+        if not isinstance(seed, (bytes, bytearray)):
+            raise TypeError("seed must be bytes")
+        self.seed = bytes(seed)
+        self.label = label
+        self._counter = 0
+        self._buf = b""
+        self._pos = 0
+
+    def child(self, label: str) -> "Stream":
+        """An independent stream for a sub-task: same seed, label extended with ``/label``."""
+        return Stream(self.seed, f"{self.label}/{label}" if self.label else label)
+
+    def bytes(self, k: int) -> bytes:
+        """The next k bytes of the stream."""
+        out = bytearray()
+        while len(out) < k:
+            if self._pos == len(self._buf):
+                lab = self.label.encode("utf-8")
+                self._buf = hashlib.sha256(
+                    self.seed + len(lab).to_bytes(4, "big") + lab + self._counter.to_bytes(8, "big")
+                ).digest()
+                self._counter += 1
+                self._pos = 0
+            take = min(k - len(out), len(self._buf) - self._pos)
+            out += self._buf[self._pos : self._pos + take]
+            self._pos += take
+        return bytes(out)
+
+    def bits(self, k: int) -> int:
+        """A uniform int of k bits."""
+        nbytes = (k + 7) // 8
+        return int.from_bytes(self.bytes(nbytes), "big") >> (8 * nbytes - k)
+
+    def randbelow(self, n: int) -> int:
+        """A uniform int in [0, n), by rejection sampling."""
+        if n <= 0:
+            raise ValueError("randbelow needs n > 0")
+        k = max(1, (n - 1).bit_length())
+        while True:
+            v = self.bits(k)
+            if v < n:
+                return v
+
+    def randint(self, lo: int, hi: int) -> int:
+        """A uniform int in [lo, hi] (both ends included)."""
+        return lo + self.randbelow(hi - lo + 1)
+
+    def random(self) -> float:
+        """A uniform float in [0, 1) with 53 random bits."""
+        return self.bits(53) / (1 << 53)
+
+    def choice(self, seq: Sequence[T]) -> T:
+        """A uniform element of a non-empty sequence."""
+        return seq[self.randbelow(len(seq))]
+
+    def weighted(self, weights: Sequence[int]) -> int:
+        """An index drawn with probability proportional to integer weights."""
+        total = sum(weights)
+        x = self.randbelow(total)
+        for i, w in enumerate(weights):
+            x -= w
+            if x < 0:
+                return i
+        raise AssertionError("unreachable")
+
+    def shuffle(self, items: MutableSequence[T]) -> None:
+        """Fisher–Yates shuffle in place."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.randbelow(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+
+def seed_from_hex(text: str) -> bytes:
+    """Parse a 64-hex-digit seed; raise BadInput otherwise."""
+    from tilelib.errors import BadInput
+
+    s = text.strip().lower()
+    if len(s) != 64 or any(c not in "0123456789abcdef" for c in s):
+        raise BadInput("seed must be 64 hex digits (32 bytes)")
+    return bytes.fromhex(s)
