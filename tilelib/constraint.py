@@ -1,0 +1,109 @@
+"""Edge constraints on a square: which cells of each side are fixed, and to what (SPEC §5, §8).
+
+A ``Constraint`` is four (mask, value) pairs in absolute directions (top,
+right, bottom, left; SPEC §2 bit order): bit i of ``masks[s]`` says the cell
+at that bit of side s is fixed, and ``values[s]`` holds those cells (0 off the
+mask). A whole side has mask ``2**n - 1``; a partly known side (a big tile
+facing several small neighbours, or a side touching the board's free edge)
+has some bits; an unconstrained side has mask 0.
+
+``pull_back(c, t)`` answers "which constraint must a canonical tile satisfy so
+that its image under t satisfies c" — the heart of the 16-way query
+expansion. ``canonical_constraint`` gives one representative of the 16
+images, so identical misses in different orientations are one row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilelib import bits
+from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse
+
+
+@dataclass(frozen=True)
+class Constraint:
+    n: int
+    masks: tuple[int, int, int, int]
+    values: tuple[int, int, int, int]
+
+    def __post_init__(self) -> None:
+        full = (1 << self.n) - 1
+        for m, v in zip(self.masks, self.values):
+            if m & ~full or v & ~m:
+                raise ValueError("constraint values must lie inside their n-bit masks")
+
+    @staticmethod
+    def sides(n: int, top: int | None = None, right: int | None = None,
+              bottom: int | None = None, left: int | None = None) -> "Constraint":
+        """Whole sides given as ints (None = unconstrained)."""
+        full = (1 << n) - 1
+        vals = (top, right, bottom, left)
+        return Constraint(n, tuple(0 if v is None else full for v in vals),
+                          tuple(0 if v is None else v for v in vals))
+
+    @property
+    def side_mask(self) -> int:
+        """Side bits (top 1, right 2, bottom 4, left 8) of sides with any fixed cell."""
+        return sum(1 << s for s in range(4) if self.masks[s])
+
+    @property
+    def full_mask(self) -> int:
+        """Side bits of sides that are wholly fixed."""
+        full = (1 << self.n) - 1
+        return sum(1 << s for s in range(4) if self.masks[s] == full)
+
+    def key(self) -> tuple[int, ...]:
+        return (self.n, *self.masks, *self.values)
+
+    def matches(self, edges: tuple[int, int, int, int]) -> bool:
+        """True if a tile with these (oriented) edges satisfies the constraint."""
+        return all((e & m) == v for e, m, v in zip(edges, self.masks, self.values))
+
+    def contains(self, other: "Constraint") -> bool:
+        """True if every cell ``other`` fixes is fixed here to the same value (self is at least as hard)."""
+        return self.n == other.n and all(
+            (m & om) == om and (v & om) == ov
+            for m, v, om, ov in zip(self.masks, self.values, other.masks, other.values))
+
+
+def pull_back(c: Constraint, t: int) -> Constraint:
+    """The constraint on a tile X such that X.transform(t) satisfies c."""
+    n, full = c.n, (1 << c.n) - 1
+    masks, values = [0] * 4, [0] * 4
+    for new_side, src in enumerate(EDGE_MAP[t]):
+        m, v = c.masks[new_side], c.values[new_side]
+        if src.complemented:
+            v = (v ^ full) & m
+        if src.reversed:
+            m, v = bits.reverse_bits(m, n), bits.reverse_bits(v, n)
+        masks[src.side], values[src.side] = m, v
+    return Constraint(n, tuple(masks), tuple(values))
+
+
+def push_forward(c: Constraint, t: int) -> Constraint:
+    """The constraint that X.transform(t) satisfies whenever X satisfies c."""
+    return pull_back(c, inverse(t))
+
+
+def canonical_constraint(c: Constraint) -> tuple[Constraint, int]:
+    """(representative, t) with representative = push_forward(c, t), smallest key (ties: smallest t)."""
+    best = min(((push_forward(c, t).key(), t) for t in TRANSFORMS))
+    return push_forward(c, best[1]), best[1]
+
+
+def window_constraint(values: np.ndarray, known: np.ndarray, x0: int, y0: int, n: int) -> Constraint:
+    """Constraint a square at board cell (y0, x0) of side n faces from a board's known cells.
+
+    ``values``/``known`` are board-sized uint8 arrays; this answers the library's
+    fourth question (SPEC §5): given placed tiles, the next placement's constraints.
+    """
+    win_v = values[y0:y0 + n, x0:x0 + n]
+    win_k = known[y0:y0 + n, x0:x0 + n]
+    lines_v = (win_v[0, :], win_v[:, -1], win_v[-1, :], win_v[:, 0])
+    lines_k = (win_k[0, :], win_k[:, -1], win_k[-1, :], win_k[:, 0])
+    masks = tuple(bits.line_int(k) for k in lines_k)
+    vals = tuple(bits.line_int(v & k) for v, k in zip(lines_v, lines_k))
+    return Constraint(n, masks, vals)

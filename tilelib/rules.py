@@ -1,0 +1,79 @@
+"""The Takuzu rules of SPEC §1 as checks that say which rule fails where.
+
+``violations(grid)`` lists every offence in a fixed order (balance, runs,
+uniqueness; rows before columns); ``first_violation`` is what error messages
+quote. ``valid_lines(n)`` lists the n-bit ints that can be a row, column or
+edge of a valid tile (balanced, no three equal in a row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str      # "shape" | "values" | "balance" | "runs" | "unique"
+    where: str     # e.g. "row 3", "column 2 at rows 4..6", "rows 1 and 5"
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.where}"
+
+
+def violations(grid: np.ndarray, *, distinct: bool = True) -> list[Violation]:
+    """Every rule the grid breaks; empty when it is a valid tile solution."""
+    g = np.asarray(grid)
+    if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] % 2:
+        return [Violation("shape", f"grid of shape {g.shape} is not n×n with n even")]
+    if not np.isin(g, (0, 1)).all():
+        return [Violation("values", "cells must be 0 or 1")]
+    n = g.shape[0]
+    out: list[Violation] = []
+    for axis, name in ((g, "row"), (g.T, "column")):
+        for i, line in enumerate(axis):
+            ones = int(line.sum())
+            if ones != n // 2:
+                out.append(Violation("balance", f"{name} {i} holds {ones} ones, not {n // 2}"))
+    for axis, name, other in ((g, "row", "columns"), (g.T, "column", "rows")):
+        for i, line in enumerate(axis):
+            for j in range(n - 2):
+                if line[j] == line[j + 1] == line[j + 2]:
+                    out.append(Violation("runs", f"{name} {i} at {other} {j}..{j + 2}"))
+    if distinct:
+        for axis, name in ((g, "rows"), (g.T, "columns")):
+            seen: dict[bytes, int] = {}
+            for i, line in enumerate(axis):
+                key = line.tobytes()
+                if key in seen:
+                    out.append(Violation("unique", f"{name} {seen[key]} and {i} are equal"))
+                else:
+                    seen[key] = i
+    return out
+
+
+def first_violation(grid: np.ndarray) -> Violation | None:
+    """The first offence of ``violations`` or None."""
+    v = violations(grid)
+    return v[0] if v else None
+
+
+def is_valid(grid: np.ndarray) -> bool:
+    return not violations(grid)
+
+
+def line_ok(v: int, n: int) -> bool:
+    """True if the n-bit line v is balanced and has no three equal cells in a row."""
+    if bin(v).count("1") != n // 2:
+        return False
+    full = (1 << n) - 1
+    inv = v ^ full
+    return not (v & (v >> 1) & (v >> 2)) and not (inv & (inv >> 1) & (inv >> 2))
+
+
+@lru_cache(maxsize=None)
+def valid_lines(n: int) -> tuple[int, ...]:
+    """All n-bit lines that obey balance and runs, ascending (14, 34, 84, 208, 518, 1296 for n=6..16)."""
+    return tuple(v for v in range(1 << n) if line_ok(v, n))

@@ -1,0 +1,211 @@
+"""The tile library: one SQLite file created from ``schema.sql`` (SPEC §5), over sqlite-utils.
+
+Append-only and content-addressed: ``insert_many`` canonicalises each tile,
+hashes it and does ``INSERT OR IGNORE`` in one transaction per batch; rows are
+never updated. ``get`` re-hashes what it reads, so a tampered row is an error,
+never a silent success. Edge queries live in ``tilelib.query``; misses and
+manifests in ``tilelib.ledger``; whole-file checks in ``tilelib.audit``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from importlib import resources
+from pathlib import Path
+from typing import Iterable
+
+import sqlite_utils
+
+from tilelib import bits
+from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
+                            SchemaTooNew, UnknownTile)
+from tilelib.tile import Features, Tile, content_hash
+
+SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+FEATURE_COLUMNS = ("m", "blank", "ladder", "bifurcations", "used_unique", "needs_unique",
+                   "needs_bifurcation", "pins", "pin_depth", "alt_sides")
+TILE_COLUMNS = ("hash", "n", "version", "seam_mask", "top", "right", "bottom", "left",
+                *FEATURE_COLUMNS, "solution", "givens", "flip", "alts", "created")
+
+
+def schema_sql() -> str:
+    """The text of schema.sql shipped with the package."""
+    return resources.files("tilelib").joinpath("schema.sql").read_text(encoding="utf-8")
+
+
+def tile_to_row(tile: Tile, created: int) -> dict:
+    """The ``tiles`` row of a tile, which must already be in canonical orientation."""
+    f = tile.features
+    top, right, bottom, left = tile.edges
+    row = dict(hash=content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask), n=tile.n,
+               version=f.version, seam_mask=tile.seam_mask, top=top, right=right, bottom=bottom,
+               left=left, solution=tile.solution, givens=tile.givens, flip=f.flip, alts=f.alts,
+               created=created)
+    row.update({c: getattr(f, c) for c in FEATURE_COLUMNS})
+    return row
+
+
+def row_to_tile(row: dict) -> Tile:
+    """Rebuild a Tile from a row, checking the stored hash against the content."""
+    try:
+        feats = Features(version=row["version"], flip=bytes(row["flip"]), alts=bytes(row["alts"]),
+                         **{c: row[c] for c in FEATURE_COLUMNS})
+        tile = Tile(row["n"], bytes(row["solution"]), bytes(row["givens"]), row["seam_mask"], feats)
+    except (ValueError, TypeError, KeyError) as err:
+        raise CorruptLibrary(f"tile {row.get('hash')}: malformed row ({err})") from None
+    actual = content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask)
+    if actual != row["hash"]:
+        raise HashMismatch(f"tile {row['hash']}: content hashes to {actual}")
+    return tile
+
+
+class Library:
+    """An open tile library file. Use ``Library.open`` / ``Library.create``; close when done."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn)
+
+    # ------------------------------------------------------------ open / create
+
+    @classmethod
+    def create(cls, path: str | Path) -> "Library":
+        """Create a new library file (or open it if it already is one)."""
+        p = Path(path)
+        if p.exists() and p.stat().st_size > 0:
+            return cls.open(p)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(p)
+        with conn:
+            conn.executescript(schema_sql())
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
+        return cls(p, conn)
+
+    @classmethod
+    def open(cls, path: str | Path, *, create: bool = False) -> "Library":
+        """Open an existing library; raise a clear LibraryError if it is not one we can use."""
+        p = Path(path)
+        if not p.exists() or p.stat().st_size == 0:
+            if create:
+                return cls.create(p)
+            raise LibraryError(f"no tile library at {p} (run `tiles library init`)")
+        with open(p, "rb") as fh:
+            if fh.read(16) != SQLITE_MAGIC:
+                raise NotALibrary(f"{p} is not a SQLite file, so not a tiles library")
+        conn = sqlite3.connect(p)
+        try:
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as err:
+            conn.close()
+            if "no such table" in str(err):
+                raise NotALibrary(f"{p} is a SQLite file but not a tiles library (no meta table)") from None
+            raise CorruptLibrary(f"{p} is corrupt: {err}") from None
+        version = meta.get("schema_version")
+        if version is None or not version.isdigit():
+            conn.close()
+            raise NotALibrary(f"{p} has no valid schema_version in meta")
+        if int(version) > SCHEMA_VERSION:
+            conn.close()
+            raise SchemaTooNew(f"{p} has schema version {version}; this tiles reads up to {SCHEMA_VERSION}")
+        return cls(p, conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ meta
+
+    def meta(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+
+    # ------------------------------------------------------------ tiles
+
+    def insert_many(self, tiles: Iterable[Tile], *, batch: int = 2000) -> int:
+        """Canonicalise and insert tiles; return how many were new. One transaction per batch."""
+        now = int(time.time())
+        new = 0
+        buf: list[dict] = []
+
+        def flush() -> int:
+            before = self.conn.total_changes
+            with self.conn:
+                self.db["tiles"].insert_all(buf, ignore=True, batch_size=len(buf) or 1)
+            buf.clear()
+            return self.conn.total_changes - before
+
+        for tile in tiles:
+            canon, _ = tile.canonical()
+            buf.append(tile_to_row(canon, now))
+            if len(buf) >= batch:
+                new += flush()
+        if buf:
+            new += flush()
+        return new
+
+    def insert(self, tile: Tile) -> tuple[str, int]:
+        """Insert one tile; return (hash, t) with the input = canonical.transform(t)."""
+        from tilelib.symmetry import inverse
+        canon, t = tile.canonical()
+        self.insert_many([canon])
+        return content_hash(canon.n, canon.solution, canon.givens, canon.seam_mask), inverse(t)
+
+    def get(self, hash_: str) -> Tile:
+        """The canonical tile with this hash; UnknownTile if absent, HashMismatch if tampered."""
+        cur = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles WHERE hash = ?",
+                                (hash_.lower(),))
+        row = cur.fetchone()
+        if row is None:
+            raise UnknownTile(f"no tile with hash {hash_} in {self.path}")
+        return row_to_tile(dict(zip(TILE_COLUMNS, row)))
+
+    def get_oriented(self, hash_: str, t: int) -> Tile:
+        """transform(canonical tile, t): the tile as a manifest entry (hash, t) places it."""
+        return self.get(hash_).transform(t)
+
+    def has(self, hash_: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM tiles WHERE hash = ?", (hash_,)).fetchone() is not None
+
+    def count_tiles(self, n: int | None = None) -> int:
+        if n is None:
+            return self.conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
+        return self.conn.execute("SELECT count(*) FROM tiles WHERE n = ?", (n,)).fetchone()[0]
+
+    def iter_rows(self, batch: int = 5000):
+        """Every tiles row as a dict, in hash order (for audits and exports)."""
+        cur = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles ORDER BY hash")
+        while rows := cur.fetchmany(batch):
+            for r in rows:
+                yield dict(zip(TILE_COLUMNS, r))
+
+    def stats(self) -> dict:
+        """Counts per n, per m and per ladder level, plus misses, manifests and file size."""
+        q = self.conn.execute
+        per_n = dict(q("SELECT n, count(*) FROM tiles GROUP BY n ORDER BY n").fetchall())
+        total = sum(per_n.values())
+        size = self.path.stat().st_size
+        return {
+            "path": str(self.path),
+            "library_id": self.meta().get("library_id"),
+            "schema_version": int(self.meta()["schema_version"]),
+            "tiles": total,
+            "per_n": per_n,
+            "per_m": dict(q("SELECT m, count(*) FROM tiles GROUP BY m ORDER BY m").fetchall()),
+            "per_ladder": dict(q("SELECT ladder, count(*) FROM tiles GROUP BY ladder ORDER BY ladder").fetchall()),
+            "misses_open": q("SELECT count(*) FROM misses WHERE nofit = 0 AND tile IS NULL").fetchone()[0],
+            "misses_nofit": q("SELECT count(*) FROM misses WHERE nofit = 1").fetchone()[0],
+            "misses_drained": q("SELECT count(*) FROM misses WHERE tile IS NOT NULL").fetchone()[0],
+            "manifests": q("SELECT count(*) FROM manifests").fetchone()[0],
+            "file_bytes": size,
+            "bytes_per_tile": round(size / total, 1) if total else None,
+        }
+

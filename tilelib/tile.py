@@ -1,0 +1,167 @@
+"""The immutable tile value (SPEC §3–4): grids as BLOBs, features, transforms, canonical form, hash.
+
+A ``Tile`` holds its solution and givens as BLOBs (SPEC §2) so it is hashable
+and cheap to store; grids are decoded on demand. ``transform`` carries every
+field through one of the 16 symmetries exactly as SPEC §3 says: grids take
+all three steps, masks only the geometric ones, side nibbles permute with the
+sides, and alternatives are re-sorted with their alt_sides nibbles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import numpy as np
+
+from tilelib import bits
+from tilelib.symmetry import TRANSFORMS, apply_grid, apply_mask, transform_side_mask
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the generator measured about a tile (SPEC §4). Defaults describe an m = 1 tile."""
+
+    version: int = 0
+    m: int = 1
+    blank: float = 0.0
+    ladder: int = 0
+    bifurcations: int = 0
+    used_unique: int = 0
+    needs_unique: int = 0
+    needs_bifurcation: int = 0
+    pins: int = 0
+    pin_depth: int = 0
+    alt_sides: int = 0
+    flip: bytes = b""   # empty means "the all-zero grid" (filled in by Tile)
+    alts: bytes = b""   # (m-1) grid BLOBs, ascending
+
+
+def nibbles(packed: int, count: int) -> list[int]:
+    """Unpack ``count`` 4-bit nibbles, first in the lowest nibble."""
+    return [(packed >> (4 * i)) & 15 for i in range(count)]
+
+
+def pack_nibbles(values: list[int]) -> int:
+    """Pack 4-bit values, first in the lowest nibble."""
+    out = 0
+    for i, v in enumerate(values):
+        out |= (v & 15) << (4 * i)
+    return out
+
+
+@dataclass(frozen=True)
+class Tile:
+    """An n×n tile: solution and givens BLOBs, seam_mask, features."""
+
+    n: int
+    solution: bytes
+    givens: bytes
+    seam_mask: int = 0
+    features: Features = field(default_factory=Features)
+
+    def __post_init__(self) -> None:
+        bl = bits.blob_len(self.n)
+        if len(self.solution) != bl or len(self.givens) != bl:
+            raise ValueError(f"solution/givens blobs must be {bl} bytes for n={self.n}")
+        if not self.features.flip:
+            object.__setattr__(self, "features", replace(self.features, flip=bytes(bl)))
+
+    # ------------------------------------------------------------ construction
+
+    @staticmethod
+    def from_grids(solution: np.ndarray, givens: np.ndarray, seam_mask: int = 0,
+                   features: Features | None = None) -> "Tile":
+        sol = np.asarray(solution, dtype=np.uint8)
+        return Tile(sol.shape[0], bits.to_blob(sol), bits.to_blob(givens), seam_mask,
+                    features or Features())
+
+    # ------------------------------------------------------------ views
+
+    @cached_property
+    def solution_grid(self) -> np.ndarray:
+        return bits.from_blob(self.solution, self.n)
+
+    @cached_property
+    def givens_grid(self) -> np.ndarray:
+        return bits.from_blob(self.givens, self.n)
+
+    def alt_grids(self) -> list[np.ndarray]:
+        """The m-1 alternative solutions as grids, in stored (ascending) order."""
+        bl = bits.blob_len(self.n)
+        a = self.features.alts
+        return [bits.from_blob(a[i:i + bl], self.n) for i in range(0, len(a), bl)]
+
+    @cached_property
+    def edges(self) -> tuple[int, int, int, int]:
+        """(top, right, bottom, left) edge ints of the solution."""
+        return bits.edges(self.solution_grid)
+
+    def puzzle(self, extra_sides: int = 0) -> bits.Puzzle:
+        """The givens as a puzzle, plus the full cells of the sides in ``extra_sides`` (a side mask)."""
+        known = np.array(self.givens_grid, dtype=np.uint8)
+        if extra_sides & bits.TOP:
+            known[0, :] = 1
+        if extra_sides & bits.RIGHT:
+            known[:, -1] = 1
+        if extra_sides & bits.BOTTOM:
+            known[-1, :] = 1
+        if extra_sides & bits.LEFT:
+            known[:, 0] = 1
+        return bits.Puzzle.from_grid(self.solution_grid, known)
+
+    # ------------------------------------------------------------ symmetry
+
+    def transform(self, t: int) -> "Tile":
+        """This tile under transform t (SPEC §3), every field carried along."""
+        if t == 0:
+            return self
+        n, f = self.n, self.features
+        alts = [bits.to_blob(apply_grid(g, t)) for g in self.alt_grids()]
+        sides = [transform_side_mask(s, t) for s in nibbles(f.alt_sides, len(alts))]
+        order = sorted(range(len(alts)), key=lambda i: alts[i])
+        feats = replace(
+            f,
+            pins=transform_side_mask(f.pins, t),
+            alt_sides=pack_nibbles([sides[i] for i in order]),
+            flip=bits.to_blob(apply_mask(bits.from_blob(f.flip, n), t)),
+            alts=b"".join(alts[i] for i in order),
+        )
+        return Tile(
+            n,
+            bits.to_blob(apply_grid(self.solution_grid, t)),
+            bits.to_blob(apply_mask(self.givens_grid, t)),
+            transform_side_mask(self.seam_mask, t),
+            feats,
+        )
+
+    def _key(self) -> bytes:
+        return self.solution + self.givens + bytes([self.seam_mask])
+
+    def canonical_transform(self) -> int:
+        """The t whose image has the smallest key solution+givens+seam_mask (ties: smallest t)."""
+        sol, giv = self.solution_grid, self.givens_grid
+        best_t, best_key = 0, None
+        for t in TRANSFORMS:
+            key = (bits.to_blob(apply_grid(sol, t)) + bits.to_blob(apply_mask(giv, t))
+                   + bytes([transform_side_mask(self.seam_mask, t)]))
+            if best_key is None or key < best_key:
+                best_t, best_key = t, key
+        return best_t
+
+    def canonical(self) -> tuple["Tile", int]:
+        """(canonical tile, t) with canonical = self.transform(t)."""
+        t = self.canonical_transform()
+        return self.transform(t), t
+
+    @cached_property
+    def hash(self) -> str:
+        """Content hash over the canonical orientation (SPEC §3), lower-case hex."""
+        c = self.transform(self.canonical_transform())
+        return content_hash(c.n, c.solution, c.givens, c.seam_mask)
+
+
+def content_hash(n: int, solution: bytes, givens: bytes, seam_mask: int) -> str:
+    """sha256(bytes([n]) + solution + givens + bytes([seam_mask])) as lower-case hex."""
+    return hashlib.sha256(bytes([n]) + solution + givens + bytes([seam_mask])).hexdigest()
