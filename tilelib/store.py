@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
@@ -33,7 +32,7 @@ TILE_COLUMNS = ("hash", "n", "version", "seam_mask", "top", "right", "bottom", "
 
 def schema_sql() -> str:
     """The text of schema.sql shipped with the package."""
-    return resources.files("tilelib").joinpath("schema.sql").read_text(encoding="utf-8")
+    return (Path(__file__).parent / "schema.sql").read_text(encoding="utf-8")
 
 
 def tile_to_row(tile: Tile, created: int) -> dict:

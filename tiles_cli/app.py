@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import sys
 
-import click
 import typer
 
 from tilelib.errors import TilesError, exit_code
@@ -44,15 +43,19 @@ def main(argv: list[str] | None = None) -> int:
     except TilesError as err:
         typer.echo(f"tiles: error: {err}", err=True)
         sys.exit(exit_code(err))
-    except click.exceptions.Abort:
+    except typer.Exit as ex:
+        sys.exit(ex.exit_code)
+    except typer.Abort:
         typer.echo("tiles: aborted", err=True)
         sys.exit(130)
-    except click.ClickException as err:
-        # Usage errors: unknown option, missing argument, bad value.
-        typer.echo(f"tiles: error: {err.format_message()}", err=True)
-        sys.exit(2)
-    except click.exceptions.Exit as ex:
-        sys.exit(ex.exit_code)
+    except Exception as err:
+        # Click's usage errors (unknown option, missing argument, bad value).
+        # Typer vendors Click privately, so match its interface, not its class.
+        if hasattr(err, "format_message") and hasattr(err, "exit_code"):
+            if err.format_message():
+                typer.echo(f"tiles: error: {err.format_message()}", err=True)
+            sys.exit(2)
+        raise
     return 0
 
 

@@ -2,10 +2,61 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
 
-library_app = typer.Typer(help="The tile library: create, inspect, verify, sync, generate.", no_args_is_help=True)
+from tiles_cli.options import LibraryOpt
+from tiles_cli.progress import progress
+from tilelib.audit import verify_library
+from tilelib.errors import VerificationFailed
+from tilelib.store import Library
+
+library_app = typer.Typer(help="The tile library: create, inspect, verify, sync, generate.",
+                          no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(library_app, name="library")
+
+
+@library_app.command("init")
+def init(library: Path = LibraryOpt) -> None:
+    """Create an empty library file (an existing library is left as it is)."""
+    existed = library.exists() and library.stat().st_size > 0
+    with Library.create(library) as lib:
+        n = lib.count_tiles()
+    typer.echo(f"{'library exists' if existed else 'created library'} {library} ({n:,} tiles)")
+
+
+@library_app.command("stats")
+def stats(library: Path = LibraryOpt,
+          as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+    """Counts per n, m and ladder level; misses; manifests; bytes per tile."""
+    with Library.open(library) as lib:
+        s = lib.stats()
+    if as_json:
+        typer.echo(json.dumps(s, sort_keys=True))
+        return
+    typer.echo(f"library {s['path']}  id {s['library_id']}  schema v{s['schema_version']}")
+    typer.echo(f"tiles {s['tiles']:,}  ({s['file_bytes']:,} bytes"
+               + (f", {s['bytes_per_tile']} per tile)" if s["tiles"] else ")"))
+    for key in ("per_n", "per_m", "per_ladder"):
+        if s[key]:
+            typer.echo(f"  {key[4:]:<7}" + "  ".join(f"{k}: {v:,}" for k, v in s[key].items()))
+    typer.echo(f"misses open {s['misses_open']:,}  nofit {s['misses_nofit']:,}  "
+               f"drained {s['misses_drained']:,}  manifests {s['manifests']:,}")
+
+
+@library_app.command("verify")
+def verify(library: Path = LibraryOpt) -> None:
+    """Recompute every hash, rule check and feature; list bad rows; exit 5 if any."""
+    with Library.open(library) as lib:
+        with progress("verifying", total=lib.count_tiles()) as bar:
+            report = verify_library(lib, on_row=bar.advance)
+    for h, problem in report.problems:
+        typer.echo(f"{h}: {problem}")
+    if not report.ok:
+        raise VerificationFailed(f"{len(report.problems)} problem(s) in {report.rows:,} tiles")
+    typer.echo(f"ok: {report.rows:,} tiles verified")

@@ -1,0 +1,134 @@
+"""Whole-tile and whole-library checks: the independent verifier of what the generator stores.
+
+``tile_problems`` recomputes everything about a stored tile that needs no
+solver: hash, canonical orientation, edge columns, the rules, corner givens,
+and the consistency of every feature derived from the alternatives (SPEC §4).
+Whether the alternatives are *all* the solutions needs the engine and is the
+referee's job. ``verify_library`` runs SQLite's integrity check and then
+``tile_problems`` on every row.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from tilelib import bits
+from tilelib.errors import CorruptLibrary, HashMismatch
+from tilelib.rules import violations
+from tilelib.store import Library, row_to_tile
+from tilelib.tile import Tile, nibbles
+
+
+def min_hitting_sides(alt_sides: list[int]) -> int:
+    """Fewest sides whose set meets every alternative's side nibble (0 when there are none)."""
+    if not alt_sides:
+        return 0
+    for k in range(1, 5):
+        for combo in itertools.combinations((1, 2, 4, 8), k):
+            m = sum(combo)
+            if all(a & m for a in alt_sides):
+                return k
+    return 5  # some alternative differs on no side: no set of sides pins it
+
+
+def feature_problems(tile: Tile) -> list[str]:
+    """Inconsistencies among a tile's features, alternatives and givens."""
+    f, n = tile.features, tile.n
+    bl = bits.blob_len(n)
+    out: list[str] = []
+    if f.m < 1:
+        return [f"m = {f.m} < 1"]
+    if len(f.alts) != (f.m - 1) * bl:
+        return [f"alts hold {len(f.alts)} bytes, m = {f.m} needs {(f.m - 1) * bl}"]
+    if len(f.flip) != bl:
+        return [f"flip blob is {len(f.flip)} bytes, not {bl}"]
+    sol, giv = tile.solution_grid, tile.givens_grid
+    alts = tile.alt_grids()
+    blobs = [f.alts[i:i + bl] for i in range(0, len(f.alts), bl)]
+    if blobs != sorted(set(blobs)):
+        out.append("alternatives are not strictly ascending")
+    sides = nibbles(f.alt_sides, len(alts))
+    if f.alt_sides >> (4 * len(alts)):
+        out.append("alt_sides has nibbles beyond the alternatives")
+    flip = np.zeros((n, n), dtype=np.uint8)
+    for i, alt in enumerate(alts):
+        if (alt == sol).all():
+            out.append(f"alternative {i} equals the solution")
+        if violations(alt):
+            out.append(f"alternative {i} breaks the rules ({violations(alt)[0]})")
+        if ((alt != sol) & (giv == 1)).any():
+            out.append(f"alternative {i} contradicts a given")
+        diff = sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(alt), tile.edges)) if a != b)
+        if sides[i] != diff:
+            out.append(f"alt_sides nibble {i} is {sides[i]}, edges differ on {diff}")
+        if not diff & tile.seam_mask:
+            out.append(f"alternative {i} differs on no seam_mask side (pinning invariant)")
+        flip |= (alt != sol).astype(np.uint8)
+    if bits.to_blob(flip) != f.flip:
+        out.append("flip is not the union of the alternatives' differences")
+    pins = 0
+    for s in sides:
+        pins |= s
+    if f.pins != pins:
+        out.append(f"pins is {f.pins}, OR of alt_sides is {pins}")
+    if f.pin_depth != min_hitting_sides(sides):
+        out.append(f"pin_depth is {f.pin_depth}, fewest hitting sides is {min_hitting_sides(sides)}")
+    blank = 1.0 - float(giv.sum()) / (n * n)
+    if abs(f.blank - blank) > 1e-9:
+        out.append(f"blank is {f.blank}, givens leave {blank:.6f}")
+    return out
+
+
+def tile_problems(tile: Tile, *, stored_edges: tuple[int, int, int, int] | None = None) -> list[str]:
+    """Every problem with a tile as stored in a library (canonical orientation expected)."""
+    out: list[str] = []
+    if tile.n not in bits.VALID_N:
+        return [f"n = {tile.n} is not a tile size"]
+    v = violations(tile.solution_grid)
+    if v:
+        out.append(f"solution breaks the rules ({v[0]})")
+    if tile.canonical_transform() != 0:
+        out.append("not stored in canonical orientation")
+    if stored_edges is not None and tuple(stored_edges) != tile.edges:
+        out.append(f"edge columns {tuple(stored_edges)} differ from the solution's {tile.edges}")
+    g = tile.givens_grid
+    if g[0, 0] or g[0, -1] or g[-1, 0] or g[-1, -1]:
+        out.append("a corner cell is given")
+    if not 0 <= tile.seam_mask <= 15:
+        out.append(f"seam_mask {tile.seam_mask} is not a 4-bit side mask")
+    return out + feature_problems(tile)
+
+
+@dataclass
+class AuditReport:
+    rows: int
+    problems: list[tuple[str, str]]   # (hash, problem)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> AuditReport:
+    """Integrity-check the file, then check every tile row; never stops at the first bad row."""
+    res = lib.conn.execute("PRAGMA integrity_check").fetchall()
+    if res != [("ok",)]:
+        raise CorruptLibrary(f"{lib.path}: integrity_check says {res[0][0]}")
+    problems: list[tuple[str, str]] = []
+    rows = 0
+    for row in lib.iter_rows():
+        rows += 1
+        try:
+            tile = row_to_tile(row)
+        except (HashMismatch, CorruptLibrary) as err:
+            problems.append((row["hash"], str(err)))
+        else:
+            edges = (row["top"], row["right"], row["bottom"], row["left"])
+            problems += [(row["hash"], p) for p in tile_problems(tile, stored_edges=edges)]
+        if on_row:
+            on_row()
+    return AuditReport(rows, problems)
