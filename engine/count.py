@@ -1,0 +1,101 @@
+"""Public counting API: ``count`` (solutions up to k) and ``backbone`` (cells all solutions share).
+
+Both dispatch to the C kernel ``engine._kernel`` (built by ``pip install -e .``);
+the pure-Python reference ``engine.reference`` runs only when asked for with
+``impl="python"``. The two implement the same algorithm and report the same
+node counts (see ``engine.reference`` for the definition of a node).
+
+For hot loops (thinning) there are row-int entry points that skip numpy:
+``count_rows(n, vals, known, k)`` and ``backbone_rows(n, vals, known)``, with
+rows as ints (bit ``n-1-c`` = cell (r, c), SPEC §2) and ``known`` the mask rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import reference
+from tilelib.bits import Puzzle, int_line
+from tilelib.errors import BadInput
+
+try:  # the compiled kernel; absent only in a tree that was never built
+    from engine import _kernel  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - exercised only on a broken install
+    _kernel = None
+
+C_MAX_N = 16
+
+
+@dataclass(frozen=True)
+class CountResult:
+    """``count`` capped at k; ``solutions`` (n×n uint8 grids, search order); ``nodes`` visited."""
+
+    count: int
+    solutions: list
+    nodes: int
+
+
+@dataclass(frozen=True)
+class Backbone:
+    """``count0``: no solution. Else ``values``/``known`` (n×n uint8): cells all solutions agree on."""
+
+    count0: bool
+    values: np.ndarray
+    known: np.ndarray
+    nodes: int
+
+
+def _impl(n: int, impl: str | None):
+    """The module that will run a count of side n: the C kernel unless impl == 'python'."""
+    if n < 2 or n % 2:
+        raise BadInput(f"grid side must be even and >= 2, got {n}")
+    if impl == "python":
+        return reference
+    if impl not in (None, "c"):
+        raise BadInput(f"unknown engine implementation {impl!r} (use 'c' or 'python')")
+    if _kernel is None:  # TEMPORARY until the C kernel lands (next commit): use the reference
+        return reference
+        raise ImportError("engine._kernel is not built: run `pip install -e .` (or pass impl='python')")
+    if n > C_MAX_N:
+        raise BadInput(f"the C kernel handles n <= {C_MAX_N}; pass impl='python' for n={n}")
+    return _kernel
+
+
+def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True,
+               keep: int | None = None, impl: str | None = None) -> tuple[int, list, int]:
+    """(count capped at k, up to ``keep`` (default k) solutions as tuples of row ints, nodes)."""
+    keep = k if keep is None else keep
+    return _impl(n, impl).count_rows(n, list(vals), list(known), k, distinct=distinct, keep=keep)
+
+
+def backbone_rows(n: int, vals, known, *, distinct: bool = True,
+                  impl: str | None = None) -> tuple[bool, list, list, int]:
+    """(no solution, backbone value rows, backbone known-mask rows, nodes)."""
+    return _impl(n, impl).backbone_rows(n, list(vals), list(known), distinct=distinct)
+
+
+def rows_to_grid(rows, n: int) -> np.ndarray:
+    """n×n uint8 grid from row ints (bit n-1-c = cell (r, c))."""
+    return np.array([int_line(r, n) for r in rows], dtype=np.uint8).reshape(n, n)
+
+
+def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None = None,
+          impl: str | None = None) -> CountResult:
+    """Count the puzzle's solutions up to k (deterministic; line-domain propagation search).
+
+    ``keep`` limits how many solutions are returned (default k; 0 for pure counting,
+    e.g. the 8×8 checksum). ``distinct=False`` drops the distinct-lines rule.
+    """
+    vals, known = puzzle.row_masks()
+    c, sols, nodes = count_rows(puzzle.n, vals, known, k, distinct=distinct, keep=keep, impl=impl)
+    return CountResult(c, [rows_to_grid(s, puzzle.n) for s in sols], nodes)
+
+
+def backbone(puzzle: Puzzle, *, distinct: bool = True, impl: str | None = None) -> Backbone:
+    """The cells on which all solutions agree (every cell of a unique puzzle); count0 if none."""
+    vals, known = puzzle.row_masks()
+    n = puzzle.n
+    none, bv, bk, nodes = backbone_rows(n, vals, known, distinct=distinct, impl=impl)
+    return Backbone(bool(none), rows_to_grid(bv, n), rows_to_grid(bk, n), nodes)

@@ -1,0 +1,194 @@
+"""Readable pure-Python line-domain counter: the reference the C kernel must match node for node.
+
+Model. A grid of side n has 2n *lines*: rows 0..n-1 are lines 0..n-1 and
+columns 0..n-1 are lines n..2n-1. Each line keeps a *domain*: the set of valid
+line patterns (``engine.lines``) still consistent with what is known, as a
+Python-int bitset over pattern ranks. Position i of a line is its i-th cell
+(column i of a row, row i of a column).
+
+Propagation (to a fixpoint, order-free):
+  * a domain that becomes empty is a contradiction;
+  * a position on which every pattern of a line's domain agrees is a known
+    cell; the crossing line's domain keeps only patterns with that value there;
+  * distinct lines (``distinct=True``): a line whose domain is a single
+    pattern removes that pattern from every other line of the same
+    orientation.
+Every rule only shrinks domains and is monotone, so the fixpoint (and whether
+it holds an empty domain) does not depend on the order lines are processed in.
+
+Search. After propagation, if every line's domain is a single pattern the grid
+is a solution. Otherwise branch on the line with the smallest domain of size
+> 1 (ties: lowest line index, rows before columns), trying its patterns in
+ascending int order; each try restricts that line to one pattern and
+propagates. The search stops once k solutions are found.
+
+NODE (the checksum unit both implementations report): one propagation run to
+a fixpoint on a search state. The root counts 1; every (line, pattern) branch
+tried counts 1, whether its propagation succeeds or fails. ``backbone`` adds
+1 per cell-flip probe on top of the nodes of the searches it runs.
+"""
+
+from __future__ import annotations
+
+from engine.lines import tables
+
+
+class _Ctx:
+    __slots__ = ("n", "masks", "pats", "distinct", "k", "keep", "count", "sols", "nodes")
+
+    def __init__(self, n: int, distinct: bool, k: int, keep: int) -> None:
+        t = tables(n)
+        self.n, self.masks, self.pats = n, t.cell_mask, t.patterns
+        self.distinct, self.k, self.keep = distinct, k, keep
+        self.count, self.sols, self.nodes = 0, [], 0
+
+
+def _initial(ctx: _Ctx, vals: list[int], known: list[int]):
+    """Root state (doms, kmask, settled) from row ints; kmask bit i = position i known."""
+    n, masks = ctx.n, ctx.masks
+    full = tables(n).full
+    doms = [full] * (2 * n)
+    kmask = [0] * (2 * n)
+    for r in range(n):
+        for c in range(n):
+            if (known[r] >> (n - 1 - c)) & 1:
+                v = (vals[r] >> (n - 1 - c)) & 1
+                doms[r] &= masks[c][v]
+                doms[n + c] &= masks[r][v]
+                kmask[r] |= 1 << c
+                kmask[n + c] |= 1 << r
+    return doms, kmask, [False] * (2 * n)
+
+
+def _propagate(ctx: _Ctx, st, queue: int) -> bool:
+    """Run the rules to a fixpoint starting from the lines in bitmask ``queue``; False on contradiction."""
+    n, masks = ctx.n, ctx.masks
+    doms, kmask, settled = st
+    while queue:
+        L = (queue & -queue).bit_length() - 1
+        queue &= queue - 1
+        D = doms[L]
+        if not D:
+            return False
+        km = kmask[L]
+        idx = L if L < n else L - n
+        for i in range(n):
+            if (km >> i) & 1:
+                continue
+            if not D & masks[i][1]:
+                v = 0
+            elif not D & masks[i][0]:
+                v = 1
+            else:
+                continue
+            km |= 1 << i
+            X = n + i if L < n else i          # the crossing line
+            if not (kmask[X] >> idx) & 1:
+                kmask[X] |= 1 << idx
+                doms[X] &= masks[idx][v]
+                queue |= 1 << X
+        kmask[L] = km
+        if ctx.distinct and not settled[L] and not D & (D - 1):
+            settled[L] = True
+            base = 0 if L < n else n
+            for S in range(base, base + n):
+                if S != L and doms[S] & D:
+                    doms[S] &= ~D
+                    queue |= 1 << S
+    return True
+
+
+def _copy(st):
+    return (st[0][:], st[1][:], st[2][:])
+
+
+def _search(ctx: _Ctx, st) -> None:
+    """Count solutions below a propagated state, recording up to ``keep`` of them."""
+    doms = st[0]
+    best, size = -1, 1 << 30
+    for L, D in enumerate(doms):
+        c = D.bit_count()
+        if 1 < c < size:
+            best, size = L, c
+    if best < 0:
+        ctx.count += 1
+        if len(ctx.sols) < ctx.keep:
+            ctx.sols.append(tuple(ctx.pats[d.bit_length() - 1] for d in doms[: ctx.n]))
+        return
+    D = doms[best]
+    while D:
+        bit = D & -D
+        D ^= bit
+        ctx.nodes += 1
+        child = _copy(st)
+        child[0][best] = bit
+        if _propagate(ctx, child, 1 << best):
+            _search(ctx, child)
+        if ctx.count >= ctx.k:
+            return
+
+
+def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *,
+               distinct: bool = True, keep: int | None = None) -> tuple[int, list[tuple[int, ...]], int]:
+    """(count capped at k, up to ``keep`` solutions as row-int tuples in search order, nodes)."""
+    ctx = _Ctx(n, distinct, k, k if keep is None else keep)
+    if k <= 0:
+        return 0, [], 0
+    st = _initial(ctx, vals, known)
+    ctx.nodes = 1
+    if _propagate(ctx, st, (1 << (2 * n)) - 1):
+        _search(ctx, st)
+    return min(ctx.count, k), ctx.sols, ctx.nodes
+
+
+def backbone_rows(n: int, vals: list[int], known: list[int], *,
+                  distinct: bool = True) -> tuple[bool, list[int], list[int], int]:
+    """(no_solution, backbone value rows, backbone known rows, nodes).
+
+    The backbone is the set of cells on which every solution agrees. Method:
+    propagate the root; find one solution S; then for each cell still open (row-major)
+    that no solution so far has shown to vary, probe "cell = opposite of S" with a
+    k=1 search. A solution found clears every cell where it differs from S; no
+    solution proves the cell is backbone, and it is added to the root state so later
+    probes start stronger.
+    """
+    ctx = _Ctx(n, distinct, 1, 1)
+    root = _initial(ctx, vals, known)
+    ctx.nodes = 1
+    if not _propagate(ctx, root, (1 << (2 * n)) - 1):
+        return True, [0] * n, [0] * n, ctx.nodes
+    _search(ctx, _copy(root))
+    if not ctx.sols:
+        return True, [0] * n, [0] * n, ctx.nodes
+    sol = ctx.sols[0]
+    masks = ctx.masks
+    varies = [0] * n                       # row ints: cells shown to differ between solutions
+    for r in range(n):
+        for c in range(n):
+            if (root[1][r] >> c) & 1 or (varies[r] >> (n - 1 - c)) & 1:
+                continue
+            v = ((sol[r] >> (n - 1 - c)) & 1) ^ 1
+            ctx.count, ctx.sols = 0, []
+            ctx.nodes += 1
+            child = _copy(root)
+            child[0][r] &= masks[c][v]
+            child[0][n + c] &= masks[r][v]
+            child[1][r] |= 1 << c
+            child[1][n + c] |= 1 << r
+            if _propagate(ctx, child, (1 << r) | (1 << (n + c))):
+                _search(ctx, child)
+            if ctx.sols:
+                other = ctx.sols[0]
+                for rr in range(n):
+                    varies[rr] |= other[rr] ^ sol[rr]
+            else:                          # backbone cell: strengthen the root with it
+                root[0][r] &= masks[c][v ^ 1]
+                root[0][n + c] &= masks[r][v ^ 1]
+                root[1][r] |= 1 << c
+                root[1][n + c] |= 1 << r
+                ok = _propagate(ctx, root, (1 << r) | (1 << (n + c)))
+                assert ok, "a backbone cell cannot contradict a state that has a solution"
+    full = (1 << n) - 1
+    bknown = [full ^ varies[r] for r in range(n)]
+    bvals = [sol[r] & bknown[r] for r in range(n)]
+    return False, bvals, bknown, ctx.nodes
