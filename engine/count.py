@@ -55,8 +55,7 @@ def _impl(n: int, impl: str | None):
         return reference
     if impl not in (None, "c"):
         raise BadInput(f"unknown engine implementation {impl!r} (use 'c' or 'python')")
-    if _kernel is None:  # TEMPORARY until the C kernel lands (next commit): use the reference
-        return reference
+    if _kernel is None:
         raise ImportError("engine._kernel is not built: run `pip install -e .` (or pass impl='python')")
     if n > C_MAX_N:
         raise BadInput(f"the C kernel handles n <= {C_MAX_N}; pass impl='python' for n={n}")
