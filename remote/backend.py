@@ -1,0 +1,110 @@
+"""The one small storage interface both remotes implement (SPEC §11).
+
+A remote holds immutable snapshots ``snapshots/<sha256>.sqlite`` and one small
+pointer ``HEAD.json``. The only write that must be atomic is the HEAD swap, a
+compare-and-swap on the HEAD's ETag: ``put_head(body, if_match=etag)`` replaces
+HEAD only if it still has that ETag, ``put_head(body, if_match=None)`` creates it
+only if there is none. A CAS that loses raises ``LostRace``; everything else that
+goes wrong raises ``RemoteError`` with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, ContextManager, Protocol
+
+from tilelib.errors import RemoteError
+
+from remote.url import RemoteURL, parse_remote
+
+HEAD_NAME = "HEAD.json"
+SNAPSHOT_DIR = "snapshots"
+SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+class LostRace(RemoteError):
+    """The HEAD changed between our read and our conditional write (HTTP 412/409, or the local CAS)."""
+
+
+class Advance(Protocol):
+    def advance(self, k: int = 1) -> None: ...
+
+
+# progress(label, total) -> context manager yielding an object with advance(k);
+# tiles_cli.progress.progress has exactly this shape.
+ProgressFactory = Callable[[str, "int | None"], ContextManager[Advance]]
+
+
+@dataclass(frozen=True)
+class Head:
+    """The raw HEAD object: its bytes and the ETag to pass as ``if_match``."""
+
+    body: bytes
+    etag: str
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    sha: str
+    size: int
+    modified: float  # unix seconds
+
+
+def snapshot_name(sha: str) -> str:
+    if not SHA_RE.match(sha):
+        raise ValueError(f"not a sha256 hex digest: {sha!r}")
+    return f"{SNAPSHOT_DIR}/{sha}.sqlite"
+
+
+class Backend(ABC):
+    """Storage operations of one remote. Implementations: ``remote.s3``, ``remote.local``."""
+
+    url: RemoteURL
+
+    def prepare(self) -> None:
+        """Make the remote ready for writing (file://: create the directory). Default: nothing."""
+
+    @abstractmethod
+    def get_head(self) -> Head | None:
+        """The current HEAD, or None when the remote has none yet."""
+
+    @abstractmethod
+    def put_head(self, body: bytes, if_match: str | None) -> str:
+        """Swap HEAD to ``body`` iff its ETag is ``if_match`` (None: iff there is no HEAD).
+
+        Returns the new ETag; raises LostRace if the condition failed."""
+
+    @abstractmethod
+    def has_snapshot(self, sha: str) -> bool:
+        """Whether ``snapshots/<sha>.sqlite`` exists."""
+
+    @abstractmethod
+    def put_snapshot(self, sha: str, src: Path, progress: ProgressFactory | None = None) -> bool:
+        """Upload the file ``src`` as snapshot ``sha`` unless it exists; True if bytes were sent."""
+
+    @abstractmethod
+    def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
+        """Download snapshot ``sha`` into the file ``dest``; return its size.
+
+        Raises RemoteError if the snapshot is missing."""
+
+    @abstractmethod
+    def list_snapshots(self) -> list[SnapshotInfo]:
+        """Every snapshot, oldest first."""
+
+    @abstractmethod
+    def delete_snapshot(self, sha: str) -> None:
+        """Delete one snapshot (only ever on explicit request: pruning)."""
+
+
+def open_backend(url: str | RemoteURL) -> Backend:
+    """The backend for a remote URL (BadInput if the URL is malformed)."""
+    u = parse_remote(url) if isinstance(url, str) else url
+    if u.scheme == "s3":
+        from remote.s3 import S3Backend
+        return S3Backend(u)
+    from remote.local import LocalBackend
+    return LocalBackend(u)

@@ -1,0 +1,174 @@
+"""``file:///dir`` remote: the same layout and compare-and-swap semantics as S3, on a local file system.
+
+HEAD swap: take an exclusive ``flock`` on ``<dir>/.lock``, re-read HEAD, compare
+its ETag (sha256 of the HEAD.json bytes, quoted like an S3 ETag), write the new
+body to a temp file, fsync, ``os.replace`` it over HEAD.json, fsync the
+directory. ``flock`` is released by the kernel when a process dies, so a killed
+pusher never leaves a stale lock; ``os.replace`` is atomic, so readers (who take
+no lock) see the old HEAD or the new one, never a torn file.
+Snapshots are written to a temp file and then hard-linked into place, which
+fails if the name exists: a snapshot is never overwritten.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import os
+import tempfile
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+
+from tilelib.errors import RemoteError
+
+from remote.backend import (HEAD_NAME, SNAPSHOT_DIR, SHA_RE, Backend, Head, LostRace, ProgressFactory,
+                            SnapshotInfo, snapshot_name)
+from remote.url import RemoteURL
+
+CHUNK = 1 << 20
+
+
+def etag_of(body: bytes) -> str:
+    """The local backend's ETag: sha256 of the HEAD bytes, in quotes like S3's."""
+    return '"' + hashlib.sha256(body).hexdigest() + '"'
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def copy_with_progress(src: Path, dst_fh, progress: ProgressFactory | None, label: str) -> int:
+    """Copy the file ``src`` into the open binary file ``dst_fh`` in 1 MiB chunks; return bytes copied."""
+    size = src.stat().st_size
+    done = 0
+    with (progress(label, size) if progress else nullcontext()) as bar, open(src, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            dst_fh.write(chunk)
+            done += len(chunk)
+            if bar is not None:
+                bar.advance(len(chunk))
+    return done
+
+
+class LocalBackend(Backend):
+    def __init__(self, url: RemoteURL) -> None:
+        self.url = url
+        self.root = Path(url.path)
+
+    # ------------------------------------------------------------ helpers
+
+    def _check_root(self) -> None:
+        if not self.root.is_dir():
+            raise RemoteError(f"remote {self.url}: no such directory {self.root}")
+
+    @contextmanager
+    def _locked(self):
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
+
+    def _write_atomic(self, final: Path, write, *, replace: bool) -> bool:
+        """Write a temp file in final's directory with ``write(fh)``, fsync, then move it into place.
+
+        ``replace=False`` links instead of renaming, so an existing file is kept
+        (returns False in that case)."""
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=final.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if replace:
+                os.replace(tmp, final)
+            else:
+                try:
+                    os.link(tmp, final)
+                except FileExistsError:
+                    return False
+            _fsync_dir(final.parent)
+            return True
+        except OSError as err:
+            raise RemoteError(f"remote {self.url}: cannot write {final.name}: {err.strerror or err}") from None
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    # ------------------------------------------------------------ Backend
+
+    def prepare(self) -> None:
+        try:
+            (self.root / SNAPSHOT_DIR).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise RemoteError(f"remote {self.url}: cannot create {self.root}: {err.strerror or err}") from None
+
+    def get_head(self) -> Head | None:
+        self._check_root()
+        try:
+            body = (self.root / HEAD_NAME).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise RemoteError(f"remote {self.url}: cannot read {HEAD_NAME}: {err.strerror or err}") from None
+        return Head(body, etag_of(body))
+
+    def put_head(self, body: bytes, if_match: str | None) -> str:
+        self._check_root()
+        with self._locked():
+            path = self.root / HEAD_NAME
+            try:
+                current = etag_of(path.read_bytes())
+            except FileNotFoundError:
+                current = None
+            if current != if_match:
+                raise LostRace(f"remote {self.url}: HEAD changed (expected {if_match}, found {current})")
+            self._write_atomic(path, lambda fh: fh.write(body), replace=True)
+        return etag_of(body)
+
+    def has_snapshot(self, sha: str) -> bool:
+        return (self.root / snapshot_name(sha)).is_file()
+
+    def put_snapshot(self, sha: str, src: Path, progress: ProgressFactory | None = None) -> bool:
+        final = self.root / snapshot_name(sha)
+        if final.is_file():
+            return False
+        return self._write_atomic(final, lambda fh: copy_with_progress(Path(src), fh, progress, "upload"),
+                                  replace=False)
+
+    def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
+        src = self.root / snapshot_name(sha)
+        try:
+            with open(dest, "wb") as out:
+                return copy_with_progress(src, out, progress, "download")
+        except FileNotFoundError:
+            raise RemoteError(f"remote {self.url}: HEAD names snapshot {sha[:12]}… but it is missing") from None
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise RemoteError(f"no space left to download snapshot {sha[:12]}… into {dest}") from None
+            raise RemoteError(f"remote {self.url}: cannot read snapshot {sha[:12]}…: {err.strerror or err}") from None
+
+    def list_snapshots(self) -> list[SnapshotInfo]:
+        self._check_root()
+        d = self.root / SNAPSHOT_DIR
+        out = []
+        if d.is_dir():
+            for p in d.iterdir():
+                sha = p.name.removesuffix(".sqlite")
+                if p.name.endswith(".sqlite") and SHA_RE.match(sha):
+                    st = p.stat()
+                    out.append(SnapshotInfo(sha, st.st_size, st.st_mtime))
+        return sorted(out, key=lambda s: (s.modified, s.sha))
+
+    def delete_snapshot(self, sha: str) -> None:
+        try:
+            (self.root / snapshot_name(sha)).unlink()
+        except FileNotFoundError:
+            pass
+

@@ -1,0 +1,200 @@
+"""``s3://bucket/prefix`` remote through boto3: AWS S3, Cloudflare R2, or any S3 API (moto in tests).
+
+Endpoint from ``TILES_S3_ENDPOINT`` (R2: ``https://<account>.r2.cloudflarestorage.com``);
+credentials the usual boto3 way (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``,
+``AWS_PROFILE``, ...); region from ``AWS_REGION``/``AWS_DEFAULT_REGION``, else
+"auto" when an endpoint is set (what R2 expects). Checksums are computed and
+validated only when an operation requires them, because R2 rejects some of the
+newer default checksum headers.
+
+The HEAD swap is a plain ``put_object`` with ``IfMatch=<etag>`` or
+``IfNoneMatch="*"`` (S3 and R2 both make these atomic); 412 PreconditionFailed
+and 409 ConditionalRequestConflict (a concurrent conditional write in flight)
+both mean we lost the race. Snapshots go through boto3's managed transfer
+(multipart above ``multipart_threshold``, parts in parallel): they are
+content-addressed and immutable, so they need no condition, and an upload is
+skipped when the snapshot already exists.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import boto3
+import botocore.exceptions as bex
+from boto3.exceptions import S3UploadFailedError
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
+
+from tilelib.errors import RemoteError
+
+from remote.backend import (HEAD_NAME, SNAPSHOT_DIR, SHA_RE, Backend, Head, LostRace, ProgressFactory,
+                            SnapshotInfo, snapshot_name)
+from remote.url import RemoteURL
+
+MiB = 1 << 20
+LOST_RACE_CODES = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
+AUTH_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken",
+              "InvalidToken", "InvalidClientTokenId", "Unauthorized", "403", "401"}
+NETWORK_ERRORS = (bex.EndpointConnectionError, bex.ConnectTimeoutError, bex.ReadTimeoutError,
+                  bex.ConnectionClosedError, bex.ProxyConnectionError, bex.SSLError)
+
+
+def make_client(endpoint: str | None = None, *, max_attempts: int = 3, connect_timeout: float = 10,
+                read_timeout: float = 60):
+    """A boto3 S3 client configured for R2/S3/moto from the environment."""
+    endpoint = endpoint if endpoint is not None else (os.environ.get("TILES_S3_ENDPOINT") or None)
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ("auto" if endpoint else None)
+    cfg = Config(
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        retries={"max_attempts": max_attempts, "mode": "standard"},
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=16,
+    )
+    return boto3.session.Session().client("s3", endpoint_url=endpoint, region_name=region, config=cfg)
+
+
+def _code(err: bex.ClientError) -> tuple[str, int]:
+    e = err.response.get("Error", {})
+    return str(e.get("Code", "")), int(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
+class S3Backend(Backend):
+    def __init__(self, url: RemoteURL, client=None, *, multipart_threshold: int = 8 * MiB,
+                 multipart_chunksize: int = 8 * MiB, max_concurrency: int = 10) -> None:
+        self.url = url
+        self.client = client if client is not None else make_client()
+        self.transfer = TransferConfig(multipart_threshold=multipart_threshold,
+                                       multipart_chunksize=multipart_chunksize,
+                                       max_concurrency=max_concurrency)
+        self.endpoint = self.client.meta.endpoint_url
+
+    # ------------------------------------------------------------ errors
+
+    def _fail(self, err: Exception, doing: str) -> RemoteError:
+        """Translate a boto3/botocore error into a one-line RemoteError."""
+        where = f"remote {self.url}"
+        if isinstance(err, NETWORK_ERRORS):
+            return RemoteError(f"{where}: cannot reach {self.endpoint} while {doing} ({type(err).__name__})")
+        if isinstance(err, (bex.NoCredentialsError, bex.PartialCredentialsError)):
+            return RemoteError(f"{where}: no S3 credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                               f"or AWS_PROFILE)")
+        if isinstance(err, bex.ClientError):
+            code, status = _code(err)
+            if code == "NoSuchBucket":
+                return RemoteError(f"{where}: bucket {self.url.bucket!r} does not exist at {self.endpoint}")
+            if code in AUTH_CODES or status in (401, 403):
+                return RemoteError(f"{where}: access denied while {doing} ({code or status}); check the "
+                                   f"credentials and the bucket's permissions")
+            msg = err.response.get("Error", {}).get("Message", "")
+            return RemoteError(f"{where}: {doing} failed: {code or status} {msg}".rstrip())
+        if isinstance(err, S3UploadFailedError):
+            text = str(err).splitlines()[0]
+            if "NoSuchBucket" in text:
+                return RemoteError(f"{where}: bucket {self.url.bucket!r} does not exist at {self.endpoint}")
+            return RemoteError(f"{where}: {doing} failed: {text}")
+        if isinstance(err, bex.BotoCoreError):
+            return RemoteError(f"{where}: {doing} failed: {str(err).splitlines()[0]}")
+        raise err
+
+    # ------------------------------------------------------------ Backend
+
+    def get_head(self) -> Head | None:
+        try:
+            r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME))
+            return Head(r["Body"].read(), r["ETag"])
+        except bex.ClientError as err:
+            code, status = _code(err)
+            if code == "NoSuchKey" or (status == 404 and code != "NoSuchBucket"):
+                return None
+            raise self._fail(err, "reading HEAD.json") from None
+        except Exception as err:  # noqa: BLE001 - translated or re-raised by _fail
+            raise self._fail(err, "reading HEAD.json") from None
+
+    def put_head(self, body: bytes, if_match: str | None) -> str:
+        cond = {"IfMatch": if_match} if if_match is not None else {"IfNoneMatch": "*"}
+        try:
+            r = self.client.put_object(Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME), Body=body,
+                                       ContentType="application/json", **cond)
+            return r["ETag"]
+        except bex.ClientError as err:
+            code, status = _code(err)
+            if code in LOST_RACE_CODES or status in (409, 412) or (if_match and code == "NoSuchKey"):
+                raise LostRace(f"remote {self.url}: HEAD changed under us ({code or status})") from None
+            raise self._fail(err, "writing HEAD.json") from None
+        except Exception as err:  # noqa: BLE001
+            raise self._fail(err, "writing HEAD.json") from None
+
+    def has_snapshot(self, sha: str) -> bool:
+        try:
+            self.client.head_object(Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha)))
+            return True
+        except bex.ClientError as err:
+            code, status = _code(err)
+            if status == 404 and code != "NoSuchBucket":
+                return False
+            raise self._fail(err, "checking a snapshot") from None
+        except Exception as err:  # noqa: BLE001
+            raise self._fail(err, "checking a snapshot") from None
+
+    def put_snapshot(self, sha: str, src: Path, progress: ProgressFactory | None = None) -> bool:
+        if self.has_snapshot(sha):
+            return False
+        size = Path(src).stat().st_size
+        try:
+            if progress is None:
+                self._upload(src, sha, None)
+            else:
+                with progress("upload", size) as bar:
+                    self._upload(src, sha, bar.advance)
+            return True
+        except Exception as err:  # noqa: BLE001
+            raise self._fail(err, "uploading the snapshot") from None
+
+    def _upload(self, src: Path, sha: str, callback) -> None:
+        self.client.upload_file(str(src), self.url.bucket, self.url.key(snapshot_name(sha)),
+                                ExtraArgs={"ContentType": "application/vnd.sqlite3"},
+                                Config=self.transfer, Callback=callback)
+
+    def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
+        key = self.url.key(snapshot_name(sha))
+        try:
+            if progress is None:
+                self.client.download_file(self.url.bucket, key, str(dest), Config=self.transfer)
+            else:
+                size = self.client.head_object(Bucket=self.url.bucket, Key=key)["ContentLength"]
+                with progress("download", size) as bar:
+                    self.client.download_file(self.url.bucket, key, str(dest), Config=self.transfer,
+                                              Callback=bar.advance)
+        except bex.ClientError as err:
+            code, status = _code(err)
+            if status == 404 and code != "NoSuchBucket":
+                raise RemoteError(f"remote {self.url}: HEAD names snapshot {sha[:12]}… but it is missing") from None
+            raise self._fail(err, "downloading the snapshot") from None
+        except Exception as err:  # noqa: BLE001
+            raise self._fail(err, "downloading the snapshot") from None
+        return Path(dest).stat().st_size
+
+    def list_snapshots(self) -> list[SnapshotInfo]:
+        prefix = self.url.key(SNAPSHOT_DIR + "/")
+        out = []
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.url.bucket,
+                                                                               Prefix=prefix):
+                for obj in page.get("Contents", []):
+                    name = obj["Key"][len(prefix):]
+                    sha = name.removesuffix(".sqlite")
+                    if name.endswith(".sqlite") and SHA_RE.match(sha):
+                        out.append(SnapshotInfo(sha, int(obj["Size"]), obj["LastModified"].timestamp()))
+        except Exception as err:  # noqa: BLE001
+            raise self._fail(err, "listing snapshots") from None
+        return sorted(out, key=lambda s: (s.modified, s.sha))
+
+    def delete_snapshot(self, sha: str) -> None:
+        try:
+            self.client.delete_object(Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha)))
+        except Exception as err:  # noqa: BLE001
+            raise self._fail(err, "deleting a snapshot") from None

@@ -1,0 +1,176 @@
+"""Merge another library file into an open library: the union that makes pull/push lose no row (SPEC §11).
+
+Rows are content-addressed, so the union is a join: merging is commutative,
+associative and idempotent, and every replica that has seen the same files
+holds the same rows whatever the order. Per table:
+
+- ``tiles``: ``INSERT OR IGNORE`` on the hash. New rows have their content hash
+  recomputed in Python (``sha256(n|solution|givens|seam_mask)``, ~1 µs a row)
+  before anything is written: ``verify="new"`` (default) checks every row the
+  local file lacks, ``verify="sample"`` 256 random rows of the source,
+  ``verify="none"`` none. One bad row refuses the whole merge (HashMismatch), nothing written.
+- ``manifests``: ``INSERT OR IGNORE`` on the day; a day both sides hold with
+  different json keeps the local one and is counted in ``manifest_conflicts``.
+- ``misses``: a union on the UNIQUE constraint key. A key only one side has is
+  copied (ids are local, so not copied). For a key both have: ``count`` and
+  ``last_seen`` take the MAX, ``first_seen`` the MIN, ``nofit`` the MAX (1 wins),
+  ``tile`` and ``packing`` keep the local value and take the other only when
+  the local one is NULL. MAX, not SUM, for counts: a sum would grow each time the
+  same snapshot is pulled again, and the merge must be idempotent.
+- ``meta`` is never merged: ``library_id`` and sync bookkeeping are per file.
+
+A source with a newer schema version is refused (SchemaTooNew); a file that is
+not a tiles library is refused (NotALibrary). Everything happens in one
+transaction: a merge is all or nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew
+from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library
+from tilelib.tile import content_hash
+
+MISS_KEY = ("n", "top", "right", "bottom", "left", "top_mask", "right_mask", "bottom_mask", "left_mask")
+MISS_COLUMNS = (*MISS_KEY, "side_mask", "packing", "first_seen", "last_seen", "count", "nofit", "tile")
+MANIFEST_COLUMNS = ("day", "seed_commit", "json", "created")
+SAMPLE_SIZE = 256
+ALIAS = "merge_src"
+
+
+@dataclass(frozen=True)
+class MergeStats:
+    """What a merge added. ``local_only`` says whether the result holds anything the source lacks."""
+
+    tiles_added: int
+    manifests_added: int
+    manifest_conflicts: int
+    misses_added: int
+    misses_updated: int
+    rows_verified: int
+    source_tiles: int
+    source_fingerprint: tuple[int, ...]
+    local_only: bool
+
+
+def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
+    """Aggregates that every allowed change to a library strictly increases.
+
+    Libraries only grow: tiles and manifests are append-only, and a misses row
+    only gains (count, last_seen, nofit, tile up; first_seen down). So if A ⊇ B
+    (A has merged B) then A == B exactly when their fingerprints are equal.
+    """
+    q = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
+    tiles = q(f"SELECT count(*) FROM {schema}.tiles")[0]
+    manifests = q(f"SELECT count(*) FROM {schema}.manifests")[0]
+    m = q(f"SELECT count(*), total(count), total(nofit), count(tile), total(last_seen - first_seen) "
+          f"FROM {schema}.misses")
+    return [tiles, manifests, *(int(x) for x in m)]
+
+
+def check_source_schema(conn: sqlite3.Connection, label: str, schema: str = ALIAS) -> None:
+    """Refuse an attached file that is not a tiles library or is newer than we read."""
+    try:
+        row = conn.execute(f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as err:
+        if "no such table" in str(err):
+            raise NotALibrary(f"{label} is not a tiles library (no meta table)") from None
+        raise CorruptLibrary(f"{label} is unreadable: {err}") from None
+    if row is None or not str(row[0]).isdigit():
+        raise NotALibrary(f"{label} has no valid schema_version, so it is not a tiles library")
+    if int(row[0]) > SCHEMA_VERSION:
+        raise SchemaTooNew(f"{label} has schema version {row[0]}; this tiles reads up to {SCHEMA_VERSION}")
+
+
+def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str = ALIAS,
+                 only_new: bool = True) -> int:
+    """Recompute the content hash of tile rows in ``schema`` (only those ``main`` lacks when
+    ``only_new``); raise HashMismatch on the first bad one; return how many were checked."""
+    if verify == "none":
+        return 0
+    sel = f"SELECT s.hash, s.n, s.solution, s.givens, s.seam_mask FROM {schema}.tiles AS s"
+    new = " NOT EXISTS (SELECT 1 FROM main.tiles AS m WHERE m.hash = s.hash)" if only_new else ""
+    if verify == "new":
+        cur = conn.execute(sel + (" WHERE" + new if new else ""))
+    elif verify == "sample":
+        hi = conn.execute(f"SELECT max(rowid) FROM {schema}.tiles").fetchone()[0] or 0
+        picks = sorted({random.SystemRandom().randint(1, hi) for _ in range(SAMPLE_SIZE)}) if hi else []
+        cur = conn.execute(sel + f" WHERE s.rowid IN ({','.join(map(str, picks)) or 'NULL'})")
+    else:
+        raise ValueError(f"verify must be 'new', 'sample' or 'none', not {verify!r}")
+    checked = 0
+    while rows := cur.fetchmany(4096):
+        for h, n, sol, giv, seam in rows:
+            try:
+                actual = content_hash(n, bytes(sol), bytes(giv), seam)
+            except (TypeError, ValueError) as err:
+                raise CorruptLibrary(f"{label}: tile {h}: malformed row ({err})") from None
+            if actual != h:
+                raise HashMismatch(f"{label}: tile {h} hashes to {actual}; refusing the whole merge")
+        checked += len(rows)
+    return checked
+
+
+def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
+    """The SQL of the union; returns (tiles, manifests, manifest conflicts, misses added, misses updated)."""
+    cols = ", ".join(TILE_COLUMNS)
+    tiles = conn.execute(f"INSERT OR IGNORE INTO main.tiles ({cols}) SELECT {cols} FROM {ALIAS}.tiles").rowcount
+    conflicts = conn.execute(
+        f"SELECT count(*) FROM {ALIAS}.manifests AS s JOIN main.manifests AS m ON m.day = s.day "
+        f"WHERE m.json IS NOT s.json OR m.seed_commit IS NOT s.seed_commit").fetchone()[0]
+    mcols = ", ".join(MANIFEST_COLUMNS)
+    manifests = conn.execute(
+        f"INSERT OR IGNORE INTO main.manifests ({mcols}) SELECT {mcols} FROM {ALIAS}.manifests").rowcount
+    on = " AND ".join(f'm."{k}" = s."{k}"' for k in MISS_KEY)
+    updated = conn.execute(
+        f"""UPDATE main.misses AS m SET
+              count = max(m.count, s.count),
+              last_seen = max(m.last_seen, s.last_seen),
+              first_seen = min(m.first_seen, s.first_seen),
+              nofit = max(m.nofit, s.nofit),
+              tile = coalesce(m.tile, s.tile),
+              packing = coalesce(m.packing, s.packing)
+            FROM {ALIAS}.misses AS s
+            WHERE {on} AND (s.count > m.count OR s.last_seen > m.last_seen OR s.first_seen < m.first_seen
+                  OR s.nofit > m.nofit OR (m.tile IS NULL AND s.tile IS NOT NULL)
+                  OR (m.packing IS NULL AND s.packing IS NOT NULL))""").rowcount
+    mc = ", ".join(f'"{c}"' for c in MISS_COLUMNS)
+    added = conn.execute(f"INSERT OR IGNORE INTO main.misses ({mc}) SELECT {mc} FROM {ALIAS}.misses").rowcount
+    return tiles, manifests, conflicts, added, updated
+
+
+def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> MergeStats:
+    """Merge the library file ``source`` into ``lib`` in one transaction; see the module docstring."""
+    conn = lib.conn
+    src = Path(source)
+    label = str(src)
+    if not src.is_file():
+        raise LibraryError(f"no library file at {label} to merge")
+    if lib.conn.in_transaction:
+        lib.conn.commit()
+    try:
+        conn.execute(f"ATTACH DATABASE ? AS {ALIAS}", (str(src),))
+    except sqlite3.DatabaseError as err:
+        raise CorruptLibrary(f"cannot open {label}: {err}") from None
+    try:
+        check_source_schema(conn, label)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            checked = verify_tiles(conn, verify, label)
+            tiles, manifests, conflicts, added, updated = _merge_rows(conn)
+            source_fp = tuple(fingerprint(conn, ALIAS))
+            local_only = tuple(fingerprint(conn, "main")) != source_fp
+            source_tiles = conn.execute(f"SELECT count(*) FROM {ALIAS}.tiles").fetchone()[0]
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except sqlite3.DatabaseError as err:
+        raise CorruptLibrary(f"merging {label} failed: {err}") from None
+    finally:
+        conn.execute(f"DETACH DATABASE {ALIAS}")
+    return MergeStats(tiles, manifests, conflicts, added, updated, checked, source_tiles, source_fp, local_only)

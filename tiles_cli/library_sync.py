@@ -1,0 +1,89 @@
+"""`tiles library pull | push | snapshots`: sync the library with a remote (SPEC §11).
+
+Thin: parse options, call one function of ``remote.sync``, print one summary line.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from remote.backend import open_backend
+from remote.sync import prune, pull, push, current_snapshot
+from tiles_cli.library import library_app
+from tiles_cli.options import LibraryOpt, RemoteOpt
+from tiles_cli.progress import progress
+from tilelib.errors import BadInput
+
+VerifyOpt = typer.Option("new", "--verify", help="Re-hash incoming tile rows: new (every row the local "
+                         "file lacks), sample (256 random rows), none.")
+
+
+def register(app: typer.Typer) -> None:
+    """Commands are registered on ``library_app`` by the decorators below (importing is enough)."""
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def _verify_mode(v: str) -> str:
+    if v not in ("new", "sample", "none"):
+        raise BadInput(f"--verify must be new, sample or none, not {v!r}")
+    return v
+
+
+@library_app.command("pull")
+def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt) -> None:
+    """Merge the remote's HEAD snapshot into the local library (never drops a local row)."""
+    mode = _verify_mode(verify)
+    backend = open_backend(remote)
+    r = pull(library, backend, progress=progress, verify=mode)
+    if r.status == "empty":
+        typer.echo(f"remote {backend.url} is empty; nothing to pull")
+    elif r.status == "up_to_date":
+        typer.echo(f"already up to date with snapshot {r.snapshot[:12]}…")
+    else:
+        verb = "cloned" if r.status == "cloned" else "pulled"
+        typer.echo(f"{verb} {r.tiles_added:,} new tiles, snapshot {r.snapshot[:12]}…, "
+                   f"{_mb(r.bytes)} in {r.seconds:.1f} s")
+
+
+@library_app.command("push")
+def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt) -> None:
+    """Publish the local library as the remote's HEAD (merging what others pushed first)."""
+    mode = _verify_mode(verify)
+    backend = open_backend(remote)
+    r = push(library, backend, progress=progress, verify=mode)
+    merged = f" (merged {r.merged_tiles:,} from the remote first)" if r.merged_tiles else ""
+    if r.status == "up_to_date":
+        typer.echo(f"nothing to push: remote is up to date at snapshot {r.snapshot[:12]}…{merged}")
+        return
+    retries = f", {r.attempts - 1} lost race(s) retried" if r.attempts > 1 else ""
+    typer.echo(f"pushed {r.new_tiles:,} new tiles, snapshot {r.snapshot[:12]}…, "
+               f"{_mb(r.bytes)} in {r.seconds:.1f} s{retries}{merged}")
+
+
+@library_app.command("snapshots")
+def snapshots_cmd(remote: str = RemoteOpt,
+                  prune_keep: int = typer.Option(None, "--prune-keep", min=0,
+                                                 help="Delete all but the K newest snapshots (HEAD's and "
+                                                      "its parent's are always kept)."),
+                  min_age: float = typer.Option(3600.0, "--min-age",
+                                                help="Never prune a snapshot younger than this many seconds.")
+                  ) -> None:
+    """List the remote's snapshots (newest last); prune old ones only when asked."""
+    backend = open_backend(remote)
+    if prune_keep is not None:
+        deleted, kept = prune(backend, prune_keep, min_age)
+        typer.echo(f"pruned {len(deleted)} snapshot(s) ({_mb(sum(s.size for s in deleted))}), "
+                   f"kept {len(kept)}")
+        return
+    head = current_snapshot(backend)
+    snaps = backend.list_snapshots()
+    for s in snaps:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.modified))
+        typer.echo(f"{s.sha}  {s.size:>14,}  {when}Z{'  HEAD' if s.sha == head else ''}")
+    typer.echo(f"{len(snaps)} snapshot(s), {_mb(sum(s.size for s in snaps))}")
