@@ -25,6 +25,7 @@ app = typer.Typer(
 # `app` (each defines `register(app)`). Add a module here to add commands.
 COMMAND_MODULES = [
     "tiles_cli.library",
+    "tiles_cli.library_sync",
 ]
 
 
