@@ -1,1 +1,78 @@
-"""packers package (see docs/ARCHITECTURE.md)."""
+"""The packers (SPEC §6–7): seeded packings of the board in pitch space, behind one protocol.
+
+Every packer module exposes ``NAME``, ``VERSION``, ``DEFAULTS``, ``check_params(params) -> params``
+and ``pack(P, rng, params) -> Packing`` — pure and deterministic: the same (P, stream, params)
+always gives the same packing, and all randomness comes from the ``tilelib.rng.Stream`` passed in.
+Variants are params, not subclasses. The packing records the full effective params (defaults
+merged), so (name, version, params, seed) reproduces it anywhere.
+
+``make_packing(name, G, seed, params)`` is the one entry point for the CLI, the daily build and the
+referee's re-draw: it uses the stream ``Stream(seed, "pack/" + name)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from packers import bands, big_first, grown, substitution
+from packers.packing import Packing, from_json, validate_packing
+from tilelib.errors import BadInput
+from tilelib.rng import Stream
+
+MIN_G = 6
+"""Smallest board: P = G - 1 must hold one legal square (s >= 5)."""
+
+
+@dataclass(frozen=True)
+class Packer:
+    """A registered packer: its name, version, default params and pack function."""
+
+    name: str
+    version: int
+    defaults: dict
+    check_params: Callable[[dict], dict]
+    pack: Callable[[int, Stream, dict], Packing]
+
+
+def _entry(mod) -> Packer:
+    return Packer(mod.NAME, mod.VERSION, dict(mod.DEFAULTS), mod.check_params, mod.pack)
+
+
+PACKERS: dict[str, Packer] = {m.NAME: _entry(m) for m in (big_first, grown, bands, substitution)}
+DEFAULT_PACKER = "big-first"
+
+
+def get_packer(name: str) -> Packer:
+    """The registered packer called ``name``; BadInput if there is none."""
+    try:
+        return PACKERS[name]
+    except KeyError:
+        raise BadInput(f"unknown packer {name!r} (known: {', '.join(sorted(PACKERS))})") from None
+
+
+def check_size(G) -> int:
+    """G as a board side in cells: an integer >= 6 (even sizes such as the default 1000 are fine)."""
+    if type(G) is not int or G < MIN_G:
+        raise BadInput(f"board size must be an integer >= {MIN_G} cells, got {G!r}")
+    return G
+
+
+def make_packing(name: str, G: int, seed: bytes, params: dict | None = None) -> Packing:
+    """Pack a G×G board with packer ``name`` from a 32-byte seed, via ``Stream(seed, "pack/" + name)``.
+
+    Raises BadInput for an unknown packer, a bad size or bad params.
+    """
+    packer = get_packer(name)
+    G = check_size(G)
+    if not isinstance(seed, (bytes, bytearray)):
+        raise BadInput("seed must be bytes")
+    try:
+        p = packer.check_params(dict(params or {}))
+    except ValueError as e:
+        raise BadInput(f"{name}: {e}") from None
+    return packer.pack(G - 1, Stream(bytes(seed), "pack/" + name), p)
+
+
+__all__ = ["PACKERS", "DEFAULT_PACKER", "Packer", "Packing", "get_packer", "make_packing",
+           "validate_packing", "from_json", "check_size"]
