@@ -26,7 +26,7 @@ from tilelib.rng import Stream
 
 NAME = "grown"
 VERSION = 1
-DEFAULTS = {"greedy": 40, "weights": [6, 5, 4, 3, 3, 3], "seed_weights": [1, 1, 1, 2, 3, 4]}
+DEFAULTS = {"greedy": 40, "align": 100, "weights": [6, 5, 4, 3, 3, 3], "seed_weights": [1, 1, 1, 2, 3, 4]}
 
 
 def check_params(params: dict) -> dict:
@@ -36,8 +36,9 @@ def check_params(params: dict) -> dict:
         if k not in DEFAULTS:
             raise ValueError(f"unknown parameter {k!r} for {NAME} (known: {sorted(DEFAULTS)})")
         p[k] = v
-    if type(p["greedy"]) is not int or not 0 <= p["greedy"] <= 100:
-        raise ValueError("greedy must be a percent 0..100")
+    for k in ("greedy", "align"):
+        if type(p[k]) is not int or not 0 <= p[k] <= 100:
+            raise ValueError(f"{k} must be a percent 0..100")
     for k in ("weights", "seed_weights"):
         check_weights(p[k], k)
     return p
@@ -45,11 +46,15 @@ def check_params(params: dict) -> dict:
 
 def place_seed(P: int, rng: Stream, seed_weights: list[int]) -> tuple[int, int, int]:
     """Draw the seed square (x, y, s): side by weight among those that fit, then a position."""
-    fit = [i for i, s in enumerate(SIZES) if s <= P and seed_weights[i] > 0] or [0]
-    s = SIZES[fit[rng.weighted([seed_weights[i] for i in fit])]] if len(fit) > 1 else SIZES[fit[0]]
-    good = [a for a in range(P - s + 1) if rep0(a) and rep0(P - s - a)] or list(range(P - s + 1))
-    x = good[rng.randbelow(len(good))]
-    y = good[rng.randbelow(len(good))]
+    def good(s: int) -> list[int]:
+        return [a for a in range(P - s + 1) if rep0(a) and rep0(P - s - a)]
+
+    fit = [i for i, s in enumerate(SIZES) if s <= P and seed_weights[i] > 0]
+    fit = [i for i in fit if good(SIZES[i])] or fit or [0]
+    s = SIZES[fit[rng.weighted([max(1, seed_weights[i]) for i in fit])]] if len(fit) > 1 else SIZES[fit[0]]
+    good_xy = good(s) or list(range(P - s + 1))
+    x = good_xy[rng.randbelow(len(good_xy))]
+    y = good_xy[rng.randbelow(len(good_xy))]
     return x, y, s
 
 
@@ -69,7 +74,7 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
                   ("down", 0, b + s, a + s, P - b - s), ("right", a + s, b, P - b, P - a - s)]
     for side, x0, y0, L, T in strips:
         if L > 0 and T > 0:
-            sq, zn = skyline_fill(L, T, rng, weights, greedy=p["greedy"])
+            sq, zn = skyline_fill(L, T, rng, weights, greedy=p["greedy"], align=p["align"])
             place_strip(out, side, x0, y0, L, T, sq, zn)
     cx2, cy2 = 2 * a + s, 2 * b + s
 

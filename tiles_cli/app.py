@@ -26,6 +26,7 @@ app = typer.Typer(
 COMMAND_MODULES = [
     "tiles_cli.library",
     "tiles_cli.library_sync",
+    "tiles_cli.pack",
 ]
 
 
