@@ -245,7 +245,8 @@ def skyline_fill(L: int, T: int, rng: Stream, weights: dict[int, int], greedy: i
                 if pref:
                     cand = pref
             else:
-                cand = [s for s in SIZES if s <= cap and rep0(W - s)]
+                # Headroom cannot be kept representable: keep the width so, else take the largest fit.
+                cand = [s for s in SIZES if s <= cap and rep0(W - s)] or [s for s in SIZES if s <= cap][-1:]
             if not cand:
                 top = min(hl, hr, T)
                 zones.append((u, v, W, top - v))
