@@ -19,6 +19,7 @@ skipped when the snapshot already exists.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import boto3
@@ -41,10 +42,28 @@ NETWORK_ERRORS = (bex.EndpointConnectionError, bex.ConnectTimeoutError, bex.Read
                   bex.ConnectionClosedError, bex.ProxyConnectionError, bex.SSLError)
 
 
+# Making a boto3 client costs 0.1-1 s (it loads the service model), so clients are
+# cached per process, keyed by every environment variable that shapes them; a
+# boto3 client is thread-safe, so concurrent pushes may share one.
+_ENV_KEYS = ("TILES_S3_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+             "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_CONFIG_FILE",
+             "AWS_SHARED_CREDENTIALS_FILE")
+_clients: dict[tuple, object] = {}
+_clients_lock = threading.Lock()
+
+
 def make_client(endpoint: str | None = None, *, max_attempts: int = 3, connect_timeout: float = 10,
                 read_timeout: float = 60):
-    """A boto3 S3 client configured for R2/S3/moto from the environment."""
+    """A boto3 S3 client configured for R2/S3/moto from the environment (cached per configuration)."""
     endpoint = endpoint if endpoint is not None else (os.environ.get("TILES_S3_ENDPOINT") or None)
+    key = (endpoint, max_attempts, connect_timeout, read_timeout, *(os.environ.get(k) for k in _ENV_KEYS))
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = _new_client(endpoint, max_attempts, connect_timeout, read_timeout)
+        return _clients[key]
+
+
+def _new_client(endpoint: str | None, max_attempts: int, connect_timeout: float, read_timeout: float):
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ("auto" if endpoint else None)
     cfg = Config(
         request_checksum_calculation="when_required",
