@@ -23,6 +23,8 @@ Stream: the CLI passes ``Stream(seed, "pack/big-first")``.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from packers.fill import DP_MAX, check_weights, rep, rep0, skyline_fill, split_length
 from packers.packing import SIZES, Packing, group_zones
 from tilelib.rng import Stream
@@ -84,11 +86,13 @@ class BigPlan:
         return lo
 
     def __call__(self, u: int, W: int, v: int, H: int):
+        if not self.wants:
+            return None
         r = self._row(v)
-        for c in range(len(self.cx)):
-            if self.cx[c] + self.cw[c] <= u or self.cx[c] >= u + W:
-                continue
+        c = bisect_right(self.cx, u) - 1
+        while c < len(self.cx) and self.cx[c] < u + W:
             want = self.wants.get((r, c))
+            c += 1
             if want is None:
                 continue
             s, tx = want
@@ -101,8 +105,8 @@ class BigPlan:
                     if best is None or (abs(x - tx), x) < (abs(best - tx), best):
                         best = x
             if best is not None:
-                del self.wants[(r, c)]
-                self.placed.append(((r, c), (best, v, s)))
+                del self.wants[(r, c - 1)]
+                self.placed.append(((r, c - 1), (best, v, s)))
                 return best - u, s
         return None
 

@@ -223,15 +223,17 @@ def skyline_fill(L: int, T: int, rng: Stream, weights: dict[int, int], greedy: i
     """
     squares: list = []
     zones: list = []
-    segs = [[0, L, 0]]  # [u, width, height], left to right; neighbours differ in height
+    # Segments left to right as parallel lists; neighbours always differ in height.
+    us, ws, hs = [0], [L], [0]
     while True:
-        i = min(range(len(segs)), key=lambda k: (segs[k][2], segs[k][0]))
-        u, W, v = segs[i]
+        v = min(hs)
         if v >= T:
             break
+        i = hs.index(v)  # lowest, and leftmost among the lowest
+        u, W = us[i], ws[i]
         H = T - v
-        hl = segs[i - 1][2] if i > 0 else T
-        hr = segs[i + 1][2] if i + 1 < len(segs) else T
+        hl = hs[i - 1] if i > 0 else T
+        hr = hs[i + 1] if i + 1 < len(hs) else T
         forced = big(u, W, v, H) if big is not None else None
         if forced is not None:
             d, s = forced
@@ -250,8 +252,8 @@ def skyline_fill(L: int, T: int, rng: Stream, weights: dict[int, int], greedy: i
             if not cand:
                 top = min(hl, hr, T)
                 zones.append((u, v, W, top - v))
-                segs[i][2] = top
-                segs = _merge(segs)
+                hs[i] = top
+                _merge_at(us, ws, hs, i, i)
                 continue
             if len(cand) == 1:
                 s = cand[0]
@@ -266,21 +268,25 @@ def skyline_fill(L: int, T: int, rng: Stream, weights: dict[int, int], greedy: i
             else:
                 d = 0 if rng.randbelow(2) == 0 else W - s
         squares.append((u + d, v, s))
-        repl = ([[u, d, v]] if d > 0 else []) + [[u + d, s, v + s]] + ([[u + d + s, W - d - s, v]] if W > d + s else [])
-        segs[i:i + 1] = repl
-        segs = _merge(segs)
+        nu, nw, nh = [u + d], [s], [v + s]
+        if d > 0:
+            nu.insert(0, u), nw.insert(0, d), nh.insert(0, v)
+        if W > d + s:
+            nu.append(u + d + s), nw.append(W - d - s), nh.append(v)
+        us[i:i + 1], ws[i:i + 1], hs[i:i + 1] = nu, nw, nh
+        _merge_at(us, ws, hs, i, i + len(nu) - 1)
     return squares, zones
 
 
-def _merge(segs: list) -> list:
-    """Merge neighbouring skyline segments of equal height."""
-    merged = [segs[0]]
-    for sg in segs[1:]:
-        if sg[2] == merged[-1][2]:
-            merged[-1] = [merged[-1][0], merged[-1][1] + sg[1], sg[2]]
-        else:
-            merged.append(sg)
-    return merged
+def _merge_at(us: list, ws: list, hs: list, a: int, b: int) -> None:
+    """Merge equal-height neighbours among segments a-1..b+1 (only those can have become equal)."""
+    j = min(b + 1, len(hs) - 1)
+    lo = max(a - 1, 0)
+    while j > lo:
+        if hs[j] == hs[j - 1]:
+            ws[j - 1] += ws[j]
+            del us[j], ws[j], hs[j]
+        j -= 1
 
 
 def place_strip(out: Out, side: str, x0: int, y0: int, L: int, T: int, squares: list, zones: list) -> None:
