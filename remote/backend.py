@@ -100,9 +100,9 @@ class Backend(ABC):
         """Delete one snapshot (only ever on explicit request: pruning)."""
 
 
-def open_backend(url: str | RemoteURL) -> Backend:
-    """The backend for a remote URL (BadInput if the URL is malformed)."""
-    u = parse_remote(url) if isinstance(url, str) else url
+def open_backend(url: str | RemoteURL | None) -> Backend:
+    """The backend for a remote URL (BadInput if the URL is missing or malformed)."""
+    u = url if isinstance(url, RemoteURL) else parse_remote(url)
     if u.scheme == "s3":
         from remote.s3 import S3Backend
         return S3Backend(u)
