@@ -3,12 +3,12 @@
 Two tiles are adjacent when they share a board cell, i.e. their closed
 pitch-space squares [x0, x0+s] × [y0, y0+s] intersect (a shared side segment
 or just a corner). ``colour_tiles`` colours them greedily in smallest-last
-order (which needs at most degeneracy + 1 colours; packings here have
-degeneracy <= 6 in practice) and raises ValueError if 7 hues do not suffice.
+order (which needs at most degeneracy + 1 colours; the packings here use at
+most 5 in practice) and raises ColouringFailed if 7 hues do not suffice.
 
 ``render_png`` draws pitch space at ``scale`` pixels per unit: tiles filled
 with their hue and outlined one pixel darker (the seams), zones grey with a
-darker grey outline, the seed tile marked with a dark dot. The image is an
+darker grey outline, the seed tile outlined and dotted in near-black. The image is an
 8-bit palette PNG (filter 0, zlib level 9), so flat colours compress to a
 few hundred kB at G = 1000. No Pillow: ``png_bytes`` writes the chunks itself.
 """
@@ -21,9 +21,16 @@ import zlib
 import numpy as np
 
 from packers.packing import Packing
+from tilelib.errors import TilesError
 
 HUES = [(0xE6, 0x6B, 0x5B), (0xF2, 0xB1, 0x4C), (0x9C, 0xC9, 0x5A), (0x4F, 0xB3, 0xA9),
         (0x5B, 0x8F, 0xDB), (0x9B, 0x7B, 0xD4), (0xE0, 0x82, 0xC0)]
+
+
+class ColouringFailed(TilesError):
+    """The greedy colouring needed more hues than the palette has."""
+
+
 GREY, GREY_DARK, SEED_MARK = (0xC8, 0xC8, 0xC8), (0x90, 0x90, 0x90), (0x20, 0x20, 0x20)
 
 
@@ -77,7 +84,7 @@ def colour_tiles(squares, k: int = 7) -> list[int]:
         used = {colour[j] for j in nbrs[i]}
         c = next((c for c in range(k) if c not in used), None)
         if c is None:
-            raise ValueError(f"tile {i} has neighbours in all {k} colours")
+            raise ColouringFailed(f"render: tile {i} has neighbours in all {k} colours")
         colour[i] = c
     return colour
 
@@ -124,7 +131,11 @@ def render_index(packing: Packing, scale: int | None = None) -> tuple[np.ndarray
         box(x, y, s, s, c, c + len(HUES))
     if 0 <= packing.seed_tile < len(packing.squares):
         x, y, s = packing.squares[packing.seed_tile]
-        cx, cy, r = (2 * x + s) * k // 2, (2 * y + s) * k // 2, max(1, s * k // 5)
+        X, Y, S = x * k, y * k, s * k
+        t = max(1, k)  # a heavy dark outline, then a dot in the middle
+        img[Y:Y + S, X:X + t] = img[Y:Y + S, X + S - t:X + S] = mark
+        img[Y:Y + t, X:X + S] = img[Y + S - t:Y + S, X:X + S] = mark
+        cx, cy, r = X + S // 2, Y + S // 2, max(1, S // 6)
         img[cy - r:cy + r, cx - r:cx + r] = mark
     return img, palette
 

@@ -7,9 +7,13 @@ preferring to peel off a strip of the largest legal width, then the cut
 nearest the middle; the two halves follow the same rule. Blocks of equal size
 therefore look alike (self-similar, learnable: a knob, not the default).
 
-Draws, in order: the seed point; coarse column widths and row heights
-(representable lengths in [cell_min, cell_max]); one of the 8 dihedral frames
-per block (the rule runs in that frame: transposed and/or mirrored).
+Draws, in order: the seed point; coarse column widths and row heights, each
+a sequence of ``blocks`` sides summing to P; one of the 8 dihedral frames per
+block (the rule runs in that frame: transposed and/or mirrored). The default
+sides {35, 45, 55, 63} are pairwise closed under the rule (every block pair
+tiles with zero zone; measured from the table), so the board has no zones
+whenever P is a sum of them (P = 999 is). Otherwise the coarse split falls
+back to representable sides <= 64 and the rule leaves a few zones.
 The seed tile is the square covering the seed point (else the nearest).
 Tiles are listed block by block in raster order. Stream: the CLI passes
 ``Stream(seed, "pack/substitution")``.
@@ -21,27 +25,34 @@ from functools import lru_cache
 
 from packers.bands import seed_tile_at
 from packers.big_first import coarse_split
-from packers.fill import DP_MAX, _options
+from packers.fill import DP_MAX, _options, split_length
 from packers.packing import SIZES, Packing, group_zones
 from tilelib.rng import Stream
 
 NAME = "substitution"
 VERSION = 1
-DEFAULTS = {"cell_min": 30, "cell_max": 45}
+DEFAULTS = {"blocks": [35, 45, 55, 63]}
 
 
 def check_params(params: dict) -> dict:
     """Merge defaults; reject unknown keys or bad values (ValueError)."""
-    p = dict(DEFAULTS)
+    p = {k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULTS.items()}
     for k, v in params.items():
         if k not in DEFAULTS:
             raise ValueError(f"unknown parameter {k!r} for {NAME} (known: {sorted(DEFAULTS)})")
-        if type(v) is not int:
-            raise ValueError(f"{k} must be an integer")
         p[k] = v
-    if not 15 <= p["cell_min"] <= p["cell_max"] <= DP_MAX:
-        raise ValueError(f"need 15 <= cell_min <= cell_max <= {DP_MAX}")
+    b = p["blocks"]
+    if (not isinstance(b, list) or not b or any(type(x) is not int or not 15 <= x <= DP_MAX for x in b)):
+        raise ValueError(f"blocks must be a non-empty list of integers in 15..{DP_MAX}")
     return p
+
+
+def block_split(P: int, blocks: list[int], rng: Stream) -> list[int]:
+    """Coarse sides summing to P drawn from ``blocks``; if P is no such sum, representable sides <= DP_MAX."""
+    parts = split_length(P, blocks, rng)
+    if parts[-1] in blocks or P <= DP_MAX:
+        return parts
+    return coarse_split(P, 25, DP_MAX, rng)
 
 
 def _rule_cut(w: int, h: int) -> tuple[int, int] | None:
@@ -93,8 +104,8 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     """Substitution packing of [0, P)²; see the module docstring."""
     p = check_params(params)
     px, py = rng.randbelow(P), rng.randbelow(P)
-    cols = coarse_split(P, p["cell_min"], p["cell_max"], rng)
-    rows = coarse_split(P, p["cell_min"], p["cell_max"], rng)
+    cols = block_split(P, p["blocks"], rng)
+    rows = block_split(P, p["blocks"], rng)
     squares, zones = [], []
     y = 0
     for h in rows:

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from packers import DEFAULT_PACKER, PACKERS, make_packing
 from packers.fill import (DP_MAX, Out, dp_fill, euclid_fill, rep, skyline_fill, split_length, zone_table)
 from packers.packing import SIZES, Packing, group_zones, validate_packing
-from packers.render import adjacency, colour_tiles, png_bytes, render_index, render_png
+from packers.render import ColouringFailed, adjacency, colour_tiles, png_bytes, render_index, render_png
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
 
@@ -29,14 +29,14 @@ GOLDEN = {
     "big-first": "4d209cbfef1967c735ef16c6fd5b6004c3e9370b471e6f0225877d598b259d82",
     "grown": "76fe9adda94d61032989506e5f48e8172ed586176e7ccbda2bb9573afe0493f7",
     "bands": "b0dc949a1258002f17350843adf646cdb4c6da8b161ed1979137f0e358454f67",
-    "substitution": "bfd78f8cc6c9efd8b3640008bd4e7f6d96cd6c55261ad59f5d2e3b88e0cf0db3",
+    "substitution": "e091f814124569a186044332df32d6693718f586cf66f54e564ae9b024b6a56d",
 }
 # Exact (tiles, zones, zone area, seed tile) at G = 1000: a second checksum that says what changed.
 GOLDEN_COUNTS = {
     "big-first": (19514, 28, 1855, 0),
     "grown": (12685, 10, 548, 0),
     "bands": (10649, 70, 1560, 1004),
-    "substitution": (15451, 629, 5886, 5361),
+    "substitution": (11145, 0, 0, 3376),
 }
 
 
@@ -66,6 +66,18 @@ def test_quality_at_1000(golden, name):
     """SPEC §7 targets: zone < 1% for big-first and grown, < 3% for bands (substitution: a knob)."""
     limit = {"big-first": 0.01, "grown": 0.01, "bands": 0.03, "substitution": 0.03}[name]
     assert golden[name].zone_fraction() < limit
+
+
+def test_substitution_rule_closes_on_default_blocks(golden):
+    """The default block sides are pairwise zero-zone under the rule, and 999 is a sum of them."""
+    from packers.fill import zone_table
+    from packers.substitution import DEFAULTS, rule_leaves
+    Z = zone_table()
+    for a in DEFAULTS["blocks"]:
+        for b in DEFAULTS["blocks"]:
+            assert Z[a, b] == 0
+            assert all(kind == "sq" for (kind, *_r) in rule_leaves(a, b))
+    assert golden["substitution"].zones == ()
 
 
 def test_big_first_puts_big_squares_first(golden):
@@ -102,7 +114,8 @@ def test_variant_params_change_the_packing():
 
 @pytest.mark.parametrize("name,params", [("bands", {"sub": 101}), ("bands", {"x": 1}), ("grown", {"weights": [1, 2]}),
                                          ("grown", {"greedy": -1}), ("big-first", {"cell_min": 10}),
-                                         ("big-first", {"density": "a"}), ("substitution", {"cell_max": 99})])
+                                         ("big-first", {"density": "a"}), ("substitution", {"cell_max": 45}),
+                                         ("substitution", {"blocks": []}), ("substitution", {"blocks": [35, 99]})])
 def test_bad_params(name, params):
     with pytest.raises(BadInput):
         make_packing(name, 100, GOLDEN_SEED, params)
@@ -227,6 +240,14 @@ def test_seven_colouring_is_proper(golden, name):
     nbrs = adjacency(p.squares)
     assert max(colours) < 7 and min(colours) >= 0
     assert all(colours[i] != colours[j] for i in range(len(nbrs)) for j in nbrs[i])
+
+
+def test_colouring_reports_when_hues_run_out():
+    # Four 5-squares meeting at one point are pairwise adjacent: 3 hues are not enough.
+    sq = [(0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)]
+    assert sorted(colour_tiles(sq, k=4)) == [0, 1, 2, 3]
+    with pytest.raises(ColouringFailed):
+        colour_tiles(sq, k=3)
 
 
 def test_adjacency_counts_corners_and_seams():
