@@ -288,3 +288,26 @@ def test_render_draws_tiles_and_grey_zones():
     assert img[4 * 9, 4 * 2] < 7  # inside tile 2: a hue
     w, h, _plte, _raw = _read_png(render_png(p, scale=4))
     assert (w, h) == (48, 48)
+
+
+_weights = st.lists(st.integers(0, 5), min_size=6, max_size=6).filter(lambda w: sum(w) > 0)
+_params = {
+    "bands": st.fixed_dictionaries({"sub": st.integers(0, 100)}),
+    "grown": st.fixed_dictionaries({"greedy": st.integers(0, 100), "align": st.integers(0, 100),
+                                    "weights": _weights, "seed_weights": _weights}),
+    "big-first": st.tuples(st.integers(15, DP_MAX), st.integers(0, DP_MAX - 15)).flatmap(
+        lambda t: st.fixed_dictionaries({"cell_min": st.just(t[0]), "cell_max": st.just(min(DP_MAX, t[0] + t[1])),
+                                         "density": st.integers(0, 100), "align": st.integers(0, 100),
+                                         "weights": _weights})),
+    "substitution": st.fixed_dictionaries({"blocks": st.lists(st.integers(15, DP_MAX), min_size=1, max_size=4)}),
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(NAMES).flatmap(lambda n: st.tuples(st.just(n), _params[n])), st.integers(6, 150),
+       st.binary(min_size=32, max_size=32))
+def test_any_valid_params_give_sound_packings(name_params, G, seed):
+    name, params = name_params
+    p = make_packing(name, G, seed, params)
+    validate_packing(p, G - 1)
+    assert dict(p.params) == {**PACKERS[name].defaults, **params}
