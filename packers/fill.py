@@ -260,7 +260,9 @@ def skyline_fill(L: int, T: int, rng: Stream, weights: dict[int, int], greedy: i
             elif greedy and rng.randbelow(100) < greedy:
                 s = cand[-1]
             else:
-                s = cand[rng.weighted([weights.get(c, 1) for c in cand])]
+                wts = [weights.get(c, 1) for c in cand]
+                # Weight 0 = never drawn while a weighted side fits; if none does, the largest fit.
+                s = cand[rng.weighted(wts)] if sum(wts) else cand[-1]
             if s == W or v + s == hl:
                 d = 0
             elif v + s == hr:
