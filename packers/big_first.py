@@ -10,14 +10,19 @@ for every coarse cell in raster order whether it gets a big square (always
 the seed point's cell, else ``density`` percent), its side (13 or 15) and its
 target column (the seed point's column for the seed cell). Then one skyline
 (``fill.skyline_fill``) fills the board bottom-up (y = 0 first); when its
-lowest segment lies in a cell row whose cells still want their big square,
-the square is dropped there at the feasible column nearest its target (left
+lowest segment reaches a cell row whose cells still want their big square
+(or a later row in the same column: wishes carry over until placed), the
+square is dropped there at the feasible column nearest its target (left
 and right leftovers and headroom representable). Everything else is small
-fill drawn by ``weights``. A cell the skyline passes without room for its
-square goes without. One skyline means one ceiling, which keeps zones small.
+fill drawn by ``weights`` under the skyline's ``align`` rule (percent of
+steps that prefer tops meeting a neighbour's; see ``fill.skyline_fill``). A
+cell the skyline passes without room for its square goes without. One
+skyline means one ceiling, which keeps zones small.
 
 Tile order: the seed cell's big square (id 0), the other big squares in
-placement order, then the fill squares in placement order.
+placement order, then the fill squares in placement order. In the rare case
+that the seed cell got no big square, the seed tile is the square covering
+the seed point.
 Stream: the CLI passes ``Stream(seed, "pack/big-first")``.
 """
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from packers.bands import seed_tile_at
 from packers.fill import DP_MAX, check_weights, rep, rep0, skyline_fill, split_length
 from packers.packing import SIZES, Packing, group_zones
 from tilelib.rng import Stream
@@ -64,39 +70,30 @@ def coarse_split(P: int, lo: int, hi: int, rng: Stream) -> list[int]:
 
 
 class BigPlan:
-    """Per-cell big-square wishes and the skyline hook that honours them."""
+    """Per-cell big-square wishes and the skyline hook that honours them.
+
+    A wish becomes eligible once the skyline's lowest segment reaches its cell
+    row, and stays eligible in later rows of the same column until placed (so
+    a crowded row only delays a big square, it does not drop it).
+    """
 
     def __init__(self, cols: list[int], rows: list[int], wants: dict, slack: int):
         self.cx = [sum(cols[:i]) for i in range(len(cols))]
-        self.cw = cols
         self.ry = [sum(rows[:i]) for i in range(len(rows))]
-        self.rh = rows
-        self.wants = wants  # (row, col) -> (side, target x)
+        self.wants = {k: wants[k] for k in sorted(wants)}  # (row, col) -> (side, target x)
         self.slack = slack
         self.placed: list[tuple[tuple[int, int], tuple[int, int, int]]] = []
-
-    def _row(self, v: int) -> int:
-        lo, hi = 0, len(self.ry) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.ry[mid] <= v:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
 
     def __call__(self, u: int, W: int, v: int, H: int):
         if not self.wants:
             return None
-        r = self._row(v)
-        c = bisect_right(self.cx, u) - 1
-        while c < len(self.cx) and self.cx[c] < u + W:
-            want = self.wants.get((r, c))
-            c += 1
-            if want is None:
-                continue
-            s, tx = want
-            if s > H or not rep0(H - s):
+        r = bisect_right(self.ry, v) - 1
+        c0 = bisect_right(self.cx, u) - 1
+        c1 = bisect_right(self.cx, u + W - 1) - 1
+        for key, (s, tx) in self.wants.items():
+            if key[0] > r:
+                break
+            if not c0 <= key[1] <= c1 or s > H or not rep0(H - s):
                 continue
             lo, hi = max(u, tx - self.slack), min(u + W - s, tx + self.slack)
             best = None
@@ -105,8 +102,8 @@ class BigPlan:
                     if best is None or (abs(x - tx), x) < (abs(best - tx), best):
                         best = x
             if best is not None:
-                del self.wants[(r, c - 1)]
-                self.placed.append(((r, c - 1), (best, v, s)))
+                del self.wants[key]
+                self.placed.append((key, (best, v, s)))
                 return best - u, s
         return None
 
@@ -140,5 +137,6 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     seed = [q for (cell, q) in plan.placed if cell == seed_cell]
     bigset = set(bigs)
     ordered = seed + [q for q in bigs if q not in seed] + [q for q in sq if q not in bigset]
-    return Packing(P=P, squares=tuple(ordered), zones=group_zones(zn), seed_tile=0,
+    seed_id = 0 if seed else seed_tile_at(ordered, px, py)
+    return Packing(P=P, squares=tuple(ordered), zones=group_zones(zn), seed_tile=seed_id,
                    name=NAME, version=VERSION, params=p)
