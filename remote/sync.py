@@ -197,9 +197,21 @@ class PullResult:
     merge: MergeStats | None = None
 
 
+STALE_WORKDIR_SECONDS = 24 * 3600
+
+
 def _workdir(lib_path: Path) -> Path:
-    """A temp dir next to the library (same file system: renames are atomic, no /tmp size limits)."""
+    """A temp dir next to the library (same file system: renames are atomic, no /tmp size limits).
+
+    Work dirs left by a killed pull/push are removed once they are a day old
+    (younger ones may belong to a sync still running)."""
     lib_path.parent.mkdir(parents=True, exist_ok=True)
+    for old in lib_path.parent.glob(".tiles-sync-*"):
+        try:
+            if time.time() - old.stat().st_mtime > STALE_WORKDIR_SECONDS:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
     return Path(tempfile.mkdtemp(prefix=".tiles-sync-", dir=lib_path.parent))
 
 

@@ -298,3 +298,17 @@ def test_empty_remote(remote_url, tmp_path):
     b.prepare()
     r = pull(tmp_path / "x.sqlite", b)
     assert r.status == "empty" and not (tmp_path / "x.sqlite").exists()
+
+
+def test_day_old_work_dirs_of_killed_syncs_are_removed(tmp_path):
+    from remote.sync import STALE_WORKDIR_SECONDS
+    a = tmp_path / "a.sqlite"
+    make_library(a, 1, 2)
+    old, young = tmp_path / ".tiles-sync-old", tmp_path / ".tiles-sync-young"
+    for d in (old, young):
+        d.mkdir()
+        (d / "snapshot.sqlite").write_bytes(b"x")
+    past = os.stat(old).st_mtime - STALE_WORKDIR_SECONDS - 60
+    os.utime(old, (past, past))
+    push(a, open_backend(f"file://{tmp_path / 'r'}"))
+    assert not old.exists() and young.exists()

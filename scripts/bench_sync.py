@@ -1,0 +1,219 @@
+"""Benchmark of `tiles library push/pull` (SPEC §11) against a loopback moto server and file://.
+
+Measures, in one run on one machine:
+- push and pull of a ~100 MB library to the local moto server, MB/s, against a
+  plain boto3 ``upload_file``/``download_file`` of the same file with the same
+  TransferConfig (target: ratio >= 0.8);
+- the same against a file:// remote, against a plain file copy;
+- the merge of two 100k-tile libraries (disjoint rows), with and without
+  re-hashing the incoming rows.
+Prints a markdown table. The library rows are random but carry valid content
+hashes (so pull's row verification does real work); they are not Takuzu tiles.
+
+    .venv/bin/python scripts/bench_sync.py [--mb 100] [--merge-tiles 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from s3_server import DUMMY_KEY, DUMMY_SECRET, REGION, moto_endpoint, new_bucket  # noqa: E402
+
+from remote.backend import open_backend  # noqa: E402
+from remote.s3 import MiB  # noqa: E402
+from remote.sync import make_snapshot, pull, push, sha256_file  # noqa: E402
+from tilelib.merge import merge_file  # noqa: E402
+from tilelib.store import TILE_COLUMNS, Library  # noqa: E402
+from tilelib.tile import content_hash  # noqa: E402
+
+N = 16
+BL = (N * N + 7) // 8
+
+
+def fill(path: Path, count: int, seed: int) -> None:
+    """Create a library with ``count`` random rows of n=16 with valid content hashes."""
+    rng = np.random.default_rng(seed)
+    with Library.create(path) as lib:
+        cols = ", ".join(TILE_COLUMNS)
+        sql = f"INSERT OR IGNORE INTO tiles ({cols}) VALUES ({', '.join('?' * len(TILE_COLUMNS))})"
+        done = 0
+        while done < count:
+            k = min(20000, count - done)
+            blobs = rng.integers(0, 256, (k, 3 + 2, BL), dtype=np.uint8)
+            ints = rng.integers(0, 1 << 16, (k, 4))
+            rows = []
+            for i in range(k):
+                sol, giv, flip = bytes(blobs[i, 0]), bytes(blobs[i, 1]), bytes(blobs[i, 2])
+                m = 1 + int(ints[i, 0] % 3)
+                alts = b"".join(bytes(blobs[i, 3 + j]) for j in range(m - 1))
+                seam = int(ints[i, 1] % 16)
+                h = content_hash(N, sol, giv, seam)
+                rows.append((h, N, 1, seam, int(ints[i, 0]), int(ints[i, 1]), int(ints[i, 2]), int(ints[i, 3]),
+                             m, 0.5, int(ints[i, 2] % 5), 0, 0, 0, 0, 0, 0, 0, sol, giv, flip, alts,
+                             1_700_000_000))
+            with lib.conn:
+                lib.conn.executemany(sql, rows)
+            done += k
+
+
+def timed(fn, repeat: int) -> float:
+    """Median wall seconds of ``fn()`` over ``repeat`` runs."""
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=float, default=100)
+    ap.add_argument("--merge-tiles", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    endpoint = moto_endpoint()
+    os.environ.update(TILES_S3_ENDPOINT=endpoint, AWS_ACCESS_KEY_ID=DUMMY_KEY, AWS_SECRET_ACCESS_KEY=DUMMY_SECRET,
+                      AWS_DEFAULT_REGION=REGION, AWS_EC2_METADATA_DISABLED="true")
+    work = Path(tempfile.mkdtemp(prefix="bench-sync-", dir=ROOT))
+    rows: list[tuple[str, str, str]] = []
+    try:
+        lib_path = work / "big.sqlite"
+        probe = work / "probe.sqlite"
+        fill(probe, 5000, 1)
+        per_row = probe.stat().st_size / 5000
+        count = int(args.mb * 1e6 / per_row)
+        t0 = time.perf_counter()
+        fill(lib_path, count, 2)
+        build = time.perf_counter() - t0
+        size = lib_path.stat().st_size
+        mb = size / 1e6
+        print(f"library: {count:,} rows, {mb:.1f} MB (built in {build:.1f} s)", file=sys.stderr)
+
+        # --- phases of push, measured alone
+        with Library.open(lib_path) as lib:
+            def vac():
+                d = Path(tempfile.mkdtemp(dir=work))
+                make_snapshot(lib, d)
+                shutil.rmtree(d)
+            t_vac = timed(vac, args.repeat)
+        t_sha = timed(lambda: sha256_file(lib_path), args.repeat)
+
+        # --- S3: plain boto3 baseline vs push/pull
+        bucket = new_bucket(endpoint)
+        backend = open_backend(f"s3://{bucket}/bench")
+        client, tc = backend.client, backend.transfer
+        k = iter(range(1000))
+        client.upload_file(str(probe), bucket, "warm-up", Config=tc)  # first-use costs out of the timings
+        t_up = timed(lambda: client.upload_file(str(lib_path), bucket, f"plain/{next(k)}", Config=tc), args.repeat)
+        t_down = timed(lambda: client.download_file(bucket, "plain/0", str(work / "plain.bin"), Config=tc),
+                       args.repeat)
+
+        fresh = iter([new_bucket(endpoint) for _ in range(args.repeat)])
+
+        def s3_push():
+            b = next(fresh)  # a fresh remote each time: the full snapshot is uploaded
+            r = push(lib_path, open_backend(f"s3://{b}/lib"))
+            assert r.status == "pushed" and r.bytes > 0
+            s3_push.last = b
+        t_push = timed(s3_push, args.repeat)
+        url = f"s3://{s3_push.last}/lib"
+
+        def clone(u, verify):
+            dest = work / "clone.sqlite"
+            dest.unlink(missing_ok=True)
+            r = pull(dest, open_backend(u), verify=verify)
+            assert r.status == "cloned" and r.tiles_added == count
+        t_clone = timed(lambda: clone(url, "new"), args.repeat)
+        t_clone_sample = timed(lambda: clone(url, "sample"), args.repeat)
+
+        small = work / "small.sqlite"
+
+        def pull_merge():
+            small.unlink(missing_ok=True)
+            fill(small, 1000, 3)
+            r = pull(small, open_backend(url))
+            assert r.status == "merged" and r.tiles_added == count
+        t_pull_merge = timed(pull_merge, 1)
+
+        # --- file:// baseline vs push/pull
+        def file_copy():
+            shutil.copyfile(lib_path, work / "copy.bin")
+            with open(work / "copy.bin", "rb") as fh:
+                os.fsync(fh.fileno())
+        t_copy = timed(file_copy, args.repeat)
+
+        def file_push():
+            d = work / f"remote-{time.perf_counter_ns()}"
+            r = push(lib_path, open_backend(f"file://{d}"))
+            assert r.status == "pushed"
+            file_push.last = d
+        t_fpush = timed(file_push, args.repeat)
+        t_fclone = timed(lambda: clone(f"file://{file_push.last}", "new"), args.repeat)
+
+        # --- merge of two 100k-tile libraries
+        a, b = work / "ma.sqlite", work / "mb.sqlite"
+        fill(b, args.merge_tiles, 5)
+
+        def merge(verify):
+            a.unlink(missing_ok=True)
+            fill(a, args.merge_tiles, 4)
+            with Library.open(a) as lib:
+                t0 = time.perf_counter()
+                st = merge_file(lib, b, verify=verify)
+                dt = time.perf_counter() - t0
+                assert st.tiles_added == args.merge_tiles and lib.count_tiles() == 2 * args.merge_tiles
+            return dt
+        t_merge = statistics.median(merge("new") for _ in range(args.repeat))
+        t_merge_none = statistics.median(merge("none") for _ in range(args.repeat))
+
+        rows = [
+            ("VACUUM INTO snapshot (push phase)", f"{t_vac:.2f} s", f"{mb / t_vac:.0f} MB/s"),
+            ("sha256 of the file (push/pull phase)", f"{t_sha:.2f} s", f"{mb / t_sha:.0f} MB/s"),
+            ("S3 plain boto3 upload_file", f"{t_up:.2f} s", f"{mb / t_up:.0f} MB/s"),
+            ("S3 `push` (vacuum+sha+upload+HEAD swap)", f"{t_push:.2f} s",
+             f"{mb / t_push:.0f} MB/s, ratio {t_up / t_push:.2f}"),
+            ("S3 plain boto3 download_file", f"{t_down:.2f} s", f"{mb / t_down:.0f} MB/s"),
+            ("S3 `pull` into no local file, verify=new", f"{t_clone:.2f} s",
+             f"{mb / t_clone:.0f} MB/s, ratio {t_down / t_clone:.2f}"),
+            ("S3 `pull` into no local file, verify=sample", f"{t_clone_sample:.2f} s",
+             f"{mb / t_clone_sample:.0f} MB/s, ratio {t_down / t_clone_sample:.2f}"),
+            ("S3 `pull` merging into a 1k-tile library", f"{t_pull_merge:.2f} s", f"{mb / t_pull_merge:.0f} MB/s"),
+            ("file:// plain copy + fsync", f"{t_copy:.2f} s", f"{mb / t_copy:.0f} MB/s"),
+            ("file:// `push`", f"{t_fpush:.2f} s", f"{mb / t_fpush:.0f} MB/s, ratio {t_copy / t_fpush:.2f}"),
+            ("file:// `pull` into no local file", f"{t_fclone:.2f} s",
+             f"{mb / t_fclone:.0f} MB/s, ratio {t_copy / t_fclone:.2f}"),
+            (f"merge {args.merge_tiles:,} + {args.merge_tiles:,} tiles, verify=new", f"{t_merge:.2f} s",
+             f"{args.merge_tiles / t_merge:,.0f} rows/s"),
+            (f"merge {args.merge_tiles:,} + {args.merge_tiles:,} tiles, verify=none", f"{t_merge_none:.2f} s",
+             f"{args.merge_tiles / t_merge_none:,.0f} rows/s"),
+        ]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    print(f"\nbench_sync: library {mb:.1f} MB ({count:,} rows of n={N}), median of {args.repeat}; "
+          f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, moto on 127.0.0.1; "
+          f"multipart above {tc.multipart_threshold // MiB} MiB\n")
+    print("| operation | time | rate |")
+    print("|---|---|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} |")
+
+
+if __name__ == "__main__":
+    main()
