@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from typing import Callable
 
 from packers import bands, big_first, grown, substitution
-from packers.packing import Packing, from_json, validate_packing
+from packers.packing import MAX_PITCH, Packing, from_json, validate_packing
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
 
 MIN_G = 6
 """Smallest board: P = G - 1 must hold one legal square (s >= 5)."""
+MAX_G = MAX_PITCH + 1
+"""Largest board the validator checks (see packing.MAX_PITCH)."""
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,9 @@ def get_packer(name: str) -> Packer:
 
 
 def check_size(G) -> int:
-    """G as a board side in cells: an integer >= 6 (even sizes such as the default 1000 are fine)."""
-    if type(G) is not int or G < MIN_G:
-        raise BadInput(f"board size must be an integer >= {MIN_G} cells, got {G!r}")
+    """G as a board side in cells: an integer in 6..4096 (even sizes such as the default 1000 are fine)."""
+    if type(G) is not int or not MIN_G <= G <= MAX_G:
+        raise BadInput(f"board size must be an integer in {MIN_G}..{MAX_G} cells, got {G!r}")
     return G
 
 

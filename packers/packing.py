@@ -33,6 +33,10 @@ from tilelib.errors import BadInput, VerificationFailed
 SIZES = (5, 7, 9, 11, 13, 15)
 """Legal square sides in pitch space (tile n = s + 1 in 6..16)."""
 
+MAX_PITCH = 4095
+"""Largest pitch side the validator accepts (G <= 4096): its occupancy grid is P² int32s (64 MB
+at the cap), so a hostile manifest cannot make the referee allocate without bound."""
+
 Square = tuple[int, int, int]
 Rect = tuple[int, int, int, int]
 
@@ -163,6 +167,8 @@ def validate_packing(packing: Packing, P: int) -> None:
     """
     if type(P) is not int or P < 1:
         raise VerificationFailed(f"packing: pitch size P={P!r} is not a positive integer")
+    if P > MAX_PITCH:
+        raise VerificationFailed(f"packing: pitch size {P} exceeds the supported maximum {MAX_PITCH}")
     if packing.P != P:
         raise VerificationFailed(f"packing: board pitch is {packing.P}, expected {P}")
     k = len(packing.squares)

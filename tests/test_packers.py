@@ -135,7 +135,7 @@ def test_bad_params(name, params):
         make_packing(name, 100, GOLDEN_SEED, params)
 
 
-@pytest.mark.parametrize("G", [5, 0, -3, 10.0, "100", True])
+@pytest.mark.parametrize("G", [5, 0, -3, 10.0, "100", True, 4097])
 def test_bad_sizes(G):
     with pytest.raises(BadInput):
         make_packing("bands", G, GOLDEN_SEED)

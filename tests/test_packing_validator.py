@@ -110,6 +110,12 @@ def test_wrong_board_size():
     reject(HAND, 0, "positive")
 
 
+def test_huge_board_is_refused_before_allocating():
+    huge = from_json({"board": {"cells": 10**6, "pitch": 10**6 - 1}, "packer": {"name": "x", "version": 1},
+                      "seed_tile": 0, "tiles": [{"id": 0, "x0": 0, "y0": 0, "n": 6}], "zones": []})
+    reject(huge, 10**6 - 1, "exceeds the supported maximum")
+
+
 def test_first_offence_wins():
     # An even side on tile 1 and an overlap on tile 3: tile 1 is reported.
     bad = replace(HAND, squares=((0, 0, 7), (7, 0, 4), (0, 7, 5), (0, 0, 5)))
