@@ -7,6 +7,8 @@ one-line message and ``exit_code(err)``. Nothing else decides exit codes.
 
 from __future__ import annotations
 
+import sqlite3
+
 
 class TilesError(Exception):
     """Base of every error the project raises on purpose."""
@@ -61,6 +63,7 @@ EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (NotALibrary, 3),
     (CorruptLibrary, 3),
     (LibraryError, 3),
+    (sqlite3.DatabaseError, 3),  # SQLite found the file corrupt mid-query
     (RemoteError, 4),
     (VerificationFailed, 5),
     (BuildLocked, 6),

@@ -8,6 +8,7 @@ raise.
 from __future__ import annotations
 
 import importlib
+import sqlite3
 import sys
 
 import typer
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     build_app()
     try:
         app(args=argv, prog_name="tiles", standalone_mode=False)
-    except TilesError as err:
+    except (TilesError, sqlite3.DatabaseError) as err:
         typer.echo(f"tiles: error: {err}", err=True)
         sys.exit(exit_code(err))
     except typer.Exit as ex:
