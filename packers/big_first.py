@@ -80,20 +80,26 @@ class BigPlan:
     def __init__(self, cols: list[int], rows: list[int], wants: dict, slack: int):
         self.cx = [sum(cols[:i]) for i in range(len(cols))]
         self.ry = [sum(rows[:i]) for i in range(len(rows))]
-        self.wants = {k: wants[k] for k in sorted(wants)}  # (row, col) -> (side, target x)
+        self.by_col: dict[int, list[tuple[int, int, int]]] = {}  # col -> [(row, side, target x)] by row
+        for (r, c) in sorted(wants):
+            self.by_col.setdefault(c, []).append((r, *wants[(r, c)]))
         self.slack = slack
         self.placed: list[tuple[tuple[int, int], tuple[int, int, int]]] = []
 
     def __call__(self, u: int, W: int, v: int, H: int):
-        if not self.wants:
+        if not self.by_col:
             return None
         r = bisect_right(self.ry, v) - 1
         c0 = bisect_right(self.cx, u) - 1
         c1 = bisect_right(self.cx, u + W - 1) - 1
-        for key, (s, tx) in self.wants.items():
-            if key[0] > r:
-                break
-            if not c0 <= key[1] <= c1 or s > H or not rep0(H - s):
+        eligible = []
+        for c in range(c0, c1 + 1):
+            for k, (row, s, tx) in enumerate(self.by_col.get(c, ())):
+                if row > r:
+                    break
+                eligible.append((row, c, k, s, tx))
+        for row, c, k, s, tx in sorted(eligible):
+            if s > H or not rep0(H - s):
                 continue
             lo, hi = max(u, tx - self.slack), min(u + W - s, tx + self.slack)
             best = None
@@ -102,8 +108,10 @@ class BigPlan:
                     if best is None or (abs(x - tx), x) < (abs(best - tx), best):
                         best = x
             if best is not None:
-                del self.wants[key]
-                self.placed.append((key, (best, v, s)))
+                del self.by_col[c][k]
+                if not self.by_col[c]:
+                    del self.by_col[c]
+                self.placed.append(((row, c), (best, v, s)))
                 return best - u, s
         return None
 
