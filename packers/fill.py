@@ -151,7 +151,7 @@ def zone_table() -> np.ndarray:
 
 
 @lru_cache(maxsize=8192)
-def _options(w: int, h: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], bool]:
+def optimal_moves(w: int, h: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], bool]:
     """Optimal moves for a w×h rectangle: (square leaf ok, vertical cut offsets, horizontal cut offsets,
     whole-zone leaf ok)."""
     Z = zone_table()
@@ -171,6 +171,8 @@ def dp_fill(x: int, y: int, w: int, h: int, rng: Stream, out: Out, keep_square: 
     Where a legal square is optimal but so is cutting it further, keep it with
     odds keep_square : split_pref. Cuts prefer offsets that are themselves
     legal sides (a strip of whole squares), so layouts stay blocky, not sliver-cut.
+    No v1 packer calls it; it is here for the stitcher's "split an unfillable
+    square into smaller squares or a zone" fallback (SPEC §8).
     """
     if w > DP_MAX or h > DP_MAX:
         raise ValueError(f"dp_fill covers sides up to {DP_MAX}, got {w}x{h}")
@@ -179,7 +181,7 @@ def dp_fill(x: int, y: int, w: int, h: int, rng: Stream, out: Out, keep_square: 
         x, y, w, h = stack.pop()
         if w <= 0 or h <= 0:
             continue
-        square, vc, hc, zone = _options(w, h)
+        square, vc, hc, zone = optimal_moves(w, h)
         if zone:
             out.zone(x, y, w, h)
             continue

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from packers.bands import seed_tile_at
 from packers.big_first import coarse_split
-from packers.fill import DP_MAX, _options, split_length
+from packers.fill import DP_MAX, optimal_moves, split_length
 from packers.packing import SIZES, Packing, group_zones
 from tilelib.rng import Stream
 
@@ -57,7 +57,7 @@ def block_split(P: int, blocks: list[int], rng: Stream) -> list[int]:
 
 def _rule_cut(w: int, h: int) -> tuple[int, int] | None:
     """The rule's cut for a w×h block: (0, a) = vertical at x=a, (1, b) = horizontal at y=b; None = leaf."""
-    square, vc, hc, zone = _options(w, h)
+    square, vc, hc, zone = optimal_moves(w, h)
     if zone or square:
         return None
     cuts = [(0, a, w) for a in vc] + [(1, b, h) for b in hc]
@@ -78,7 +78,7 @@ def rule_leaves(w: int, h: int) -> tuple[tuple[str, int, int, int, int], ...]:
         x, y, bw, bh = stack.pop()
         cut = _rule_cut(bw, bh)
         if cut is None:
-            square, _vc, _hc, _zone = _options(bw, bh)
+            square, _vc, _hc, _zone = optimal_moves(bw, bh)
             out.append(("sq" if square else "zone", x, y, bw, bh))
         elif cut[0] == 0:
             stack += [(x + cut[1], y, bw - cut[1], bh), (x, y, cut[1], bh)]
