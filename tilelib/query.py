@@ -23,7 +23,8 @@ from typing import Mapping
 from tilelib.constraint import Constraint, pull_back
 from tilelib.errors import BadInput
 from tilelib.rules import valid_lines
-from tilelib.symmetry import TRANSFORMS, inverse, transform_side_mask
+from tilelib.bits import reverse_bits
+from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_side_mask
 
 SIDE_COLUMNS = ("top", "right", "bottom", "left")
 FILTER_COLUMNS = ("m", "ladder", "bifurcations", "used_unique", "needs_unique",
@@ -68,7 +69,61 @@ def build_query(c: Constraint, filters: Mapping[str, object] | None = None,
     """SQL and parameters answering ``c`` (+ filters) in every transform of ``transforms``.
 
     ``seam_mask`` is the wanted seam mask of the *oriented* tile (pulled back like the sides).
+    When every constrained side is whole, the SQL text depends only on the shape of
+    the query and is cached; only the parameters are computed per call (profiling
+    showed query building, not SQLite, dominated a lookup).
     """
+    full = (1 << c.n) - 1
+    if all(m in (0, full) for m in c.masks) and tuple(transforms) == TRANSFORMS:
+        filters = filters or {}
+        shape = tuple((k, isinstance(v, tuple)) for k, v in filters.items())
+        sql = _whole_side_sql(c.n, c.full_mask, shape, seam_mask is not None)
+        return sql, _whole_side_params(c, filters, seam_mask)
+    return _general_query(c, filters, seam_mask, transforms)
+
+
+@lru_cache(maxsize=4096)
+def _whole_side_sql(n: int, side_bits: int, filter_shape: tuple, with_seam: bool) -> str:
+    fconds, _ = _filter_conditions({k: (0, 0) if rng else 0 for k, rng in filter_shape})
+    parts = []
+    for t in TRANSFORMS:
+        conds = ["n = ?"] + [f"{SIDE_COLUMNS[src.side]} = ?"
+                             for s, src in enumerate(EDGE_MAP[t]) if side_bits >> s & 1]
+        if with_seam:
+            conds.append("seam_mask = ?")
+        parts.append(f"SELECT hash, {t} AS t FROM tiles WHERE {' AND '.join(conds + fconds)}")
+    return " UNION ALL ".join(parts) + " ORDER BY hash, t"
+
+
+@lru_cache(maxsize=None)
+def _reversed_table(n: int) -> list[int]:
+    return [reverse_bits(v, n) for v in range(1 << n)]
+
+
+def _whole_side_params(c: Constraint, filters: Mapping[str, object], seam_mask: int | None) -> list:
+    n, full = c.n, (1 << c.n) - 1
+    rev = _reversed_table(n)
+    _, fparams = _filter_conditions(filters)
+    sides = [s for s in range(4) if c.masks[s]]
+    params: list = []
+    for t in TRANSFORMS:
+        params.append(n)
+        emap = EDGE_MAP[t]
+        for s in sides:
+            src, v = emap[s], c.values[s]
+            # invert the edge map: canonical side value from the oriented one
+            if src.complemented:
+                v ^= full
+            if src.reversed:
+                v = rev[v]
+            params.append(v)
+        if seam_mask is not None:
+            params.append(transform_side_mask(seam_mask, inverse(t)))
+        params += fparams
+    return params
+
+
+def _general_query(c: Constraint, filters, seam_mask, transforms) -> tuple[str, list]:
     fconds, fparams = _filter_conditions(filters or {})
     parts, params = [], []
     for t in transforms:
