@@ -27,6 +27,7 @@ app = typer.Typer(
 COMMAND_MODULES = [
     "tiles_cli.library",
     "tiles_cli.library_sync",
+    "tiles_cli.library_generate",
     "tiles_cli.pack",
 ]
 

@@ -1,0 +1,208 @@
+"""Thinning (SPEC §4, §8): remove givens in seeded random order while the tile stays acceptable.
+
+A givens set G is *acceptable* when
+  (a) the number m of solutions consistent with G is at most ``m_max``, and
+  (b) every alternative (solution ≠ the tile's) differs from the solution on
+      at least one ``seam_mask`` side (its edge int differs there).
+With ``seam_mask = 0``, (b) allows no alternative at all, so m = 1.
+
+Thinning starts from every cell given except the four corners (which the
+generator never gives; usually the rest of the grid forces them, but some
+solutions admit a corner swap, and then the start may already be
+unacceptable) and
+visits the other cells in a random order drawn from the stream; a cell is
+removed when G without it is still acceptable. That is the whole definition.
+
+Both conditions are monotone: removing givens only adds solutions, so if
+G \\ S is acceptable so is G \\ S' for every S' ⊆ S. Hence the sequential
+result can be computed by *group testing*: try removing the next b cells of
+the order at once; if acceptable, all b go (exactly what b one-by-one tests
+would have done); if not, binary-search the longest acceptable prefix, remove
+it, keep the cell after it, and go on. The output is identical to the
+one-cell-at-a-time loop (the tests check this), with far fewer counts while
+most removals succeed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import count_rows
+from tilelib.bits import check_n
+from tilelib.rng import Stream
+
+
+@dataclass(frozen=True)
+class ThinResult:
+    """Row ints of the final givens mask, the solutions consistent with them, and work done."""
+
+    givens: list[int]          # known-mask rows (bit n-1-c = cell (r, c))
+    solutions: list[tuple]     # every solution consistent with the givens, as row-int tuples
+    counts: int                # engine counts made
+    nodes: int                 # engine nodes visited in total
+
+
+def corner_free_mask(n: int) -> list[int]:
+    """Known-mask rows with every cell given except the four corners."""
+    full = (1 << n) - 1
+    edge = full & ~((1 << (n - 1)) | 1)
+    return [edge] + [full] * (n - 2) + [edge]
+
+
+def removal_order(n: int, stream: Stream) -> list[int]:
+    """The non-corner cells (r*n + c), in a uniformly random order from the stream.
+
+    Each cell gets a 32-bit key from one ``stream.bytes`` call and cells are
+    sorted by (key, index): one hash per 8 cells instead of one draw per swap.
+    """
+    corners = {0, n - 1, n * (n - 1), n * n - 1}
+    cells = [i for i in range(n * n) if i not in corners]
+    raw = stream.bytes(4 * len(cells))
+    keys = [int.from_bytes(raw[4 * j:4 * j + 4], "big") for j in range(len(cells))]
+    return [c for _, c in sorted(zip(keys, cells))]
+
+
+def side_rows(n: int, side_mask: int) -> list[int]:
+    """Known-mask rows covering the full sides in ``side_mask`` (top 1, right 2, bottom 4, left 8)."""
+    full = (1 << n) - 1
+    rows = [0] * n
+    for r in range(n):
+        if side_mask & 8:
+            rows[r] |= 1 << (n - 1)
+        if side_mask & 2:
+            rows[r] |= 1
+    if side_mask & 1:
+        rows[0] = full
+    if side_mask & 4:
+        rows[n - 1] = full
+    return rows
+
+
+def sides_differ(n: int, a, b) -> int:
+    """Side mask of the edges on which row-int grids a and b differ."""
+    mask = 0
+    if a[0] != b[0]:
+        mask |= 1
+    if a[n - 1] != b[n - 1]:
+        mask |= 4
+    hi = 1 << (n - 1)
+    for x, y in zip(a, b):
+        d = x ^ y
+        if d & 1:
+            mask |= 2
+        if d & hi:
+            mask |= 8
+        if mask & 10 == 10:
+            break
+    return mask
+
+
+class _Checker:
+    """Tests acceptability of givens masks against one solution; counts its own work."""
+
+    def __init__(self, n: int, sol: list[int], m_max: int, seam_mask: int) -> None:
+        self.n, self.sol, self.seam = n, tuple(sol), seam_mask
+        self.m_max = m_max if seam_mask else 1
+        self.counts = 0
+        self.nodes = 0
+
+    def _count(self, vals, known, k):
+        cnt, sols, nodes = count_rows(self.n, vals, known, k)
+        self.counts += 1
+        self.nodes += nodes
+        return cnt, [tuple(s) for s in sols]
+
+    def _pinned(self, s: tuple) -> bool:
+        return s == self.sol or bool(sides_differ(self.n, s, self.sol) & self.seam)
+
+    def check(self, known: list[int]) -> list[tuple] | None:
+        """Every solution consistent with ``known`` when acceptable, else None (one count, k = m_max+1)."""
+        cnt, sols = self._count([s & k for s, k in zip(self.sol, known)], known, self.m_max + 1)
+        if cnt > self.m_max or not all(self._pinned(s) for s in sols):
+            return None
+        return sols
+
+    def check_one(self, known: list[int], sols: list[tuple], cell: int) -> list[tuple] | None:
+        """Like ``check(known minus cell)``, given ``sols`` = every solution of ``known``.
+
+        The solutions of known−{cell} are the old ones plus those with the
+        cell flipped, so one count with the flipped value fixed (and k only
+        the room left under m_max) decides: it propagates from a nearly full
+        grid and refutes fast. Returns the new full solution list or None.
+        """
+        n = self.n
+        r, bit = divmod(cell, n)
+        bit = 1 << (n - 1 - bit)
+        vals = [s & k for s, k in zip(self.sol, known)]
+        vals[r] ^= bit
+        room = self.m_max - len(sols)
+        if room <= 0:
+            # Any solution with the cell flipped would exceed m_max: is there one?
+            cnt, _ = self._count(vals, known, 1)
+            return None if cnt else sols
+        cnt, new = self._count(vals, known, room + 1)
+        if cnt > room or not all(self._pinned(s) for s in new):
+            return None
+        return sols + new
+
+
+def _without(known: list[int], n: int, cells) -> list[int]:
+    out = known[:]
+    for i in cells:
+        out[i // n] &= ~(1 << (n - 1 - i % n))
+    return out
+
+
+def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, seam_mask: int = 0,
+         start: list[int] | None = None, method: str = "fast") -> ThinResult | None:
+    """Thin the givens of a solution (row ints) in the stream's random order; see the module doc.
+
+    ``start`` is the initial givens mask (default: all cells but the corners).
+    Returns None when the start itself is not acceptable — e.g. the four
+    corners can swap (top-left↔top-right with bottom-left↔bottom-right) and
+    seam_mask = 0 allows no alternative: the caller draws another solution.
+
+    ``method="plain"`` is the definition (one full count per cell);
+    ``"fast"`` (default) gives the identical result with group tests while
+    removals keep succeeding and flipped-cell counts (``check_one``) after.
+    """
+    check_n(n)
+    if m_max < 1:
+        raise ValueError("m_max must be at least 1")
+    if method not in ("plain", "fast"):
+        raise ValueError(f"unknown thinning method {method!r}")
+    known = list(corner_free_mask(n) if start is None else start)
+    chk = _Checker(n, solution_rows, m_max, seam_mask)
+    sols = chk.check(known)
+    if sols is None:
+        return None
+    order = [i for i in removal_order(n, stream) if (known[i // n] >> (n - 1 - i % n)) & 1]
+
+    if method == "plain":
+        for i in order:
+            trial = _without(known, n, [i])
+            got = chk.check(trial)
+            if got is not None:
+                known, sols = trial, got
+        return ThinResult(known, sols, chk.counts, chk.nodes)
+
+    # Group phase: remove doubling chunks while they all succeed. A failed
+    # chunk is then walked cell by cell, and so is everything after it.
+    p, b = 0, max(2, len(order) // GROUP_START_DIVISOR)
+    while p < len(order):
+        chunk = order[p:p + b]
+        trial = _without(known, n, chunk)
+        got = chk.check(trial)
+        if got is None:
+            break
+        known, sols = trial, got
+        p += len(chunk)
+        b *= 2
+    for i in order[p:]:
+        got = chk.check_one(known, sols, i)
+        if got is not None:
+            known, sols = _without(known, n, [i]), got
+    return ThinResult(known, sols, chk.counts, chk.nodes)
+
+
+GROUP_START_DIVISOR = 8

@@ -1,0 +1,18 @@
+"""The generator's version stamp (SPEC §4 ``version``) and its defaults.
+
+Bump ``GENERATOR_VERSION`` whenever a change alters which tiles a seed
+produces or how their features are computed: rows are never rewritten, a new
+version only adds rows.
+"""
+
+GENERATOR_VERSION = 1
+
+# SPEC §4: default m_max per tile side.
+_M_MAX = {6: 2, 8: 2, 10: 3, 12: 3, 14: 3, 16: 4}
+
+
+def default_m_max(n: int) -> int:
+    """The default isolated multiplicity cap for side n (2 for 6–8, 3 for 10–14, 4 for 16)."""
+    from tilelib.bits import check_n
+
+    return _M_MAX[check_n(n)]
