@@ -1,0 +1,34 @@
+"""A non-blocking exclusive lock so two daily builds never run at once on one library."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+from typing import Iterator
+
+from tilelib.errors import BuildLocked
+
+
+@contextlib.contextmanager
+def build_lock(library: Path) -> Iterator[Path]:
+    """Hold ``<library>.lock`` (flock) for the duration; BuildLocked if another process has it.
+
+    flock is released by the kernel when the holder dies, so a crashed build
+    never leaves a stale lock behind.
+    """
+    path = Path(str(library) + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise BuildLocked(f"another daily build (pid {holder}) holds {path}") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield path
+    finally:
+        os.close(fd)

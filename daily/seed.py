@@ -1,0 +1,49 @@
+"""The day's seed and its public commitment (SPEC §9).
+
+``seed = HMAC-SHA256(key=TILES_SECRET as UTF-8, msg="tiles-daily:" + D)`` with D
+the ISO date; ``seed_commit = sha256(seed)`` over the 32 raw bytes. The seed is
+secret until the day is over (``reveal``); the manifest carries only the
+commitment, so anyone can later check the revealed seed against it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+
+from tilelib.errors import BadInput
+
+SECRET_ENV = "TILES_SECRET"
+
+
+def parse_day(text: str | None, today: dt.date | None = None) -> str:
+    """An ISO date string YYYY-MM-DD (default: today, UTC); BadInput if malformed."""
+    if text is None:
+        return (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+    try:
+        day = dt.date.fromisoformat(text)
+    except ValueError:
+        raise BadInput(f"date {text!r} is not an ISO date YYYY-MM-DD") from None
+    if day.isoformat() != text:
+        raise BadInput(f"date {text!r} is not an ISO date YYYY-MM-DD")
+    return text
+
+
+def day_seed(secret: str | None, day: str) -> bytes:
+    """The 32-byte seed of a day; BadInput when no secret is configured."""
+    if not secret:
+        raise BadInput(f"set {SECRET_ENV} (or pass --seed HEX) to derive the day's seed")
+    return hmac.new(secret.encode("utf-8"), ("tiles-daily:" + day).encode("utf-8"), hashlib.sha256).digest()
+
+
+def seed_commit(seed: bytes) -> str:
+    """sha256(seed) as lower-case hex: the public commitment in the manifest."""
+    return hashlib.sha256(seed).hexdigest()
+
+
+def check_revealable(day: str, today: dt.date | None = None, force: bool = False) -> None:
+    """Refuse to reveal the seed of today or a future day (UTC) unless forced."""
+    today = today or dt.datetime.now(dt.timezone.utc).date()
+    if not force and dt.date.fromisoformat(day) >= today:
+        raise BadInput(f"the seed of {day} is secret until the day is over (use --force to override)")
