@@ -153,8 +153,16 @@ def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tup
     return out, sha256_file(out), out.stat().st_size, tiles, fp
 
 
-def fetch_verified(backend: Backend, info: HeadInfo, workdir: Path, progress: ProgressFactory | None) -> Path:
-    """Download HEAD's snapshot into ``workdir`` and prove it sound, else BadSnapshot. Returns its path."""
+def fetch_verified(backend: Backend, info: HeadInfo, workdir: Path, progress: ProgressFactory | None,
+                   integrity: str = "full") -> Path:
+    """Download HEAD's snapshot into ``workdir`` and prove it sound, else BadSnapshot. Returns its path.
+
+    ``integrity="full"`` runs ``PRAGMA integrity_check`` as SPEC §11 says (it cross-checks
+    every index and dominates pull time: ~1.5 s per 100 MB); ``"quick"`` runs
+    ``PRAGMA quick_check`` (no index cross-check, ~20x faster). The sha256 check comes
+    first either way, so "quick" only trusts the pusher's VACUUM INTO to build sound indexes."""
+    if integrity not in ("full", "quick"):
+        raise ValueError(f"integrity must be 'full' or 'quick', not {integrity!r}")
     dest = workdir / f"pull-{info.snapshot[:16]}.sqlite"
     short = info.snapshot[:12]
     size = backend.get_snapshot(info.snapshot, dest, progress)
@@ -168,9 +176,14 @@ def fetch_verified(backend: Backend, info: HeadInfo, workdir: Path, progress: Pr
     try:
         conn = sqlite3.connect(f"file:{dest}?mode=ro", uri=True)
         try:
-            res = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+            # integrity_check cross-checks every index against its table: memory-mapping the
+            # file and a large page cache make it ~1.8x faster (bench_sync).
+            conn.execute(f"PRAGMA mmap_size = {1 << 31}")
+            conn.execute("PRAGMA cache_size = -262144")
+            pragma = "integrity_check" if integrity == "full" else "quick_check"
+            res = [r[0] for r in conn.execute(f"PRAGMA {pragma}").fetchall()]
             if res != ["ok"]:
-                raise BadSnapshot(f"{where}: snapshot {short}… fails PRAGMA integrity_check: {res[0]}")
+                raise BadSnapshot(f"{where}: snapshot {short}… fails PRAGMA {pragma}: {res[0]}")
             conn.execute("ATTACH DATABASE ? AS snap", (f"file:{dest}?mode=ro",))
             check_source_schema(conn, f"snapshot {short}…", "snap")
         finally:
@@ -239,7 +252,7 @@ def _local_missing(path: Path) -> bool:
 
 
 def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
-         verify: str = "new") -> PullResult:
+         verify: str = "new", integrity: str = "full") -> PullResult:
     """Merge the remote's HEAD snapshot into the local library (creating it if absent)."""
     t0 = time.perf_counter()
     path = Path(library)
@@ -256,7 +269,7 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                 return PullResult("up_to_date", info.snapshot, 0, 0, time.perf_counter() - t0)
         work = _workdir(path)
         try:
-            tmp = fetch_verified(backend, info, work, progress)
+            tmp = fetch_verified(backend, info, work, progress, integrity)
             if lib is None:
                 added = _clone(tmp, path, url, info, verify)
                 if added is not None:
@@ -293,7 +306,8 @@ def backoff(attempt: int, base: float = 0.05, cap: float = 2.0) -> float:
 
 
 def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
-         verify: str = "new", max_attempts: int = 20, before_swap: Callable[[], None] | None = None,
+         verify: str = "new", integrity: str = "full", max_attempts: int = 20,
+         before_swap: Callable[[], None] | None = None,
          sleep: Callable[[float], None] = time.sleep) -> PushResult:
     """Publish the local library as the remote's new HEAD, merging whatever others pushed first.
 
@@ -314,7 +328,7 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                 if info is not None:
                     st = read_state(lib, url)
                     if st is None or st.etag != info.etag or st.snapshot != info.snapshot:
-                        tmp = fetch_verified(backend, info, work, progress)
+                        tmp = fetch_verified(backend, info, work, progress, integrity)
                         stats = merge_file(lib, tmp, verify=verify)
                         tmp.unlink()
                         merged += stats.tiles_added

@@ -19,6 +19,7 @@ import argparse
 import os
 import platform
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -113,6 +114,15 @@ def main() -> None:
             t_vac = timed(vac, args.repeat)
         t_sha = timed(lambda: sha256_file(lib_path), args.repeat)
 
+        def check(pragma):
+            conn = sqlite3.connect(f"file:{lib_path}?mode=ro", uri=True)
+            conn.execute(f"PRAGMA mmap_size = {1 << 31}")
+            conn.execute("PRAGMA cache_size = -262144")
+            assert conn.execute(f"PRAGMA {pragma}").fetchall() == [("ok",)]
+            conn.close()
+        t_ic = timed(lambda: check("integrity_check"), args.repeat)
+        t_qc = timed(lambda: check("quick_check"), args.repeat)
+
         # --- S3: plain boto3 baseline vs push/pull
         bucket = new_bucket(endpoint)
         backend = open_backend(f"s3://{bucket}/bench")
@@ -133,13 +143,13 @@ def main() -> None:
         t_push = timed(s3_push, args.repeat)
         url = f"s3://{s3_push.last}/lib"
 
-        def clone(u, verify):
+        def clone(u, verify="new", integrity="full"):
             dest = work / "clone.sqlite"
             dest.unlink(missing_ok=True)
-            r = pull(dest, open_backend(u), verify=verify)
+            r = pull(dest, open_backend(u), verify=verify, integrity=integrity)
             assert r.status == "cloned" and r.tiles_added == count
         t_clone = timed(lambda: clone(url, "new"), args.repeat)
-        t_clone_sample = timed(lambda: clone(url, "sample"), args.repeat)
+        t_clone_quick = timed(lambda: clone(url, "sample", "quick"), args.repeat)
 
         small = work / "small.sqlite"
 
@@ -163,7 +173,7 @@ def main() -> None:
             assert r.status == "pushed"
             file_push.last = d
         t_fpush = timed(file_push, args.repeat)
-        t_fclone = timed(lambda: clone(f"file://{file_push.last}", "new"), args.repeat)
+        t_fclone = timed(lambda: clone(f"file://{file_push.last}"), args.repeat)
 
         # --- merge of two 100k-tile libraries
         a, b = work / "ma.sqlite", work / "mb.sqlite"
@@ -188,10 +198,12 @@ def main() -> None:
             ("S3 `push` (vacuum+sha+upload+HEAD swap)", f"{t_push:.2f} s",
              f"{mb / t_push:.0f} MB/s, ratio {t_up / t_push:.2f}"),
             ("S3 plain boto3 download_file", f"{t_down:.2f} s", f"{mb / t_down:.0f} MB/s"),
-            ("S3 `pull` into no local file, verify=new", f"{t_clone:.2f} s",
+            ("PRAGMA integrity_check (pull phase)", f"{t_ic:.2f} s", f"{mb / t_ic:.0f} MB/s"),
+            ("PRAGMA quick_check (pull phase with --integrity quick)", f"{t_qc:.2f} s", f"{mb / t_qc:.0f} MB/s"),
+            ("S3 `pull` into no local file (defaults: verify=new, integrity=full)", f"{t_clone:.2f} s",
              f"{mb / t_clone:.0f} MB/s, ratio {t_down / t_clone:.2f}"),
-            ("S3 `pull` into no local file, verify=sample", f"{t_clone_sample:.2f} s",
-             f"{mb / t_clone_sample:.0f} MB/s, ratio {t_down / t_clone_sample:.2f}"),
+            ("S3 `pull` into no local file, verify=sample, integrity=quick", f"{t_clone_quick:.2f} s",
+             f"{mb / t_clone_quick:.0f} MB/s, ratio {t_down / t_clone_quick:.2f}"),
             ("S3 `pull` merging into a 1k-tile library", f"{t_pull_merge:.2f} s", f"{mb / t_pull_merge:.0f} MB/s"),
             ("file:// plain copy + fsync", f"{t_copy:.2f} s", f"{mb / t_copy:.0f} MB/s"),
             ("file:// `push`", f"{t_fpush:.2f} s", f"{mb / t_fpush:.0f} MB/s, ratio {t_copy / t_fpush:.2f}"),

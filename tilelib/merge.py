@@ -39,6 +39,7 @@ MISS_KEY = ("n", "top", "right", "bottom", "left", "top_mask", "right_mask", "bo
 MISS_COLUMNS = (*MISS_KEY, "side_mask", "packing", "first_seen", "last_seen", "count", "nofit", "tile")
 MANIFEST_COLUMNS = ("day", "seed_commit", "json", "created")
 SAMPLE_SIZE = 256
+MERGE_CACHE_KIB = -262144  # negative: KiB, so 256 MiB
 ALIAS = "merge_src"
 
 
@@ -156,6 +157,9 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
         conn.execute(f"ATTACH DATABASE ? AS {ALIAS}", (str(src),))
     except sqlite3.DatabaseError as err:
         raise CorruptLibrary(f"cannot open {label}: {err}") from None
+    old_cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+    # Index inserts land on random pages: a 256 MiB page cache halves the merge time (bench_sync).
+    conn.execute(f"PRAGMA cache_size = {MERGE_CACHE_KIB}")
     try:
         check_source_schema(conn, label)
         conn.execute("BEGIN IMMEDIATE")
@@ -173,4 +177,5 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
         raise CorruptLibrary(f"merging {label} failed: {err}") from None
     finally:
         conn.execute(f"DETACH DATABASE {ALIAS}")
+        conn.execute(f"PRAGMA cache_size = {int(old_cache)}")
     return MergeStats(tiles, manifests, conflicts, added, updated, checked, source_tiles, source_fp, local_only)

@@ -25,22 +25,29 @@ def register(app: typer.Typer) -> None:
     """Commands are registered on ``library_app`` by the decorators below (importing is enough)."""
 
 
+IntegrityOpt = typer.Option("full", "--integrity", help="Check of a downloaded snapshot after its sha256: "
+                            "full (PRAGMA integrity_check, SPEC default) or quick (PRAGMA quick_check).")
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def _verify_mode(v: str) -> str:
-    if v not in ("new", "sample", "none"):
-        raise BadInput(f"--verify must be new, sample or none, not {v!r}")
-    return v
+def _modes(verify: str, integrity: str) -> dict:
+    if verify not in ("new", "sample", "none"):
+        raise BadInput(f"--verify must be new, sample or none, not {verify!r}")
+    if integrity not in ("full", "quick"):
+        raise BadInput(f"--integrity must be full or quick, not {integrity!r}")
+    return {"verify": verify, "integrity": integrity}
 
 
 @library_app.command("pull")
-def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt) -> None:
+def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
+             integrity: str = IntegrityOpt) -> None:
     """Merge the remote's HEAD snapshot into the local library (never drops a local row)."""
-    mode = _verify_mode(verify)
+    modes = _modes(verify, integrity)
     backend = open_backend(remote)
-    r = pull(library, backend, progress=progress, verify=mode)
+    r = pull(library, backend, progress=progress, **modes)
     if r.status == "empty":
         typer.echo(f"remote {backend.url} is empty; nothing to pull")
     elif r.status == "up_to_date":
@@ -52,11 +59,12 @@ def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
 
 
 @library_app.command("push")
-def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt) -> None:
+def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
+             integrity: str = IntegrityOpt) -> None:
     """Publish the local library as the remote's HEAD (merging what others pushed first)."""
-    mode = _verify_mode(verify)
+    modes = _modes(verify, integrity)
     backend = open_backend(remote)
-    r = push(library, backend, progress=progress, verify=mode)
+    r = push(library, backend, progress=progress, **modes)
     merged = f" (merged {r.merged_tiles:,} from the remote first)" if r.merged_tiles else ""
     if r.status == "up_to_date":
         typer.echo(f"nothing to push: remote is up to date at snapshot {r.snapshot[:12]}…{merged}")
