@@ -147,6 +147,9 @@ def constraint_cells(constraint) -> tuple[np.ndarray, np.ndarray]:
             bit = 1 << (n - 1 - i)
             if m & bit:
                 rc = places[side](i)
+                val = 1 if v & bit else 0
+                if known[rc] and vals[rc] != val:
+                    raise BadInput(f"constraint fixes corner {rc} to both 0 and 1")
                 known[rc] = 1
-                vals[rc] = 1 if v & bit else 0
+                vals[rc] = val
     return vals, known

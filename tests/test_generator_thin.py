@@ -1,0 +1,115 @@
+"""generator.thin: the fast thinning loop equals the one-cell definition, and its output is acceptable and minimal."""
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from engine import count_rows
+from generator.solution import random_rows
+from generator.thin import corner_free_mask, removal_order, sides_differ, side_rows, thin
+from tilelib.bits import edges
+from generator.solution import rows_to_grid
+from tilelib.rng import Stream
+
+seeds = st.binary(min_size=32, max_size=32)
+configs = st.sampled_from([(1, 0), (2, 0), (2, 15), (3, 15), (2, 1), (3, 5), (4, 10)])
+
+
+def _acceptable(n, sol, known, m_max, seam):
+    """Straight from SPEC §4, with the engine as the counter: m <= m_max and the seam
+    sides' cells, added to the givens, pin the tile uniquely."""
+    vals = [s & k for s, k in zip(sol, known)]
+    m, _, _ = count_rows(n, vals, known, m_max + 1)
+    if m > m_max:
+        return False
+    pinned = [k | s for k, s in zip(known, side_rows(n, seam))]
+    c, _, _ = count_rows(n, [s & k for s, k in zip(sol, pinned)], pinned, 2)
+    return c == 1
+
+
+@settings(max_examples=30)
+@given(seed=seeds, n=st.sampled_from((6, 8, 10)), cfg=configs)
+def test_fast_equals_plain_and_output_is_acceptable_and_minimal(seed, n, cfg):
+    m_max, seam = cfg
+    sol = random_rows(n, Stream(seed, "sol"))
+    fast = thin(n, sol, Stream(seed, "thin"), m_max=m_max, seam_mask=seam)
+    plain = thin(n, sol, Stream(seed, "thin"), m_max=m_max, seam_mask=seam, method="plain")
+    if fast is None:
+        assert plain is None
+        assert not _acceptable(n, sol, corner_free_mask(n), m_max, seam)
+        return
+    assert fast.givens == plain.givens
+    assert sorted(fast.solutions) == sorted(plain.solutions)
+    known = fast.givens
+    # corners never given
+    hi, lo = 1 << (n - 1), 1
+    assert not (known[0] & (hi | lo)) and not (known[-1] & (hi | lo))
+    assert _acceptable(n, sol, known, m_max, seam)
+    # the solution list is exactly what the engine enumerates
+    c, sols, _ = count_rows(n, [s & k for s, k in zip(sol, known)], known, m_max + 1)
+    assert c == len(fast.solutions) and sorted(map(tuple, sols)) == sorted(fast.solutions)
+    assert tuple(sol) in fast.solutions
+    # minimal: no remaining given can go (removals only add solutions, so a
+    # cell refused once is refused for good)
+    for r in range(n):
+        for b in range(n):
+            bit = 1 << b
+            if known[r] & bit:
+                fewer = known[:]
+                fewer[r] &= ~bit
+                assert not _acceptable(n, sol, fewer, m_max, seam), (r, b)
+
+
+def test_seam_zero_means_unique():
+    sol = random_rows(8, Stream(bytes(32), "s"))
+    for i in range(5):
+        res = thin(8, sol, Stream(bytes([i]) * 32, "t"), m_max=4, seam_mask=0)
+        assert res is None or len(res.solutions) == 1
+
+
+def test_alternatives_differ_on_a_seam_side():
+    found_alt = False
+    for i in range(10):
+        n = 8
+        sol = random_rows(n, Stream(bytes([i]) * 32, "s"))
+        res = thin(n, sol, Stream(bytes([i]) * 32, "t"), m_max=4, seam_mask=2)
+        if res is None:
+            continue
+        for a in res.solutions:
+            if a != tuple(sol):
+                found_alt = True
+                assert sides_differ(n, a, sol) & 2
+    assert found_alt
+
+
+def test_sides_differ_matches_edge_ints():
+    n = 8
+    for i in range(20):
+        a = random_rows(n, Stream(bytes([i]) * 32, "a"))
+        b = random_rows(n, Stream(bytes([i]) * 32, "b"))
+        ea, eb = edges(rows_to_grid(a, n)), edges(rows_to_grid(b, n))
+        expect = sum(1 << s for s in range(4) if ea[s] != eb[s])
+        assert sides_differ(n, a, b) == expect
+
+
+def test_removal_order_is_a_seeded_permutation_of_non_corners():
+    n = 10
+    o = removal_order(n, Stream(bytes(32), "o"))
+    assert sorted(o) == sorted(set(range(n * n)) - {0, n - 1, n * (n - 1), n * n - 1})
+    assert o == removal_order(n, Stream(bytes(32), "o"))
+    assert o != removal_order(n, Stream(bytes(32), "p"))
+
+
+def test_corner_free_mask_and_side_rows():
+    assert corner_free_mask(6) == [0b011110] + [0b111111] * 4 + [0b011110]
+    assert side_rows(6, 1) == [0b111111] + [0] * 5
+    assert side_rows(6, 2) == [0b000001] * 6
+    assert side_rows(6, 4) == [0] * 5 + [0b111111]
+    assert side_rows(6, 8) == [0b100000] * 6
+
+
+def test_bad_arguments():
+    sol = random_rows(6, Stream(bytes(32), "s"))
+    with pytest.raises(ValueError):
+        thin(6, sol, Stream(bytes(32)), m_max=0)
+    with pytest.raises(ValueError):
+        thin(6, sol, Stream(bytes(32)), method="fastest")
