@@ -90,14 +90,21 @@ def query_b(conn, n: int, top: int, left: int | None):
 
 
 def timed(fn, cases):
-    out, hits = [], 0
+    """Per n: (p50 µs, p99 µs, total hits); the key None holds all queries."""
+    per: dict = {}
     for case in cases:
         t0 = time.perf_counter_ns()
         r = fn(*case)
-        out.append((time.perf_counter_ns() - t0) / 1000)
-        hits += len(r)
-    out.sort()
-    return statistics.median(out), out[int(0.99 * (len(out) - 1))], hits
+        us = (time.perf_counter_ns() - t0) / 1000
+        for key in (None, case[0]):
+            d = per.setdefault(key, ([], [0]))
+            d[0].append(us)
+            d[1][0] += len(r)
+    out = {}
+    for key, (times, hits) in per.items():
+        times.sort()
+        out[key] = (statistics.median(times), times[int(0.99 * (len(times) - 1))], hits[0], len(times))
+    return out
 
 
 def main() -> None:
@@ -143,15 +150,20 @@ def main() -> None:
           f"SQLite {sqlite3.sqlite_version}; {tiles:,} tiles (n uniform 6..16), {args.queries} queries"
           + (f"; library built in {build_s:.0f} s" if build_s else ""))
     print()
-    print("| design | query | p50 µs | p99 µs | hits (checksum) | bytes/tile |")
-    print("|---|---|---:|---:|---:|---:|")
-    for (design, q), (p50, p99, hits) in results.items():
-        print(f"| {design} | {q} | {p50:.0f} | {p99:.0f} | {hits:,} | {size[design[0]]:.0f} |")
-    base = results[("B 16 oriented edge tuples", "two edges")][0]
-    print(f"\ntwo-edge p50 ratio B/A: {base / results[('A canonical + 16-way expansion', 'two edges')][0]:.2f}")
+    print("| design | query | n | p50 µs | p99 µs | mean hits | bytes/tile |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for (design, q), per in results.items():
+        for key in [None, *SIZES]:
+            p50, p99, hits, k = per[key]
+            print(f"| {design[:1]} | {q} | {'all' if key is None else key} | {p50:.0f} | {p99:.0f} | "
+                  f"{hits / k:,.0f} | {size[design[0]]:.0f} |")
+    a2 = results[("A canonical + 16-way expansion", "two edges")][None][0]
+    b2 = results[("B 16 oriented edge tuples", "two edges")][None][0]
+    print(f"\nA: {list(results)[0][0]}; B: {list(results)[2][0]}")
+    print(f"two-edge p50 ratio B/A (all n): {b2 / a2:.2f}; size ratio B/A: {size['B'] / size['A']:.2f}")
     for q in ("one edge", "two edges"):
-        ha = results[("A canonical + 16-way expansion", q)][2]
-        hb = results[("B 16 oriented edge tuples", q)][2]
+        ha = results[("A canonical + 16-way expansion", q)][None][2]
+        hb = results[("B 16 oriented edge tuples", q)][None][2]
         assert ha == hb, f"designs disagree on {q}: {ha} vs {hb}"
 
 
