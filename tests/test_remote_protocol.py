@@ -312,3 +312,34 @@ def test_day_old_work_dirs_of_killed_syncs_are_removed(tmp_path):
     os.utime(old, (past, past))
     push(a, open_backend(f"file://{tmp_path / 'r'}"))
     assert not old.exists() and young.exists()
+
+
+def test_a_misses_change_alone_is_pushed_and_pulled(remote_url, tmp_path):
+    """Nothing-to-push is decided by a fingerprint that every allowed change moves, misses included."""
+    import sqlite3
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    make_library(a, 1, 3)
+    push(a, open_backend(remote_url))
+    assert push(a, open_backend(remote_url)).status == "up_to_date"
+    with sqlite3.connect(a) as c:
+        c.execute("INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, "
+                  "bottom_mask, left_mask, first_seen, last_seen) VALUES (6, 1, 5, 0, 0, 0, 63, 0, 0, 0, 1, 1)")
+    r = push(a, open_backend(remote_url))
+    assert (r.status, r.new_tiles) == ("pushed", 0)
+    with sqlite3.connect(a) as c:
+        c.execute("UPDATE misses SET count = count + 1, last_seen = 2")
+    assert push(a, open_backend(remote_url)).status == "pushed"
+    pull(b, open_backend(remote_url))
+    with sqlite3.connect(b) as c:
+        assert c.execute("SELECT top, count, last_seen FROM misses").fetchall() == [(5, 2, 2)]
+
+
+def test_pull_into_a_file_that_is_not_a_library_fails_untouched(remote_url, tmp_path):
+    a, junk = tmp_path / "a.sqlite", tmp_path / "junk.sqlite"
+    make_library(a, 1, 3)
+    push(a, open_backend(remote_url))
+    junk.write_bytes(b"not a database, just bytes" * 100)
+    from tilelib.errors import NotALibrary
+    with pytest.raises(NotALibrary):
+        pull(junk, open_backend(remote_url))
+    assert junk.read_bytes() == b"not a database, just bytes" * 100

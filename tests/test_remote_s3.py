@@ -161,3 +161,24 @@ def test_cli_refuses_bad_remote_urls_before_any_io(tmp_path, capsys):
     make_library(a, 1, 1)
     code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "https://example.invalid/x"], capsys)
     assert code == 2 and "must start with s3:// or file:///" in err
+
+
+def test_eight_cli_pushers_in_separate_processes_all_exit_0(bucket, s3_env, tmp_path):
+    """SPEC §11 end to end: eight `tiles library push` processes at once, disjoint rows, nothing lost."""
+    import subprocess
+    import sys
+    from remote.backend import open_backend
+    url = f"s3://{bucket}/lib"
+    expected = set()
+    paths = [tmp_path / f"p{i}.sqlite" for i in range(8)]
+    for i, p in enumerate(paths):
+        expected |= make_library(p, 200 + i, 5)
+    procs = [subprocess.Popen([sys.executable, "-m", "tiles_cli.app", "library", "push", "-L", str(p),
+                               "--remote", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+             for p in paths]
+    outs = [(pr.wait(180), *pr.communicate()) for pr in procs]
+    assert all(code == 0 for code, _, _ in outs), [err.decode() for _, _, err in outs]
+    assert all(out.decode().startswith("pushed ") for _, out, _ in outs)
+    dest = tmp_path / "final.sqlite"
+    r = __import__("remote.sync", fromlist=["pull"]).pull(dest, open_backend(url))
+    assert r.status == "cloned" and tile_hashes(dest) == expected and len(expected) == 40
