@@ -28,11 +28,12 @@ import sqlite3
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tilelib.errors import CorruptLibrary, NotALibrary, RemoteError, SchemaTooNew
+from tilelib.errors import CorruptLibrary, HashMismatch, NotALibrary, RemoteError, SchemaTooNew
 from tilelib.merge import MergeStats, check_source_schema, fingerprint, merge_file, verify_tiles
 from tilelib.store import Library
 
@@ -232,7 +233,8 @@ def _clone(tmp: Path, dest: Path, url: str, info: HeadInfo, verify: str) -> int 
     """Make the verified snapshot the new local library (no local file yet). None if one appeared meanwhile."""
     conn = sqlite3.connect(tmp)
     try:
-        verify_tiles(conn, verify, f"snapshot {info.snapshot[:12]}…", "main", only_new=False)
+        with _bad_rows_are_remote_errors(url):
+            verify_tiles(conn, verify, f"snapshot {info.snapshot[:12]}…", "main", only_new=False)
         tiles = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
         _strip_state(conn)
         with conn:
@@ -245,6 +247,15 @@ def _clone(tmp: Path, dest: Path, url: str, info: HeadInfo, verify: str) -> int 
     except FileExistsError:
         return None
     return tiles
+
+
+@contextmanager
+def _bad_rows_are_remote_errors(url: str):
+    """A snapshot row whose content does not match its hash is bad remote data: RemoteError (exit 4)."""
+    try:
+        yield
+    except HashMismatch as err:
+        raise BadSnapshot(f"remote {url}: {err}") from None
 
 
 def _local_missing(path: Path) -> bool:
@@ -275,7 +286,8 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                 if added is not None:
                     return PullResult("cloned", info.snapshot, added, info.size, time.perf_counter() - t0)
                 lib = Library.open(path)
-            stats = merge_file(lib, tmp, verify=verify)
+            with _bad_rows_are_remote_errors(url):
+                stats = merge_file(lib, tmp, verify=verify)
             write_state(lib.conn, url, SyncState(info.etag, info.snapshot, stats.source_fingerprint))
             return PullResult("merged", info.snapshot, stats.tiles_added, info.size,
                               time.perf_counter() - t0, stats)
@@ -329,7 +341,8 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                     st = read_state(lib, url)
                     if st is None or st.etag != info.etag or st.snapshot != info.snapshot:
                         tmp = fetch_verified(backend, info, work, progress, integrity)
-                        stats = merge_file(lib, tmp, verify=verify)
+                        with _bad_rows_are_remote_errors(url):
+                            stats = merge_file(lib, tmp, verify=verify)
                         tmp.unlink()
                         merged += stats.tiles_added
                         st = SyncState(info.etag, info.snapshot, stats.source_fingerprint)
@@ -338,6 +351,8 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                         return PushResult("up_to_date", info.snapshot, 0, merged, 0, attempt,
                                           time.perf_counter() - t0)
                 snap, sha, size, tiles, fp = make_snapshot(lib, work)
+                if info is not None and sha == info.snapshot:  # byte-identical to HEAD: nothing new
+                    return PushResult("up_to_date", sha, 0, merged, 0, attempt, time.perf_counter() - t0)
                 sent = backend.put_snapshot(sha, snap, progress)
                 snap.unlink()
                 if before_swap is not None:

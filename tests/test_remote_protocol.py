@@ -343,3 +343,26 @@ def test_pull_into_a_file_that_is_not_a_library_fails_untouched(remote_url, tmp_
     with pytest.raises(NotALibrary):
         pull(junk, open_backend(remote_url))
     assert junk.read_bytes() == b"not a database, just bytes" * 100
+
+
+def test_snapshot_with_a_tampered_row_is_refused_as_bad_remote_data(remote_url, tmp_path):
+    """A consistent snapshot (right sha256, sound SQLite) whose row content does not match its hash."""
+    import sqlite3
+    src, b = tmp_path / "src.sqlite", tmp_path / "b.sqlite"
+    victim = sorted(make_library(src, 1, 20))[3]
+    with sqlite3.connect(src) as c:
+        c.execute("UPDATE tiles SET solution = zeroblob(length(solution)) WHERE hash = ?", (victim,))
+    data = src.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    be = open_backend(remote_url)
+    be.prepare()
+    be.put_snapshot(sha, src)
+    be.put_head(json.dumps({"snapshot": sha, "size": len(data), "tiles": 20, "parent": None}).encode(), None)
+    make_library(b, 2, 4)
+    before = file_digest(b)
+    for dest in (b, tmp_path / "fresh.sqlite"):
+        with pytest.raises(BadSnapshot, match=victim):
+            pull(dest, open_backend(remote_url))
+    with pytest.raises(BadSnapshot, match=victim):
+        push(b, open_backend(remote_url))
+    assert file_digest(b) == before and not (tmp_path / "fresh.sqlite").exists()
