@@ -285,7 +285,7 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                 added = _clone(tmp, path, url, info, verify)
                 if added is not None:
                     return PullResult("cloned", info.snapshot, added, info.size, time.perf_counter() - t0)
-                lib = Library.open(path)
+                lib = Library.open(path, create=True)  # a file appeared (or was empty): merge instead
             with _bad_rows_are_remote_errors(url):
                 stats = merge_file(lib, tmp, verify=verify)
             write_state(lib.conn, url, SyncState(info.etag, info.snapshot, stats.source_fingerprint))

@@ -366,3 +366,12 @@ def test_snapshot_with_a_tampered_row_is_refused_as_bad_remote_data(remote_url, 
     with pytest.raises(BadSnapshot, match=victim):
         push(b, open_backend(remote_url))
     assert file_digest(b) == before and not (tmp_path / "fresh.sqlite").exists()
+
+
+def test_pull_into_an_empty_file_merges(remote_url, tmp_path):
+    a, empty = tmp_path / "a.sqlite", tmp_path / "empty.sqlite"
+    ha = make_library(a, 1, 6)
+    push(a, open_backend(remote_url))
+    empty.touch()
+    r = pull(empty, open_backend(remote_url))
+    assert (r.status, r.tiles_added) == ("merged", 6) and tile_hashes(empty) == ha
