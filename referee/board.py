@@ -1,0 +1,159 @@
+"""Rebuild the day's board from a manifest and the library (SPEC §6, §9): values, owners, givens.
+
+Everything here is plain numpy over G×G board cells:
+
+- ``solution`` (int8): the value every tile puts on a cell, -1 on cells in no
+  tile window (inert zone filler);
+- ``owners`` (uint8): how many tile windows hold the cell; 3 or more is a
+  T-junction / corner, where clues never go;
+- ``givens`` (bool): the board givens = every placed tile's givens mapped
+  through its transform ∪ zone-given cells (cells a zone rectangle covers
+  that lie in some tile window) ∪ the manifest's clues.
+
+``assemble`` places tiles in id order and raises ``CheckFailed`` at the first
+cell on which two tiles disagree (the seam check, SPEC §10 step 3).
+``fetch_tiles`` reads each distinct hash once (``Library.get`` re-hashes the
+row, so a tampered row is an error). ``build_board`` is both in one call, for
+the daily build; ``referee.verify`` calls the pieces with its own checks
+between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from referee.manifest import Manifest
+from tilelib.errors import CorruptLibrary, UnknownTile, VerificationFailed
+from tilelib.store import Library
+from tilelib.symmetry import apply_grid, apply_mask
+from tilelib.tile import Tile
+
+
+class CheckFailed(VerificationFailed):
+    """A verification failure that names its SPEC §10 step (``step``: packing, tiles, seams, clues,
+    frontier, seed); the message starts with the step name."""
+
+    def __init__(self, step: str, message: str) -> None:
+        super().__init__(f"{step}: {message}")
+        self.step = step
+
+
+@dataclass
+class Board:
+    """A rebuilt board. ``squares[i] = (x0, y0, s)``, the tile window is rows y0..y0+s, cols x0..x0+s."""
+
+    G: int
+    squares: tuple[tuple[int, int, int], ...]
+    seed_tile: int
+    solution: np.ndarray      # int8 G×G, -1 outside every tile window
+    owners: np.ndarray        # uint8 G×G
+    givens: np.ndarray        # bool G×G: tile givens ∪ zone givens ∪ clues
+    tile_givens: np.ndarray   # bool G×G: the placed tiles' own givens only
+    zone_givens: np.ndarray   # bool G×G
+    clues: tuple[tuple[int, int], ...]
+
+    def window(self, i: int) -> tuple[slice, slice]:
+        """Row and column slices of tile i's window."""
+        x0, y0, s = self.squares[i]
+        return slice(y0, y0 + s + 1), slice(x0, x0 + s + 1)
+
+    def tile_solution(self, i: int) -> np.ndarray:
+        """Tile i's window of the board solution, as it lies on the board (n×n uint8)."""
+        return self.solution[self.window(i)].astype(np.uint8)
+
+    @property
+    def tile_cells(self) -> np.ndarray:
+        """bool G×G: cells in some tile window."""
+        return self.owners > 0
+
+    @property
+    def junctions(self) -> np.ndarray:
+        """bool G×G: cells held by 3 or more tiles (T-junctions and 4-way corners)."""
+        return self.owners >= 3
+
+    def with_clues(self, clues) -> "Board":
+        """The same board with another clue set (givens recomputed)."""
+        clues = tuple((int(r), int(c)) for r, c in clues)
+        givens = self.tile_givens | self.zone_givens
+        for r, c in clues:
+            givens[r, c] = True
+        return Board(self.G, self.squares, self.seed_tile, self.solution, self.owners, givens,
+                     self.tile_givens, self.zone_givens, clues)
+
+
+def fetch_tiles(manifest: Manifest, lib: Library) -> dict[str, Tile]:
+    """The canonical tile of every distinct hash in the manifest (CheckFailed step 'tiles' if absent
+    or tampered, naming the first tile id that uses it)."""
+    out: dict[str, Tile] = {}
+    for i, h in enumerate(manifest.hashes):
+        if h in out:
+            continue
+        try:
+            out[h] = lib.get(h)
+        except UnknownTile:
+            raise CheckFailed("tiles", f"tile {i}: no row with hash {h} in the library") from None
+        except CorruptLibrary as e:  # HashMismatch included
+            raise CheckFailed("tiles", f"tile {i}: library row {h} is corrupt ({e})") from None
+    return out
+
+
+def oriented_grids(tile: Tile, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """(solution, givens) of transform(tile, t) as n×n uint8 grids (no alts work: cheap)."""
+    return apply_grid(tile.solution_grid, t), apply_mask(tile.givens_grid, t)
+
+
+def assemble(manifest: Manifest, tiles: dict[str, Tile]) -> Board:
+    """Place every tile in id order; CheckFailed('seams') at the first cell two tiles disagree on.
+
+    Also CheckFailed('tiles') if a tile's stored n differs from the manifest's square.
+    """
+    p = manifest.packing
+    G = p.P + 1
+    sol = np.full((G, G), -1, dtype=np.int8)
+    owners = np.zeros((G, G), dtype=np.uint8)
+    tgiv = np.zeros((G, G), dtype=bool)
+    cache: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+    for i, (x0, y0, s) in enumerate(p.squares):
+        h, t = manifest.hashes[i], manifest.transforms[i]
+        tile = tiles[h]
+        if tile.n != s + 1:
+            raise CheckFailed("tiles", f"tile {i}: the library tile {h[:12]}… has n={tile.n}, "
+                                       f"the square at ({x0},{y0}) needs n={s + 1}")
+        key = (h, t)
+        if key not in cache:
+            cache[key] = oriented_grids(tile, t)
+        g, gv = cache[key]
+        win = sol[y0:y0 + s + 1, x0:x0 + s + 1]
+        clash = (win >= 0) & (win != g)
+        if clash.any():
+            r, c = (int(v) for v in np.argwhere(clash)[0])
+            other = _holder(p.squares[:i], y0 + r, x0 + c)
+            raise CheckFailed("seams", f"board cell (row {y0 + r}, col {x0 + c}) is {int(g[r, c])} in tile {i} "
+                                       f"but {int(win[r, c])} in tile {other}")
+        win[...] = g
+        owners[y0:y0 + s + 1, x0:x0 + s + 1] += 1
+        tgiv[y0:y0 + s + 1, x0:x0 + s + 1] |= gv.astype(bool)
+    zgiv = np.zeros((G, G), dtype=bool)
+    for zone in p.zones:
+        for (x, y, w, hh) in zone:
+            zgiv[y:y + hh + 1, x:x + w + 1] = True
+    zgiv &= owners > 0
+    givens = tgiv | zgiv
+    for r, c in manifest.clues:
+        givens[r, c] = True
+    return Board(G, tuple(p.squares), p.seed_tile, sol, owners, givens, tgiv, zgiv, tuple(manifest.clues))
+
+
+def _holder(squares, row: int, col: int) -> int:
+    """Id of the first square whose window holds board cell (row, col)."""
+    for j, (x0, y0, s) in enumerate(squares):
+        if y0 <= row <= y0 + s and x0 <= col <= x0 + s:
+            return j
+    return -1
+
+
+def build_board(manifest: Manifest, lib: Library) -> Board:
+    """Fetch the tiles and assemble the board (raises CheckFailed for a missing tile or a seam clash)."""
+    return assemble(manifest, fetch_tiles(manifest, lib))

@@ -1,0 +1,367 @@
+"""Frontier solvability (SPEC §10 step 4), the global count when it stalls, and clue placement.
+
+**Propagation.** Known cells start as the board givens. A tile's candidates
+are the solutions of its own window (rules of SPEC §1 inside the window)
+consistent with the cells known so far — enumerated afresh by the engine
+(``engine.backbone_rows``), never read from the library's ``alts``. Cells on
+which all candidates agree become known. Repeat to a fixpoint. The closure is
+monotone (more known cells → fewer candidates → more agreement), so its
+result does not depend on the order tiles are visited in; only ``rounds``
+does, and it is defined as follows: round 1 visits every tile in id order;
+round k+1 visits, in id order, the tiles whose windows gained a known cell
+after their visit in round k (a tile later in the same round that gains cells
+before its visit sees them then, and is not queued again). Tiles whose
+windows are fully known are skipped. Values learnt are the engine's backbone
+values; they are checked against the board solution (a mismatch would mean
+the tile/seam checks let a bad board through, an internal error).
+
+**Status.** ``frontier`` when every tile cell is known (this proves the board
+has exactly one solution). Otherwise the still-unknown cells split into
+components (two unknown cells are linked when one tile window holds both);
+each component is handed to CP-SAT with the rules of every tile window that
+holds one of its cells, known cells as constants, plus "differs from the
+board solution somewhere in the component". Infeasible for every component →
+``unique``; feasible for one → ``ambiguous`` (the board solution is one
+solution, so this counts global solutions up to 2).
+
+**Clues** (``add_clues``): while propagation stalls, pick one clue, add it,
+propagate again from the tiles that hold it. The pick: among stalled tiles
+(tiles with unknown cells), enumerate up to ``CLUE_SAMPLE`` candidates of each
+and choose the non-junction unknown cell (held by fewer than 3 tiles) that
+rules out the most candidates of its tile disagreeing with the solution;
+ties → cells held by 2 tiles (they inform both), then the lowest (row, col).
+One clue at a time, fewest first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from engine import backbone_rows, count_rows
+from packers.render import adjacency
+from referee.board import Board, CheckFailed
+
+CLUE_SAMPLE = 64
+"""Candidates per stalled tile that the clue picker looks at."""
+
+CPSAT_TIME_LIMIT = 120.0
+
+
+@dataclass
+class Frontier:
+    """Propagation state: known cells and their values, rounds run, engine calls made."""
+
+    board: Board
+    known: np.ndarray                  # bool G×G
+    values: np.ndarray                 # int8 G×G (valid where known)
+    rounds: int = 0
+    calls: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+    neighbours: list = field(default_factory=list)
+
+    def unknown_tiles(self) -> list[int]:
+        """Ids of tiles whose windows still hold unknown cells."""
+        return [i for i in range(len(self.board.squares)) if not self.known[self.board.window(i)].all()]
+
+    @property
+    def complete(self) -> bool:
+        """True when every tile cell is known."""
+        return bool(self.known[self.board.tile_cells].all())
+
+    def unknown_count(self) -> int:
+        return int((self.board.tile_cells & ~self.known).sum())
+
+
+@dataclass(frozen=True)
+class Settled:
+    """Outcome of step 4: status, rounds, unknown cells left after propagation, how the count was done."""
+
+    status: str
+    rounds: int
+    unknown: int
+    method: str          # "propagation" or "cp-sat"
+    components: int
+    calls: int
+    nodes: int
+    seconds: float
+
+
+_WEIGHTS = {n: (1 << np.arange(n - 1, -1, -1)).astype(np.int64) for n in range(6, 17, 2)}
+
+
+def _rows(grid: np.ndarray) -> list[int]:
+    """Row ints (bit n-1-c = cell (r, c)) of an n×n 0/1 array."""
+    return (grid.astype(np.int64) @ _WEIGHTS[grid.shape[0]]).tolist()
+
+
+def _grid(rows, n: int) -> np.ndarray:
+    """n×n bool grid from row ints."""
+    r = np.asarray(rows, dtype=np.int64)[:, None]
+    return ((r >> np.arange(n - 1, -1, -1)) & 1).astype(bool)
+
+
+def start(board: Board) -> Frontier:
+    """The state before propagation: known = board givens, values from the board solution there."""
+    known = board.givens & board.tile_cells
+    values = np.where(known, board.solution, 0).astype(np.int8)
+    return Frontier(board, known.copy(), values, neighbours=adjacency(board.squares))
+
+
+def _visit(f: Frontier, i: int) -> list[int]:
+    """Backbone of tile i's window under the known cells; record new cells; return neighbours to wake."""
+    b = f.board
+    rs, cs = b.window(i)
+    kw = f.known[rs, cs]
+    if kw.all():
+        return []
+    n = kw.shape[0]
+    vw = np.where(kw, f.values[rs, cs], 0)
+    none, bv, bk, nodes = backbone_rows(n, _rows(vw), _rows(kw))
+    f.calls += 1
+    f.nodes += nodes
+    if none:
+        raise CheckFailed("frontier", f"tile {i} has no solution consistent with the known cells "
+                                      "(internal error: its own solution should be one)")
+    newk = _grid(bk, n) & ~kw
+    if not newk.any():
+        return []
+    newv = _grid(bv, n)
+    if (newv[newk] != (b.solution[rs, cs][newk] == 1)).any():
+        raise CheckFailed("frontier", f"tile {i}: propagation derived a value that differs from the "
+                                      "board solution (internal error)")
+    f.known[rs, cs] |= newk
+    f.values[rs, cs] = np.where(newk, newv, f.values[rs, cs])
+    # wake the neighbours whose windows hold a newly known cell
+    cells = np.argwhere(newk)
+    rmin, cmin = cells.min(axis=0) + (rs.start, cs.start)
+    rmax, cmax = cells.max(axis=0) + (rs.start, cs.start)
+    wake = []
+    for j in f.neighbours[i]:
+        x0, y0, s = b.squares[j]
+        if y0 > rmax or y0 + s < rmin or x0 > cmax or x0 + s < cmin:
+            continue
+        if (newk[max(y0 - rs.start, 0):y0 + s + 1 - rs.start, max(x0 - cs.start, 0):x0 + s + 1 - cs.start]).any():
+            wake.append(j)
+    return wake
+
+
+def propagate(f: Frontier, dirty: set[int] | None = None) -> Frontier:
+    """Run rounds until nothing changes (see the module docstring); ``dirty`` = tiles to start from
+    (default: all). Mutates and returns ``f``."""
+    t0 = time.perf_counter()
+    todo = set(range(len(f.board.squares))) if dirty is None else set(dirty)
+    while todo:
+        order = sorted(todo)
+        todo = set()
+        pending = set(order)
+        f.rounds += 1
+        for i in order:
+            pending.discard(i)
+            for j in _visit(f, i):
+                if j not in pending:
+                    todo.add(j)
+    f.seconds += time.perf_counter() - t0
+    return f
+
+
+# ---------------------------------------------------------------- global count
+
+
+def _components(f: Frontier) -> list[list[int]]:
+    """Groups of stalled tiles linked by shared unknown cells (tile ids, ascending)."""
+    b = f.board
+    stalled = f.unknown_tiles()
+    parent = {i: i for i in stalled}
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    sset = set(stalled)
+    for i in stalled:
+        ri, ci = b.window(i)
+        for j in f.neighbours[i]:
+            if j <= i or j not in sset:
+                continue
+            rj, cj = b.window(j)
+            r0, r1 = max(ri.start, rj.start), min(ri.stop, rj.stop)
+            c0, c1 = max(ci.start, cj.start), min(ci.stop, cj.stop)
+            if r0 < r1 and c0 < c1 and not f.known[r0:r1, c0:c1].all():
+                parent[find(i)] = find(j)
+    comps: dict[int, list[int]] = {}
+    for i in stalled:
+        comps.setdefault(find(i), []).append(i)
+    return sorted(comps.values())
+
+
+def _second_solution(f: Frontier, tiles: list[int]) -> bool:
+    """CP-SAT: is there an assignment of the component's unknown cells, obeying every window's rules,
+    that differs from the board solution? Raises CheckFailed if CP-SAT cannot decide."""
+    b = f.board
+    model = cp_model.CpModel()
+    var: dict[tuple[int, int], object] = {}
+
+    def cell(r: int, c: int):
+        if f.known[r, c]:
+            return int(f.values[r, c])
+        v = var.get((r, c))
+        if v is None:
+            v = var[(r, c)] = model.NewBoolVar(f"c{r}_{c}")
+        return v
+
+    for i in tiles:
+        rs, cs = b.window(i)
+        n = rs.stop - rs.start
+        g = [[cell(r, c) for c in range(cs.start, cs.stop)] for r in range(rs.start, rs.stop)]
+        lines = g + [list(col) for col in zip(*g)]
+        for line in lines:
+            model.Add(sum(line) == n // 2)
+            for j in range(n - 2):
+                trio = line[j:j + 3]
+                if all(isinstance(x, int) for x in trio):
+                    continue
+                model.AddBoolOr([x if not isinstance(x, int) else model.NewConstant(x) for x in trio])
+                model.AddBoolOr([x.Not() if not isinstance(x, int) else model.NewConstant(1 - x) for x in trio])
+        for group in (g, [list(col) for col in zip(*g)]):
+            for a in range(n):
+                for c2 in range(a + 1, n):
+                    _differ(model, group[a], group[c2])
+    model.AddBoolOr([v if b.solution[r, c] == 0 else v.Not() for (r, c), v in var.items()])
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = CPSAT_TIME_LIMIT
+    st = solver.Solve(model)
+    if st == cp_model.INFEASIBLE:
+        return False
+    if st in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+        return True
+    raise CheckFailed("frontier", f"CP-SAT could not settle a component of {len(tiles)} tiles "
+                                  f"({solver.StatusName(st)})")
+
+
+def _differ(model: cp_model.CpModel, a: list, b: list) -> None:
+    """Lines a and b (cells: int constants or BoolVars) differ somewhere."""
+    lits = []
+    for x, y in zip(a, b):
+        xc, yc = isinstance(x, int), isinstance(y, int)
+        if xc and yc:
+            if x != y:
+                return  # already differ
+            continue
+        if xc or yc:
+            v, k = (y, x) if xc else (x, y)
+            lits.append(v.Not() if k == 1 else v)  # differs iff v != k
+            continue
+        d = model.NewBoolVar("")
+        model.AddBoolOr([x, y]).OnlyEnforceIf(d)
+        model.AddBoolOr([x.Not(), y.Not()]).OnlyEnforceIf(d)
+        lits.append(d)
+    model.AddBoolOr(lits)  # empty → the lines are equal constants: infeasible, as it should be
+
+
+def settle(board: Board) -> tuple[Settled, Frontier]:
+    """Propagate from the board givens; status frontier, or the CP-SAT count: unique / ambiguous."""
+    f = propagate(start(board))
+    if f.complete:
+        return Settled("frontier", f.rounds, 0, "propagation", 0, f.calls, f.nodes, f.seconds), f
+    comps = _components(f)
+    t0 = time.perf_counter()
+    status = "ambiguous" if any(_second_solution(f, c) for c in comps) else "unique"
+    return Settled(status, f.rounds, f.unknown_count(), "cp-sat", len(comps), f.calls, f.nodes,
+                   f.seconds + time.perf_counter() - t0), f
+
+
+# ---------------------------------------------------------------- clues
+
+
+def propose_clue(f: Frontier, cache: dict | None = None) -> tuple[int, int] | None:
+    """One clue for a stalled frontier (see the module docstring), or None if no tile cell is
+    unknown. CheckFailed('clues') if every unknown cell is a junction (no legal clue exists).
+
+    ``cache`` (tile id -> (known cells in window, best key, cell)) lets ``add_clues`` rescore only
+    the tiles whose windows changed since the last pick.
+    """
+    b = f.board
+    cache = {} if cache is None else cache
+    best = None
+    stalled = f.unknown_tiles()
+    if not stalled:
+        return None
+    for i in stalled:
+        rs, cs = b.window(i)
+        kw = f.known[rs, cs]
+        nk = int(kw.sum())
+        hit = cache.get(i)
+        if hit is None or hit[0] != nk:
+            hit = cache[i] = (nk, *_score_tile(f, i))
+        if hit[1] is not None and (best is None or hit[1] > best[0]):
+            best = (hit[1], hit[2])
+    if best is None:
+        raise CheckFailed("clues", "propagation stalls and every unknown cell is held by 3+ tiles: "
+                                   "no legal clue exists")
+    return best[1]
+
+
+def _score_tile(f: Frontier, i: int) -> tuple[tuple | None, tuple[int, int] | None]:
+    """(key, cell) of tile i's best clue cell, or (None, None) if it has no legal unknown cell."""
+    b = f.board
+    rs, cs = b.window(i)
+    kw = f.known[rs, cs]
+    legal = ~kw & (b.owners[rs, cs] < 3)
+    if not legal.any():
+        return None, None
+    n = kw.shape[0]
+    vw = np.where(kw, f.values[rs, cs], 0)
+    _c, sols, _nodes = count_rows(n, _rows(vw), _rows(kw), CLUE_SAMPLE)
+    truth = b.solution[rs, cs] == 1
+    wrong = np.zeros((n, n), dtype=np.int64)
+    for s in sols:
+        wrong += _grid(s, n) != truth
+    best = None
+    for r, c in np.argwhere(legal):
+        R, C = int(r) + rs.start, int(c) + cs.start
+        key = (int(wrong[r, c]), int(b.owners[R, C] == 2), -R, -C)
+        if best is None or key > best[0]:
+            best = (key, (R, C))
+    return best
+
+
+def add_clues(board: Board, f: Frontier | None = None) -> list[tuple[int, int]]:
+    """Clues that make ``board`` frontier, fewest first (one at a time, re-propagating after each).
+
+    ``board``'s own clues are kept; the returned list holds only the new ones, in the order chosen.
+    Pass ``f`` if the board was already propagated (saves one full propagation); it is updated.
+    """
+    if f is None:
+        f = propagate(start(board))
+    added: list[tuple[int, int]] = []
+    cache: dict = {}
+    while not f.complete:
+        rc = propose_clue(f, cache)
+        if rc is None:
+            break
+        r, c = rc
+        f.known[r, c] = True
+        f.values[r, c] = board.solution[r, c]
+        added.append((r, c))
+        propagate(f, set(holders(board, r, c)))
+    return added
+
+
+def holders(board: Board, r: int, c: int) -> list[int]:
+    """Ids of the tiles whose windows hold board cell (r, c) (a linear scan; stops at owners[r, c])."""
+    out = []
+    want = int(board.owners[r, c])
+    for i, (x0, y0, s) in enumerate(board.squares):
+        if y0 <= r <= y0 + s and x0 <= c <= x0 + s:
+            out.append(i)
+            if len(out) == want:
+                break
+    return out

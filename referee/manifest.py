@@ -1,0 +1,227 @@
+"""The day's manifest (SPEC §9): a value, its one JSON text, and a parser that rejects anything malformed.
+
+A ``Manifest`` is the packing (geometry: board, packer, seed tile, squares,
+zones — ``packers.packing.Packing``, the one geometry value) plus what the
+stitcher chose for each square (``hashes[i]``, ``transforms[i]``), the extra
+``clues`` ([row, col] board cells), the day, the seed commitment, the
+verified ``status`` and free-form ``stats``.
+
+``to_json()`` writes ONE text for a value: top-level keys in the order of
+SPEC §9 (format, day, board, seed_commit, packer, seed_tile, tiles, zones,
+clues, status, stats), one tile / zone / clue per line, compact separators,
+ASCII, ``params`` and ``stats`` with sorted keys, a final newline. So
+``from_json(m.to_json()).to_json() == m.to_json()`` byte for byte and a
+manifest's sha256 is stable.
+
+``from_json`` accepts a dict or JSON text/bytes and raises ``BadInput``
+naming the offending field. It checks shape and local sanity only (types,
+formats, ranges, ids = list order, clues inside the board, no duplicate
+clue); geometry (overlap, cover) and everything that needs the library is
+``referee.verify``'s job. Unknown top-level keys are ignored (SPEC: "more
+keys may be added") and are not written back.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from packers.packing import Packing, from_json as packing_from_json
+from tilelib.errors import BadInput
+
+FORMAT = "tiles-manifest/1"
+STATUSES = ("frontier", "unique", "ambiguous")
+KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
+             "clues", "status", "stats")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One day's board: geometry (``packing``), tile choices, clues, commitment, status and stats."""
+
+    day: str
+    seed_commit: str
+    packing: Packing
+    hashes: tuple[str, ...]
+    transforms: tuple[int, ...]
+    clues: tuple[tuple[int, int], ...] = ()
+    status: str = "frontier"
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+    __hash__ = None  # stats/params are dicts: compares by content, not hashable
+
+    # ------------------------------------------------------------ views
+
+    @property
+    def G(self) -> int:
+        """Board side in cells."""
+        return self.packing.P + 1
+
+    def tile_count(self) -> int:
+        return len(self.packing.squares)
+
+    def tile(self, i: int) -> dict:
+        """Tile entry i as in the JSON: id, x0, y0, n, hash, t."""
+        x0, y0, s = self.packing.squares[i]
+        return {"id": i, "x0": x0, "y0": y0, "n": s + 1, "hash": self.hashes[i], "t": self.transforms[i]}
+
+    def with_clues(self, clues, status: str | None = None, stats: Mapping | None = None) -> "Manifest":
+        """A copy with other clues (and optionally status / stats)."""
+        return replace(self, clues=tuple((int(r), int(c)) for r, c in clues),
+                       status=self.status if status is None else status,
+                       stats=dict(self.stats) if stats is None else dict(stats))
+
+    # ------------------------------------------------------------ JSON
+
+    def to_dict(self) -> dict:
+        """The manifest as a JSON-ready dict with keys in SPEC order."""
+        p = self.packing
+        return {
+            "format": FORMAT,
+            "day": self.day,
+            "board": {"cells": p.P + 1, "pitch": p.P},
+            "seed_commit": self.seed_commit,
+            "packer": {"name": p.name, "version": p.version, "params": dict(p.params)},
+            "seed_tile": p.seed_tile,
+            "tiles": [self.tile(i) for i in range(len(p.squares))],
+            "zones": [{"id": i, "rects": [list(r) for r in z]} for i, z in enumerate(p.zones)],
+            "clues": [[r, c] for r, c in self.clues],
+            "status": self.status,
+            "stats": dict(self.stats),
+        }
+
+    def to_json(self) -> str:
+        """The one JSON text of this manifest (see the module docstring for its layout)."""
+        d = self.to_dict()
+
+        def dump(v: Any) -> str:
+            return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
+
+        out = []
+        for key in KEY_ORDER:
+            v = d[key]
+            if key in ("tiles", "zones", "clues") and v:
+                # tiles keep their own key order (id, x0, y0, n, hash, t): no sort_keys there
+                items = [json.dumps(x, separators=(",", ":"), ensure_ascii=True) for x in v]
+                text = "[\n  " + ",\n  ".join(items) + "\n ]"
+            elif key == "packer":
+                text = json.dumps({"name": v["name"], "version": v["version"]}, separators=(",", ":"))
+                text = text[:-1] + ',"params":' + dump(v["params"]) + "}"
+            else:
+                text = dump(v)
+            out.append(f"{json.dumps(key)}:{text}")
+        return "{" + ",\n ".join(out) + "}\n"
+
+    def digest(self) -> str:
+        """sha256 hex of ``to_json()`` (names a board, e.g. for the judge's runs)."""
+        return hashlib.sha256(self.to_json().encode("ascii")).hexdigest()
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _bad(msg: str) -> BadInput:
+    return BadInput(f"manifest: {msg}")
+
+
+def _int(v: Any, what: str) -> int:
+    if type(v) is not int:
+        raise _bad(f"{what} must be an integer, got {v!r}")
+    return v
+
+
+def check_day(day: Any, what: str = "day") -> str:
+    """An ISO date YYYY-MM-DD that exists on the calendar; BadInput otherwise."""
+    if not isinstance(day, str) or not _DAY.fullmatch(day):
+        raise _bad(f"{what} must be an ISO date YYYY-MM-DD, got {day!r}")
+    try:
+        _dt.date.fromisoformat(day)
+    except ValueError:
+        raise _bad(f"{what} {day!r} is not a calendar date") from None
+    return day
+
+
+def from_json(obj: Any) -> Manifest:
+    """Parse a manifest (dict, or JSON text/bytes); BadInput naming the first malformed field."""
+    if isinstance(obj, (bytes, bytearray)):
+        try:
+            obj = obj.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _bad("not UTF-8") from None
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except ValueError as e:
+            raise _bad(f"not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise _bad("top level must be a JSON object")
+    for key in KEY_ORDER:
+        if key not in obj:
+            raise _bad(f"missing key {key!r}")
+    if obj["format"] != FORMAT:
+        raise _bad(f"format is {obj['format']!r}, this referee reads {FORMAT!r}")
+    day = check_day(obj["day"])
+    sc = obj["seed_commit"]
+    if not isinstance(sc, str) or not _HEX64.fullmatch(sc):
+        raise _bad("seed_commit must be 64 lower-case hex digits")
+    try:
+        packing = packing_from_json(obj)
+    except BadInput as e:
+        raise _bad(str(e).removeprefix("packing JSON: ")) from None
+    hashes, transforms = [], []
+    for i, t in enumerate(obj["tiles"]):
+        for key in ("hash", "t"):
+            if key not in t:
+                raise _bad(f"tiles[{i}] lacks {key!r}")
+        h = t["hash"]
+        if not isinstance(h, str) or not _HEX64.fullmatch(h):
+            raise _bad(f"tiles[{i}].hash must be 64 lower-case hex digits")
+        tt = _int(t["t"], f"tiles[{i}].t")
+        if not 0 <= tt <= 15:
+            raise _bad(f"tiles[{i}].t is {tt}, a transform is 0..15")
+        hashes.append(h)
+        transforms.append(tt)
+    G = packing.P + 1
+    clues_in = obj["clues"]
+    if not isinstance(clues_in, list):
+        raise _bad("clues must be a list of [row, col]")
+    clues, seen = [], set()
+    for i, rc in enumerate(clues_in):
+        if not isinstance(rc, list) or len(rc) != 2:
+            raise _bad(f"clues[{i}] must be [row, col]")
+        r, c = _int(rc[0], f"clues[{i}] row"), _int(rc[1], f"clues[{i}] col")
+        if not (0 <= r < G and 0 <= c < G):
+            raise _bad(f"clues[{i}] [{r}, {c}] lies outside the {G}x{G} board")
+        if (r, c) in seen:
+            raise _bad(f"clues[{i}] [{r}, {c}] repeats an earlier clue")
+        seen.add((r, c))
+        clues.append((r, c))
+    status = obj["status"]
+    if status not in STATUSES:
+        raise _bad(f"status is {status!r}, expected one of {', '.join(STATUSES)}")
+    stats = obj["stats"]
+    if not isinstance(stats, dict):
+        raise _bad("stats must be an object")
+    return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
+                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats))
+
+
+def load(path) -> Manifest:
+    """Read and parse a manifest file; BadInput if it cannot be read or is malformed."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as e:
+        raise _bad(f"cannot read {path}: {e.strerror}") from None
+    return from_json(data)
+
+
+def seed_commit(seed: bytes) -> str:
+    """SPEC §9: sha256 over the 32 raw seed bytes, lower-case hex."""
+    return hashlib.sha256(bytes(seed)).hexdigest()
