@@ -50,48 +50,29 @@ class _OutOfBudget(Exception):
 def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
     """One budgeted depth-first attempt; None when it ran out of budget."""
     lines = _line_array(n)
-    half = n // 2
+    t0, t1, must0_of, must1_of, start = _column_automaton(n)
     rows: list[int] = []
-    # Per column (indexed by bit position; bit b = column n-1-b): ones, zeros,
-    # value of the run at its bottom and that run's length.
-    ones = [0] * n
-    zeros = [0] * n
-    last = [0] * n
-    run = [0] * n
+    # states[i][b]: automaton state of the column at bit b (column n-1-b) after i rows.
+    states = [[start] * n]
+    bit_range = range(n)
 
     def masks() -> tuple[int, int]:
+        st = states[-1]
         must0 = must1 = 0
-        for bit in range(n):
-            o, z, v, L = ones[bit], zeros[bit], last[bit], run[bit]
-            if not (o < half and _can_finish(1, L + 1 if v == 1 else 1, half - o - 1, half - z)):
-                must0 |= 1 << bit
-            if not (z < half and _can_finish(0, L + 1 if v == 0 else 1, half - o, half - z - 1)):
-                must1 |= 1 << bit
+        for b in bit_range:
+            s = st[b]
+            if must0_of[s]:
+                must0 |= 1 << b
+            if must1_of[s]:
+                must1 |= 1 << b
         return must0, must1
 
-    saved: list[tuple[list[int], list[int]]] = []
-
     def place(row: int) -> None:
-        saved.append((last[:], run[:]))
-        for bit in range(n):
-            v = (row >> bit) & 1
-            if v:
-                ones[bit] += 1
-            else:
-                zeros[bit] += 1
-            if last[bit] == v and run[bit]:
-                run[bit] += 1
-            else:
-                last[bit], run[bit] = v, 1
+        st = states[-1]
+        states.append([t1[st[b]] if (row >> b) & 1 else t0[st[b]] for b in bit_range])
 
     def unplace(row: int) -> None:
-        lst, rn = saved.pop()
-        last[:], run[:] = lst, rn
-        for bit in range(n):
-            if (row >> bit) & 1:
-                ones[bit] -= 1
-            else:
-                zeros[bit] -= 1
+        states.pop()
 
     def columns_distinct() -> bool:
         cols = set()
@@ -111,11 +92,12 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
         if must0 & must1:
             return False
         cands = lines[((lines & must0) == 0) & ((lines & must1) == must1)].tolist()
-        while cands:
-            k = stream.randbelow(len(cands)) if len(cands) > 1 else 0
+        left = len(cands)
+        while left:
+            k = stream.randbelow(left) if left > 1 else 0
             row = cands[k]
-            cands[k] = cands[-1]
-            cands.pop()
+            left -= 1
+            cands[k] = cands[left]
             if row in rows:
                 continue
             placed[0] += 1
@@ -142,6 +124,41 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
 def _line_array(n: int) -> np.ndarray:
     """``valid_lines(n)`` as an int64 array, for vectorised filtering."""
     return np.array(valid_lines(n), dtype=np.int64)
+
+
+@lru_cache(maxsize=None)
+def _column_automaton(n: int):
+    """The column states (ones, zeros, bottom value, bottom run length) reachable
+    from an empty column, numbered, with transition tables ``t0``/``t1`` (a
+    state's successor after a 0/1; -1 if that move cannot be finished) and the
+    flags ``must0`` (a 1 is not finishable) and ``must1`` (a 0 is not)."""
+    half = n // 2
+    start = (0, 0, 0, 0)
+    index = {start: 0}
+    order = [start]
+    t0: list[int] = []
+    t1: list[int] = []
+    i = 0
+    while i < len(order):
+        o, z, v, run = order[i]
+        succ = []
+        for val in (0, 1):
+            o2, z2 = o + val, z + 1 - val
+            r2 = run + 1 if (v == val and run) else 1
+            if _can_finish(val, r2, half - o2, half - z2):
+                nxt = (o2, z2, val, r2)
+                if nxt not in index:
+                    index[nxt] = len(order)
+                    order.append(nxt)
+                succ.append(index[nxt])
+            else:
+                succ.append(-1)
+        t0.append(succ[0])
+        t1.append(succ[1])
+        i += 1
+    must0 = [t == -1 for t in t1]
+    must1 = [t == -1 for t in t0]
+    return t0, t1, must0, must1, 0
 
 
 @lru_cache(maxsize=None)
