@@ -28,12 +28,18 @@ from tilelib.rules import valid_lines
 def random_rows(n: int, stream: Stream, budget: int | None = None) -> list[int]:
     """The row ints (leftmost cell = MSB) of a random valid solution of side n.
 
+    For n <= ``TABLE_MAX_N`` the grid is drawn uniformly from the table of all
+    valid grids (one draw); larger n use the budgeted row search below.
+
     Dead ends deep in the search are rare but costly (a heavy tail), so each
     attempt may place at most ``budget`` rows (default ``RESTART_FACTOR * n``)
     before starting afresh with the stream's next bytes.
     """
     check_n(n)
-    limit = int(RESTART_FACTOR * n) if budget is None else budget
+    if n <= TABLE_MAX_N and budget is None:
+        table = all_rows(n)
+        return list(table[stream.randbelow(len(table))])
+    limit = RESTART_FACTOR * n if budget is None else budget
     while True:
         rows = _attempt(n, stream, limit)
         if rows is not None:
@@ -41,6 +47,37 @@ def random_rows(n: int, stream: Stream, budget: int | None = None) -> list[int]:
 
 
 RESTART_FACTOR = 3
+TABLE_MAX_N = 6   # sides small enough to draw from the table of every valid grid
+
+
+@lru_cache(maxsize=None)
+def all_rows(n: int) -> tuple[tuple[int, ...], ...]:
+    """Every valid n×n grid as row ints, ascending (4140 for n = 6; use only for small n).
+
+    Plain depth-first enumeration with the same column automaton as the draw.
+    """
+    lines = valid_lines(n)
+    t0, t1, must0_of, must1_of, start = _column_automaton(n)
+    out: list[tuple[int, ...]] = []
+    rows: list[int] = []
+
+    def extend(st: list[int]) -> None:
+        if len(rows) == n:
+            cols = {tuple((r >> b) & 1 for r in rows) for b in range(n)}
+            if len(cols) == n:
+                out.append(tuple(rows))
+            return
+        must0 = sum(1 << b for b in range(n) if must0_of[st[b]])
+        must1 = sum(1 << b for b in range(n) if must1_of[st[b]])
+        for row in lines:
+            if row & must0 or row & must1 != must1 or row in rows:
+                continue
+            rows.append(row)
+            extend([t1[st[b]] if (row >> b) & 1 else t0[st[b]] for b in range(n)])
+            rows.pop()
+
+    extend([start] * n)
+    return tuple(out)
 
 
 class _OutOfBudget(Exception):
