@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "tiles_cli.library_sync",
     "tiles_cli.library_generate",
     "tiles_cli.pack",
+    "tiles_cli.referee",
 ]
 
 

@@ -1,0 +1,219 @@
+"""The referee's judge (SPEC §10, §12): runs of moves on a day's board, persisted in SQLite.
+
+A submission is JSON ``{"run": "name", "moves": [{"tile": id, "cells": "0101…"}, …]}``;
+``cells`` is the tile's window as it lies on the board, n·n chars of ``0``/``1``,
+row-major from board cell (y0, x0). Each move yields one verdict
+``{"tile", "accepted", "correct", "reward", "reason"}``:
+
+- **accepted** when the move is well formed (an object with an integer
+  ``tile`` that is a tile id and a string ``cells`` of exactly n·n chars, each
+  ``0`` or ``1``), the tile is not already solved in this run (a *replay*),
+  and the tile is the seed tile or **shares a seam** with a tile already
+  solved in this run. Two tiles share a seam when their windows share at
+  least two board cells — a stretch of side; tiles that touch only at a
+  corner share one cell and do not count.
+- **correct** when accepted and ``cells`` equals the board's solution there;
+  then the tile is solved and the reward is n² (else 0).
+- otherwise ``reason`` says why (``null`` for a correct move).
+
+Moves are judged in order, so a later move may build on an earlier one in
+the same submission. Every move, rejected or not, is stored. A submission is
+one SQLite transaction (``BEGIN IMMEDIATE``): it is judged whole or not at
+all, and two judges on one runs file serialise. A run belongs to one board
+(the manifest's sha256); a submission naming a run of another board, or one
+that is not even a JSON object with a string ``run`` and a list ``moves``,
+is ``BadInput`` and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from packers.render import adjacency
+from referee.board import Board
+from referee.manifest import Manifest
+from tilelib.errors import BadInput, CorruptLibrary, LibraryError
+
+RUNS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run TEXT PRIMARY KEY, board TEXT NOT NULL, day TEXT NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS moves (
+    id INTEGER PRIMARY KEY, run TEXT NOT NULL REFERENCES runs(run), tile INTEGER, cells TEXT,
+    accepted INTEGER NOT NULL, correct INTEGER NOT NULL, reward INTEGER NOT NULL, reason TEXT,
+    at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS moves_run ON moves (run, correct, tile);
+"""
+RUNS_KIND = "tiles-runs/1"
+MAX_RUN_NAME = 200
+MAX_CELLS_STORED = 256  # cells strings are stored up to this length (a 16×16 window)
+
+
+def seam_neighbours(squares) -> list[set[int]]:
+    """For each tile, the tiles it shares a seam with: windows sharing >= 2 board cells.
+
+    Windows are closed squares [x0, x0+s] × [y0, y0+s] in cell space; squares do not
+    overlap in pitch area, so two windows that meet share a segment of max(ox, oy) + 1
+    cells where ox, oy are the overlaps of their closed extents (one of them is 0).
+    """
+    out: list[set[int]] = [set() for _ in squares]
+    for i, nb in enumerate(adjacency(squares)):
+        xi, yi, si = squares[i]
+        for j in nb:
+            xj, yj, sj = squares[j]
+            ox = min(xi + si, xj + sj) - max(xi, xj)
+            oy = min(yi + si, yj + sj) - max(yi, yj)
+            if ox >= 0 and oy >= 0 and max(ox, oy) + 1 >= 2:
+                out[i].add(j)
+    return out
+
+
+def open_runs(path: str | Path) -> sqlite3.Connection:
+    """Open (creating if absent) a runs file; LibraryError if it is some other file."""
+    p = Path(path)
+    if p.exists() and p.stat().st_size > 0:
+        with open(p, "rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                raise BadInput(f"{p} is not a runs file (not SQLite)")
+    try:
+        conn = sqlite3.connect(p, isolation_level=None, timeout=30)
+        conn.executescript(RUNS_SCHEMA)
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('kind', ?)", (RUNS_KIND,))
+        kind = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()[0]
+    except sqlite3.DatabaseError as e:
+        raise CorruptLibrary(f"{p}: cannot use as a runs file ({e})") from None
+    if kind != RUNS_KIND:
+        conn.close()
+        raise LibraryError(f"{p} is a {kind!r} file, not a runs file")
+    return conn
+
+
+def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
+    """(run, raw moves) of a submission; BadInput if it is not that shape at all."""
+    obj = text
+    if isinstance(obj, (bytes, bytearray)):
+        try:
+            obj = obj.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadInput("submission: not UTF-8") from None
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except ValueError as e:
+            raise BadInput(f"submission: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise BadInput("submission: must be a JSON object {\"run\": ..., \"moves\": [...]}")
+    run = obj.get("run")
+    if not isinstance(run, str) or not run or len(run) > MAX_RUN_NAME:
+        raise BadInput(f"submission: 'run' must be a non-empty string of at most {MAX_RUN_NAME} chars")
+    moves = obj.get("moves")
+    if not isinstance(moves, list):
+        raise BadInput("submission: 'moves' must be a list")
+    return run, moves
+
+
+def _verdict(tile: Any, accepted: bool, correct: bool, reward: int, reason: str | None) -> dict:
+    return {"tile": tile, "accepted": accepted, "correct": correct, "reward": reward, "reason": reason}
+
+
+class Judge:
+    """Judges submissions on one board against one runs file."""
+
+    def __init__(self, manifest: Manifest, board: Board, runs_path: str | Path) -> None:
+        self.manifest = manifest
+        self.board = board
+        self.digest = manifest.digest()
+        self.path = Path(runs_path)
+        self.nbrs = seam_neighbours(board.squares)
+        self._truth: dict[int, str] = {}
+
+    def truth(self, i: int) -> str:
+        """Tile i's window of the board solution as n·n chars."""
+        if i not in self._truth:
+            self._truth[i] = "".join("01"[v] for v in self.board.tile_solution(i).ravel())
+        return self._truth[i]
+
+    def judge_move(self, move: Any, solved: set[int]) -> dict:
+        """The verdict on one raw move given the run's solved tiles (updated when correct)."""
+        if not isinstance(move, dict):
+            return _verdict(None, False, False, 0, "a move must be an object {\"tile\": id, \"cells\": \"01…\"}")
+        tile = move.get("tile")
+        shown = tile if type(tile) is int else (tile[:40] if isinstance(tile, str) else None)
+        if type(tile) is not int:
+            return _verdict(shown, False, False, 0, "'tile' must be an integer tile id")
+        k = len(self.board.squares)
+        if not 0 <= tile < k:
+            return _verdict(tile, False, False, 0, f"unknown tile id {tile} (this board has tiles 0..{k - 1})")
+        cells = move.get("cells")
+        if not isinstance(cells, str):
+            return _verdict(tile, False, False, 0, "'cells' must be a string of '0' and '1'")
+        n = self.board.squares[tile][2] + 1
+        if len(cells) != n * n:
+            return _verdict(tile, False, False, 0, f"'cells' holds {len(cells)} characters; tile {tile} "
+                                                   f"(n={n}) needs {n * n}")
+        bad = next((j for j, ch in enumerate(cells) if ch not in "01"), None)
+        if bad is not None:
+            return _verdict(tile, False, False, 0, f"'cells' may hold only '0' and '1' "
+                                                   f"({cells[bad]!r} at position {bad})")
+        if tile in solved:
+            return _verdict(tile, False, False, 0, f"tile {tile} is already solved in this run (replay)")
+        if tile != self.board.seed_tile and not (self.nbrs[tile] & solved):
+            return _verdict(tile, False, False, 0, f"tile {tile} is not the seed tile "
+                                                   f"({self.board.seed_tile}) and shares no seam with a "
+                                                   "solved tile")
+        if cells != self.truth(tile):
+            return _verdict(tile, True, False, 0, "incorrect: the cells differ from the board's solution")
+        solved.add(tile)
+        return _verdict(tile, True, True, n * n, None)
+
+    def judge(self, submission: str | bytes | dict) -> list[dict]:
+        """Judge a whole submission in one transaction; return the verdicts in move order."""
+        run, moves = parse_submission(submission)
+        conn = open_runs(self.path)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute("SELECT board, day FROM runs WHERE run = ?", (run,)).fetchone()
+                if row is None:
+                    conn.execute("INSERT INTO runs VALUES (?,?,?,?)",
+                                 (run, self.digest, self.manifest.day, int(time.time())))
+                elif row[0] != self.digest:
+                    raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
+                solved = {t for (t,) in conn.execute(
+                    "SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
+                out = []
+                now = int(time.time())
+                for mv in moves:
+                    v = self.judge_move(mv, solved)
+                    cells = mv.get("cells") if isinstance(mv, dict) else None
+                    cells = cells[:MAX_CELLS_STORED] if isinstance(cells, str) else None
+                    tile = v["tile"] if type(v["tile"]) is int and 0 <= v["tile"] < len(self.board.squares) else None
+                    conn.execute("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
+                                 "VALUES (?,?,?,?,?,?,?,?)",
+                                 (run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"],
+                                  v["reason"], now))
+                    out.append(v)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as e:
+            raise CorruptLibrary(f"{self.path}: {e}") from None
+        finally:
+            conn.close()
+        return out
+
+    def score(self, run: str) -> dict:
+        """A run's totals so far: solved tiles and reward."""
+        conn = open_runs(self.path)
+        try:
+            solved, reward = conn.execute(
+                "SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ? AND correct = 1",
+                (run,)).fetchone()
+        finally:
+            conn.close()
+        return {"run": run, "solved": solved, "reward": reward}

@@ -1,0 +1,77 @@
+"""`tiles referee verify | tile | judge` (SPEC §10, §12): thin wrappers over the referee package."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from referee.board import build_board
+from referee.judge import Judge
+from referee.manifest import load
+from referee.records import tile_record
+from referee.verify import verify
+from tiles_cli.options import LibraryOpt
+from tilelib.errors import BadInput
+from tilelib.rng import seed_from_hex
+from tilelib.store import Library
+
+referee_app = typer.Typer(help="Verify a day's board, look tiles up, judge runs.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(referee_app, name="referee")
+
+
+@referee_app.command("verify")
+def verify_command(
+    manifest: Path = typer.Argument(..., help="The manifest JSON file."),
+    library: Path = LibraryOpt,
+    seed: Optional[str] = typer.Option(None, "--seed", help="The revealed seed (64 hex digits): check the "
+                                                           "commitment and re-draw the packing."),
+    deep: bool = typer.Option(False, "--deep", help="Also re-run the difficulty ladder on every tile (slow)."),
+) -> None:
+    """Check a manifest against the library (SPEC §10); print one line, or name the first failure (exit 5)."""
+    seed_bytes = seed_from_hex(seed) if seed is not None else None
+    m = load(manifest)
+    with Library.open(library) as lib:
+        report = verify(m, lib, seed_bytes, deep=deep)
+    typer.echo(report.line())
+
+
+@referee_app.command("tile")
+def tile_command(
+    hash_: str = typer.Argument(..., metavar="HASH", help="The tile's content hash (64 hex digits)."),
+    t: int = typer.Option(0, "--t", help="Transform 0..15 to apply (0 = canonical orientation)."),
+    library: Path = LibraryOpt,
+) -> None:
+    """Print a library tile as one JSON object (canonical, or oriented by --t)."""
+    with Library.open(library) as lib:
+        rec = tile_record(lib, hash_, t)
+    typer.echo(json.dumps(rec))
+
+
+@referee_app.command("judge")
+def judge_command(
+    manifest: Path = typer.Argument(..., help="The manifest JSON file."),
+    submission: str = typer.Argument(..., help="The submission JSON file ('-' reads stdin)."),
+    runs: Path = typer.Option(Path("tiles-runs.sqlite"), "--runs", envvar="TILES_RUNS",
+                              help="SQLite file where runs and moves persist (env TILES_RUNS)."),
+    library: Path = LibraryOpt,
+) -> None:
+    """Judge a submission's moves; print one JSON verdict per move."""
+    if submission == "-":
+        text = sys.stdin.buffer.read()
+    else:
+        try:
+            text = Path(submission).read_bytes()
+        except OSError as e:
+            raise BadInput(f"cannot read {submission}: {e.strerror}") from None
+    m = load(manifest)
+    with Library.open(library) as lib:
+        board = build_board(m, lib)
+    for verdict in Judge(m, board, runs).judge(text):
+        typer.echo(json.dumps(verdict))
