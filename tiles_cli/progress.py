@@ -14,6 +14,9 @@ class _Silent:
     def total(self, total: int) -> None:
         pass
 
+    def set(self, done: int) -> None:
+        pass
+
 
 class _Bar:
     def __init__(self, progress, task) -> None:
@@ -24,6 +27,9 @@ class _Bar:
 
     def total(self, total: int) -> None:
         self._p.update(self._t, total=total)
+
+    def set(self, done: int) -> None:
+        self._p.update(self._t, completed=done)
 
 
 @contextlib.contextmanager

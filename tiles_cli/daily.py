@@ -1,0 +1,88 @@
+"""`tiles daily build | reveal | render`: the nightly job and what follows it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from daily.seed import SECRET_ENV, check_revealable, day_seed, parse_day
+from tiles_cli.options import LibraryOpt, RemoteOpt
+from tiles_cli.progress import progress
+from tilelib.errors import BadInput
+from tilelib.rng import seed_from_hex
+
+daily_app = typer.Typer(help="The daily board: build it, reveal its seed, draw it.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(daily_app, name="daily")
+
+
+def _params(text: str | None) -> dict | None:
+    if text is None:
+        return None
+    try:
+        p = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise BadInput(f"--params is not JSON: {err.msg}") from None
+    if not isinstance(p, dict):
+        raise BadInput("--params must be a JSON object")
+    return p
+
+
+def _log(line: str) -> None:
+    typer.echo(f"tiles daily: {line}", err=True)
+
+
+@daily_app.command("build")
+def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (default: today, UTC)."),
+          size: int = typer.Option(1000, "--size", help="Board side G in cells."),
+          packer: str = typer.Option("big-first", "--packer", help="bands | grown | big-first | substitution"),
+          params: str = typer.Option(None, "--params", help="Packer params as a JSON object."),
+          seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
+          out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
+          force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
+          library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
+    """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push."""
+    from daily.build import BuildOptions, build as run_build
+
+    opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
+                        params=_params(params), seed=seed_from_hex(seed) if seed else None,
+                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force)
+    if opts.seed is None:
+        day_seed(opts.secret, opts.day)          # fail early, before any work, if no secret
+    with progress("stitching") as bar:
+        def tick(done: int, total: int) -> None:
+            bar.total(total)
+            bar.set(done)
+
+        res = run_build(opts, log=_log, progress=tick if sys.stderr.isatty() else None)
+    if res.skipped:
+        typer.echo(f"{res.day}: already built")
+        return
+    typer.echo(f"{res.day}: {res.verify_line}; manifest {res.manifest_path}")
+
+
+@daily_app.command("reveal")
+def reveal(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
+           force: bool = typer.Option(False, "--force", help="Reveal even if the day is not over.")) -> None:
+    """Print the day's seed (hex) once the day is over (UTC)."""
+    day = parse_day(date)
+    check_revealable(day, force=force)
+    typer.echo(day_seed(os.environ.get(SECRET_ENV), day).hex())
+
+
+@daily_app.command("render")
+def render(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
+           png: Path = typer.Option(..., "--png", help="Output PNG file."),
+           manifest: Path = typer.Option(None, "--manifest", help="Manifest file (default: the library's)."),
+           library: Path = LibraryOpt) -> None:
+    """Draw the day's board: tile hues, zones grey, givens and clues, the seed tile marked."""
+    from daily.render import render_day
+
+    render_day(parse_day(date), library, png, manifest)
+    typer.echo(f"wrote {png}")
