@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# The README's first command: install into .venv and run the main job on a
-# small board with an embedded (local, no-cloud) library.
+# The README's first command: install into .venv and run the main job — a
+# daily build of a small board (G=61) on an embedded library kept in ./out/,
+# synced with a local-directory remote (file://, no cloud) — then verify the
+# manifest it wrote with the referee.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
-export TILES_LIBRARY="${TILES_LIBRARY:-$PWD/out/tiles.sqlite}"
 mkdir -p out
-.venv/bin/tiles library init
+export TILES_LIBRARY="${TILES_LIBRARY:-$PWD/out/tiles.sqlite}"
+export TILES_REMOTE="${TILES_REMOTE:-file://$PWD/out/remote}"
+export TILES_SECRET="${TILES_SECRET:-quickstart-demo-secret}"
+day="${1:-$(date -u +%F)}"
+.venv/bin/tiles daily build --date "$day" --size 61 --out out --force
 .venv/bin/tiles library stats
+.venv/bin/tiles referee verify "out/$day.json"
