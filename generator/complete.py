@@ -33,12 +33,13 @@ DEFAULT_TIME_LIMIT = 60.0
 
 
 def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
-             *, time_limit: float = DEFAULT_TIME_LIMIT) -> np.ndarray | None:
+             *, exclude=(), time_limit: float = DEFAULT_TIME_LIMIT) -> np.ndarray | None:
     """A valid n×n grid equal to ``fixed_values`` wherever ``fixed_known`` is 1, or None if none exists.
 
     ``seed`` (bytes, or a Stream to draw from) fixes CP-SAT's ``random_seed``
-    and the solution hint. Raises BadInput on malformed arrays and
-    CompletionError when CP-SAT stops without an answer.
+    and the solution hint. ``exclude``: grids the answer must differ from
+    (None then means "no other completion"). Raises BadInput on malformed
+    arrays and CompletionError when CP-SAT stops without an answer.
     """
     check_n(n)
     vals = _as_grid(fixed_values, n, "fixed_values")
@@ -62,6 +63,10 @@ def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
             model.AddBoolOr([v.Not() for v in trio])   # not three ones
     _distinct(model, lines, [[(vals[r, c], known[r, c]) for c in range(n)] for r in range(n)])
     _distinct(model, cols, [[(vals[r, c], known[r, c]) for r in range(n)] for c in range(n)])
+
+    for g in exclude:
+        g = _as_grid(g, n, "excluded grid")
+        model.AddBoolOr([x[r][c].Not() if g[r, c] else x[r][c] for r in range(n) for c in range(n)])
 
     hint = stream.bits(n * n)
     for i in range(n * n):

@@ -5,11 +5,13 @@ Each attempt j draws from ``stream.child(f"try/{j}")``:
 
 1. a solution — a random valid grid (``generator.solution``), or, when
    ``fixed`` boundary cells are given, a CP-SAT completion of them
-   (``generator.complete``; if the very first attempt proves that no
-   completion exists, ``make_tile`` returns None: the miss is ``nofit``);
+   (``generator.complete``; if CP-SAT proves that no completion exists,
+   ``make_tile`` returns None: the miss is ``nofit``);
 2. thinning (``generator.thin``) with ``m_max`` and ``seam_mask``; a solution
    whose corner-free start is already unacceptable (its corners can swap and
-   the seam sides do not pin that) is rejected;
+   the seam sides do not pin that) is rejected — a rejected completion is
+   excluded from later CP-SAT calls, and when none is left ``GenerationFailed``
+   says so (the boundary fits, but not with that seam_mask);
 3. the ladder on givens + seam sides, and the difficulty ``Targets`` — a
    tile that is too easy is rejected and the next attempt starts afresh
    (Unruly's reject-if-too-easy);
@@ -106,19 +108,26 @@ def make_tile_stats(params: GenParams, stream: Stream,
     """``make_tile`` plus its ``MakeStats``."""
     n, t = params.n, params.targets
     rejected_start = rejected_easy = counts = 0
+    unpinnable: list[np.ndarray] = []   # completions whose corner-free start failed
     for j in range(t.max_tries):
         sub = stream.child(f"try/{j}")
         if fixed is None:
             rows = random_rows(n, sub.child("solution"))
         else:
-            grid = complete(n, fixed[0], fixed[1], sub.child("complete"))
+            grid = complete(n, fixed[0], fixed[1], sub.child("complete"), exclude=unpinnable)
             if grid is None:
-                # CP-SAT proved that no completion exists: no seed can change that.
-                return None, MakeStats(j + 1, rejected_start, rejected_easy, counts)
+                if not unpinnable:
+                    # CP-SAT proved that no completion exists: no seed can change that.
+                    return None, MakeStats(j + 1, rejected_start, rejected_easy, counts)
+                raise GenerationFailed(
+                    f"every completion of the boundary ({len(unpinnable)}) has corners that can swap "
+                    f"unseen by seam_mask {params.seam_mask}")
             rows = row_ints(grid)
         res = thin(n, rows, sub.child("thin"), m_max=params.m_max, seam_mask=params.seam_mask)
         if res is None:
             rejected_start += 1
+            if fixed is not None:
+                unpinnable.append(grid)
             continue
         counts += res.counts
         sol = rows_to_grid(rows, n)

@@ -124,3 +124,19 @@ def test_timeout_raises_instead_of_claiming_nofit():
     z = np.zeros((n, n), dtype=np.uint8)
     with pytest.raises(CompletionError):
         complete(n, z, z, bytes(32), time_limit=1e-9)
+
+
+def test_excluded_grids_are_avoided():
+    n = 6
+    src = random_solution(n, Stream(bytes(32), "src"))
+    known = np.ones((n, n), dtype=np.uint8)
+    known[2:4, 2:4] = 0                      # a small hole: few completions
+    seen = []
+    while True:
+        g = complete(n, src * known, known, bytes(32), exclude=seen)
+        if g is None:
+            break
+        assert violations(g) == [] and _agrees(g, src, known)
+        assert all(not (g == s).all() for s in seen)
+        seen.append(g)
+    assert len(seen) == count(Puzzle.from_grid(src, known), k=100).count

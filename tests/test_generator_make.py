@@ -11,7 +11,7 @@ from engine.ladder import rate
 from generator.complete import side_cells
 from generator.features import multiplicity_features, pin_depth
 from generator.make import GenParams, GenerationFailed, Targets, constraint_cells, make_tile, make_tile_stats
-from generator.solution import random_solution
+from generator.solution import random_solution, rows_to_grid
 from generator.version import GENERATOR_VERSION, default_m_max
 from support import all_grids, tile_with_alts
 from tilelib import bits
@@ -168,3 +168,26 @@ def test_params_validation():
         with pytest.raises(BadInput):
             GenParams.make(**bad)
     assert GenParams.make(16).m_max == 4 and GenParams.make(12).m_max == 3 and GenParams.make(8).m_max == 2
+
+
+def _corner_swappable_solution(n=6):
+    from generator.solution import random_rows
+    from generator.thin import thin
+    for i in range(200):
+        rows = random_rows(n, Stream(bytes([i]) * 32, "swap"))
+        if thin(n, rows, Stream(bytes(32), "t"), m_max=1, seam_mask=0) is None:
+            return rows_to_grid(rows, n)
+    raise AssertionError("no corner-swappable grid among 200 draws")
+
+
+def test_boundary_whose_completions_all_swap_corners():
+    sol = _corner_swappable_solution()
+    known = np.ones((6, 6), dtype=np.uint8)
+    known[0, 0] = known[0, -1] = known[-1, 0] = known[-1, -1] = 0
+    # With seam_mask 0 no completion can be pinned: a clear failure, not nofit and not a hang.
+    with pytest.raises(GenerationFailed):
+        make_tile(GenParams.make(6, 1, 0), Stream(bytes(32), "t"), fixed=(sol * known, known))
+    # Seam sides see the corners, so the swap is a legal alternative there.
+    tile = make_tile(GenParams.make(6, 2, 15), Stream(bytes(32), "t"), fixed=(sol * known, known))
+    assert tile.features.m == 2 and ((tile.solution_grid == sol) | (known == 0)).all()
+    _check_against_engine(tile, 2)
