@@ -251,3 +251,37 @@ def group_zones(rects: Iterable[Rect]) -> tuple[tuple[Rect, ...], ...]:
     zones = [tuple(c) for c in comps.values()]
     zones.sort(key=lambda z: (z[0][1], z[0][0]))
     return tuple(zones)
+
+
+def refinement_problem(drawn: Packing, actual: Packing) -> str | None:
+    """Why ``actual`` is not ``drawn`` refined by the stitcher's fallback, or None if it is.
+
+    The stitcher may split a square it cannot fill into smaller squares and zone
+    rectangles (SPEC §8), so a manifest's packing is the packer's packing with
+    some squares subdivided. It refines the drawn one when: the board, packer,
+    version and params agree; every square of ``actual`` lies inside one square of
+    ``drawn``; every zone unit of ``drawn`` is still zone; and the seed tile's
+    square is unchanged. Both packings must already pass ``validate_packing``.
+    """
+    if (drawn.P, drawn.name, drawn.version, dict(drawn.params)) != \
+            (actual.P, actual.name, actual.version, dict(actual.params)):
+        return "board, packer, version or params differ from the ones drawn"
+    P = drawn.P
+    owner = np.full((P, P), -1, dtype=np.int32)
+    for i, (x0, y0, s) in enumerate(drawn.squares):
+        owner[y0:y0 + s, x0:x0 + s] = i
+    for i, (x0, y0, s) in enumerate(actual.squares):
+        region = owner[y0:y0 + s, x0:x0 + s]
+        if region.min() < 0 or region.min() != region.max():
+            return f"tile {i} at ({x0}, {y0}) side {s} is not inside one drawn square"
+    zone = np.zeros((P, P), dtype=bool)
+    for rects in actual.zones:
+        for x, y, w, h in rects:
+            zone[y:y + h, x:x + w] = True
+    lost = (owner < 0) & ~zone
+    if lost.any():
+        y, x = map(int, np.argwhere(lost)[0])
+        return f"drawn zone unit ({x}, {y}) is covered by a tile"
+    if actual.squares[actual.seed_tile] != drawn.squares[drawn.seed_tile]:
+        return "the seed tile's square differs from the drawn one"
+    return None
