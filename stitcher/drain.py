@@ -1,0 +1,145 @@
+"""Draining misses (SPEC §8): make a tile for an exact boundary, or prove there is none.
+
+``generate`` composes the generator's one-tile path (``generator.make``):
+CP-SAT completes an n×n grid with exactly the constraint's boundary cells
+fixed, thinning keeps m <= m_max with every alternative differing on a
+``seam_mask`` side, features are computed, and the Tile comes back. CP-SAT
+proving that no completion exists gives ``NOFIT``. A fixed boundary can make
+every completion unthinnable (e.g. the four unknown corners can swap and no
+seam side pins that), so attempts are capped (``max_tries``) and running out
+is ``FAILED`` — not nofit, since no proof was made.
+
+``NofitSet`` is the containment rule (ledger.settled_nofit): a constraint
+containing a known nofit constraint in any orientation is nofit without
+solving, and CP-SAT is never asked about a known nofit set again.
+
+``drain_misses`` drains the ledger's open misses (for the daily build):
+settle by containment, else generate and append, else mark nofit. The
+stitcher itself drains inline (``stitch.py``), against the constraint a
+missed square faces at retry time.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from generator.complete import complete
+from generator.make import GenerationFailed, GenParams, Targets, constraint_cells, make_tile
+from generator.version import default_m_max
+from tilelib import ledger
+from tilelib.bits import edges
+from tilelib.constraint import Constraint
+from tilelib.rng import Stream
+from tilelib.tile import Tile
+
+TILE, NOFIT, FAILED = "tile", "nofit", "failed"
+COMPLETIONS = 8
+MAX_TRIES = COMPLETIONS
+
+
+def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
+             max_tries: int = MAX_TRIES, accept: Callable[[tuple], bool] | None = None,
+             completions: int = COMPLETIONS) -> tuple[str, Tile | None]:
+    """(TILE, tile) | (NOFIT, None) | (FAILED, None) for a tile in the constraint's own orientation.
+
+    Up to ``completions`` CP-SAT completions of the boundary are drawn (stream
+    children ``c/<j>``). Each is thinned and featured by
+    ``generator.make.make_tile`` with every cell fixed (so its completion step
+    returns that grid and one attempt decides: thinning fails only when the
+    corner-free start is already unacceptable, whatever the order). Completions
+    whose edges ``accept`` takes (the stitcher's forward check) come first; the
+    others are kept as a fallback. The first completion being None is CP-SAT's
+    proof that none exists: NOFIT. No completion that thins: FAILED.
+    ``max_tries`` caps the completions too (at most that many CP-SAT calls).
+    """
+    n = c.n
+    m = default_m_max(n) if m_max is None else m_max
+    params = GenParams.make(n, m_max=m, seam_mask=seam_mask, targets=Targets(max_tries=1))
+    vals, known = constraint_cells(c)
+    ones = np.ones((n, n), dtype=np.uint8)
+    backups = []
+    for j in range(max(min(completions, max_tries), 1)):
+        grid = complete(n, vals, known, stream.child(f"c/{j}"))
+        if grid is None:
+            return NOFIT, None
+        if accept is not None and not accept(edges(grid)):
+            backups.append((j, grid))
+            continue
+        tile = _thin(params, stream, j, grid, ones)
+        if tile is not None:
+            return TILE, tile
+    for j, grid in backups:
+        tile = _thin(params, stream, j, grid, ones)
+        if tile is not None:
+            return TILE, tile
+    return FAILED, None
+
+
+def _thin(params, stream: Stream, j: int, grid, ones) -> Tile | None:
+    try:
+        return make_tile(params, stream.child(f"make/{j}"), (grid, ones))
+    except GenerationFailed:
+        return None
+
+
+class NofitSet:
+    """Known nofit constraints per n, from the ledger plus those found during this run."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self._by_n: dict[int, list[Constraint]] = {}
+
+    def _list(self, n: int) -> list[Constraint]:
+        if n not in self._by_n:
+            self._by_n[n] = ledger.nofit_constraints(self.conn, n)
+        return self._by_n[n]
+
+    def settled(self, c: Constraint) -> bool:
+        return ledger.settled_nofit(c, self._list(c.n))
+
+    def add(self, c: Constraint) -> None:
+        self._list(c.n).append(c)
+
+
+@dataclass
+class DrainStats:
+    drained: int = 0
+    nofit: int = 0
+    settled: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    cp_calls: int = 0
+    hashes: list = field(default_factory=list)
+
+
+def drain_misses(lib, stream: Stream, *, m_max: int | None = None, limit: int | None = None,
+                 max_tries: int = MAX_TRIES) -> DrainStats:
+    """Drain the ledger's open misses in id order; tiles are thinned with seam_mask = the fixed sides."""
+    st = DrainStats()
+    nofits = NofitSet(lib.conn)
+    t0 = time.perf_counter()
+    for miss in ledger.open_misses(lib.conn, limit=limit):
+        c = miss.constraint
+        if nofits.settled(c):
+            ledger.mark_nofit(lib.conn, miss.id)
+            st.settled += 1
+            continue
+        st.cp_calls += 1
+        kind, tile = generate(c, c.full_mask, m_max, stream.child(f"miss/{miss.id}"), max_tries)
+        if kind == NOFIT:
+            ledger.mark_nofit(lib.conn, miss.id)
+            nofits.add(c)
+            st.nofit += 1
+        elif kind == FAILED:
+            st.failed += 1
+        else:
+            h, _t = lib.insert(tile)
+            ledger.mark_drained(lib.conn, miss.id, h)
+            st.drained += 1
+            st.hashes.append(h)
+    st.seconds = time.perf_counter() - t0
+    return st

@@ -1,0 +1,245 @@
+"""Candidate lookup for the stitcher: an in-memory edge index and the per-query SQLite path.
+
+Both answer the same question with the same answer, in the same order:
+every (hash, t) such that transform(canonical tile, t) satisfies a
+``Constraint`` (whole or partly known sides), optionally only m = 1 tiles,
+sorted by (hash, t) so that a seeded draw is reproducible; plus, per
+candidate, its *pin bitmap*: bit S (S a side mask 0..15) is set when every
+alternative of the ORIENTED tile differs from the solution on some side in S
+(always set for m = 1). The stitcher prefers candidates whose bit for "the
+sides known at this square's turn" is set.
+
+``MemoryIndex`` loads the few edge columns of the needed sizes once and
+expands each tile into its 16 oriented entries (entry = 16·row + t): oriented
+edges, pin bitmap, m, and a sort key (first 60 bits of the hash, then t; the
+SQL path sorts by the full hash, so the two orders agree unless two hashes
+share 60 bits). Buckets map (side, edge value) to entry ids sorted by key;
+a lookup starts from the smallest bucket of a whole side (or the union of the
+buckets of the lines matching a partial side) and filters the other sides
+with numpy. ``SqlIndex`` runs ``tilelib.query.find`` per lookup. Which is
+faster is measured in ``scripts/bench_stitch.py``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from tilelib.bits import reverse_bits
+from tilelib.constraint import Constraint
+from tilelib.query import find, matching_lines
+from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask
+from tilelib.tile import nibbles
+
+
+def canonical_pins(m: int, alt_sides: int) -> int:
+    """16-bit pin bitmap of a canonical tile: bit S set iff every alt nibble meets S."""
+    nibs = nibbles(alt_sides, m - 1)
+    return sum(1 << S for S in range(16) if all(nib & S for nib in nibs))
+
+
+@lru_cache(maxsize=1)
+def pin_perm() -> np.ndarray:
+    """(16, 65536) uint16: the pin bitmap of transform(tile, t) from the canonical bitmap."""
+    b = np.arange(1 << 16, dtype=np.int64)
+    out = np.zeros((16, 1 << 16), dtype=np.int64)
+    for t in TRANSFORMS:
+        it = inverse(t)
+        for S in range(16):
+            out[t] |= ((b >> transform_side_mask(S, it)) & 1) << S
+    return out.astype(np.uint16)
+
+
+def oriented_pins(pins: int, t: int) -> int:
+    return int(pin_perm()[t, pins])
+
+
+def sort_key(hash_: str, t: int) -> int:
+    return (int(hash_[:15], 16) << 4) | t
+
+
+class _SizeIndex:
+    """Entries of one tile side n."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.hashes: list[str] = []
+        self.size = 0
+        cap = 1024
+        self.OE = np.zeros((cap, 4), dtype=np.int64)
+        self.PINS = np.zeros(cap, dtype=np.uint16)
+        self.M = np.zeros(cap, dtype=np.int64)
+        self.SK = np.zeros(cap, dtype=np.uint64)
+        self.buckets: list[dict[int, np.ndarray]] = [{}, {}, {}, {}]
+        self._all: np.ndarray | None = None
+
+    def _grow(self, need: int) -> None:
+        cap = len(self.SK)
+        if need <= cap:
+            return
+        while cap < need:
+            cap *= 2
+        for name in ("OE", "PINS", "M", "SK"):
+            old = getattr(self, name)
+            new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
+            new[:self.size] = old[:self.size]
+            setattr(self, name, new)
+
+    def add(self, rows: list[tuple[str, tuple[int, int, int, int], int, int]]) -> None:
+        """Add canonical tiles (hash, edges, m, alt_sides); each becomes 16 oriented entries."""
+        if not rows:
+            return
+        n, full = self.n, (1 << self.n) - 1
+        k0 = self.size
+        cnt = 16 * len(rows)
+        self._grow(k0 + cnt)
+        canon = np.array([r[1] for r in rows], dtype=np.int64)
+        rev = _rev_table(n)
+        pins = np.array([canonical_pins(r[2], r[3]) for r in rows], dtype=np.int64)
+        h64 = np.array([int(r[0][:15], 16) for r in rows], dtype=np.uint64)
+        perm = pin_perm()
+        sl = slice(k0, k0 + cnt)
+        for t in TRANSFORMS:
+            ent = slice(k0 + t, k0 + cnt, 16)
+            for s, src in enumerate(EDGE_MAP[t]):
+                v = canon[:, src.side]
+                if src.reversed:
+                    v = rev[v]
+                if src.complemented:
+                    v = v ^ full
+                self.OE[ent, s] = v
+            self.PINS[ent] = perm[t, pins]
+            self.SK[ent] = (h64 << np.uint64(4)) | np.uint64(t)
+        self.M[sl] = np.repeat(np.array([r[2] for r in rows], dtype=np.int64), 16)
+        self.hashes.extend(r[0] for r in rows)
+        self.size = k0 + cnt
+        ids = np.arange(k0, k0 + cnt, dtype=np.int64)
+        ids = ids[np.argsort(self.SK[sl], kind="stable")]
+        for s in range(4):
+            vals = self.OE[ids, s]
+            order = np.argsort(vals, kind="stable")
+            sv, si = vals[order], ids[order]
+            cuts = np.flatnonzero(np.diff(sv)) + 1
+            for part_v, part in zip(sv[np.r_[0, cuts]].tolist(), np.split(si, cuts)):
+                old = self.buckets[s].get(part_v)
+                if old is None:
+                    self.buckets[s][part_v] = part
+                else:
+                    merged = np.concatenate([old, part])
+                    self.buckets[s][part_v] = merged[np.argsort(self.SK[merged], kind="stable")]
+        self._all = None
+
+    def all_sorted(self) -> np.ndarray:
+        if self._all is None:
+            self._all = np.argsort(self.SK[:self.size], kind="stable").astype(np.int64)
+        return self._all
+
+    def lookup(self, c: Constraint, m1: bool) -> np.ndarray:
+        """Entry ids satisfying c (and m = 1 if asked), sorted by (hash, t)."""
+        n, full = self.n, (1 << self.n) - 1
+        empty = np.zeros(0, dtype=np.int64)
+        sides = [s for s in range(4) if c.masks[s]]
+        if not sides:
+            cands = self.all_sorted()
+        else:
+            whole = [s for s in sides if c.masks[s] == full]
+            if whole:
+                best, cands = None, None
+                for s in whole:
+                    b = self.buckets[s].get(c.values[s])
+                    if b is None:
+                        return empty
+                    if cands is None or len(b) < len(cands):
+                        best, cands = s, b
+            else:
+                best = min(sides, key=lambda s: len(matching_lines(n, c.masks[s], c.values[s])))
+                parts = [self.buckets[best].get(v) for v in matching_lines(n, c.masks[best], c.values[best])]
+                parts = [p for p in parts if p is not None]
+                if not parts:
+                    return empty
+                cands = np.concatenate(parts)
+                cands = cands[np.argsort(self.SK[cands], kind="stable")]
+            for s in sides:
+                if s != best and len(cands):
+                    cands = cands[(self.OE[cands, s] & c.masks[s]) == c.values[s]]
+        if m1 and len(cands):
+            cands = cands[self.M[cands] == 1]
+        return cands
+
+
+@lru_cache(maxsize=8)
+def _rev_table(n: int) -> np.ndarray:
+    return np.array([reverse_bits(v, n) for v in range(1 << n)], dtype=np.int64)
+
+
+class MemoryIndex:
+    """In-memory edge index over the library's tiles of the given sizes (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[int, _SizeIndex] = {}
+
+    @staticmethod
+    def load(conn, ns) -> "MemoryIndex":
+        idx = MemoryIndex()
+        for n in sorted(set(ns)):
+            rows = [(h, (t, r, b, l), m, a) for h, t, r, b, l, m, a in conn.execute(
+                "SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE n = ? ORDER BY hash",
+                (n,))]
+            idx._size(n).add(rows)
+        return idx
+
+    def _size(self, n: int) -> _SizeIndex:
+        if n not in self.sizes:
+            self.sizes[n] = _SizeIndex(n)
+        return self.sizes[n]
+
+    def tiles(self, n: int) -> int:
+        return len(self._size(n).hashes)
+
+    def add(self, hash_: str, n: int, edges, m: int, alt_sides: int) -> None:
+        """Add one canonical tile (after the drain inserted it into the library)."""
+        self._size(n).add([(hash_, tuple(edges), m, alt_sides)])
+
+    def lookup(self, c: Constraint, m1: bool = False):
+        """(keys, pins): opaque sorted candidate keys and their pin bitmaps (uint16 array)."""
+        si = self._size(c.n)
+        keys = si.lookup(c, m1)
+        return keys, si.PINS[keys]
+
+    def decode(self, n: int, key) -> tuple[str, int, tuple[int, int, int, int]]:
+        """(hash, t, oriented edges) of a candidate key."""
+        si = self.sizes[n]
+        k = int(key)
+        return si.hashes[k >> 4], k & 15, tuple(si.OE[k].tolist())
+
+
+class SqlIndex:
+    """The same answers from ``tilelib.query.find`` per lookup, plus a per-hash feature cache."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self._info: dict[str, tuple[tuple[int, int, int, int], int]] = {}
+
+    def add(self, hash_: str, n: int, edges, m: int, alt_sides: int) -> None:
+        self._info[hash_] = (tuple(edges), canonical_pins(m, alt_sides))
+
+    def _fetch(self, hashes) -> None:
+        missing = [h for h in hashes if h not in self._info]
+        for i in range(0, len(missing), 500):
+            part = missing[i:i + 500]
+            for h, t, r, b, l, m, a in self.conn.execute(
+                    f"SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE hash IN "
+                    f"({','.join('?' * len(part))})", part):
+                self._info[h] = ((t, r, b, l), canonical_pins(m, a))
+
+    def lookup(self, c: Constraint, m1: bool = False):
+        keys = find(self.conn, c, filters={"m": 1} if m1 else None)
+        self._fetch(sorted({h for h, _ in keys}))
+        perm = pin_perm()
+        pins = np.array([perm[t, self._info[h][1]] for h, t in keys], dtype=np.uint16)
+        return keys, pins
+
+    def decode(self, n: int, key) -> tuple[str, int, tuple[int, int, int, int]]:
+        h, t = key
+        return h, t, transform_edges(self._info[h][0], n, t)

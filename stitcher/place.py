@@ -1,0 +1,56 @@
+"""Candidate choice (SPEC §8): prefer orientations pinned by the sides known at the square's turn.
+
+Given the sorted candidates of a lookup and their pin bitmaps, the preferred
+pool is the candidates whose bitmap has bit ``known`` set — every
+alternative of the oriented tile differs from the solution on a side that a
+frontier solve already knows when it reaches this square (m = 1 tiles always
+qualify); the rest form the second pool. Candidates are drawn from the
+stream without replacement, preferred pool first, and the first one that
+passes ``check`` (the stitcher's forward check: no unplaced neighbour is left
+with a side that no valid line can complete) is taken; at most ``tries`` are
+checked. If none passes, the first drawn is taken anyway (flagged), so a
+library hit is never thrown away. The same seed and library give the same
+placements.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from tilelib.rng import Stream
+
+TRIES = 16
+
+
+def draws(pool: np.ndarray, stream: Stream, limit: int):
+    """Up to ``limit`` elements of ``pool`` in a seeded random order (partial Fisher–Yates)."""
+    m = len(pool)
+    moved: dict[int, int] = {}   # sparse swaps: position -> index now there
+    for k in range(min(limit, m)):
+        j = k + stream.randbelow(m - k)
+        vj, vk = moved.get(j, j), moved.get(k, k)
+        moved[j] = vk
+        yield int(pool[vj])
+
+
+def choose(keys, pins: np.ndarray, known: int, stream: Stream,
+           check: Callable[[object], bool] | None = None, tries: int = TRIES):
+    """(key, preferred?, passed check?) or None when there is no candidate."""
+    if len(keys) == 0:
+        return None
+    bit = (pins >> known) & 1
+    first = None
+    budget = tries
+    for pool, preferred in ((np.flatnonzero(bit), True), (np.flatnonzero(bit == 0), False)):
+        if budget <= 0 or len(pool) == 0:
+            continue
+        for pos in draws(pool, stream, budget):
+            budget -= 1
+            key = keys[pos]
+            if first is None:
+                first = (key, preferred)
+            if check is None or check(key):
+                return key, preferred, True
+    return first[0], first[1], False

@@ -1,0 +1,349 @@
+"""The stitcher (SPEC §8): give every square of a packing a library tile (hash, t) with no seam conflict.
+
+``stitch(packing, lib, stream)`` runs:
+
+1. **Geometry** (``order.py``): adjacency, BFS distance from the seed tile,
+   the sides each square will have known at its turn, the placement order
+   (seed first; big-first: large squares first; grown: id order; else BFS).
+2. **First pass**: for each square, the constraint it faces on the board
+   (``Board.constraint``) is looked up in all 16 orientations
+   (``index.MemoryIndex``, m = 1 only for the seed tile) and a candidate is
+   drawn (``place.choose``) from ``stream.child("place")``. A square with no
+   candidate writes a row to ``misses`` (``ledger.record_miss``, packing id =
+   the packing's digest; repeats count) and waits.
+3. **Retry and drain** (``drain=True``): each missed square, in order, is
+   looked up again against what it faces *now* (neighbours placed after it
+   in the first pass add constraints). A hit marks its first-pass miss
+   drained with that tile (the tile meets the recorded constraint too). Else
+   the current constraint is recorded; if it contains a known nofit set it
+   is nofit without solving (``drain.NofitSet``); otherwise the generator
+   makes a tile for exactly that boundary, thinned with seam_mask = the
+   square's known sides (seed: seam_mask 0, m_max 1), appends it to the
+   library and the index, places it and marks the miss(es) drained; CP-SAT
+   proving no completion marks the miss nofit. The seed square, placed
+   first, is drained at once if it misses, so it is never constrained.
+4. **Fallback**: a square still unfilled is split (``fallback.split_square``)
+   into smaller squares and zone rectangles; the new squares are placed at
+   once by the same steps 3–4 (so failures end, at worst, as zones). With
+   ``drain=False`` steps 3–4 run with lookups only.
+
+Ids of the returned packing: squares keep their relative order; a split
+square is replaced, in place, by its sub-squares in (y, x) order (recursively),
+so ids after a split shift. ``seed_tile`` is renumbered accordingly (the seed
+is never split: with the drain on it always gets a tile; without it and with
+no m = 1 tile of its size, ``StitchError``). New zones (each fallback's zone
+rectangles grouped by contact) follow the packing's zones.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+from packers.packing import Packing, group_zones
+from stitcher.board import Board
+from stitcher.drain import FAILED, MAX_TRIES, NOFIT, NofitSet, generate
+from stitcher.fallback import split_square
+from stitcher.index import MemoryIndex
+from stitcher.order import ZONE, adjacency, ring, bfs_distance, known_sides, placement_order, side_known, unit_owner
+from stitcher.place import choose
+from tilelib import ledger
+from tilelib.errors import TilesError
+from tilelib.query import matching_lines
+from tilelib.rng import Stream
+
+COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
+            "failed", "fallbacks", "preferred", "unchecked")
+
+
+class StitchError(TilesError):
+    """The packing cannot be stitched as asked (e.g. no m = 1 tile for the seed and no drain)."""
+
+
+@dataclass
+class StitchStats:
+    """Counters per n (see COUNTERS), fills, and where the time went."""
+
+    per_n: dict = field(default_factory=dict)
+    placements: int = 0
+    square_area: int = 0          # pitch area of the input packing's squares
+    first_fill: float = 0.0       # area placed in the first pass / square_area
+    final_fill: float = 0.0       # area holding library tiles at the end / square_area
+    zone_fraction_before: float = 0.0
+    zone_fraction_after: float = 0.0
+    seconds: dict = field(default_factory=dict)
+    cp_calls: int = 0
+
+    def bump(self, n: int, key: int | str, by: int = 1) -> None:
+        d = self.per_n.setdefault(n, dict.fromkeys(COUNTERS, 0))
+        d[key] += by
+
+    def total(self, key: str) -> int:
+        return sum(d[key] for d in self.per_n.values())
+
+    def as_dict(self) -> dict:
+        return {"per_n": {str(n): dict(d) for n, d in sorted(self.per_n.items())},
+                "placements": self.placements, "square_area": self.square_area,
+                "first_fill": self.first_fill, "final_fill": self.final_fill,
+                "zone_fraction_before": self.zone_fraction_before,
+                "zone_fraction_after": self.zone_fraction_after,
+                "cp_calls": self.cp_calls, "seconds": dict(self.seconds)}
+
+
+@dataclass
+class StitchResult:
+    placements: list            # (hash, t) per square of ``packing``
+    packing: Packing            # the input packing, or a valid one with split squares and new zones
+    stats: StitchStats
+
+
+class _Run:
+    """State of one stitch; see the module doc for the steps."""
+
+    def __init__(self, packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead):
+        if drain not in (True, False, "inline", "deferred"):
+            raise ValueError(f"drain must be True/'inline', 'deferred' or False, got {drain!r}")
+        self.inline = drain in (True, "inline")
+        self.lookahead = lookahead
+        drain = bool(drain)
+        self.lib, self.conn, self.drain, self.m_max = lib, lib.conn, drain, m_max
+        self.progress, self.max_tries = progress, max_tries
+        self.place_stream = stream.child("place")
+        self.drain_stream = stream.child("drain")
+        self.split_stream = stream.child("fallback")
+        self.packing = packing
+        self.pid = packing.digest()
+        self.st = StitchStats()
+        t0 = time.perf_counter()
+        self.own = unit_owner(packing)
+        self.adj = adjacency(packing, self.own)
+        self.dist = bfs_distance(self.adj, packing.seed_tile)
+        self.known = known_sides(packing, self.own, self.dist)
+        self.order = placement_order(packing, self.dist, order)
+        self.squares = list(packing.squares)
+        self.children: dict[int, list[int]] = {}
+        self.new_zones: list = []
+        self.placements: list = [None] * len(self.squares)
+        self.seed = packing.seed_tile
+        t1 = time.perf_counter()
+        # Every size up to the largest: fallback sub-squares can be any smaller size.
+        top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
+        self.index = index if index is not None else MemoryIndex.load(self.conn, range(6, top + 1, 2))
+        t2 = time.perf_counter()
+        self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0}
+        self.nofits = NofitSet(self.conn)
+        self.board = Board(packing.G)
+        self.drains = 0
+        self.done = 0
+
+    # ------------------------------------------------------------ one square
+
+    def try_place(self, i: int):
+        """Look up and place square i; return (placed?, constraint faced)."""
+        x, y, s = self.squares[i]
+        n = s + 1
+        c = self.board.constraint(x, y, n)
+        keys, pins = self.index.lookup(c, i == self.seed)
+        got = choose(keys, pins, self.known[i], self.place_stream,
+                     check=lambda key: self.harmless(i, self.index.decode(n, key)[2]) if self.lookahead else None)
+        if got is None:
+            return False, c
+        if not got[2]:
+            self.st.bump(n, "unchecked")
+        h, t, edges = self.index.decode(n, got[0])
+        self.board.place(x, y, n, edges)
+        self.placements[i] = (h, t)
+        self.st.placements += 1
+        if got[1]:
+            self.st.bump(n, "preferred")
+        return True, c
+
+    def harmless(self, i: int, edges) -> bool:
+        """Forward check: with these edges on square i, every side of every unplaced neighbour
+        can still be completed to a valid line (measured: almost every nofit otherwise)."""
+        x, y, s = self.squares[i]
+        saved = self.board.push(x, y, s + 1, edges)
+        try:
+            for j in self.adj[i]:
+                if self.placements[j] is not None or j in self.children:
+                    continue
+                xj, yj, sj = self.squares[j]
+                cj = self.board.constraint(xj, yj, sj + 1)
+                for side in range(4):
+                    if cj.masks[side] and not matching_lines(cj.n, cj.masks[side], cj.values[side]):
+                        return False
+            return True
+        finally:
+            self.board.pop(saved)
+
+    def record(self, c):
+        t0 = time.perf_counter()
+        miss = ledger.record_miss(self.conn, c, self.pid)
+        self.st.seconds["ledger"] += time.perf_counter() - t0
+        return miss
+
+    def make(self, i: int, c) -> str:
+        """Drain square i against constraint c: place a new tile, or say NOFIT/FAILED."""
+        x, y, s = self.squares[i]
+        n = s + 1
+        t0 = time.perf_counter()
+        is_seed = i == self.seed
+        self.st.cp_calls += 1
+        kind, tile = generate(c, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
+                              self.drain_stream.child(str(self.drains)), self.max_tries,
+                              accept=(lambda e: self.harmless(i, e)) if self.lookahead else None)
+        self.drains += 1
+        if kind == "tile":
+            h, t = self.lib.insert(tile)
+            canon = tile.canonical()[0]
+            self.index.add(h, n, canon.edges, canon.features.m, canon.features.alt_sides)
+            self.board.place(x, y, n, tile.edges)
+            self.placements[i] = (h, t)
+            self.st.placements += 1
+        self.st.seconds["drain"] += time.perf_counter() - t0
+        return kind
+
+    def resolve(self, i: int, prev) -> None:
+        """Retry a missed square (prev = its first-pass (miss, constraint) or None), drain, or split."""
+        n = self.squares[i][2] + 1
+        ok, c = self.try_place(i)
+        if ok:
+            self.st.bump(n, "hits_retry")
+            if prev is not None:
+                ledger.mark_drained(self.conn, prev[0].id, self.placements[i][0])
+            return
+        if self.drain:
+            cur = prev[0] if prev is not None and prev[1] == c else self.record(c)
+            if cur.nofit or self.nofits.settled(c):
+                if not cur.nofit:
+                    ledger.mark_nofit(self.conn, cur.id)
+                self.st.bump(n, "settled")
+            else:
+                kind = self.make(i, c)
+                if kind == "tile":
+                    self.st.bump(n, "drained")
+                    h = self.placements[i][0]
+                    ledger.mark_drained(self.conn, cur.id, h)
+                    if prev is not None and prev[0].id != cur.id:
+                        ledger.mark_drained(self.conn, prev[0].id, h)
+                    return
+                if kind == NOFIT:
+                    ledger.mark_nofit(self.conn, cur.id)
+                    self.nofits.add(c)
+                    self.st.bump(n, "nofit")
+                else:
+                    self.st.bump(n, "failed")
+        elif prev is None:
+            self.record(c)
+        self.split(i)
+
+    def split(self, i: int) -> None:
+        """Fallback: replace square i by smaller squares and zones, and place those at once."""
+        if i == self.seed:
+            raise StitchError("the seed tile got no m = 1 tile (none in the library fits"
+                              + (" and the drain made none)" if self.drain else " and the drain is off)"))
+        x, y, s = self.squares[i]
+        self.st.bump(s + 1, "fallbacks")
+        subs, zones = split_square(x, y, s, self.split_stream)
+        for (zx, zy, zw, zh) in zones:
+            self.own[zy:zy + zh, zx:zx + zw] = ZONE
+        self.new_zones.extend(zones)
+        ids = []
+        for sq in subs:
+            j = len(self.squares)
+            self.squares.append(sq)
+            self.placements.append(None)
+            self.dist.append(self.dist[i])
+            self.adj.append([])
+            self.known.append(0)
+            self.own[sq[1]:sq[1] + sq[2], sq[0]:sq[0] + sq[2]] = j
+            ids.append(j)
+        for j in ids:
+            self.known[j] = side_known(self.own, self.dist, self.squares[j], self.dist[j])
+            xj, yj, sj = self.squares[j]
+            nb = sorted({int(k) for strip in ring(self.own, xj, yj, sj) for k in strip.tolist()
+                         if k >= 0 and k != j})
+            self.adj[j] = nb
+            for k in nb:
+                if j not in self.adj[k]:
+                    self.adj[k].append(j)
+        self.children[i] = ids
+        for j in ids:
+            self.st.bump(self.squares[j][2] + 1, "squares")
+            self.resolve(j, None)
+
+    # ------------------------------------------------------------ the whole board
+
+    def run(self) -> StitchResult:
+        t0 = time.perf_counter()
+        st = self.st
+        area = {}
+        for i in self.order:
+            s = self.squares[i][2]
+            st.bump(s + 1, "squares")
+            area[i] = s * s
+        st.square_area = sum(area.values())
+        total = len(self.order)
+        pending = []
+        first_area = 0
+        for i in self.order:
+            n = self.squares[i][2] + 1
+            ok, c = self.try_place(i)
+            if ok:
+                st.bump(n, "hits_first")
+                first_area += area[i]
+            else:
+                st.bump(n, "misses_first")
+                miss = self.record(c)
+                if self.drain and (self.inline or i == self.seed):
+                    self.resolve(i, (miss, c))
+                else:
+                    pending.append((i, (miss, c)))
+            self.done += 1
+            if self.progress:
+                self.progress(self.done, total)
+        st.first_fill = first_area / st.square_area if st.square_area else 1.0
+        for i, prev in pending:
+            self.resolve(i, prev)
+        packing, placements = self.assemble()
+        st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
+        st.zone_fraction_before = self.packing.zone_fraction()
+        st.zone_fraction_after = packing.zone_fraction()
+        st.seconds["total"] = time.perf_counter() - t0 + st.seconds["geometry"] + st.seconds["index"]
+        st.seconds["place"] = (time.perf_counter() - t0) - st.seconds["drain"] - st.seconds["ledger"]
+        return StitchResult(placements, packing, st)
+
+    def assemble(self) -> tuple[Packing, list]:
+        """The final squares (split ones replaced in place by their leaves) and aligned placements."""
+        squares, placements, seed_id = [], [], None
+
+        def emit(i: int) -> None:
+            nonlocal seed_id
+            if i in self.children:
+                for j in self.children[i]:
+                    emit(j)
+                return
+            if i == self.seed:
+                seed_id = len(squares)
+            squares.append(self.squares[i])
+            placements.append(self.placements[i])
+
+        for i in range(len(self.packing.squares)):
+            emit(i)
+        assert all(p is not None for p in placements), "every leaf square holds a tile"
+        if not self.children:
+            return self.packing, placements
+        zones = tuple(self.packing.zones) + group_zones(self.new_zones)
+        p = Packing(P=self.packing.P, squares=tuple(squares), zones=zones, seed_tile=seed_id,
+                    name=self.packing.name, version=self.packing.version, params=dict(self.packing.params))
+        return p, placements
+
+
+def stitch(packing: Packing, lib, stream: Stream, *, drain: bool = True, m_max: int | None = None,
+           progress: Callable[[int, int], None] | None = None, index=None,
+           max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True) -> StitchResult:
+    """Assign every square a library tile (see the module doc). ``index`` defaults to a fresh
+    ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite per square)."""
+    return _Run(packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead).run()
