@@ -36,6 +36,7 @@ from generator.version import default_m_max
 from tilelib.bits import VALID_N, row_ints
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
+from tilelib.rules import violations
 from tilelib.tile import Tile
 
 
@@ -97,21 +98,37 @@ class MakeStats:
     counts: int
 
 
-def make_tile(params: GenParams, stream: Stream, fixed: tuple | None = None) -> Tile | None:
-    """One tile for ``params`` from ``stream``; see the module doc. ``fixed`` = (values, known) grids."""
-    tile, _ = make_tile_stats(params, stream, fixed)
+def make_tile(params: GenParams, stream: Stream, fixed: tuple | None = None, *,
+              solution: np.ndarray | None = None) -> Tile | None:
+    """One tile for ``params`` from ``stream``; see the module doc.
+
+    ``fixed`` = (values, known) grids of cells the solution must show (a CP-SAT
+    completion is drawn). ``solution`` = a complete valid grid to thin as is
+    (no completion step; attempts differ only in thinning order, and a grid
+    whose corner-free start is unacceptable raises GenerationFailed at once).
+    """
+    tile, _ = make_tile_stats(params, stream, fixed, solution=solution)
     return tile
 
 
-def make_tile_stats(params: GenParams, stream: Stream,
-                    fixed: tuple | None = None) -> tuple[Tile | None, MakeStats]:
+def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = None, *,
+                    solution: np.ndarray | None = None) -> tuple[Tile | None, MakeStats]:
     """``make_tile`` plus its ``MakeStats``."""
     n, t = params.n, params.targets
+    if solution is not None:
+        if fixed is not None:
+            raise ValueError("give either fixed cells or a solution, not both")
+        sol = np.asarray(solution, dtype=np.uint8)
+        if sol.shape != (n, n) or violations(sol):
+            raise BadInput(f"solution is not a valid {n}x{n} grid")
+        given_rows = row_ints(sol)
     rejected_start = rejected_easy = counts = 0
     unpinnable: list[np.ndarray] = []   # completions whose corner-free start failed
     for j in range(t.max_tries):
         sub = stream.child(f"try/{j}")
-        if fixed is None:
+        if solution is not None:
+            rows = given_rows
+        elif fixed is None:
             rows = random_rows(n, sub.child("solution"))
         else:
             grid = complete(n, fixed[0], fixed[1], sub.child("complete"), exclude=unpinnable)
@@ -126,6 +143,9 @@ def make_tile_stats(params: GenParams, stream: Stream,
         res = thin(n, rows, sub.child("thin"), m_max=params.m_max, seam_mask=params.seam_mask)
         if res is None:
             rejected_start += 1
+            if solution is not None:
+                raise GenerationFailed(f"the given solution's corners can swap unseen by seam_mask "
+                                       f"{params.seam_mask}: no thinning can pin it")
             if fixed is not None:
                 unpinnable.append(grid)
             continue

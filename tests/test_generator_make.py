@@ -191,3 +191,17 @@ def test_boundary_whose_completions_all_swap_corners():
     tile = make_tile(GenParams.make(6, 2, 15), Stream(bytes(32), "t"), fixed=(sol * known, known))
     assert tile.features.m == 2 and ((tile.solution_grid == sol) | (known == 0)).all()
     _check_against_engine(tile, 2)
+
+
+def test_thinning_a_given_solution():
+    sol = random_solution(8, Stream(bytes(32), "given"))
+    tile = make_tile(GenParams.make(8, 2, 15), Stream(bytes(32), "t"), solution=sol)
+    assert (tile.solution_grid == sol).all()
+    _check_against_engine(tile, 2)
+    swappable = _corner_swappable_solution()
+    with pytest.raises(GenerationFailed):
+        make_tile(GenParams.make(6, 1, 0), Stream(bytes(32), "t"), solution=swappable)
+    bad = sol.copy()
+    bad[0, 0] ^= 1
+    with pytest.raises(BadInput):
+        make_tile(GenParams.make(8, 2, 15), Stream(bytes(32), "t"), solution=bad)
