@@ -47,6 +47,7 @@ def random_rows(n: int, stream: Stream, budget: int | None = None) -> list[int]:
 
 
 RESTART_FACTOR = 3
+NUMPY_MIN_LINES = 100  # below this many valid lines a list comprehension filters faster than numpy
 TABLE_MAX_N = 6   # sides small enough to draw from the table of every valid grid
 
 
@@ -87,6 +88,9 @@ class _OutOfBudget(Exception):
 def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
     """One budgeted depth-first attempt; None when it ran out of budget."""
     lines = _line_array(n)
+    small = len(lines) <= NUMPY_MIN_LINES
+    if small:
+        lines = valid_lines(n)
     t0, t1, must0_of, must1_of, start = _column_automaton(n)
     rows: list[int] = []
     # states[i][b]: automaton state of the column at bit b (column n-1-b) after i rows.
@@ -128,7 +132,10 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
         must0, must1 = masks()
         if must0 & must1:
             return False
-        cands = lines[((lines & must0) == 0) & ((lines & must1) == must1)].tolist()
+        if small:
+            cands = [r for r in lines if not r & must0 and r & must1 == must1]
+        else:
+            cands = lines[((lines & must0) == 0) & ((lines & must1) == must1)].tolist()
         left = len(cands)
         while left:
             k = stream.randbelow(left) if left > 1 else 0
