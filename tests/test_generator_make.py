@@ -205,3 +205,11 @@ def test_thinning_a_given_solution():
     bad[0, 0] ^= 1
     with pytest.raises(BadInput):
         make_tile(GenParams.make(8, 2, 15), Stream(bytes(32), "t"), solution=bad)
+
+
+def test_needs_targets_are_met():
+    for i in range(2):
+        f = make_tile(GenParams.make(6, 1, 0, Targets(needs_unique=True)), Stream(bytes([i]) * 32, "u")).features
+        assert f.needs_unique == 1
+        f = make_tile(GenParams.make(6, 1, 0, Targets(needs_bifurcation=True)), Stream(bytes([i]) * 32, "b")).features
+        assert f.needs_bifurcation == 1 and f.ladder >= 4
