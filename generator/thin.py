@@ -14,15 +14,16 @@ visits the other cells in a random order drawn from the stream; a cell is
 removed when G without it is still acceptable. That is the whole definition.
 
 Both conditions are monotone: removing givens only adds solutions, so if
-G \\ S is acceptable so is G \\ S' for every S' ⊆ S. Hence the sequential
-result can be computed by *group testing*: try removing the next b cells of
-the order at once; if acceptable, all b go (exactly what b one-by-one tests
-would have done); if not, binary-search the longest acceptable prefix, remove
-it, keep the cell after it, and go on. The output is identical to the
-one-cell-at-a-time loop (the tests check this), with far fewer counts while
-most removals succeed. Past that phase each cell is tested with its value
-flipped (``_Checker.check_one``): the new solutions are exactly those with the
-cell flipped, and that count starts from a nearly full grid.
+G \\ S is acceptable so is G \\ S' for every S' ⊆ S. Hence a run of
+successes can be found by *group testing*: remove the next b cells of the
+order at once (b doubling); if acceptable, all b go — exactly what b
+one-by-one tests would have done. The group phase ends at the first failing
+chunk, or when the puzzle would pass ``GROUP_MAX_BLANK`` blank cells (sparse
+counts have a heavy tail). From there each cell is tested alone with its
+value *flipped* (``_single_phase``): the solutions of G − {c} are those of G
+plus those with c flipped, so one count from a nearly full grid decides, and
+only the room left under m_max is counted. The output is identical to the
+one-cell-at-a-time definition (``method="plain"``; the tests check this).
 """
 
 from __future__ import annotations
@@ -124,29 +125,6 @@ class _Checker:
             return None
         return sols
 
-    def check_one(self, known: list[int], sols: list[tuple], cell: int) -> list[tuple] | None:
-        """Like ``check(known minus cell)``, given ``sols`` = every solution of ``known``.
-
-        The solutions of known−{cell} are the old ones plus those with the
-        cell flipped, so one count with the flipped value fixed (and k only
-        the room left under m_max) decides: it propagates from a nearly full
-        grid and refutes fast. Returns the new full solution list or None.
-        """
-        n = self.n
-        r, bit = divmod(cell, n)
-        bit = 1 << (n - 1 - bit)
-        vals = [s & k for s, k in zip(self.sol, known)]
-        vals[r] ^= bit
-        room = self.m_max - len(sols)
-        if room <= 0:
-            # Any solution with the cell flipped would exceed m_max: is there one?
-            cnt, _ = self._count(vals, known, 1)
-            return None if cnt else sols
-        cnt, new = self._count(vals, known, room + 1)
-        if cnt > room or not all(self._pinned(s) for s in new):
-            return None
-        return sols + new
-
 
 def _without(known: list[int], n: int, cells) -> list[int]:
     out = known[:]
@@ -166,7 +144,7 @@ def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, se
 
     ``method="plain"`` is the definition (one full count per cell);
     ``"fast"`` (default) gives the identical result with group tests while
-    removals keep succeeding and flipped-cell counts (``check_one``) after.
+    removals keep succeeding and flipped-cell counts (``_single_phase``) after.
     """
     check_n(n)
     if m_max < 1:
@@ -211,7 +189,7 @@ def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, se
 
 
 def _single_phase(n: int, chk: _Checker, known: list[int], sols: list[tuple], cells: list[int]):
-    """``check_one`` over each cell in turn, inlined: this loop is the generator's hot spot.
+    """Test each cell alone with its value flipped (see the module doc): the generator's hot loop.
 
     Returns (known, sols, counts, nodes); ``known`` is a new list.
     """
