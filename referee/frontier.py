@@ -145,7 +145,9 @@ def _visit(f: Frontier, i: int) -> list[int]:
         x0, y0, s = b.squares[j]
         if y0 > rmax or y0 + s < rmin or x0 > cmax or x0 + s < cmin:
             continue
-        if (newk[max(y0 - rs.start, 0):y0 + s + 1 - rs.start, max(x0 - cs.start, 0):x0 + s + 1 - cs.start]).any():
+        if (newk[max(y0 - rs.start, 0):max(y0 + s + 1 - rs.start, 0),
+                 max(x0 - cs.start, 0):max(x0 + s + 1 - cs.start, 0)].any()
+                and not f.known[y0:y0 + s + 1, x0:x0 + s + 1].all()):
             wake.append(j)
     return wake
 
@@ -271,11 +273,19 @@ def settle(board: Board) -> tuple[Settled, Frontier]:
     f = propagate(start(board))
     if f.complete:
         return Settled("frontier", f.rounds, 0, "propagation", 0, f.calls, f.nodes, f.seconds), f
-    comps = _components(f)
     t0 = time.perf_counter()
-    status = "ambiguous" if any(_second_solution(f, c) for c in comps) else "unique"
-    return Settled(status, f.rounds, f.unknown_count(), "cp-sat", len(comps), f.calls, f.nodes,
+    status, ncomp = count_status(f)
+    return Settled(status, f.rounds, f.unknown_count(), "cp-sat", ncomp, f.calls, f.nodes,
                    f.seconds + time.perf_counter() - t0), f
+
+
+def count_status(f: Frontier) -> tuple[str, int]:
+    """('frontier' | 'unique' | 'ambiguous', components): the global count up to 2 of the board's
+    completions of ``f.known`` (every tile window obeying the rules), via CP-SAT per component."""
+    if f.complete:
+        return "frontier", 0
+    comps = _components(f)
+    return ("ambiguous" if any(_second_solution(f, c) for c in comps) else "unique"), len(comps)
 
 
 # ---------------------------------------------------------------- clues

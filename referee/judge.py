@@ -22,7 +22,7 @@ one SQLite transaction (``BEGIN IMMEDIATE``): it is judged whole or not at
 all, and two judges on one runs file serialise. A run belongs to one board
 (the manifest's sha256); a submission naming a run of another board, or one
 that is not even a JSON object with a string ``run`` and a list ``moves``,
-is ``BadInput`` and writes nothing.
+is ``BadInput`` and writes nothing; so is a ``--runs`` file that is not a runs file.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 from packers.render import adjacency
 from referee.board import Board
 from referee.manifest import Manifest
-from tilelib.errors import BadInput, CorruptLibrary, LibraryError
+from tilelib.errors import BadInput, CorruptLibrary
 
 RUNS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,22 +73,28 @@ def seam_neighbours(squares) -> list[set[int]]:
 
 
 def open_runs(path: str | Path) -> sqlite3.Connection:
-    """Open (creating if absent) a runs file; LibraryError if it is some other file."""
+    """Open a runs file, creating it if absent or empty. An existing file that is not a runs file (a tile
+    library, say) is refused with BadInput and left untouched."""
     p = Path(path)
-    if p.exists() and p.stat().st_size > 0:
+    fresh = not p.exists() or p.stat().st_size == 0
+    if not fresh:
         with open(p, "rb") as fh:
             if fh.read(16) != b"SQLite format 3\x00":
                 raise BadInput(f"{p} is not a runs file (not SQLite)")
     try:
         conn = sqlite3.connect(p, isolation_level=None, timeout=30)
+        if not fresh:
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
+            except sqlite3.OperationalError:
+                row = None
+            if row is None or row[0] != RUNS_KIND:
+                conn.close()
+                raise BadInput(f"{p} is not a runs file (no meta kind {RUNS_KIND!r}); refusing to touch it")
         conn.executescript(RUNS_SCHEMA)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('kind', ?)", (RUNS_KIND,))
-        kind = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()[0]
     except sqlite3.DatabaseError as e:
         raise CorruptLibrary(f"{p}: cannot use as a runs file ({e})") from None
-    if kind != RUNS_KIND:
-        conn.close()
-        raise LibraryError(f"{p} is a {kind!r} file, not a runs file")
     return conn
 
 
