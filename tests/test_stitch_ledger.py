@@ -1,0 +1,212 @@
+"""Misses, drain, nofit and fallback (SPEC §8) on tiny hand-made packings and constraints.
+
+No mocks: the real generator and CP-SAT run. CP-SAT calls are counted by wrapping
+``stitcher.drain.complete`` (a spy that forwards every call), so "settled without solving"
+is an exact count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitcher.drain as drain_mod
+from packers.packing import Packing, validate_packing
+from stitcher.board import Board, SeamConflict
+from stitcher.drain import NOFIT, TILE, drain_misses, generate
+from stitcher.fallback import split_square
+from stitcher.order import placement_order
+from stitcher.stitch import StitchError, _Run, stitch
+from tilelib import ledger
+from tilelib.constraint import Constraint, push_forward
+from tilelib.query import find
+from tilelib.rng import Stream
+from tilelib.rules import valid_lines
+
+SEED = bytes(range(32))
+FOUR = Packing(P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0,
+               name="test")
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    calls = []
+    real = drain_mod.complete
+
+    def counting(*a, **kw):
+        calls.append(a[0])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(drain_mod, "complete", counting)
+    return calls
+
+
+def infeasible_constraint() -> Constraint:
+    """The first n = 6 constraint (whole top, left and bottom, corners consistent) CP-SAT refutes.
+
+    Searched in a fixed order, so the test is deterministic; each side is a valid line, so the
+    contradiction is only in how they combine."""
+    lines = valid_lines(6)
+    for top in lines:
+        for left in lines:
+            if (top >> 5) != (left >> 5):
+                continue
+            for bottom in lines:
+                if (bottom >> 5) != (left & 1):
+                    continue
+                c = Constraint.sides(6, top=top, left=left, bottom=bottom)
+                if generate(c, 0, 2, Stream(SEED, "probe"))[0] == NOFIT:
+                    return c
+    raise AssertionError("no infeasible constraint found")
+
+
+def test_forced_miss_is_recorded_then_drained(lib):
+    """Empty library: the seed misses (recorded, drained with an m = 1 tile); every tile ends in it."""
+    res = stitch(FOUR, lib, Stream(SEED, "stitch"))
+    validate_packing(res.packing, 10)
+    st = res.stats
+    assert st.per_n[6]["misses_first"] >= 1 and st.per_n[6]["drained"] >= 1
+    rows = lib.conn.execute("SELECT n, side_mask, count, nofit, tile, packing FROM misses ORDER BY id").fetchall()
+    assert rows[0][:2] == (6, 0)                 # the seed's unconstrained miss comes first
+    assert rows[0][4] is not None and lib.has(rows[0][4])
+    assert all(r[5] == FOUR.digest() for r in rows)
+    for h, _t in res.placements:
+        assert lib.has(h)
+    assert lib.get(res.placements[0][0]).features.m == 1
+
+
+def test_repeated_miss_is_one_row_with_a_counter(lib):
+    """Same packing, seed and library twice without the drain: the same misses, counted twice."""
+    lib.insert(generate(Constraint.sides(6), 0, 1, Stream(SEED, "one"))[1])
+    packing = Packing(P=10, squares=((0, 0, 5), (5, 0, 5)), zones=((( 0, 5, 10, 5),),), seed_tile=0,
+                      name="test")
+    validate_packing(packing, 10)
+    first = stitch(packing, lib, Stream(SEED, "s"), drain=False)
+    rows1 = lib.conn.execute("SELECT id, count FROM misses").fetchall()
+    second = stitch(packing, lib, Stream(SEED, "s"), drain=False)
+    rows2 = lib.conn.execute("SELECT id, count FROM misses").fetchall()
+    assert first.placements == second.placements
+    assert [i for i, _ in rows1] == [i for i, _ in rows2]
+    assert all(c2 == c1 + 1 for (_, c1), (_, c2) in zip(rows1, rows2))
+    validate_packing(second.packing, 10)
+
+
+def test_nofit_is_marked_and_then_settled_by_containment(lib, spy):
+    c = infeasible_constraint()
+    ledger.record_miss(lib.conn, c, "p")
+    spy.clear()
+    st = drain_misses(lib, Stream(SEED, "d"))
+    assert (st.nofit, st.drained, st.settled, st.cp_calls) == (1, 0, 0, 1)
+    assert len(spy) == 1
+    assert len(ledger.nofit_constraints(lib.conn, 6)) == 1
+    # A harder constraint (one more whole side), seen in another orientation: nofit, no CP-SAT.
+    right = next(v for v in valid_lines(6)
+                 if (v >> 5) == (c.values[0] & 1) and (v & 1) == (c.values[2] & 1))
+    harder = Constraint(6, (63, 63, 63, 63), (c.values[0], right, c.values[2], c.values[3]))
+    assert harder.contains(c)
+    ledger.record_miss(lib.conn, push_forward(harder, 5), "p")
+    spy.clear()
+    st2 = drain_misses(lib, Stream(SEED, "d2"))
+    assert (st2.settled, st2.nofit, st2.cp_calls) == (1, 0, 0)
+    assert spy == []
+    assert ledger.open_misses(lib.conn) == []
+    # Draining again asks nothing: nofit misses are never asked again.
+    assert drain_misses(lib, Stream(SEED, "d3")).cp_calls == 0 and spy == []
+
+
+def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
+    """A board whose last square faces a proven-nofit boundary: first run proves it (one CP-SAT
+    call for it), a second run settles it by containment (no call), and both fall back to a zone."""
+    c = infeasible_constraint()
+    for attempt in range(2):
+        run = _Run(FOUR, lib, Stream(SEED, "s"), True, None, None, None, 8, "packer", True)
+        # Pretend the three other squares are placed with edges that present c to square 3.
+        b = Board(11)
+        run.board = b
+        b.place(5, 0, 6, (0, 0, c.values[0], 0))   # square 1: its bottom is square 3's top
+        b.place(0, 5, 6, (0, c.values[3], 0, 0))   # square 2: its right is square 3's left
+        b.place(5, 10 - 5, 6, (0, 0, 0, 0)) if False else None
+        # The bottom of square 3 lies on the board edge; give it by hand as if a tile held it.
+        idx_bottom = [(10, 5 + j) for j in range(6)]
+        for j, (r, col) in enumerate(idx_bottom):
+            b.values[r, col] = (c.values[2] >> (5 - j)) & 1
+            b.known[r, col] = 1
+        for k in (0, 1, 2):
+            run.placements[k] = ("x", 0)
+        faced = b.constraint(5, 5, 6)
+        assert faced.contains(c)
+        spy.clear()
+        run.resolve(3, None)
+        assert run.placements[3] is None and 3 in run.children  # split -> a 5-square is a zone
+        if attempt == 0:
+            assert run.st.per_n[6]["nofit"] == 1 and len(spy) == 1
+        else:
+            assert run.st.per_n[6]["settled"] == 1 and spy == []
+
+
+def test_fallback_keeps_the_packing_valid(lib):
+    """Without the drain, on a library with one n = 6 and one n = 16 tile, the 9-squares (no n = 10
+    tile) are split into smaller squares and zones; the packing validates and ids follow the
+    documented order (a split square's leaves replace it in place)."""
+    lib.insert(generate(Constraint.sides(6), 0, 1, Stream(SEED, "one"))[1])
+    lib.insert(generate(Constraint.sides(16), 0, 1, Stream(SEED, "big"))[1])
+    packing = Packing(P=24, squares=((0, 0, 15), (15, 0, 9), (15, 9, 9), (0, 15, 9)),
+                      zones=(((9, 15, 6, 9),), ((15, 18, 9, 6),)), seed_tile=0, name="test")
+    validate_packing(packing, 24)
+    res = stitch(packing, lib, Stream(SEED, "f"), drain=False)
+    validate_packing(res.packing, 24)
+    assert res.packing.squares[0] == (0, 0, 15) and res.packing.seed_tile == 0
+    assert res.stats.per_n[10]["fallbacks"] == 3
+    assert all(s < 9 for (_x, _y, s) in res.packing.squares[1:])
+    assert res.stats.final_fill < 1.0
+    assert res.packing.zone_fraction() > packing.zone_fraction()
+    assert len(res.placements) == len(res.packing.squares)
+    assert res.packing.zones[:2] == packing.zones   # old zone ids are kept, new zones follow
+    # leaves replace their square in place: their parents appear in id order
+    def parent(q):
+        x, y, s = q
+        return next(i for i, (px, py, ps) in enumerate(packing.squares)
+                    if px <= x and x + s <= px + ps and py <= y and y + s <= py + ps)
+    parents = [parent(q) for q in res.packing.squares]
+    assert parents == sorted(parents) and parents[0] == 0
+
+
+def test_seed_without_m1_tile_and_no_drain_is_an_error(lib):
+    with pytest.raises(StitchError):
+        stitch(FOUR, lib, Stream(SEED, "x"), drain=False)
+
+
+@pytest.mark.parametrize("s", [5, 7, 9, 11, 13, 15])
+def test_split_square_covers_exactly_with_smaller_squares(s):
+    for k in range(20):
+        subs, zones = split_square(3, 4, s, Stream(SEED, f"split/{k}"))
+        cover = np.zeros((40, 40), dtype=int)
+        for (x, y, q) in subs:
+            assert q in (5, 7, 9, 11, 13) and q < s
+            cover[y:y + q, x:x + q] += 1
+        for (x, y, w, h) in zones:
+            assert w > 0 and h > 0
+            cover[y:y + h, x:x + w] += 1
+        assert (cover[4:4 + s, 3:3 + s] == 1).all() and cover.sum() == s * s
+
+
+def test_board_rejects_a_conflicting_placement():
+    tile = generate(Constraint.sides(6), 0, 1, Stream(SEED, "b"))[1]
+    top, right, bottom, left = tile.edges
+    b = Board(11)
+    b.place(0, 0, 6, tile.edges)
+    c = b.constraint(5, 0, 6)
+    assert (c.masks[3], c.values[3]) == (63, right)          # the neighbour faces our right column
+    assert c.masks[0] == 0b100000 and c.values[0] == (top & 1) << 5   # and our top-right corner
+    # a neighbour whose left column is our right column passes; one differing in one cell does not
+    with pytest.raises(SeamConflict):
+        b.place(5, 0, 6, ((top & 1) << 5, 0, 0, right ^ 0b000100))
+    assert b.constraint(5, 0, 6) == c                         # nothing was written
+    b.place(5, 0, 6, ((top & 1) << 5, 0, (right & 1) << 5, right))
+
+
+def test_seed_is_placed_first_and_big_first_goes_by_size():
+    P = Packing(P=20, squares=((0, 0, 5), (5, 0, 15), (0, 5, 5), (0, 10, 5), (0, 15, 5)), zones=(),
+                seed_tile=3, name="big-first")
+    order = placement_order(P, [3, 1, 2, 0, 1])
+    assert order[0] == 3 and order[1] == 1
