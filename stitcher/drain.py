@@ -79,6 +79,15 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     return FAILED, None
 
 
+def tile_from_grid(grid: np.ndarray, seam_mask: int, m_max: int | None, stream: Stream) -> Tile | None:
+    """Thin and feature a complete grid (``make_tile`` with every cell fixed); None if it cannot
+    be thinned (its corner-free start is already unacceptable)."""
+    n = grid.shape[0]
+    m = default_m_max(n) if m_max is None else m_max
+    params = GenParams.make(n, m_max=m, seam_mask=seam_mask, targets=Targets(max_tries=1))
+    return _thin(params, stream, 0, grid, np.ones((n, n), dtype=np.uint8))
+
+
 def _thin(params, stream: Stream, j: int, grid, ones) -> Tile | None:
     try:
         return make_tile(params, stream.child(f"make/{j}"), (grid, ones))

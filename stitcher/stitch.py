@@ -44,7 +44,8 @@ from typing import Callable
 
 from packers.packing import Packing, group_zones
 from stitcher.board import Board
-from stitcher.drain import FAILED, MAX_TRIES, NOFIT, NofitSet, generate
+from stitcher.drain import FAILED, MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
+from stitcher.joint import joint_complete
 from stitcher.fallback import split_square
 from stitcher.index import MemoryIndex
 from stitcher.order import ZONE, adjacency, ring, bfs_distance, known_sides, placement_order, side_known, unit_owner
@@ -55,7 +56,9 @@ from tilelib.query import matching_lines
 from tilelib.rng import Stream
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
-            "failed", "fallbacks", "preferred", "unchecked")
+            "failed", "fallbacks", "preferred", "unchecked", "joint")
+JOINT_TRIES = 2
+JOINT_MISS = "joint-miss"
 
 
 class StitchError(TilesError):
@@ -151,6 +154,16 @@ class _Run:
         if got is None:
             return False, c
         if not got[2]:
+            if self.drain and self.lookahead:
+                # Every checked candidate would leave a neighbour uncompletable: make one that does not.
+                t0 = time.perf_counter()
+                kind, tile = self.make_joint(i)
+                self.drains += 1
+                if kind == "tile":
+                    self.install(i, tile)
+                self.st.seconds["drain"] += time.perf_counter() - t0
+                if kind == "tile":
+                    return True, c
             self.st.bump(n, "unchecked")
         h, t, edges = self.index.decode(n, got[0])
         self.board.place(x, y, n, edges)
@@ -178,6 +191,23 @@ class _Run:
         finally:
             self.board.pop(saved)
 
+    def make_joint(self, i: int):
+        """A tile for square i from ``joint.joint_complete`` (its unplaced neighbours stay completable)."""
+        is_seed = i == self.seed
+        others = [self.squares[j] for j in self.adj[i] if self.placements[j] is None and j not in self.children]
+        for a in range(JOINT_TRIES):
+            self.st.cp_calls += 1
+            sub = self.drain_stream.child(f"{self.drains}/joint/{a}")
+            grid = joint_complete(self.board.values, self.board.known, self.squares[i], others, sub)
+            if grid is None:
+                break
+            tile = tile_from_grid(grid, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
+                                  sub.child("thin"))
+            if tile is not None:
+                self.st.bump(self.squares[i][2] + 1, "joint")
+                return "tile", tile
+        return JOINT_MISS, None
+
     def record(self, c):
         t0 = time.perf_counter()
         miss = ledger.record_miss(self.conn, c, self.pid)
@@ -190,20 +220,29 @@ class _Run:
         n = s + 1
         t0 = time.perf_counter()
         is_seed = i == self.seed
-        self.st.cp_calls += 1
-        kind, tile = generate(c, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
+        kind, tile = JOINT_MISS, None
+        if self.lookahead:
+            kind, tile = self.make_joint(i)
+        if kind != "tile":
+            self.st.cp_calls += 1
+            kind, tile = generate(c, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
                               self.drain_stream.child(str(self.drains)), self.max_tries,
                               accept=(lambda e: self.harmless(i, e)) if self.lookahead else None)
         self.drains += 1
         if kind == "tile":
-            h, t = self.lib.insert(tile)
-            canon = tile.canonical()[0]
-            self.index.add(h, n, canon.edges, canon.features.m, canon.features.alt_sides)
-            self.board.place(x, y, n, tile.edges)
-            self.placements[i] = (h, t)
-            self.st.placements += 1
+            self.install(i, tile)
         self.st.seconds["drain"] += time.perf_counter() - t0
         return kind
+
+    def install(self, i: int, tile) -> None:
+        """Append a new tile to the library and the index, and place it on square i."""
+        x, y, s = self.squares[i]
+        h, t = self.lib.insert(tile)
+        canon = tile.canonical()[0]
+        self.index.add(h, s + 1, canon.edges, canon.features.m, canon.features.alt_sides)
+        self.board.place(x, y, s + 1, tile.edges)
+        self.placements[i] = (h, t)
+        self.st.placements += 1
 
     def resolve(self, i: int, prev) -> None:
         """Retry a missed square (prev = its first-pass (miss, constraint) or None), drain, or split."""

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import stitcher.drain as drain_mod
+import importlib
+stitch_mod = importlib.import_module("stitcher.stitch")  # the package re-exports the function `stitch`
 from packers.packing import Packing, validate_packing
 from stitcher.board import Board, SeamConflict
 from stitcher.drain import NOFIT, TILE, drain_misses, generate
@@ -30,14 +32,20 @@ FOUR = Packing(P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones
 
 @pytest.fixture
 def spy(monkeypatch):
+    """Counts CP-SAT calls: the drain's completions and the stitcher's window-aware completions."""
     calls = []
-    real = drain_mod.complete
+    real, real_joint = drain_mod.complete, stitch_mod.joint_complete
 
     def counting(*a, **kw):
-        calls.append(a[0])
+        calls.append("complete")
         return real(*a, **kw)
 
+    def counting_joint(*a, **kw):
+        calls.append("joint")
+        return real_joint(*a, **kw)
+
     monkeypatch.setattr(drain_mod, "complete", counting)
+    monkeypatch.setattr(stitch_mod, "joint_complete", counting_joint)
     return calls
 
 
@@ -115,8 +123,8 @@ def test_nofit_is_marked_and_then_settled_by_containment(lib, spy):
 
 
 def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
-    """A board whose last square faces a proven-nofit boundary: first run proves it (one CP-SAT
-    call for it), a second run settles it by containment (no call), and both fall back to a zone."""
+    """A board whose last square faces a proven-nofit boundary: the first run proves it (CP-SAT),
+    a second run settles it by containment (no CP-SAT call at all), and both fall back to a zone."""
     c = infeasible_constraint()
     for attempt in range(2):
         run = _Run(FOUR, lib, Stream(SEED, "s"), True, None, None, None, 8, "packer", True)
@@ -139,7 +147,8 @@ def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
         run.resolve(3, None)
         assert run.placements[3] is None and 3 in run.children  # split -> a 5-square is a zone
         if attempt == 0:
-            assert run.st.per_n[6]["nofit"] == 1 and len(spy) == 1
+            # the window-aware model is tried first (infeasible too), then the proof
+            assert run.st.per_n[6]["nofit"] == 1 and spy == ["joint", "complete"]
         else:
             assert run.st.per_n[6]["settled"] == 1 and spy == []
 

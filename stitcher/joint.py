@@ -1,0 +1,136 @@
+"""Window-aware completion: a tile for one square that leaves its unplaced neighbours completable.
+
+Measured on cold 61×61 boards, almost every nofit came from a square whose
+already-placed neighbours had been chosen without regard to it: the cells
+they showed on its side formed no valid line, or no valid tile together.
+``joint_complete`` asks CP-SAT for the square's grid and, at the same time,
+for witness grids of every unplaced neighbour window, with every board cell
+already known fixed: one Boolean per board cell of the union of windows, and
+in every window balance and no-three-in-a-row on each row and column; the
+square's own window also gets distinct rows and columns (the neighbours'
+distinctness is left out to keep the model small — a relaxation, so a
+neighbour can still, rarely, become nofit). Returns the square's n×n grid or
+None (None is *not* a nofit proof for the square alone; the caller then
+completes the square by itself with ``generator.complete``).
+Deterministic: one worker, seed and hint from the project's stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from tilelib.rng import Stream
+
+TIME_LIMIT = 10.0
+
+
+def joint_complete(values: np.ndarray, known: np.ndarray, square: tuple[int, int, int],
+                   others: list[tuple[int, int, int]], stream: Stream,
+                   time_limit: float = TIME_LIMIT) -> np.ndarray | None:
+    """Grid for ``square`` (x0, y0, s) consistent with the known board cells, such that every
+    window in ``others`` still has a rows/columns-valid completion; None if CP-SAT finds none."""
+    x0, y0, s = square
+    n = s + 1
+    model = cp_model.CpModel()
+    var: dict[tuple[int, int], object] = {}
+
+    def cell(r: int, c: int):
+        v = var.get((r, c))
+        if v is None:
+            if known[r, c]:
+                v = int(values[r, c])
+            else:
+                v = model.NewBoolVar("")
+            var[(r, c)] = v
+        return v
+
+    def lines(x: int, y: int, m: int):
+        rows = [[cell(y + i, x + j) for j in range(m)] for i in range(m)]
+        cols = [[rows[i][j] for i in range(m)] for j in range(m)]
+        return rows, cols
+
+    def rules(line, m: int) -> None:
+        if all(isinstance(v, int) for v in line):
+            if sum(line) != m // 2:
+                _false(model)  # a fixed line breaks balance: infeasible
+            return
+        model.Add(sum(line) == m // 2)
+        for j in range(m - 2):
+            trio = line[j:j + 3]
+            lits = [v for v in trio if not isinstance(v, int)]
+            consts = [v for v in trio if isinstance(v, int)]
+            if not lits:
+                if len(set(consts)) == 1:
+                    _false(model)
+                continue
+            if 1 not in consts:   # not all zero
+                model.AddBoolOr(lits)
+            if 0 not in consts:   # not all one
+                model.AddBoolOr([v.Not() for v in lits])
+
+    own_rows, own_cols = lines(x0, y0, n)
+    for line in own_rows + own_cols:
+        rules(line, n)
+    _distinct(model, own_rows)
+    _distinct(model, own_cols)
+    for (x, y, q) in others:
+        rows, cols = lines(x, y, q + 1)
+        for line in rows + cols:
+            rules(line, q + 1)
+
+    free = [v for v in var.values() if not isinstance(v, int)]
+    hint = stream.bits(max(len(free), 1))
+    for k, v in enumerate(free):
+        model.AddHint(v, (hint >> k) & 1)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = stream.randbelow(1 << 30)
+    solver.parameters.max_time_in_seconds = time_limit
+    status = solver.Solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    out = np.zeros((n, n), dtype=np.uint8)
+    for i in range(n):
+        for j in range(n):
+            v = own_rows[i][j]
+            out[i, j] = v if isinstance(v, int) else int(solver.BooleanValue(v))
+    return out
+
+
+def _distinct(model: cp_model.CpModel, lines) -> None:
+    """Every two lines of the window differ somewhere (pairs already differing in fixed cells skip)."""
+    m = len(lines)
+    for a in range(m):
+        for b in range(a + 1, m):
+            la, lb = lines[a], lines[b]
+            if any(isinstance(u, int) and isinstance(v, int) and u != v for u, v in zip(la, lb)):
+                continue
+            diffs = []
+            for u, v in zip(la, lb):
+                if isinstance(u, int) and isinstance(v, int):
+                    continue
+                d = model.NewBoolVar("")
+                if isinstance(u, int) or isinstance(v, int):
+                    const, lit = (u, v) if isinstance(u, int) else (v, u)
+                    # d <=> lit != const
+                    if const:
+                        model.Add(lit == 0).OnlyEnforceIf(d)
+                        model.Add(lit == 1).OnlyEnforceIf(d.Not())
+                    else:
+                        model.Add(lit == 1).OnlyEnforceIf(d)
+                        model.Add(lit == 0).OnlyEnforceIf(d.Not())
+                else:
+                    model.AddBoolOr([u, v]).OnlyEnforceIf(d)
+                    model.AddBoolOr([u.Not(), v.Not()]).OnlyEnforceIf(d)
+                    model.AddBoolOr([u.Not(), v, d])
+                    model.AddBoolOr([u, v.Not(), d])
+                diffs.append(d)
+            model.AddBoolOr(diffs)
+
+
+def _false(model: cp_model.CpModel) -> None:
+    """Make the model infeasible (a fixed line already breaks a rule)."""
+    b = model.NewBoolVar("")
+    model.Add(b == 1)
+    model.Add(b == 0)
