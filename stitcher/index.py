@@ -170,7 +170,11 @@ class _SizeIndex:
 
 @lru_cache(maxsize=8)
 def _rev_table(n: int) -> np.ndarray:
-    return np.array([reverse_bits(v, n) for v in range(1 << n)], dtype=np.int64)
+    v = np.arange(1 << n, dtype=np.int64)
+    out = np.zeros_like(v)
+    for b in range(n):
+        out |= ((v >> b) & 1) << (n - 1 - b)
+    return out
 
 
 class MemoryIndex:

@@ -44,6 +44,7 @@ from typing import Callable
 
 from packers.packing import Packing, group_zones
 from stitcher.board import Board
+from stitcher.check import ForwardCheck
 from stitcher.drain import FAILED, MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import joint_complete
 from stitcher.fallback import split_square
@@ -52,7 +53,6 @@ from stitcher.order import ZONE, adjacency, ring, bfs_distance, known_sides, pla
 from stitcher.place import choose
 from tilelib import ledger
 from tilelib.errors import TilesError
-from tilelib.query import matching_lines
 from tilelib.rng import Stream
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
@@ -102,6 +102,24 @@ class StitchResult:
     stats: StitchStats
 
 
+class _Deferred:
+    """The library connection as ``tilelib.ledger`` sees it during a stitch: ``with conn:`` does not
+    commit, so all ledger writes of a stitch share one transaction, committed at the end (measured:
+    one commit per miss cost ~16 ms of fsync, 11 s for 666 misses at G=301)."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def execute(self, *a):
+        return self.conn.execute(*a)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
 class _Run:
     """State of one stitch; see the module doc for the steps."""
 
@@ -111,7 +129,8 @@ class _Run:
         self.inline = drain in (True, "inline")
         self.lookahead = lookahead
         drain = bool(drain)
-        self.lib, self.conn, self.drain, self.m_max = lib, lib.conn, drain, m_max
+        self.lib, self.drain, self.m_max = lib, drain, m_max
+        self.conn = _Deferred(lib.conn)
         self.progress, self.max_tries = progress, max_tries
         self.place_stream = stream.child("place")
         self.drain_stream = stream.child("drain")
@@ -133,11 +152,12 @@ class _Run:
         t1 = time.perf_counter()
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
-        self.index = index if index is not None else MemoryIndex.load(self.conn, range(6, top + 1, 2))
+        self.index = index if index is not None else MemoryIndex.load(lib.conn, range(6, top + 1, 2))
         t2 = time.perf_counter()
         self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0}
         self.nofits = NofitSet(self.conn)
         self.board = Board(packing.G)
+        self.fcheck = ForwardCheck(self.board, self.squares, self.adj, self.placements, self.children)
         self.drains = 0
         self.done = 0
 
@@ -174,22 +194,9 @@ class _Run:
         return True, c
 
     def harmless(self, i: int, edges) -> bool:
-        """Forward check: with these edges on square i, every side of every unplaced neighbour
-        can still be completed to a valid line (measured: almost every nofit otherwise)."""
-        x, y, s = self.squares[i]
-        saved = self.board.push(x, y, s + 1, edges)
-        try:
-            for j in self.adj[i]:
-                if self.placements[j] is not None or j in self.children:
-                    continue
-                xj, yj, sj = self.squares[j]
-                cj = self.board.constraint(xj, yj, sj + 1)
-                for side in range(4):
-                    if cj.masks[side] and not matching_lines(cj.n, cj.masks[side], cj.values[side]):
-                        return False
-            return True
-        finally:
-            self.board.pop(saved)
+        """Forward check (``check.ForwardCheck``): with these edges on square i, every side of every
+        unplaced neighbour can still be completed to a valid line."""
+        return self.fcheck.ok(i, edges)
 
     def make_joint(self, i: int):
         """A tile for square i from ``joint.joint_complete`` (its unplaced neighbours stay completable)."""
@@ -308,6 +315,7 @@ class _Run:
             for k in nb:
                 if j not in self.adj[k]:
                     self.adj[k].append(j)
+                self.fcheck.forget(k)
         self.children[i] = ids
         for j in ids:
             self.st.bump(self.squares[j][2] + 1, "squares")
@@ -346,6 +354,9 @@ class _Run:
         st.first_fill = first_area / st.square_area if st.square_area else 1.0
         for i, prev in pending:
             self.resolve(i, prev)
+        t1 = time.perf_counter()
+        self.lib.conn.commit()
+        st.seconds["ledger"] += time.perf_counter() - t1
         packing, placements = self.assemble()
         st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
         st.zone_fraction_before = self.packing.zone_fraction()
@@ -385,4 +396,7 @@ def stitch(packing: Packing, lib, stream: Stream, *, drain: bool = True, m_max: 
            max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True) -> StitchResult:
     """Assign every square a library tile (see the module doc). ``index`` defaults to a fresh
     ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite per square)."""
-    return _Run(packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead).run()
+    try:
+        return _Run(packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead).run()
+    finally:
+        lib.conn.commit()

@@ -1,0 +1,106 @@
+"""The forward check: would these edges on square i leave an unplaced neighbour's side uncompletable?
+
+Measured on cold 61×61 boards: 41 of 43 nofit squares faced a side whose known
+cells (slices of several neighbours' edges) matched no valid line at all. So
+before a candidate is taken, every side of every unplaced neighbour that
+touches square i is re-read with the candidate's edges in place, and must
+still match some valid line (``tilelib.query.matching_lines``).
+
+Geometry per square (which neighbour lines touch its border, their board
+offsets, bit weights, and where each of their cells sits in the square's own
+border) is computed once and cached, so a check is two gathers, two weighted
+sums and a few cached set lookups. Splitting a square invalidates its
+neighbours' entries.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from stitcher.board import Board, border_offsets, line_table, pow2
+from tilelib.query import matching_lines
+
+PAD = 16
+
+
+@lru_cache(maxsize=8)
+def border_positions(n: int) -> np.ndarray:
+    """n×n: index of each border cell in the raveled (top, right, bottom, left) border lines
+    (first occurrence, so a corner maps into top or bottom), -1 inside."""
+    pm = np.full((n, n), -1, dtype=np.int64)
+    i = np.arange(n)
+    cells = [(np.zeros(n, int), i), (i, np.full(n, n - 1)), (np.full(n, n - 1), i), (i, np.zeros(n, int))]
+    for side in (3, 2, 1, 0):   # later writes win: top first, as the raveled order meets them
+        r, c = cells[side]
+        pm[r, c] = side * n + i
+    return pm
+
+
+class ForwardCheck:
+    def __init__(self, board: Board, squares: list, adj: list, placements: list, children: dict) -> None:
+        self.board, self.squares, self.adj = board, squares, adj
+        self.placements, self.children = placements, children
+        self._geo: dict[int, tuple] = {}
+        self._ext: dict[tuple[int, int, int], bool] = {}
+
+    def forget(self, i: int) -> None:
+        self._geo.pop(i, None)
+
+    def _geometry(self, i: int) -> tuple:
+        G = self.board.G
+        x, y, s = self.squares[i]
+        n = s + 1
+        pm = border_positions(n)
+        js, ns, items = [], [], []
+        for j in self.adj[i]:
+            xj, yj, sj = self.squares[j]
+            nj = sj + 1
+            lines = border_offsets(nj, G) + (yj * G + xj)          # (4, nj) flat cells
+            r, c = lines // G - y, lines % G - x
+            inside = (r >= 0) & (r < n) & (c >= 0) & (c < n)
+            bp = np.where(inside, pm[r.clip(0, n - 1), c.clip(0, n - 1)], -1)
+            for side in np.flatnonzero((bp >= 0).any(axis=1)).tolist():
+                js.append(j)
+                ns.append(nj)
+                items.append((lines[side], bp[side]))
+        if not js:
+            return (n, js, ns, None, None, None, None)
+        L = len(js)
+        idx = np.empty((L, PAD), dtype=np.int64)
+        W = np.zeros((L, PAD), dtype=np.int64)
+        bpos = np.full((L, PAD), -1, dtype=np.int64)
+        for r, ((line, bp), nj) in enumerate(zip(items, ns)):
+            idx[r, :nj] = line
+            idx[r, nj:] = line[0]
+            W[r, :nj] = pow2(nj)
+            bpos[r, :nj] = bp
+        inb = bpos >= 0
+        return (n, js, ns, idx, W, np.where(inb, bpos, 0), inb)
+
+    def extendable(self, n: int, mask: int, value: int) -> bool:
+        key = (n, mask, value)
+        v = self._ext.get(key)
+        if v is None:
+            v = self._ext[key] = bool(matching_lines(n, mask, value))
+        return v
+
+    def ok(self, i: int, edges) -> bool:
+        """True if no unplaced neighbour of square i is left with a side no valid line completes."""
+        g = self._geo.get(i)
+        if g is None:
+            g = self._geo[i] = self._geometry(i)
+        n, js, ns, idx, W, bpos, inb = g
+        active = [r for r, j in enumerate(js) if self.placements[j] is None and j not in self.children]
+        if not active:
+            return True
+        cells = line_table(n)[np.asarray(edges, dtype=np.int64)].ravel()
+        K = np.where(inb, 1, self.board._k[idx])
+        V = np.where(inb, cells[bpos], self.board._v[idx]) & K
+        masks = (K * W).sum(1).tolist()
+        vals = (V * W).sum(1).tolist()
+        for r in active:
+            if masks[r] and not self.extendable(ns[r], masks[r], vals[r]):
+                return False
+        return True
