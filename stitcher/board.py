@@ -58,8 +58,10 @@ class Board:
         self.G = G
         self.values = np.zeros((G, G), dtype=np.uint8)
         self.known = np.zeros((G, G), dtype=np.uint8)
+        self.holders = np.zeros((G, G), dtype=np.uint8)   # placed tiles holding each cell
         self._v = self.values.ravel()
         self._k = self.known.ravel()
+        self._h = self.holders.ravel()
 
     def constraint(self, x0: int, y0: int, n: int) -> Constraint:
         """The constraint the window at board cell (y0, x0) of side n faces from the known cells."""
@@ -80,6 +82,13 @@ class Board:
             raise SeamConflict(f"tile of n={n} at cell ({y0},{x0}) disagrees with a placed neighbour")
         self._v[idx] = cells
         self._k[idx] = 1
+        self._h[idx] += 1   # buffered: a corner listed twice counts once
+
+    def remove(self, x0: int, y0: int, n: int) -> None:
+        """Take a placed tile off: its border cells stay known only where another tile holds them."""
+        idx = border_offsets(n, self.G) + (y0 * self.G + x0)
+        self._h[idx] -= 1
+        self._k[idx] = self._h[idx] > 0
 
     def push(self, x0: int, y0: int, n: int, edges):
         """Write a tile's edges without the seam check and return what ``pop`` needs to undo it."""

@@ -56,7 +56,8 @@ from tilelib.errors import TilesError
 from tilelib.rng import Stream
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
-            "failed", "fallbacks", "preferred", "unchecked", "joint")
+            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired")
+REPAIR_TRIES = 4
 JOINT_TRIES = 2
 JOINT_MISS = "joint-miss"
 
@@ -148,6 +149,9 @@ class _Run:
         self.children: dict[int, list[int]] = {}
         self.new_zones: list = []
         self.placements: list = [None] * len(self.squares)
+        self.edges_of: dict[int, tuple] = {}
+        self.order_of: dict[int, int] = {}
+        self.seq = 0
         self.seed = packing.seed_tile
         t1 = time.perf_counter()
         # Every size up to the largest: fallback sub-squares can be any smaller size.
@@ -188,6 +192,8 @@ class _Run:
         h, t, edges = self.index.decode(n, got[0])
         self.board.place(x, y, n, edges)
         self.placements[i] = (h, t)
+        self.edges_of[i] = edges
+        self.order_of[i] = self.seq = self.seq + 1
         self.st.placements += 1
         if got[1]:
             self.st.bump(n, "preferred")
@@ -249,6 +255,8 @@ class _Run:
         self.index.add(h, s + 1, canon.edges, canon.features.m, canon.features.alt_sides)
         self.board.place(x, y, s + 1, tile.edges)
         self.placements[i] = (h, t)
+        self.edges_of[i] = tile.edges
+        self.order_of[i] = self.seq = self.seq + 1
         self.st.placements += 1
 
     def resolve(self, i: int, prev) -> None:
@@ -283,7 +291,47 @@ class _Run:
                     self.st.bump(n, "failed")
         elif prev is None:
             self.record(c)
+        if self.drain and self.lookahead and self.repair(i):
+            return
         self.split(i)
+
+    def unplace(self, i: int) -> None:
+        x, y, s = self.squares[i]
+        self.board.remove(x, y, s + 1)
+        self.placements[i] = None
+        self.st.placements -= 1
+
+    def repair(self, i: int) -> bool:
+        """Local repair before a split: take one placed neighbour k off (most recent first, never the
+        seed), make square i with k's window free (``make_joint``), then put k back by lookup or
+        ``make_joint``. If k cannot be put back, undo both (i's new tile stays in the library)."""
+        t0 = time.perf_counter()
+        try:
+            near = [k for k in self.adj[i] if self.placements[k] is not None and k != self.seed]
+            near.sort(key=lambda k: -self.order_of.get(k, 0))
+            for k in near[:REPAIR_TRIES]:
+                old_p, old_e = self.placements[k], self.edges_of[k]
+                self.unplace(k)
+                kind, tile = self.make_joint(i)
+                if kind == "tile":
+                    self.install(i, tile)
+                    ok, _ck = self.try_place(k)
+                    if not ok:
+                        kind2, tile2 = self.make_joint(k)
+                        if kind2 == "tile":
+                            self.install(k, tile2)
+                            ok = True
+                    if ok:
+                        self.st.bump(self.squares[i][2] + 1, "repaired")
+                        return True
+                    self.unplace(i)
+                xk, yk, sk = self.squares[k]
+                self.board.place(xk, yk, sk + 1, old_e)
+                self.placements[k], self.edges_of[k] = old_p, old_e
+                self.st.placements += 1
+            return False
+        finally:
+            self.st.seconds["drain"] += time.perf_counter() - t0
 
     def split(self, i: int) -> None:
         """Fallback: replace square i by smaller squares and zones, and place those at once."""
