@@ -49,33 +49,59 @@ class ForwardCheck:
         self._geo.pop(i, None)
 
     def _geometry(self, i: int) -> tuple:
+        """Rows (neighbour j, side) whose line meets square i's border, by interval arithmetic:
+        a line along i's first/last row (column) shares a run of cells with it; a line crossing
+        i's window shares at most the two cells on i's left/right (top/bottom) border."""
         G = self.board.G
         x, y, s = self.squares[i]
         n = s + 1
-        pm = border_positions(n)
-        js, ns, items = [], [], []
+        x1, y1 = x + n - 1, y + n - 1
+        js, ns, rows = [], [], []
         for j in self.adj[i]:
             xj, yj, sj = self.squares[j]
             nj = sj + 1
-            lines = border_offsets(nj, G) + (yj * G + xj)          # (4, nj) flat cells
-            r, c = lines // G - y, lines % G - x
-            inside = (r >= 0) & (r < n) & (c >= 0) & (c < n)
-            bp = np.where(inside, pm[r.clip(0, n - 1), c.clip(0, n - 1)], -1)
-            for side in np.flatnonzero((bp >= 0).any(axis=1)).tolist():
-                js.append(j)
-                ns.append(nj)
-                items.append((lines[side], bp[side]))
+            for side in range(4):
+                hits = []   # (position k along j's line, position in i's border)
+                if side in (0, 2):                       # horizontal line: row R, columns xj..xj+nj-1
+                    R = yj if side == 0 else yj + nj - 1
+                    if not y <= R <= y1:
+                        continue
+                    if R == y or R == y1:
+                        lo, hi = max(xj, x), min(xj + nj - 1, x1)
+                        base = 0 if R == y else 2 * n
+                        hits = [(c - xj, base + c - x) for c in range(lo, hi + 1)]
+                    else:
+                        hits = [(c - xj, off) for c, off in ((x, 3 * n + R - y), (x1, n + R - y))
+                                if xj <= c <= xj + nj - 1]
+                    start, step = R * G + xj, 1
+                else:                                    # vertical line: column C, rows yj..yj+nj-1
+                    C = xj + nj - 1 if side == 1 else xj
+                    if not x <= C <= x1:
+                        continue
+                    if C == x or C == x1:
+                        lo, hi = max(yj, y), min(yj + nj - 1, y1)
+                        base = 3 * n if C == x else n
+                        hits = [(r - yj, base + r - y) for r in range(lo, hi + 1)]
+                    else:
+                        hits = [(r - yj, off) for r, off in ((y, C - x), (y1, 2 * n + C - x))
+                                if yj <= r <= yj + nj - 1]
+                    start, step = yj * G + C, G
+                if hits:
+                    js.append(j)
+                    ns.append(nj)
+                    rows.append((start, step, nj, hits))
         if not js:
             return (n, js, ns, None, None, None, None)
         L = len(js)
         idx = np.empty((L, PAD), dtype=np.int64)
         W = np.zeros((L, PAD), dtype=np.int64)
         bpos = np.full((L, PAD), -1, dtype=np.int64)
-        for r, ((line, bp), nj) in enumerate(zip(items, ns)):
-            idx[r, :nj] = line
-            idx[r, nj:] = line[0]
+        ar = np.arange(PAD, dtype=np.int64)
+        for r, (start, step, nj, hits) in enumerate(rows):
+            idx[r] = start + step * np.minimum(ar, nj - 1)
             W[r, :nj] = pow2(nj)
-            bpos[r, :nj] = bp
+            for k, p in hits:
+                bpos[r, k] = p
         inb = bpos >= 0
         return (n, js, ns, idx, W, np.where(inb, bpos, 0), inb)
 

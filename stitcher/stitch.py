@@ -174,7 +174,7 @@ class _Run:
         c = self.board.constraint(x, y, n)
         keys, pins = self.index.lookup(c, i == self.seed)
         got = choose(keys, pins, self.known[i], self.place_stream,
-                     check=lambda key: self.harmless(i, self.index.decode(n, key)[2]) if self.lookahead else None)
+                     check=(lambda key: self.harmless(i, self.index.decode(n, key)[2])) if self.lookahead else None)
         if got is None:
             return False, c
         if not got[2]:
