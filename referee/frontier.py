@@ -295,13 +295,17 @@ def propose_clue(f: Frontier, cache: dict | None = None) -> tuple[int, int] | No
     """One clue for a stalled frontier (see the module docstring), or None if no tile cell is
     unknown. CheckFailed('clues') if every unknown cell is a junction (no legal clue exists).
 
-    ``cache`` (tile id -> (known cells in window, best key, cell)) lets ``add_clues`` rescore only
-    the tiles whose windows changed since the last pick.
+    ``cache`` (tile id -> (known cells in window, best key, cell), and "stalled" -> the stalled tiles)
+    lets ``add_clues`` rescore only the tiles whose windows changed since the last pick.
     """
     b = f.board
     cache = {} if cache is None else cache
     best = None
-    stalled = f.unknown_tiles()
+    # tiles only ever gain known cells, so the stalled list can be narrowed instead of rebuilt
+    prev = cache.get("stalled")
+    stalled = f.unknown_tiles() if prev is None else [
+        i for i in prev if not f.known[b.window(i)].all()]
+    cache["stalled"] = stalled
     if not stalled:
         return None
     for i in stalled:

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 
 from engine import count
 from packers import PACKERS, make_packing, validate_packing
-from referee.board import Board, CheckFailed, assemble, fetch_tiles
+from referee.board import Board, CheckFailed, assemble
 from referee.frontier import Settled, settle
 from referee.manifest import Manifest, seed_commit
 from tilelib import bits
 from tilelib.audit import tile_problems
-from tilelib.errors import TilesError, VerificationFailed
+from tilelib.errors import CorruptLibrary, TilesError, UnknownTile, VerificationFailed
 from tilelib.store import Library
 from tilelib.tile import Tile
 
@@ -109,21 +109,30 @@ def tile_row_problems(tile: Tile, deep: bool = False) -> list[str]:
     return []
 
 
-def check_tiles(m: Manifest, tiles: dict[str, Tile], deep: bool = False) -> None:
-    """Step 2 (after ``fetch_tiles``): n fits the square, then each distinct row's problems, in id order."""
-    seen: set[str] = set()
+def check_tiles(m: Manifest, lib: Library, deep: bool = False) -> dict[str, Tile]:
+    """Step 2, in tile id order: the row exists and is untampered, its n fits the square, and (once per
+    distinct hash) ``tile_row_problems``. Returns the canonical tiles by hash."""
+    tiles: dict[str, Tile] = {}
     for i, (x0, y0, s) in enumerate(m.packing.squares):
         h = m.hashes[i]
-        tile = tiles[h]
+        tile = tiles.get(h)
+        fresh = tile is None
+        if fresh:
+            try:
+                tile = lib.get(h)
+            except UnknownTile:
+                raise CheckFailed("tiles", f"tile {i}: no row with hash {h} in the library") from None
+            except CorruptLibrary as e:  # HashMismatch included
+                raise CheckFailed("tiles", f"tile {i}: library row {h} is corrupt ({e})") from None
         if tile.n != s + 1:
             raise CheckFailed("tiles", f"tile {i}: library tile {h[:12]}… has n={tile.n}, "
                                        f"the square at ({x0},{y0}) needs n={s + 1}")
-        if h in seen:
-            continue
-        seen.add(h)
-        probs = tile_row_problems(tile, deep)
-        if probs:
-            raise CheckFailed("tiles", f"tile {i} ({h[:12]}…): {probs[0]}")
+        if fresh:
+            probs = tile_row_problems(tile, deep)
+            if probs:
+                raise CheckFailed("tiles", f"tile {i} ({h[:12]}…): {probs[0]}")
+            tiles[h] = tile
+    return tiles
 
 
 def check_clues(board: Board) -> None:
@@ -182,8 +191,7 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     check_packing(manifest)
     t1 = time.perf_counter()
     tm["packing"] = t1 - t0
-    tiles = fetch_tiles(manifest, lib)
-    check_tiles(manifest, tiles, deep)
+    tiles = check_tiles(manifest, lib, deep)
     t2 = time.perf_counter()
     tm["tiles"] = t2 - t1
     board = assemble(manifest, tiles)

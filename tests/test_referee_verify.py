@@ -210,6 +210,11 @@ def test_first_failure_wins_in_spec_order(fx):
         d["clues"] = []
     step, _ = step_of(mutate(fx.manifest, seams_and_clue), fx)
     assert step == "seams"
+    # within step 2, tiles in id order: a bad row at tile 1 before a missing row at tile 3
+    with sqlite3.connect(fx.lib_path) as c:
+        c.execute("UPDATE tiles SET blank = 0.5 WHERE hash = ?", (fx.manifest.hashes[1],))
+    step, msg = step_of(mutate(fx.manifest, lambda d: d["tiles"][3].update(hash="0" * 64)), fx)
+    assert step == "tiles" and msg.startswith("tiles: tile 1 ") and "blank" in msg
 
 
 def test_deep_check_reruns_the_ladder(fx):
