@@ -7,11 +7,11 @@
  * Layout: 2n lines (rows 0..n-1, columns n..2n-1). A domain is W = ceil(P/64)
  * uint64 words over the P valid patterns of side n (ascending ints). Known
  * cells per line are kept as a mask in line-int convention (bit n-1-i =
- * position i). To find the cells a domain agrees on we OR/AND the patterns of
- * its set bits, a byte of the bitset at a time, through tables
- * band/bor[word*8+byte][256] built once per n. The search copies the live
- * prefix of its state into a preallocated stack (depth <= 2n): no allocation
- * in the hot loop.
+ * position i). To find the cells a domain agrees on we scan its words against
+ * per-position value masks (cmT), dropping a position as soon as it has
+ * shown both values; only forced positions need the whole domain. The search branches on a cell,
+ * falling back to whole lines after a node budget (see the reference), and copies the live prefix of its state into a
+ * preallocated stack (depth <= n*n): no allocation in the hot loop.
  *
  * Python API (rows are ints, bit n-1-c = cell (r, c); n even, 2..16):
  *   count_rows(n, vals, known, k, distinct=True, keep=k)
@@ -34,8 +34,8 @@ typedef struct {
     uint32_t full;
     uint16_t pats[MAXP];
     uint64_t cm[MAXN][2][MAXW];        /* cm[i][v]: patterns with value v at position i */
-    uint16_t band[MAXW * 8][256];      /* AND of the patterns selected by a byte */
-    uint16_t bor[MAXW * 8][256];       /* OR of the same */
+    uint64_t cmT[MAXW][2 * MAXN];      /* cmT[w][2*bit+v]: word w of the patterns with value v
+                                          at line-int bit `bit` (position n-1-bit) */
 } Tables;
 
 static Tables *TAB[MAXN + 1];
@@ -61,19 +61,9 @@ static Tables *tables_for(int n) {
             int v = (t->pats[j] >> (n - 1 - i)) & 1;
             t->cm[i][v][j >> 6] |= 1ull << (j & 63);
         }
-    for (int g = 0; g < t->W * 8; g++)
-        for (int x = 0; x < 256; x++) {
-            uint16_t a = 0xffff, o = 0;
-            for (int b = 0; b < 8; b++)
-                if ((x >> b) & 1) {
-                    int j = g * 8 + b;
-                    uint16_t p = j < P ? t->pats[j] : 0;
-                    a &= p;
-                    o |= p;
-                }
-            t->band[g][x] = a;
-            t->bor[g][x] = o;
-        }
+    for (int w = 0; w < t->W; w++)
+        for (int bit = 0; bit < n; bit++)
+            for (int v = 0; v < 2; v++) t->cmT[w][2 * bit + v] = t->cm[n - 1 - bit][v][w];
     TAB[n] = t;
     return t;
 }
@@ -91,12 +81,14 @@ typedef struct {
     size_t state_bytes;                /* live prefix of a State copied per node */
     uint16_t *sols;                    /* keep * n rows */
     long long nsols, cap;
-    int oom;
+    long long limit;                   /* node budget of the cell rule */
+    int line_mode, aborted, oom;
 } Ctx;
 
-static State STACK[MAXL + 2];
+static State STACK[MAXN * MAXN + 2];   /* depth <= open cells */
 
 #define DOM(s, L) ((s)->dom + (size_t)(L) * W)
+static void restrict_cell(const Ctx *cx, State *s, int r, int c, int v);
 
 static inline void copy_state(const Ctx *cx, State *dst, const State *src) {
     int n2 = 2 * cx->n;
@@ -110,27 +102,41 @@ static int propagate(const Ctx *cx, State *s, uint32_t queue) {
     const Tables *t = cx->t;
     const int n = cx->n, W = cx->W;
     const uint32_t full = t->full;
-    while (queue) {
-        int L = __builtin_ctz(queue);
-        queue &= queue - 1;
+    /* Sweep order: all queued rows, then all queued columns, and again: a line
+     * touched by many crossings is processed once per sweep. */
+    const uint32_t rowmask = (uint32_t)((1ull << n) - 1);
+    uint32_t batch = 0;
+    while (queue | batch) {
+        if (!batch) {
+            batch = (queue & rowmask) ? (queue & rowmask) : queue;
+            queue &= ~batch;
+        }
+        int L = __builtin_ctz(batch);
+        batch &= batch - 1;
         uint64_t *d = DOM(s, L);
-        uint32_t a = 0xffff, o = 0;
+        /* seen0/seen1: open positions (line-int bits) where some pattern of the domain
+         * has a 0 / a 1. A position drops out of the scan once it has seen both, so a
+         * large domain is usually settled within its first nonzero word. */
+        const uint32_t open = full & ~s->kmask[L];
+        uint32_t seen0 = 0, seen1 = 0;
         int any = 0;
         for (int w = 0; w < W; w++) {
-            uint64_t x = d[w];
+            const uint64_t x = d[w];
             if (!x) continue;
             any = 1;
-            const int g0 = w * 8;
-            for (int b = 0; x; b++, x >>= 8) {
-                unsigned byte = (unsigned)(x & 0xff);
-                if (!byte) continue;
-                a &= t->band[g0 + b][byte];
-                o |= t->bor[g0 + b][byte];
+            uint32_t und = open & ~(seen0 & seen1);
+            if (!und) break;
+            const uint64_t *cw = t->cmT[w];
+            while (und) {
+                int bit = __builtin_ctz(und);
+                und &= und - 1;
+                if (x & cw[2 * bit]) seen0 |= 1u << bit;
+                if (x & cw[2 * bit + 1]) seen1 |= 1u << bit;
             }
         }
         if (!any) return 0;
-        a &= full;
-        uint32_t forced = (a | (~o & full)) & ~s->kmask[L];
+        const uint32_t a = open & ~seen0;                /* forced to 1 */
+        uint32_t forced = a | (open & ~seen1);           /* forced to 0 or 1 */
         s->kmask[L] |= forced;
         const int row = L < n;
         const int idx = row ? L : L - n;
@@ -145,10 +151,10 @@ static int propagate(const Ctx *cx, State *s, uint32_t queue) {
                 const uint64_t *m = t->cm[idx][(a >> bit) & 1];
                 uint64_t *dx = DOM(s, X);
                 for (int w = 0; w < W; w++) dx[w] &= m[w];
-                queue |= 1u << X;
+                if (!(batch & (1u << X))) queue |= 1u << X;
             }
         }
-        if (cx->distinct && a == o && !(s->settled & (1u << L))) {
+        if (cx->distinct && s->kmask[L] == full && !(s->settled & (1u << L))) {
             s->settled |= 1u << L;
             int w = 0;
             while (!d[w]) w++;
@@ -159,7 +165,7 @@ static int propagate(const Ctx *cx, State *s, uint32_t queue) {
                 uint64_t *ds = DOM(s, S);
                 if (ds[w] & bitw) {
                     ds[w] &= ~bitw;
-                    queue |= 1u << S;
+                    if (!(batch & (1u << S))) queue |= 1u << S;
                 }
             }
         }
@@ -187,37 +193,6 @@ static void record(Ctx *cx, const State *s) {
     cx->nsols++;
 }
 
-static void search(Ctx *cx, int depth) {
-    const State *s = &STACK[depth];
-    const int n2 = 2 * cx->n, W = cx->W;
-    const uint32_t full = cx->t->full;
-    int best = -1, size = 1 << 30;
-    for (int L = 0; L < n2; L++) {
-        if (s->kmask[L] == full) continue;          /* every position known: one pattern */
-        const uint64_t *d = DOM(s, L);
-        int c = 0;
-        for (int w = 0; w < W; w++) c += __builtin_popcountll(d[w]);
-        if (c > 1 && c < size) { best = L; size = c; }
-    }
-    if (best < 0) { record(cx, s); return; }
-    State *child = &STACK[depth + 1];
-    const uint64_t *d = DOM(s, best);
-    for (int w = 0; w < W; w++) {
-        uint64_t x = d[w];
-        while (x) {
-            uint64_t bit = x & (~x + 1);
-            x ^= bit;
-            cx->nodes++;
-            copy_state(cx, child, s);
-            uint64_t *dc = DOM(child, best);
-            memset(dc, 0, (size_t)W * sizeof(uint64_t));
-            dc[w] = bit;
-            if (propagate(cx, child, 1u << best)) search(cx, depth + 1);
-            if (cx->count >= cx->k || cx->oom) return;
-        }
-    }
-}
-
 static void restrict_cell(const Ctx *cx, State *s, int r, int c, int v) {
     const int n = cx->n, W = cx->W;
     uint64_t *dr = DOM(s, r), *dc = DOM(s, n + c);
@@ -227,6 +202,97 @@ static void restrict_cell(const Ctx *cx, State *s, int r, int c, int v) {
     }
     s->kmask[r] |= 1u << (n - 1 - c);
     s->kmask[n + c] |= 1u << (n - 1 - r);
+}
+
+/* Line rule (the fallback): branch on the line with the smallest domain of size > 1
+ * (lowest index on ties), trying its patterns in ascending order. */
+static void search(Ctx *cx, int depth);
+
+static void branch_line(Ctx *cx, int depth, const int *sizes) {
+    const State *s = &STACK[depth];
+    const int n = cx->n, W = cx->W;
+    int bl = -1, best = 1 << 30;
+    for (int L = 0; L < 2 * n; L++)
+        if (sizes[L] > 1 && sizes[L] < best) { best = sizes[L]; bl = L; }
+    State *child = &STACK[depth + 1];
+    const uint64_t *d = DOM(s, bl);
+    for (int w = 0; w < W; w++) {
+        uint64_t x = d[w];
+        while (x) {
+            uint64_t bit = x & (~x + 1);
+            x ^= bit;
+            cx->nodes++;
+            copy_state(cx, child, s);
+            uint64_t *dc = DOM(child, bl);
+            memset(dc, 0, (size_t)W * sizeof(uint64_t));
+            dc[w] = bit;
+            if (propagate(cx, child, 1u << bl)) search(cx, depth + 1);
+            if (cx->count >= cx->k || cx->oom) return;
+        }
+    }
+}
+
+/* Cell rule (tried first): branch on the open cell minimising |D_row| + |D_col|
+ * (first in row-major order on ties), value 0 then 1; abandon once nodes pass
+ * cx->limit. */
+static void branch_cell(Ctx *cx, int depth, const int *sizes) {
+    const State *s = &STACK[depth];
+    const int n = cx->n;
+    const uint32_t full = cx->t->full;
+    int br = -1, bc = -1, best = 1 << 30;
+    for (int r = 0; r < n; r++) {
+        uint32_t freeb = full & ~s->kmask[r];
+        while (freeb) {
+            int bit = 31 - __builtin_clz(freeb);       /* highest bit = leftmost open cell */
+            freeb &= ~(1u << bit);
+            int c = n - 1 - bit;
+            int sc = sizes[r] + sizes[n + c];
+            if (sc < best) { best = sc; br = r; bc = c; }
+        }
+    }
+    State *child = &STACK[depth + 1];
+    for (int v = 0; v < 2; v++) {
+        cx->nodes++;
+        copy_state(cx, child, s);
+        restrict_cell(cx, child, br, bc, v);
+        if (propagate(cx, child, (1u << br) | (1u << (n + bc)))) search(cx, depth + 1);
+        if (cx->count >= cx->k || cx->oom || cx->aborted) return;
+        if (cx->nodes > cx->limit) { cx->aborted = 1; return; }
+    }
+}
+
+static void search(Ctx *cx, int depth) {
+    const State *s = &STACK[depth];
+    const int n = cx->n, W = cx->W;
+    const uint32_t full = cx->t->full;
+    int sizes[MAXL], solved = 1;
+    for (int L = 0; L < 2 * n; L++) {
+        if (s->kmask[L] == full) { sizes[L] = 1; continue; }   /* every position known: one pattern */
+        const uint64_t *d = DOM(s, L);
+        int c = 0;
+        for (int w = 0; w < W; w++) c += __builtin_popcountll(d[w]);
+        sizes[L] = c;
+        solved = 0;
+    }
+    if (solved) { record(cx, s); return; }
+    if (cx->line_mode) branch_line(cx, depth, sizes);
+    else branch_cell(cx, depth, sizes);
+}
+
+/* Search below the propagated state STACK[0]: cell rule within a budget of
+ * 16*n*n nodes, then (if the budget ran out) the line rule from scratch. */
+static void run(Ctx *cx) {
+    cx->line_mode = 0;
+    cx->aborted = 0;
+    cx->limit = cx->nodes + 16LL * cx->n * cx->n;
+    search(cx, 0);
+    if (cx->aborted) {
+        cx->aborted = 0;
+        cx->count = 0;
+        cx->nsols = 0;
+        cx->line_mode = 1;
+        search(cx, 0);
+    }
 }
 
 static void init_state(const Ctx *cx, State *s, const uint32_t *vals, const uint32_t *known) {
@@ -306,7 +372,7 @@ static PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
     if (k > 0) {
         init_state(&cx, &STACK[0], vals, known);
         cx.nodes = 1;
-        if (propagate(&cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) search(&cx, 0);
+        if (propagate(&cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) run(&cx);
     }
     if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
     PyObject *lst = PyList_New(cx.nsols);
@@ -342,7 +408,7 @@ static PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) 
     cx.nodes = 1;
     if (propagate(&cx, &ROOT, (uint32_t)((1ull << (2 * n)) - 1))) {
         copy_state(&cx, &STACK[0], &ROOT);
-        search(&cx, 0);
+        run(&cx);
         if (cx.nsols) none = 0;
     }
     if (!none) {
@@ -357,7 +423,7 @@ static PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) 
                 cx.nodes++;
                 copy_state(&cx, &STACK[0], &ROOT);
                 restrict_cell(&cx, &STACK[0], r, c, v);
-                if (propagate(&cx, &STACK[0], (1u << r) | (1u << (n + c)))) search(&cx, 0);
+                if (propagate(&cx, &STACK[0], (1u << r) | (1u << (n + c)))) run(&cx);
                 if (cx.nsols) {
                     for (int rr = 0; rr < n; rr++) varies[rr] |= (uint32_t)(cx.sols[rr] ^ sol[rr]);
                 } else {

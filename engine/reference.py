@@ -17,14 +17,27 @@ Every rule only shrinks domains and is monotone, so the fixpoint (and whether
 it holds an empty domain) does not depend on the order lines are processed in.
 
 Search. After propagation, if every line's domain is a single pattern the grid
-is a solution. Otherwise branch on the line with the smallest domain of size
-> 1 (ties: lowest line index, rows before columns), trying its patterns in
-ascending int order; each try restricts that line to one pattern and
-propagates. The search stops once k solutions are found.
+is a solution. Otherwise branch, by one of two rules:
+  * cell rule (tried first): the open cell whose row and column domains are
+    smallest together (minimum |D_row| + |D_col|; ties: first cell in
+    row-major order), value 0 then 1, each try fixing the cell and
+    propagating;
+  * line rule (fallback): the line with the smallest domain of size > 1
+    (ties: lowest line index), its patterns in ascending int order, each try
+    restricting the line to that pattern.
+A search runs the cell rule with a budget of 16·n² nodes; if the budget runs
+out before it finishes, its results are dropped and the line rule searches
+again from the same (already propagated) state, without a budget. It stops
+once k solutions are found. Why both: on minimal unique 16×16 puzzles the
+cell rule visits ~15× fewer nodes (one puzzle: 2,267 vs 61,585), but on
+nearly empty grids it can bury itself in a solution-free subtree whose
+duplicate lines propagation only sees late (2,000,000+ nodes on a 12×12 with
+six givens, where the line rule needs 21).
 
 NODE (the checksum unit both implementations report): one propagation run to
-a fixpoint on a search state. The root counts 1; every (line, pattern) branch
-tried counts 1, whether its propagation succeeds or fails. ``backbone`` adds
+a fixpoint on a search state. The root counts 1; every branch tried, a
+(cell, value) or a (line, pattern), counts 1, whether its propagation succeeds or fails;
+nodes of an abandoned cell-rule search still count. ``backbone`` adds
 1 per cell-flip probe on top of the nodes of the searches it runs.
 """
 
@@ -34,13 +47,15 @@ from engine.lines import tables
 
 
 class _Ctx:
-    __slots__ = ("n", "masks", "pats", "distinct", "k", "keep", "count", "sols", "nodes")
+    __slots__ = ("n", "masks", "pats", "distinct", "k", "keep", "count", "sols", "nodes",
+                 "line_mode", "aborted", "limit")
 
     def __init__(self, n: int, distinct: bool, k: int, keep: int) -> None:
         t = tables(n)
         self.n, self.masks, self.pats = n, t.cell_mask, t.patterns
         self.distinct, self.k, self.keep = distinct, k, keep
         self.count, self.sols, self.nodes = 0, [], 0
+        self.line_mode, self.aborted, self.limit = False, False, 0
 
 
 def _initial(ctx: _Ctx, vals: list[int], known: list[int]):
@@ -102,30 +117,77 @@ def _copy(st):
     return (st[0][:], st[1][:], st[2][:])
 
 
+def _restrict(ctx: _Ctx, st, r: int, c: int, v: int) -> int:
+    """Make cell (r, c) = v in state st; return the queue bitmask of the two lines touched."""
+    n, masks = ctx.n, ctx.masks
+    st[0][r] &= masks[c][v]
+    st[0][n + c] &= masks[r][v]
+    st[1][r] |= 1 << c
+    st[1][n + c] |= 1 << r
+    return (1 << r) | (1 << (n + c))
+
+
+def _sizes(st) -> list[int]:
+    return [d.bit_count() for d in st[0]]
+
+
+def _branch_cell(ctx: _Ctx, st, sizes: list[int]) -> tuple[int, int]:
+    """Cell rule: the open cell (r, c) minimising |D_row r| + |D_col c|, first in row-major order on ties."""
+    n, kmask = ctx.n, st[1]
+    full = (1 << n) - 1
+    best, size = None, 1 << 30
+    for r in range(n):
+        free = full & ~kmask[r]
+        for c in range(n):
+            if (free >> c) & 1 and sizes[r] + sizes[n + c] < size:
+                best, size = (r, c), sizes[r] + sizes[n + c]
+    return best
+
+
 def _search(ctx: _Ctx, st) -> None:
     """Count solutions below a propagated state, recording up to ``keep`` of them."""
-    doms = st[0]
-    best, size = -1, 1 << 30
-    for L, D in enumerate(doms):
-        c = D.bit_count()
-        if 1 < c < size:
-            best, size = L, c
-    if best < 0:
+    sizes = _sizes(st)
+    if all(s == 1 for s in sizes):
         ctx.count += 1
         if len(ctx.sols) < ctx.keep:
-            ctx.sols.append(tuple(ctx.pats[d.bit_length() - 1] for d in doms[: ctx.n]))
+            ctx.sols.append(tuple(ctx.pats[d.bit_length() - 1] for d in st[0][: ctx.n]))
         return
-    D = doms[best]
-    while D:
-        bit = D & -D
-        D ^= bit
+    if ctx.line_mode:
+        # line rule: smallest domain of size > 1 (lowest line on ties), patterns ascending
+        L = min((s, i) for i, s in enumerate(sizes) if s > 1)[1]
+        D = st[0][L]
+        while D:
+            bit = D & -D
+            D ^= bit
+            ctx.nodes += 1
+            child = _copy(st)
+            child[0][L] = bit
+            if _propagate(ctx, child, 1 << L):
+                _search(ctx, child)
+            if ctx.count >= ctx.k:
+                return
+        return
+    r, c = _branch_cell(ctx, st, sizes)
+    for v in (0, 1):
         ctx.nodes += 1
         child = _copy(st)
-        child[0][best] = bit
-        if _propagate(ctx, child, 1 << best):
+        if _propagate(ctx, child, _restrict(ctx, child, r, c, v)):
             _search(ctx, child)
-        if ctx.count >= ctx.k:
+        if ctx.count >= ctx.k or ctx.aborted:
             return
+        if ctx.nodes > ctx.limit:
+            ctx.aborted = True
+            return
+
+
+def _run(ctx: _Ctx, st) -> None:
+    """Search below a propagated state: the cell rule within 16·n² nodes, else the line rule afresh."""
+    ctx.line_mode, ctx.aborted = False, False
+    ctx.limit = ctx.nodes + 16 * ctx.n * ctx.n
+    _search(ctx, st)
+    if ctx.aborted:
+        ctx.aborted, ctx.count, ctx.sols, ctx.line_mode = False, 0, [], True
+        _search(ctx, st)
 
 
 def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *,
@@ -137,7 +199,7 @@ def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *,
     st = _initial(ctx, vals, known)
     ctx.nodes = 1
     if _propagate(ctx, st, (1 << (2 * n)) - 1):
-        _search(ctx, st)
+        _run(ctx, st)
     return min(ctx.count, k), ctx.sols, ctx.nodes
 
 
@@ -157,11 +219,10 @@ def backbone_rows(n: int, vals: list[int], known: list[int], *,
     ctx.nodes = 1
     if not _propagate(ctx, root, (1 << (2 * n)) - 1):
         return True, [0] * n, [0] * n, ctx.nodes
-    _search(ctx, _copy(root))
+    _run(ctx, _copy(root))
     if not ctx.sols:
         return True, [0] * n, [0] * n, ctx.nodes
     sol = ctx.sols[0]
-    masks = ctx.masks
     varies = [0] * n                       # row ints: cells shown to differ between solutions
     for r in range(n):
         for c in range(n):
@@ -171,22 +232,14 @@ def backbone_rows(n: int, vals: list[int], known: list[int], *,
             ctx.count, ctx.sols = 0, []
             ctx.nodes += 1
             child = _copy(root)
-            child[0][r] &= masks[c][v]
-            child[0][n + c] &= masks[r][v]
-            child[1][r] |= 1 << c
-            child[1][n + c] |= 1 << r
-            if _propagate(ctx, child, (1 << r) | (1 << (n + c))):
-                _search(ctx, child)
+            if _propagate(ctx, child, _restrict(ctx, child, r, c, v)):
+                _run(ctx, child)
             if ctx.sols:
                 other = ctx.sols[0]
                 for rr in range(n):
                     varies[rr] |= other[rr] ^ sol[rr]
             else:                          # backbone cell: strengthen the root with it
-                root[0][r] &= masks[c][v ^ 1]
-                root[0][n + c] &= masks[r][v ^ 1]
-                root[1][r] |= 1 << c
-                root[1][n + c] |= 1 << r
-                ok = _propagate(ctx, root, (1 << r) | (1 << (n + c)))
+                ok = _propagate(ctx, root, _restrict(ctx, root, r, c, v ^ 1))
                 assert ok, "a backbone cell cannot contradict a state that has a solution"
     full = (1 << n) - 1
     bknown = [full ^ varies[r] for r in range(n)]
