@@ -12,7 +12,7 @@ setup(
         Extension(
             "engine._kernel",
             sources=["engine/_kernel.c"],
-            extra_compile_args=["-O2", "-g", "-std=c99", *_arch],
+            extra_compile_args=["-O2", "-std=c99", *_arch],
         )
     ]
 )

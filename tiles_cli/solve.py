@@ -1,0 +1,43 @@
+"""`tiles solve --givens STRING | --file FILE [--k K]`: count, solve and rate puzzles (SPEC §12).
+
+Prints one JSON object per puzzle per line. Every input is parsed before
+anything is solved, so a malformed line prints nothing and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from engine.report import parse_puzzle, read_puzzles, solve_report
+from tilelib.errors import BadInput
+
+
+def solve_command(
+    givens: Optional[str] = typer.Option(None, "--givens", help="One puzzle: n*n chars of 0, 1, '.', row-major."),
+    file: Optional[Path] = typer.Option(None, "--file", help="Puzzles, one per line ('#' comments, blank lines skipped)."),
+    k: int = typer.Option(2, "--k", help="Count solutions up to K (default 2)."),
+    n: Optional[int] = typer.Option(None, "--n", help="Optional check: the puzzles' side."),
+) -> None:
+    """Count (to K), solve and rate puzzles; one JSON object per line."""
+    if (givens is None) == (file is None):
+        raise BadInput("give exactly one of --givens STRING or --file FILE")
+    if k < 1:
+        raise BadInput(f"--k must be at least 1, got {k}")
+    if givens is not None:
+        puzzles = [parse_puzzle(givens, n)]
+    else:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput(f"cannot read {file}: {e}") from None
+        puzzles = read_puzzles(text.splitlines(), n)
+    for p in puzzles:
+        typer.echo(json.dumps(solve_report(p, k)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("solve")(solve_command)
