@@ -43,7 +43,7 @@ class ForwardCheck:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
         self._geo: dict[int, tuple] = {}
-        self._ext: dict[tuple[int, int, int], bool] = {}
+        self._ext: dict[tuple[int, int, int], int] = {}
 
     def forget(self, i: int) -> None:
         self._geo.pop(i, None)
@@ -105,28 +105,38 @@ class ForwardCheck:
         inb = bpos >= 0
         return (n, js, ns, idx, W, np.where(inb, bpos, 0), inb)
 
-    def extendable(self, n: int, mask: int, value: int) -> bool:
+    def extendable(self, n: int, mask: int, value: int) -> int:
+        """How many valid n-cell lines match the known cells (cached)."""
         key = (n, mask, value)
         v = self._ext.get(key)
         if v is None:
-            v = self._ext[key] = bool(matching_lines(n, mask, value))
+            v = self._ext[key] = len(matching_lines(n, mask, value))
         return v
 
     def ok(self, i: int, edges) -> bool:
         """True if no unplaced neighbour of square i is left with a side no valid line completes."""
+        return self.score(i, edges) > 0
+
+    def score(self, i: int, edges) -> int:
+        """0 if some unplaced neighbour side of square i can no longer be completed to a valid line,
+        else the fewest valid lines any such side still matches (more is safer; 1 << 30 if none)."""
         g = self._geo.get(i)
         if g is None:
             g = self._geo[i] = self._geometry(i)
         n, js, ns, idx, W, bpos, inb = g
         active = [r for r, j in enumerate(js) if self.placements[j] is None and j not in self.children]
         if not active:
-            return True
+            return 1 << 30
         cells = line_table(n)[np.asarray(edges, dtype=np.int64)].ravel()
         K = np.where(inb, 1, self.board._k[idx])
         V = np.where(inb, cells[bpos], self.board._v[idx]) & K
         masks = (K * W).sum(1).tolist()
         vals = (V * W).sum(1).tolist()
+        best = 1 << 30
         for r in active:
-            if masks[r] and not self.extendable(ns[r], masks[r], vals[r]):
-                return False
-        return True
+            if masks[r]:
+                k = self.extendable(ns[r], masks[r], vals[r])
+                if k == 0:
+                    return 0
+                best = min(best, k)
+        return best

@@ -36,8 +36,12 @@ def draws(pool: np.ndarray, stream: Stream, limit: int):
 
 
 def choose(keys, pins: np.ndarray, known: int, stream: Stream,
-           check: Callable[[object], bool] | None = None, tries: int = TRIES):
-    """(key, preferred?, passed check?) or None when there is no candidate."""
+           check: Callable[[object], int] | None = None, tries: int = TRIES, best_of: int = 1):
+    """(key, preferred?, passed check?) or None when there is no candidate.
+
+    ``check(key)`` returns a score, 0 = fails. With ``best_of`` = k > 1, the first k passing
+    candidates of the first pool that has any are scored and the highest wins (ties: first drawn).
+    """
     if len(keys) == 0:
         return None
     bit = (pins >> known) & 1
@@ -46,11 +50,21 @@ def choose(keys, pins: np.ndarray, known: int, stream: Stream,
     for pool, preferred in ((np.flatnonzero(bit), True), (np.flatnonzero(bit == 0), False)):
         if budget <= 0 or len(pool) == 0:
             continue
+        best, best_score, passed = None, 0, 0
         for pos in draws(pool, stream, budget):
             budget -= 1
             key = keys[pos]
             if first is None:
                 first = (key, preferred)
-            if check is None or check(key):
+            if check is None:
                 return key, preferred, True
+            sc = check(key)
+            if sc > 0:
+                passed += 1
+                if sc > best_score:
+                    best, best_score = key, sc
+                if passed >= best_of:
+                    break
+        if best is not None:
+            return best, preferred, True
     return first[0], first[1], False

@@ -58,6 +58,7 @@ from tilelib.rng import Stream
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
             "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired")
 REPAIR_TRIES = 4
+BEST_OF = 1
 JOINT_TRIES = 2
 JOINT_MISS = "joint-miss"
 
@@ -174,7 +175,8 @@ class _Run:
         c = self.board.constraint(x, y, n)
         keys, pins = self.index.lookup(c, i == self.seed)
         got = choose(keys, pins, self.known[i], self.place_stream,
-                     check=(lambda key: self.harmless(i, self.index.decode(n, key)[2])) if self.lookahead else None)
+                     check=(lambda key: self.fcheck.score(i, self.index.decode(n, key)[2])) if self.lookahead else None,
+                     best_of=BEST_OF)
         if got is None:
             return False, c
         if not got[2]:
