@@ -66,13 +66,19 @@ def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True,
                keep: int | None = None, impl: str | None = None) -> tuple[int, list, int]:
     """(count capped at k, up to ``keep`` (default k) solutions as tuples of row ints, nodes)."""
     keep = k if keep is None else keep
-    return _impl(n, impl).count_rows(n, list(vals), list(known), k, distinct=distinct, keep=keep)
+    try:
+        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
 
 
 def backbone_rows(n: int, vals, known, *, distinct: bool = True,
                   impl: str | None = None) -> tuple[bool, list, list, int]:
     """(no solution, backbone value rows, backbone known-mask rows, nodes)."""
-    return _impl(n, impl).backbone_rows(n, list(vals), list(known), distinct=distinct)
+    try:
+        return _impl(n, impl).backbone_rows(n, vals, known, distinct=distinct)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
 
 
 def rows_to_grid(rows, n: int) -> np.ndarray:

@@ -61,6 +61,11 @@ class _Ctx:
 def _initial(ctx: _Ctx, vals: list[int], known: list[int]):
     """Root state (doms, kmask, settled) from row ints; kmask bit i = position i known."""
     n, masks = ctx.n, ctx.masks
+    for name, rows in (("vals", vals), ("known", known)):
+        if len(rows) != n:
+            raise ValueError(f"{name} must hold n={n} row ints")
+        if any(not 0 <= int(x) < (1 << n) for x in rows):
+            raise ValueError(f"{name} rows must be ints of {n} bits")
     full = tables(n).full
     doms = [full] * (2 * n)
     kmask = [0] * (2 * n)
@@ -194,9 +199,9 @@ def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *,
                distinct: bool = True, keep: int | None = None) -> tuple[int, list[tuple[int, ...]], int]:
     """(count capped at k, up to ``keep`` solutions as row-int tuples in search order, nodes)."""
     ctx = _Ctx(n, distinct, k, k if keep is None else keep)
+    st = _initial(ctx, vals, known)
     if k <= 0:
         return 0, [], 0
-    st = _initial(ctx, vals, known)
     ctx.nodes = 1
     if _propagate(ctx, st, (1 << (2 * n)) - 1):
         _run(ctx, st)
