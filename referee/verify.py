@@ -109,9 +109,10 @@ def tile_row_problems(tile: Tile, deep: bool = False) -> list[str]:
     return []
 
 
-def check_tiles(m: Manifest, lib: Library, deep: bool = False) -> dict[str, Tile]:
+def check_tiles(m: Manifest, lib: Library, deep: bool = False, on_tile=None) -> dict[str, Tile]:
     """Step 2, in tile id order: the row exists and is untampered, its n fits the square, and (once per
-    distinct hash) ``tile_row_problems``. Returns the canonical tiles by hash."""
+    distinct hash) ``tile_row_problems``. Returns the canonical tiles by hash. ``on_tile()`` is called
+    after each tile (progress bars)."""
     tiles: dict[str, Tile] = {}
     for i, (x0, y0, s) in enumerate(m.packing.squares):
         h = m.hashes[i]
@@ -132,6 +133,8 @@ def check_tiles(m: Manifest, lib: Library, deep: bool = False) -> dict[str, Tile
             if probs:
                 raise CheckFailed("tiles", f"tile {i} ({h[:12]}…): {probs[0]}")
             tiles[h] = tile
+        if on_tile is not None:
+            on_tile()
     return tiles
 
 
@@ -184,14 +187,16 @@ def check_seed(m: Manifest, seed: bytes) -> None:
 
 
 def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep: bool = False,
-           check_status: bool = True) -> VerifyReport:
-    """Run SPEC §10's checks; CheckFailed at the first failure, else a VerifyReport."""
+           check_status: bool = True, on_tile=None) -> VerifyReport:
+    """Run SPEC §10's checks; CheckFailed at the first failure, else a VerifyReport.
+
+    ``on_tile()`` is called once per tile during step 2 (the CLI's progress bar)."""
     tm: dict[str, float] = {}
     t0 = time.perf_counter()
     check_packing(manifest)
     t1 = time.perf_counter()
     tm["packing"] = t1 - t0
-    tiles = check_tiles(manifest, lib, deep)
+    tiles = check_tiles(manifest, lib, deep, on_tile)
     t2 = time.perf_counter()
     tm["tiles"] = t2 - t1
     board = assemble(manifest, tiles)

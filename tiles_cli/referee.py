@@ -15,6 +15,7 @@ from referee.manifest import load
 from referee.records import tile_record
 from referee.verify import verify
 from tiles_cli.options import LibraryOpt
+from tiles_cli.progress import progress
 from tilelib.errors import BadInput
 from tilelib.rng import seed_from_hex
 from tilelib.store import Library
@@ -37,8 +38,8 @@ def verify_command(
     """Check a manifest against the library (SPEC §10); print one line, or name the first failure (exit 5)."""
     seed_bytes = seed_from_hex(seed) if seed is not None else None
     m = load(manifest)
-    with Library.open(library) as lib:
-        report = verify(m, lib, seed_bytes, deep=deep)
+    with Library.open(library) as lib, progress("checking tiles", total=m.tile_count()) as bar:
+        report = verify(m, lib, seed_bytes, deep=deep, on_tile=bar.advance)
     typer.echo(report.line())
 
 
