@@ -302,6 +302,15 @@ class LadderResult:
 ALL = frozenset({1, 2, 3, 4})
 
 
+def solve_with(puzzle: Puzzle, levels) -> tuple[str, np.ndarray]:
+    """Run the standard solve with only the given levels enabled.
+
+    Returns (status, grid) with status 'solved', 'stuck' or 'contradiction' and grid the
+    cells known at the end (open cells 0)."""
+    st = _State.from_puzzle(puzzle)
+    return _solve(st, frozenset(levels), None), st.grid()
+
+
 def rate(puzzle: Puzzle) -> LadderResult:
     """Rate a puzzle (givens plus any seam_mask sides already marked known) on the ladder."""
     st = _State.from_puzzle(puzzle)

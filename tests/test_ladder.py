@@ -1,0 +1,158 @@
+"""engine.ladder: each technique on hand-made lines, soundness of every fill, and the
+consistency of rate()'s features with the standard solve and with the counter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import count
+from engine.ladder import (TECHNIQUES, Contradiction, _State, balance, bifurcation, rate, runs,
+                           solve_with, uniqueness)
+from support import random_solution
+from tilelib.bits import Puzzle
+
+
+def state(text: str) -> _State:
+    return _State.from_puzzle(Puzzle.parse(text))
+
+
+def grid6(*rows: str) -> str:
+    return "".join(r.ljust(6, ".") for r in rows) + "." * (36 - 6 * len(rows))
+
+
+def test_techniques_are_an_ordered_named_list():
+    assert [(t.level, t.name) for t in TECHNIQUES] == [
+        (1, "runs"), (2, "balance"), (3, "uniqueness"), (4, "bifurcation")]
+
+
+def test_runs_doubles_and_sandwiches():
+    assert sorted(runs(state(grid6("00....")))) == [(0, 2, 1)]
+    assert sorted(runs(state(grid6("..11..")))) == [(0, 1, 0), (0, 4, 0)]
+    assert sorted(runs(state(grid6("1.1...")))) == [(0, 1, 0)]
+    assert sorted(runs(state(grid6("0.....", "0.....")))) == [(2, 0, 1)]         # columns too
+    assert sorted(runs(state(grid6("....0.", "......", "....0.")))) == [(1, 4, 1)]
+    assert runs(state(grid6("0.1.0."))) == []
+
+
+def test_balance_fills_the_other_value():
+    assert sorted(balance(state(grid6("1.1.1.")))) == [(0, 1, 0), (0, 3, 0), (0, 5, 0)]
+    assert sorted(balance(state(grid6("0", "", "0", "", "0")))) == [(1, 0, 1), (3, 0, 1), (5, 0, 1)]
+    assert balance(state(grid6("1.1.0."))) == []
+
+
+def test_uniqueness_rules_out_a_duplicate_completion():
+    # row 1 can be 001011 (= row 0) or 010011: L1 and L2 say nothing about it, L3 does.
+    s = state(grid6("001011", "0..011"))
+    assert [f for f in runs(s) if f[0] == 1] == [] and [f for f in balance(s) if f[0] == 1] == []
+    assert sorted(uniqueness(s)) == [(1, 1, 1), (1, 2, 0)]
+    # no complete row matches row 1's known cells: nothing to rule out
+    assert uniqueness(state(grid6("110100", "0..011"))) == []
+
+
+def test_uniqueness_contradiction_when_every_completion_duplicates():
+    with pytest.raises(Contradiction):
+        uniqueness(state(grid6("001011", "00.011")))
+
+
+def test_fully_given_puzzle_rates_zero():
+    sol = random_solution(6, np.random.default_rng(1))
+    r = rate(Puzzle.from_grid(sol))
+    assert (r.ladder, r.bifurcations, r.filled) == (0, 0, 0)
+    assert not (r.used_unique or r.needs_unique or r.needs_bifurcation)
+    assert np.array_equal(r.solution, sol)
+
+
+def test_ambiguous_and_contradictory_puzzles_rate_five():
+    r = rate(Puzzle.parse("." * 36))
+    assert r.ladder == 5 and r.solution is None
+    r = rate(Puzzle.parse(grid6("001011", "001011")))
+    assert r.ladder == 5 and r.solution is None
+
+
+@st.composite
+def from_solution(draw, sizes=(4, 6, 8)):
+    n = draw(st.sampled_from(sizes))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    sol = random_solution(n, rng)
+    known = (rng.random((n, n)) < draw(st.floats(0.2, 0.95))).astype(np.uint8)
+    return sol, Puzzle.from_grid(sol, known)
+
+
+@settings(max_examples=80)
+@given(from_solution())
+def test_every_technique_fill_agrees_with_any_solution(case):
+    sol, p = case
+    s = _State.from_puzzle(p)
+    for tech in TECHNIQUES:
+        for r, c, v in tech.fn(s):
+            assert sol[r, c] == v, (tech.name, r, c)
+
+
+@settings(max_examples=80)
+@given(from_solution())
+def test_rate_is_consistent_with_the_counter_and_the_solve(case):
+    check_rate(*case)
+
+
+def test_rate_on_minimal_puzzles_of_the_fixed_set():
+    from pathlib import Path
+    lines = (Path(__file__).parent / "data" / "engine_instances.txt").read_text().splitlines()
+    levels = set()
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        g, _, c, _ = line.split()
+        p = Puzzle.parse(g)
+        if p.n <= 12 and c == "1":
+            levels.add(check_rate(count(p, 1).solutions[0], p).ladder)
+    assert {3, 4} <= levels              # the set reaches uniqueness and bifurcation
+
+
+def check_rate(sol, p):
+    """Assert rate(p)'s features against the counter and the standard solve; return the result."""
+    r = rate(p)
+    cnt = count(p, 2).count
+    if r.solution is not None:
+        assert cnt == 1 and np.array_equal(r.solution, sol)
+        assert r.filled == int((p.known == 0).sum())
+        assert 0 <= r.ladder <= 4
+        assert (r.bifurcations > 0) == (r.ladder == 4)
+        if r.ladder >= 1:
+            assert solve_with(p, range(1, r.ladder + 1))[0] == "solved"
+            assert solve_with(p, range(1, r.ladder))[0] != "solved"
+        assert r.needs_unique == (solve_with(p, {1, 2, 4})[0] != "solved")
+        assert r.needs_bifurcation == (r.ladder == 4)
+        assert not r.needs_unique or r.used_unique or r.bifurcations
+        assert not r.used_unique or r.ladder >= 3
+    else:
+        assert r.ladder == 5
+    if cnt == 2:
+        assert r.solution is None          # sound deductions cannot finish an ambiguous puzzle
+    return r
+
+
+def test_bifurcation_finds_a_forced_cell_the_cheaper_levels_miss():
+    # search the fixed instance set for a state where L1-L3 stall and L4 progresses
+    from pathlib import Path
+    lines = (Path(__file__).parent / "data" / "engine_instances.txt").read_text().splitlines()
+    found = 0
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        g, _, c, _ = line.split()
+        p = Puzzle.parse(g)
+        if p.n > 10 or c != "1":
+            continue
+        status, grid = solve_with(p, {1, 2, 3})
+        if status == "stuck":
+            s = _State.from_puzzle(p)
+            from engine.ladder import _solve
+            _solve(s, frozenset({1, 2, 3}), None)
+            fills = bifurcation(s)
+            sol = count(p, 1).solutions[0]
+            assert len(fills) == 1 and all(sol[r, c] == v for r, c, v in fills)
+            found += 1
+    assert found >= 1
