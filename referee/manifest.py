@@ -101,7 +101,10 @@ class Manifest:
         d = self.to_dict()
 
         def dump(v: Any) -> str:
-            return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
+            try:
+                return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True, allow_nan=False)
+            except (ValueError, TypeError) as e:  # NaN/inf or a non-JSON value in params/stats
+                raise BadInput(f"manifest: cannot write {key}: {e}") from None
 
         out = []
         for key in KEY_ORDER:
@@ -147,6 +150,10 @@ def check_day(day: Any, what: str = "day") -> str:
     return day
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
 def from_json(obj: Any) -> Manifest:
     """Parse a manifest (dict, or JSON text/bytes); BadInput naming the first malformed field."""
     if isinstance(obj, (bytes, bytearray)):
@@ -156,7 +163,7 @@ def from_json(obj: Any) -> Manifest:
             raise _bad("not UTF-8") from None
     if isinstance(obj, str):
         try:
-            obj = json.loads(obj)
+            obj = json.loads(obj, parse_constant=_no_constant)
         except ValueError as e:
             raise _bad(f"not valid JSON ({e})") from None
     if not isinstance(obj, dict):

@@ -158,6 +158,14 @@ def test_malformed_manifests_are_rejected_naming_the_field(name, mutate, words):
     assert msg.startswith("manifest: ") and words in msg and "\n" not in msg
 
 
+def test_nan_is_not_json_either_way():
+    with pytest.raises(BadInput, match="not valid JSON"):
+        from_json(GOLDEN.replace('"tiles":4', '"tiles":NaN'))
+    m = from_json(GOLDEN).with_clues([], stats={"x": float("nan")})
+    with pytest.raises(BadInput, match="stats"):
+        m.to_json()
+
+
 def test_non_utf8_and_unreadable_files(tmp_path):
     with pytest.raises(BadInput, match="UTF-8"):
         from_json(b"\xff\xfe{}")
