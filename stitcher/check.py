@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from stitcher.board import Board, border_offsets, line_table, pow2
+from stitcher.small import EXACT_N, feasible
 from tilelib.query import matching_lines
 
 PAD = 16
@@ -44,6 +45,7 @@ class ForwardCheck:
         self.placements, self.children = placements, children
         self._geo: dict[int, tuple] = {}
         self._ext: dict[tuple[int, int, int], int] = {}
+        self._feas: dict[tuple, bool] = {}
 
     def forget(self, i: int) -> None:
         self._geo.pop(i, None)
@@ -139,4 +141,25 @@ class ForwardCheck:
                 if k == 0:
                     return 0
                 best = min(best, k)
+        small = {js[r] for r in active if ns[r] in EXACT_N}
+        if small and not self._small_ok(i, n, edges, small):
+            return 0
         return best
+
+    def _small_ok(self, i: int, n: int, edges, small: set) -> bool:
+        """Exact test for n = 6 neighbours: their whole boundary must still have a completion."""
+        x, y, _s = self.squares[i]
+        saved = self.board.push(x, y, n, edges)
+        try:
+            for j in sorted(small):
+                xj, yj, sj = self.squares[j]
+                c = self.board.constraint(xj, yj, sj + 1)
+                key = c.key()
+                ok = self._feas.get(key)
+                if ok is None:
+                    ok = self._feas[key] = feasible(c)
+                if not ok:
+                    return False
+            return True
+        finally:
+            self.board.pop(saved)

@@ -230,3 +230,24 @@ def test_board_remove_keeps_cells_another_tile_holds():
     assert b.constraint(5, 0, 6).masks == (0b100000, 0, 0b100000, 63)   # the first tile's column stays
     b.remove(0, 0, 6)
     assert not b.known.any()
+
+
+def test_exact_n6_table_agrees_with_cp_sat():
+    """The n = 6 solution table (4140 grids) says feasible exactly when CP-SAT finds a completion."""
+    from stitcher.small import feasible, solutions_edges
+
+    E = solutions_edges(6)
+    assert len(E) == 4140          # every valid 6x6 grid with distinct rows and columns
+    c_bad = infeasible_constraint()
+    assert not feasible(c_bad)
+    rng = np.random.default_rng(0)  # test-only sampling of constraints; the code under test is seedless
+    lines = list(valid_lines(6))
+    for k in range(25):
+        top, left = int(rng.choice(lines)), int(rng.choice(lines))
+        if (top >> 5) != (left >> 5):
+            continue
+        masks = (63, 0, int(rng.integers(0, 64)) & 0b011110, 63)   # bottom corners come from left/right
+        bottom = int(rng.integers(0, 64)) & masks[2]
+        c = Constraint(6, masks, (top, 0, bottom, left))
+        want = generate(c, 0, 2, Stream(SEED, f"agree/{k}"))[0] != NOFIT
+        assert feasible(c) == want, c
