@@ -8,9 +8,11 @@ Each board cell is a ``scale``×``scale`` block (default about 3000 px across,
   a pale tint when it is a given 0, a dark shade when it is a given 1;
 - a cell held by 2+ tiles (a seam) is a warm neutral in the same three
   levels, so tile outlines show as seams and seam givens still show their value;
-- the manifest's extra clues stand out: yellow for a 0, red for a 1;
+- the manifest's extra clues stand out: yellow for a 0, red for a 1, with a
+  ring of that colour on the outer pixels of the 3×3 cells around them;
 - inert zone cells (in no tile window) are grey;
-- the seed tile is framed in black (the outer pixel ring of its window).
+- the seed tile is framed in black (the outer pixel ring of its window and
+  one pixel just outside it).
 
 Non-given cells show no value: the picture is the puzzle, not its answer.
 """
@@ -73,13 +75,32 @@ def cell_index(board: Board) -> np.ndarray:
 def board_image(board: Board, scale: int | None = None) -> np.ndarray:
     """The picture as a palette-index image (cells scaled up, seed tile framed)."""
     k = scale or default_scale(board.G)
-    img = np.repeat(np.repeat(cell_index(board), k, axis=0), k, axis=1)
+    idx = cell_index(board)
+    img = np.repeat(np.repeat(idx, k, axis=0), k, axis=1)
+    H = img.shape[0]
+
+    def ring(Y0: int, Y1: int, X0: int, X1: int, w: int, colour: int) -> None:
+        """A w-pixel ring just inside the pixel box [Y0, Y1) × [X0, X1), clipped to the image."""
+        y0, y1, x0, x1 = max(Y0, 0), min(Y1, H), max(X0, 0), min(X1, H)
+        if Y0 >= 0:
+            img[Y0:Y0 + w, x0:x1] = colour
+        if Y1 <= H:
+            img[Y1 - w:Y1, x0:x1] = colour
+        if X0 >= 0:
+            img[y0:y1, X0:X0 + w] = colour
+        if X1 <= H:
+            img[y0:y1, X1 - w:X1] = colour
+
+    # clues: a ring in the clue's colour on the outer pixels of the 3×3 cells around it (the
+    # neighbours' centres stay visible), so ~1 clue per 100 tiles is findable at 3 px per cell
+    for r, c in board.clues:
+        ring((r - 1) * k, (r + 2) * k, (c - 1) * k, (c + 2) * k, 1, int(idx[r, c]))
     if 0 <= board.seed_tile < len(board.squares):
         rs, cs = board.window(board.seed_tile)
-        Y0, Y1, X0, X1 = rs.start * k, rs.stop * k, cs.start * k, cs.stop * k
         w = 1 if k < 6 else 2
-        img[Y0:Y0 + w, X0:X1] = img[Y1 - w:Y1, X0:X1] = P_FRAME
-        img[Y0:Y1, X0:X0 + w] = img[Y0:Y1, X1 - w:X1] = P_FRAME
+        # the window's outer pixel ring(s) plus one pixel just outside it
+        ring(rs.start * k, rs.stop * k, cs.start * k, cs.stop * k, w, P_FRAME)
+        ring(rs.start * k - 1, rs.stop * k + 1, cs.start * k - 1, cs.stop * k + 1, 1, P_FRAME)
     return img
 
 

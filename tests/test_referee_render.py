@@ -41,7 +41,7 @@ def decode(png: bytes) -> np.ndarray:
 def test_picture_cells_colours_and_frame(zoned, tmp_path):
     with Library.open(zoned.lib_path) as lib:
         b = build_board(zoned.manifest, lib)
-        b = b.with_clues([(2, 2), (7, 3)])
+        b = b.with_clues([(2, 2), (8, 1)])
         path = render.render_board_png(zoned.manifest, lib, tmp_path / "b.png", board=b, scale=4)
     img = decode(path.read_bytes())
     assert img.shape == (13 * 4, 13 * 4)
@@ -49,17 +49,22 @@ def test_picture_cells_colours_and_frame(zoned, tmp_path):
     assert (cell[b.owners == 0] == render.P_ZONE).all()
     seam = b.owners >= 2
     assert ((cell[seam] >= render.P_SEAM) & (cell[seam] < render.P_SEAM + 3)).all()
-    for r, c in [(2, 2), (7, 3)]:
+    for r, c in [(2, 2), (8, 1)]:
         assert cell[r, c] == (render.P_CLUE1 if b.solution[r, c] == 1 else render.P_CLUE0)
     single = (b.owners == 1)
-    single[2, 2] = single[7, 3] = False
+    single[2, 2] = single[8, 1] = False
     lev = cell[single] % 3
     giv = b.givens[single]
     one = b.solution[single] == 1
     assert ((lev == 0) == ~giv).all() and ((lev == 2) == (giv & one)).all()
     # the seed tile (3, window rows/cols 5..10) is framed in black on its outer pixel ring
     assert (img[20, 20:44] == render.P_FRAME).all() and (img[20:44, 43] == render.P_FRAME).all()
-    assert img[21, 21] != render.P_FRAME
+    assert img[21, 21] != render.P_FRAME and (img[19, 19:45] == render.P_FRAME).all()
+    # each clue is ringed in its own colour around its 3×3 neighbourhood
+    for r, c in [(2, 2), (8, 1)]:
+        colour = render.P_CLUE1 if b.solution[r, c] == 1 else render.P_CLUE0
+        assert (img[(r - 1) * 4, (c - 1) * 4:(c + 2) * 4] == colour).all()
+        assert (img[(r - 1) * 4:(r + 2) * 4, (c + 2) * 4 - 1] == colour).all()
 
 
 def test_picture_is_deterministic_and_default_scale(zoned, tmp_path):
