@@ -162,3 +162,27 @@ def test_a_file_that_is_not_a_runs_file_is_refused_untouched(judge, board21, tmp
     with pytest.raises(BadInput, match="not a runs file"):
         Judge(judge.manifest, judge.board, junk).judge(sub("x"))
     assert junk.read_text() == "hello"
+
+
+def test_concurrent_judges_on_one_runs_file_serialise(judge):
+    """Eight judges race to solve the seed tile in one run: exactly one wins, the rest are replays."""
+    import threading
+
+    results, errors = [], []
+
+    def go():
+        try:
+            j = Judge(judge.manifest, judge.board, judge.path)
+            results.extend(j.judge(sub("race", (0, cells(judge, 0)))))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    judge.judge(sub("warmup"))  # create the file first
+    threads = [threading.Thread(target=go) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert sorted(v["correct"] for v in results) == [False] * 7 + [True]
+    assert judge.score("race") == {"run": "race", "solved": 1, "reward": 256}
