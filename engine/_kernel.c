@@ -14,8 +14,9 @@
  * preallocated stack (depth <= n*n): no allocation in the hot loop.
  *
  * Python API (rows are ints, bit n-1-c = cell (r, c); n even, 2..16):
- *   count_rows(n, vals, known, k, distinct=True, keep=k)
- *       -> (count capped at k, [solution row tuples, at most keep], nodes)
+ *   count_rows(n, vals, known, k, distinct=True, keep=k, max_nodes=-1)
+ *       -> (count capped at k, [solution row tuples, at most keep], nodes);
+ *       count is -1 when max_nodes >= 0 and the search passed it (then stopped)
  *   backbone_rows(n, vals, known, distinct=True)
  *       -> (no_solution, backbone value rows, backbone known rows, nodes)
  */
@@ -23,6 +24,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <limits.h>
 
 #define MAXN 16
 #define MAXL (2 * MAXN)
@@ -82,7 +84,8 @@ typedef struct {
     uint16_t *sols;                    /* keep * n rows */
     long long nsols, cap;
     long long limit;                   /* node budget of the cell rule */
-    int line_mode, aborted, oom;
+    long long max_nodes;               /* caller's cap: stop the whole count past it */
+    int line_mode, aborted, stopped, oom;
 } Ctx;
 
 static State STACK[MAXN * MAXN + 2];   /* depth <= open cells */
@@ -227,7 +230,8 @@ static void branch_line(Ctx *cx, int depth, const int *sizes) {
             memset(dc, 0, (size_t)W * sizeof(uint64_t));
             dc[w] = bit;
             if (propagate(cx, child, 1u << bl)) search(cx, depth + 1);
-            if (cx->count >= cx->k || cx->oom) return;
+            if (cx->count >= cx->k || cx->oom || cx->stopped) return;
+            if (cx->nodes > cx->max_nodes) { cx->stopped = 1; return; }
         }
     }
 }
@@ -256,7 +260,8 @@ static void branch_cell(Ctx *cx, int depth, const int *sizes) {
         copy_state(cx, child, s);
         restrict_cell(cx, child, br, bc, v);
         if (propagate(cx, child, (1u << br) | (1u << (n + bc)))) search(cx, depth + 1);
-        if (cx->count >= cx->k || cx->oom || cx->aborted) return;
+        if (cx->count >= cx->k || cx->oom || cx->aborted || cx->stopped) return;
+        if (cx->nodes > cx->max_nodes) { cx->stopped = 1; return; }
         if (cx->nodes > cx->limit) { cx->aborted = 1; return; }
     }
 }
@@ -286,7 +291,7 @@ static void run(Ctx *cx) {
     cx->aborted = 0;
     cx->limit = cx->nodes + 16LL * cx->n * cx->n;
     search(cx, 0);
-    if (cx->aborted) {
+    if (cx->aborted && !cx->stopped) {
         cx->aborted = 0;
         cx->count = 0;
         cx->nsols = 0;
@@ -357,11 +362,12 @@ static PyObject *rows_tuple(const uint16_t *rows, int n) {
 }
 
 static PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"n", "vals", "known", "k", "distinct", "keep", NULL};
+    static char *kwlist[] = {"n", "vals", "known", "k", "distinct", "keep", "max_nodes", NULL};
     int n, distinct = 1;
-    long long k = 2, keep = -1;
+    long long k = 2, keep = -1, max_nodes = -1;
     PyObject *pv, *pk;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|LpL", kwlist, &n, &pv, &pk, &k, &distinct, &keep))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|LpLL", kwlist, &n, &pv, &pk, &k, &distinct, &keep,
+                                     &max_nodes))
         return NULL;
     Ctx cx;
     uint32_t vals[MAXN], known[MAXN];
@@ -369,6 +375,7 @@ static PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
     if (parse_rows(pv, n, vals, "vals") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
     cx.k = k;
     cx.keep = keep < 0 ? k : keep;
+    cx.max_nodes = max_nodes < 0 ? LLONG_MAX : max_nodes;
     if (k > 0) {
         init_state(&cx, &STACK[0], vals, known);
         cx.nodes = 1;
@@ -385,6 +392,7 @@ static PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
     if (!lst) return NULL;
     long long c = cx.count < k ? cx.count : k;
     if (c < 0) c = 0;
+    if (cx.stopped) c = -1;
     return Py_BuildValue("(LNL)", c, lst, cx.nodes);
 }
 
@@ -401,6 +409,7 @@ static PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) 
     if (parse_rows(pv, n, vals, "vals") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
     cx.k = 1;
     cx.keep = 1;
+    cx.max_nodes = LLONG_MAX;
     uint16_t sol[MAXN];
     uint32_t varies[MAXN] = {0}, bv[MAXN] = {0}, bk[MAXN] = {0};
     int none = 1;
@@ -450,7 +459,7 @@ static PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) 
 
 static PyMethodDef methods[] = {
     {"count_rows", (PyCFunction)(void (*)(void))py_count_rows, METH_VARARGS | METH_KEYWORDS,
-     "count_rows(n, vals, known, k=2, distinct=True, keep=k) -> (count, [row tuples], nodes)"},
+     "count_rows(n, vals, known, k=2, distinct=True, keep=k, max_nodes=-1) -> (count or -1, [row tuples], nodes)"},
     {"backbone_rows", (PyCFunction)(void (*)(void))py_backbone_rows, METH_VARARGS | METH_KEYWORDS,
      "backbone_rows(n, vals, known, distinct=True) -> (no_solution, value rows, known rows, nodes)"},
     {NULL, NULL, 0, NULL},

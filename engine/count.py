@@ -30,7 +30,8 @@ C_MAX_N = 16
 
 @dataclass(frozen=True)
 class CountResult:
-    """``count`` capped at k; ``solutions`` (n×n uint8 grids, search order); ``nodes`` visited."""
+    """``count`` capped at k (-1 if ``max_nodes`` stopped the search); ``solutions`` (n×n uint8
+    grids, search order); ``nodes`` visited."""
 
     count: int
     solutions: list
@@ -62,12 +63,19 @@ def _impl(n: int, impl: str | None):
     return _kernel
 
 
-def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True,
-               keep: int | None = None, impl: str | None = None) -> tuple[int, list, int]:
-    """(count capped at k, up to ``keep`` (default k) solutions as tuples of row ints, nodes)."""
+def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True, keep: int | None = None,
+               max_nodes: int | None = None, impl: str | None = None) -> tuple[int, list, int]:
+    """(count capped at k, up to ``keep`` (default k) solutions as tuples of row ints, nodes).
+
+    ``max_nodes``: the search checks after each branch whether it has passed that many nodes
+    and if so stops with count -1 (unknown); a search that finishes first returns its result.
+    Hot loops may call ``engine._kernel.count_rows`` (same arguments, n <= 16, ValueError
+    on bad rows) directly to skip this wrapper's checks.
+    """
     keep = k if keep is None else keep
+    mx = -1 if max_nodes is None else max_nodes
     try:
-        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep)
+        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep, max_nodes=mx)
     except ValueError as e:
         raise BadInput(str(e)) from None
 
@@ -87,14 +95,16 @@ def rows_to_grid(rows, n: int) -> np.ndarray:
 
 
 def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None = None,
-          impl: str | None = None) -> CountResult:
+          max_nodes: int | None = None, impl: str | None = None) -> CountResult:
     """Count the puzzle's solutions up to k (deterministic; line-domain propagation search).
 
     ``keep`` limits how many solutions are returned (default k; 0 for pure counting,
     e.g. the 8×8 checksum). ``distinct=False`` drops the distinct-lines rule.
+    ``max_nodes`` bounds the search: past it the count is -1 (unknown).
     """
     vals, known = puzzle.row_masks()
-    c, sols, nodes = count_rows(puzzle.n, vals, known, k, distinct=distinct, keep=keep, impl=impl)
+    c, sols, nodes = count_rows(puzzle.n, vals, known, k, distinct=distinct, keep=keep,
+                                max_nodes=max_nodes, impl=impl)
     return CountResult(c, [rows_to_grid(s, puzzle.n) for s in sols], nodes)
 
 

@@ -48,7 +48,7 @@ from engine.lines import tables
 
 class _Ctx:
     __slots__ = ("n", "masks", "pats", "distinct", "k", "keep", "count", "sols", "nodes",
-                 "line_mode", "aborted", "limit")
+                 "line_mode", "aborted", "limit", "max_nodes", "stopped")
 
     def __init__(self, n: int, distinct: bool, k: int, keep: int) -> None:
         t = tables(n)
@@ -56,6 +56,7 @@ class _Ctx:
         self.distinct, self.k, self.keep = distinct, k, keep
         self.count, self.sols, self.nodes = 0, [], 0
         self.line_mode, self.aborted, self.limit = False, False, 0
+        self.max_nodes, self.stopped = -1, False
 
 
 def _initial(ctx: _Ctx, vals: list[int], known: list[int]):
@@ -169,7 +170,10 @@ def _search(ctx: _Ctx, st) -> None:
             child[0][L] = bit
             if _propagate(ctx, child, 1 << L):
                 _search(ctx, child)
-            if ctx.count >= ctx.k:
+            if ctx.count >= ctx.k or ctx.stopped:
+                return
+            if 0 <= ctx.max_nodes < ctx.nodes:
+                ctx.stopped = True
                 return
         return
     r, c = _branch_cell(ctx, st, sizes)
@@ -178,7 +182,10 @@ def _search(ctx: _Ctx, st) -> None:
         child = _copy(st)
         if _propagate(ctx, child, _restrict(ctx, child, r, c, v)):
             _search(ctx, child)
-        if ctx.count >= ctx.k or ctx.aborted:
+        if ctx.count >= ctx.k or ctx.aborted or ctx.stopped:
+            return
+        if 0 <= ctx.max_nodes < ctx.nodes:
+            ctx.stopped = True
             return
         if ctx.nodes > ctx.limit:
             ctx.aborted = True
@@ -190,22 +197,26 @@ def _run(ctx: _Ctx, st) -> None:
     ctx.line_mode, ctx.aborted = False, False
     ctx.limit = ctx.nodes + 16 * ctx.n * ctx.n
     _search(ctx, st)
-    if ctx.aborted:
+    if ctx.aborted and not ctx.stopped:
         ctx.aborted, ctx.count, ctx.sols, ctx.line_mode = False, 0, [], True
         _search(ctx, st)
 
 
-def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *,
-               distinct: bool = True, keep: int | None = None) -> tuple[int, list[tuple[int, ...]], int]:
-    """(count capped at k, up to ``keep`` solutions as row-int tuples in search order, nodes)."""
+def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *, distinct: bool = True,
+               keep: int | None = None, max_nodes: int = -1) -> tuple[int, list[tuple[int, ...]], int]:
+    """(count capped at k, up to ``keep`` solutions as row-int tuples in search order, nodes).
+
+    With ``max_nodes >= 0`` the search stops once its node count passes max_nodes and the
+    count returned is -1 (unknown)."""
     ctx = _Ctx(n, distinct, k, k if keep is None else keep)
+    ctx.max_nodes = max_nodes
     st = _initial(ctx, vals, known)
     if k <= 0:
         return 0, [], 0
     ctx.nodes = 1
     if _propagate(ctx, st, (1 << (2 * n)) - 1):
         _run(ctx, st)
-    return min(ctx.count, k), ctx.sols, ctx.nodes
+    return (-1 if ctx.stopped else min(ctx.count, k)), ctx.sols, ctx.nodes
 
 
 def backbone_rows(n: int, vals: list[int], known: list[int], *,

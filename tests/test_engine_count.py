@@ -229,3 +229,19 @@ def test_public_names_and_kernel_is_built():
         assert hasattr(engine, name)
     import sys
     assert sys.modules["engine.count"]._kernel is not None, "pip install -e . must build engine._kernel"
+
+
+def test_max_nodes_stops_with_minus_one_and_never_changes_a_finished_answer():
+    for g, k, c, nodes in _instances():
+        p = Puzzle.parse(g)
+        v, kn = p.row_masks()
+        for mx in (0, 5, 50, 300, 5000):
+            a = count_rows(p.n, v, kn, k, max_nodes=mx)
+            assert a == count_rows(p.n, v, kn, k, max_nodes=mx, impl="python")
+            if nodes <= mx:
+                assert (a[0], a[2]) == (c, nodes)
+            elif a[0] != -1:
+                assert (a[0], a[2]) == (c, nodes)      # finished on the branch that passed the cap
+            else:
+                assert mx < a[2] <= nodes
+    assert count_rows(16, [0] * 16, [0] * 16, 2, max_nodes=100)[0] == -1
