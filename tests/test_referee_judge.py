@@ -111,6 +111,8 @@ MALFORMED = [
     ("cells too long", {"tile": 1, "cells": "0" * 37}, 1, "needs 36"),
     ("cells bad char", {"tile": 1, "cells": "0" * 35 + "2"}, 1, "'2' at position 35"),
     ("cells unicode", {"tile": 1, "cells": "０" * 36}, 1, "only '0' and '1'"),
+    ("cells lone surrogate", {"tile": 1, "cells": "\ud800" * 36}, 1, "only '0' and '1'"),
+    ("tile lone surrogate", {"tile": "\udfff", "cells": "0"}, "\udfff", "'tile' must be an integer"),
 ]
 
 
@@ -136,6 +138,7 @@ def test_malformed_moves_are_rejected_one_by_one(judge):
     ('{"run": 3, "moves": []}', "'run'"),
     ('{"run": "x", "moves": {}}', "'moves'"),
     ('{"run": "x"}', "'moves'"),
+    ('{"run": "\\ud800", "moves": []}', "valid Unicode"),
 ])
 def test_malformed_submissions_write_nothing(judge, text, words):
     judge.judge(sub("first", (0, cells(judge, 0))))
