@@ -12,6 +12,7 @@ import json
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from referee.board import build_board
 from referee.judge import Judge, open_runs, seam_neighbours
@@ -189,3 +190,25 @@ def test_concurrent_judges_on_one_runs_file_serialise(judge):
     assert not errors
     assert sorted(v["correct"] for v in results) == [False] * 7 + [True]
     assert judge.score("race") == {"run": "race", "solved": 1, "reward": 256}
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12)
+MOVE = st.one_of(JSON, st.fixed_dictionaries({"tile": st.one_of(st.integers(-2, 9), JSON),
+                                              "cells": st.one_of(st.text(alphabet="01x", max_size=40), JSON)}))
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(moves=st.lists(MOVE, max_size=6))
+def test_any_json_moves_get_a_verdict_each_and_never_crash(judge, moves):
+    before = stored_moves(judge) if judge.path.exists() else 0
+    v = judge.judge({"run": "fuzz", "moves": moves})
+    assert len(v) == len(moves)
+    for x in v:
+        assert set(x) == {"tile", "accepted", "correct", "reward", "reason"}
+        assert x["correct"] is False or (x["accepted"] is True and x["reason"] is None)
+        assert x["reward"] == 0 or x["correct"] is True
+        json.dumps(x)
+    assert stored_moves(judge) == before + len(moves)
