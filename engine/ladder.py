@@ -311,8 +311,25 @@ def solve_with(puzzle: Puzzle, levels) -> tuple[str, np.ndarray]:
     return _solve(st, frozenset(levels), None), st.grid()
 
 
-def rate(puzzle: Puzzle) -> LadderResult:
-    """Rate a puzzle (givens plus any seam_mask sides already marked known) on the ladder."""
+def rate(puzzle: Puzzle, *, impl: str | None = None) -> LadderResult:
+    """Rate a puzzle (givens plus any seam_mask sides already marked known) on the ladder.
+
+    Runs the C twin ``engine._kernel.rate_rows`` (same techniques and scan orders, checked
+    equal by the tests) unless ``impl="python"`` asks for this module's reference code.
+    """
+    if impl is None or impl == "c":
+        from engine.count import _impl
+
+        kernel = _impl(puzzle.n, impl)
+        vals, known = puzzle.row_masks()
+        ladder, bif, used_u, needs_u, needs_b, sol, filled = kernel.rate_rows(puzzle.n, vals, known)
+        grid = None if sol is None else np.array(
+            [[(v >> (puzzle.n - 1 - c)) & 1 for c in range(puzzle.n)] for v in sol], dtype=np.uint8)
+        return LadderResult(ladder, bif, used_u, needs_u, needs_b, grid, filled)
+    if impl != "python":
+        from tilelib.errors import BadInput
+
+        raise BadInput(f"unknown ladder implementation {impl!r} (use 'c' or 'python')")
     st = _State.from_puzzle(puzzle)
     open0 = st.open_cells()
     log: list = []

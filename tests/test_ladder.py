@@ -156,3 +156,39 @@ def test_bifurcation_finds_a_forced_cell_the_cheaper_levels_miss():
             assert len(fills) == 1 and all(sol[r, c] == v for r, c, v in fills)
             found += 1
     assert found >= 1
+
+
+def _same(a, b) -> bool:
+    fa = (a.ladder, a.bifurcations, a.used_unique, a.needs_unique, a.needs_bifurcation, a.filled)
+    fb = (b.ladder, b.bifurcations, b.used_unique, b.needs_unique, b.needs_bifurcation, b.filled)
+    if fa != fb or (a.solution is None) != (b.solution is None):
+        return False
+    return a.solution is None or np.array_equal(a.solution, b.solution)
+
+
+def test_c_ladder_equals_python_reference_on_the_fixed_set():
+    from pathlib import Path
+    lines = (Path(__file__).parent / "data" / "engine_instances.txt").read_text().splitlines()
+    seen = set()
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        p = Puzzle.parse(line.split()[0])
+        if p.n <= 12:
+            a, b = rate(p), rate(p, impl="python")
+            assert _same(a, b), line
+            seen.add(a.ladder)
+    assert {3, 4, 5} <= seen
+
+
+@settings(max_examples=100)
+@given(from_solution(sizes=(4, 6, 8, 10)))
+def test_c_ladder_equals_python_reference(case):
+    _, p = case
+    assert _same(rate(p), rate(p, impl="python"))
+
+
+def test_rate_rejects_unknown_impl():
+    from tilelib.errors import BadInput
+    with pytest.raises(BadInput):
+        rate(Puzzle.parse("." * 16), impl="java")
