@@ -304,36 +304,55 @@ class _Run:
         self.st.placements -= 1
 
     def repair(self, i: int) -> bool:
-        """Local repair before a split: take one placed neighbour k off (most recent first, never the
-        seed), make square i with k's window free (``make_joint``), then put k back by lookup or
-        ``make_joint``. If k cannot be put back, undo both (i's new tile stays in the library)."""
+        """Local repair before a split: take placed neighbours off (one at a time, most recent
+        first, up to REPAIR_TRIES; then all of them at once), make square i with their windows
+        free (``make_joint``), then put them back by lookup or ``make_joint``. Whatever cannot be
+        put back undoes the attempt (new tiles stay in the library). Never moves the seed."""
         t0 = time.perf_counter()
         try:
             near = [k for k in self.adj[i] if self.placements[k] is not None and k != self.seed]
             near.sort(key=lambda k: -self.order_of.get(k, 0))
-            for k in near[:REPAIR_TRIES]:
-                old_p, old_e = self.placements[k], self.edges_of[k]
-                self.unplace(k)
-                kind, tile = self.make_joint(i)
-                if kind == "tile":
-                    self.install(i, tile)
-                    ok, _ck = self.try_place(k)
-                    if not ok:
-                        kind2, tile2 = self.make_joint(k)
-                        if kind2 == "tile":
-                            self.install(k, tile2)
-                            ok = True
-                    if ok:
-                        self.st.bump(self.squares[i][2] + 1, "repaired")
-                        return True
-                    self.unplace(i)
-                xk, yk, sk = self.squares[k]
-                self.board.place(xk, yk, sk + 1, old_e)
-                self.placements[k], self.edges_of[k] = old_p, old_e
-                self.st.placements += 1
+            sets = [[k] for k in near[:REPAIR_TRIES]]
+            if len(near) > 1:
+                sets.append(near)
+            for ks in sets:
+                if self.repair_with(i, ks):
+                    self.st.bump(self.squares[i][2] + 1, "repaired")
+                    return True
             return False
         finally:
             self.st.seconds["drain"] += time.perf_counter() - t0
+
+    def repair_with(self, i: int, ks: list[int]) -> bool:
+        old = {k: (self.placements[k], self.edges_of[k]) for k in ks}
+        for k in ks:
+            self.unplace(k)
+        kind, tile = self.make_joint(i)
+        done: list[int] = []
+        if kind == "tile":
+            self.install(i, tile)
+            done.append(i)
+            for k in ks:
+                ok, _ck = self.try_place(k)
+                if not ok:
+                    kind2, tile2 = self.make_joint(k)
+                    if kind2 == "tile":
+                        self.install(k, tile2)
+                        ok = True
+                if not ok:
+                    break
+                done.append(k)
+            else:
+                return True
+        for j in done:
+            self.unplace(j)
+        for k in ks:
+            p, e = old[k]
+            xk, yk, sk = self.squares[k]
+            self.board.place(xk, yk, sk + 1, e)
+            self.placements[k], self.edges_of[k] = p, e
+            self.st.placements += 1
+        return False
 
     def split(self, i: int) -> None:
         """Fallback: replace square i by smaller squares and zones, and place those at once."""
