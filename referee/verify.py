@@ -18,7 +18,8 @@
    comparison, for the daily build's first pass before clues exist).
 5. ``seed`` (only with a seed) — sha256(seed) == seed_commit, and
    ``packers.make_packing(name, G, seed, params)`` reproduces the packing,
-   version included.
+   version included — or the manifest's packing refines it (the stitcher's
+   fallback split squares it could not fill; see ``check_seed``).
 
 Failures raise ``referee.board.CheckFailed`` (a ``VerificationFailed``,
 exit code 5) whose ``step`` is the name above and whose message starts with
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 
 from engine import count
 from packers import PACKERS, make_packing, validate_packing
+from packers.packing import refinement_problem
 from referee.board import Board, CheckFailed, assemble
 from referee.frontier import Settled, settle
 from referee.manifest import Manifest, seed_commit
@@ -57,11 +59,14 @@ class VerifyReport:
     engine_nodes: int
     seed_checked: bool
     timings: dict = field(default_factory=dict)
+    packing_vs_seed: str | None = None   # "reproduced" or "refined" (stitcher splits) when a seed was given
 
     def line(self) -> str:
         """The one-line summary the CLI prints, e.g. ``frontier: 1234 tiles, 17 rounds, 0 clues``."""
         extra = "" if self.status == "frontier" else f" ({self.unknown_after_propagation} cells left to {self.method})"
-        seed = ", seed ok" if self.seed_checked else ""
+        seed = ""
+        if self.seed_checked:
+            seed = ", seed ok" + (" (packing refined by stitcher splits)" if self.packing_vs_seed == "refined" else "")
         return f"{self.status}: {self.tiles} tiles, {self.rounds} rounds, {self.clues} clues{extra}{seed}"
 
 
@@ -160,8 +165,13 @@ def check_frontier(m: Manifest, board: Board, check_status: bool = True) -> Sett
     return st
 
 
-def check_seed(m: Manifest, seed: bytes) -> None:
-    """Step 5: the commitment, then the packing re-drawn from the seed."""
+def check_seed(m: Manifest, seed: bytes) -> str:
+    """Step 5: the commitment, then the packing re-drawn from the seed.
+
+    The stitcher may split squares it cannot fill into smaller squares and zones (SPEC §8), so the
+    manifest's packing must be the drawn one ("reproduced") or a refinement of it ("refined":
+    ``packers.packing.refinement_problem`` — squares only subdivided, zones kept, seed square
+    unchanged). Returns which."""
     if len(seed) != 32:
         raise CheckFailed("seed", f"the seed must be 32 bytes, got {len(seed)}")
     if seed_commit(seed) != m.seed_commit:
@@ -177,13 +187,14 @@ def check_seed(m: Manifest, seed: bytes) -> None:
         again = make_packing(p.name, p.P + 1, seed, dict(p.params))
     except TilesError as e:
         raise CheckFailed("seed", f"re-running packer {p.name} fails: {e}") from None
-    if (again.squares, again.zones, again.seed_tile) != (p.squares, p.zones, p.seed_tile):
-        diff = next((i for i, (a, b) in enumerate(zip(again.squares, p.squares)) if a != b),
-                    min(len(again.squares), len(p.squares)))
-        raise CheckFailed("seed", f"re-running packer {p.name} from the seed gives a different packing "
-                                  f"(first difference at tile {diff})")
-    if dict(again.params) != dict(p.params):
-        raise CheckFailed("seed", "the packer's effective params differ from the manifest's")
+    if (again.squares, again.zones, again.seed_tile, dict(again.params)) == \
+            (p.squares, p.zones, p.seed_tile, dict(p.params)):
+        return "reproduced"
+    problem = refinement_problem(again, p)
+    if problem is not None:
+        raise CheckFailed("seed", f"the packing is neither the one packer {p.name} draws from the seed nor "
+                                  f"a refinement of it by stitcher fallbacks: {problem}")
+    return "refined"
 
 
 def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep: bool = False,
@@ -206,13 +217,15 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     st = check_frontier(manifest, board, check_status)
     t4 = time.perf_counter()
     tm["frontier"] = t4 - t3
+    seed_result = None
     if seed is not None:
-        check_seed(manifest, seed)
+        seed_result = check_seed(manifest, seed)
         tm["seed"] = time.perf_counter() - t4
     return VerifyReport(status=st.status, rounds=st.rounds, tiles=manifest.tile_count(),
                         distinct_tiles=len(tiles), clues=len(manifest.clues),
                         unknown_after_propagation=st.unknown, method=st.method, engine_calls=st.calls,
-                        engine_nodes=st.nodes, seed_checked=seed is not None, timings=tm)
+                        engine_nodes=st.nodes, seed_checked=seed is not None, timings=tm,
+                        packing_vs_seed=seed_result)
 
 
 __all__ = ["VerifyReport", "verify", "check_packing", "check_tiles", "check_clues", "check_frontier",

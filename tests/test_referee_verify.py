@@ -192,10 +192,31 @@ def test_wrong_seed_and_a_packing_the_seed_does_not_make(fx):
     assert step == "seed" and "unknown parameter" in msg
     m = mutate(fx.manifest, lambda d: d["packer"].update(name="grown", params={}))
     step, msg = step_of(m, fx, SEED)
-    assert step == "seed" and "different packing" in msg
+    assert step == "seed" and "neither the one packer grown draws" in msg
     m = mutate(fx.manifest, lambda d: d["packer"].update(version=99))
     step, msg = step_of(m, fx, SEED)
     assert step == "seed" and "version" in msg
+
+
+def test_seed_accepts_a_refinement_of_the_drawn_packing_and_nothing_else(fx):
+    """The stitcher may turn a square it cannot fill into smaller squares or zone (SPEC §8)."""
+    from referee.verify import check_seed
+
+    assert check_seed(fx.manifest, SEED) == "reproduced"
+
+    def zone_tile_1(d):  # tile 1, the 5-square at (15, 0), became zone
+        x0, y0, n = d["tiles"][1]["x0"], d["tiles"][1]["y0"], d["tiles"][1]["n"]
+        del d["tiles"][1]
+        for i, t in enumerate(d["tiles"]):
+            t["id"] = i
+        d["zones"].append({"id": len(d["zones"]), "rects": [[x0, y0, n - 1, n - 1]]})
+    refined = mutate(fx.manifest, zone_tile_1)
+    assert check_seed(refined, SEED) == "refined"
+
+    def move_tile_7(d):  # a square moved across drawn squares: not a refinement
+        d["tiles"][7]["y0"] -= 2
+    with pytest.raises(CheckFailed, match="seed: the packing is neither.*not inside one drawn square"):
+        check_seed(mutate(fx.manifest, move_tile_7), SEED)
 
 
 def test_first_failure_wins_in_spec_order(fx):
