@@ -91,7 +91,26 @@ def backbone_rows(n: int, vals, known, *, distinct: bool = True,
 
 def rows_to_grid(rows, n: int) -> np.ndarray:
     """n×n uint8 grid from row ints (bit n-1-c = cell (r, c))."""
+    if n <= 16:
+        b = np.array(rows, dtype=">u2").view(np.uint8).reshape(n, 2)
+        return np.unpackbits(b, axis=1)[:, 16 - n:].copy()
     return np.array([int_line(r, n) for r in rows], dtype=np.uint8).reshape(n, n)
+
+
+def _row_ints(a: np.ndarray) -> list[int]:
+    """Row ints of an n×n 0/1 array (bit n-1-c = cell (r, c)); numpy-fast for n <= 16."""
+    n = a.shape[0]
+    if n <= 16:
+        packed = np.packbits(np.asarray(a, dtype=np.uint8), axis=1, bitorder="big")
+        if packed.shape[1] == 1:
+            return [int(x) >> (8 - n) for x in packed[:, 0]]
+        return [int(x) >> (16 - n) for x in packed.view(">u2")[:, 0]]
+    return [int("".join(map(str, row)), 2) for row in np.asarray(a, dtype=np.uint8)]
+
+
+def _masks(p: Puzzle) -> tuple[list[int], list[int]]:
+    """``p.row_masks()`` computed with numpy (the same ints, faster)."""
+    return _row_ints(p.values), _row_ints(p.known)
 
 
 def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None = None,
@@ -102,7 +121,7 @@ def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None
     e.g. the 8×8 checksum). ``distinct=False`` drops the distinct-lines rule.
     ``max_nodes`` bounds the search: past it the count is -1 (unknown).
     """
-    vals, known = puzzle.row_masks()
+    vals, known = _masks(puzzle)
     c, sols, nodes = count_rows(puzzle.n, vals, known, k, distinct=distinct, keep=keep,
                                 max_nodes=max_nodes, impl=impl)
     return CountResult(c, [rows_to_grid(s, puzzle.n) for s in sols], nodes)
@@ -110,7 +129,7 @@ def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None
 
 def backbone(puzzle: Puzzle, *, distinct: bool = True, impl: str | None = None) -> Backbone:
     """The cells on which all solutions agree (every cell of a unique puzzle); count0 if none."""
-    vals, known = puzzle.row_masks()
+    vals, known = _masks(puzzle)
     n = puzzle.n
     none, bv, bk, nodes = backbone_rows(n, vals, known, distinct=distinct, impl=impl)
     return Backbone(bool(none), rows_to_grid(bv, n), rows_to_grid(bk, n), nodes)

@@ -318,13 +318,12 @@ def rate(puzzle: Puzzle, *, impl: str | None = None) -> LadderResult:
     equal by the tests) unless ``impl="python"`` asks for this module's reference code.
     """
     if impl is None or impl == "c":
-        from engine.count import _impl
+        from engine.count import _impl, _masks, rows_to_grid
 
         kernel = _impl(puzzle.n, impl)
-        vals, known = puzzle.row_masks()
+        vals, known = _masks(puzzle)
         ladder, bif, used_u, needs_u, needs_b, sol, filled = kernel.rate_rows(puzzle.n, vals, known)
-        grid = None if sol is None else np.array(
-            [[(v >> (puzzle.n - 1 - c)) & 1 for c in range(puzzle.n)] for v in sol], dtype=np.uint8)
+        grid = None if sol is None else rows_to_grid(sol, puzzle.n)
         return LadderResult(ladder, bif, used_u, needs_u, needs_b, grid, filled)
     if impl != "python":
         from tilelib.errors import BadInput

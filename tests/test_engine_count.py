@@ -245,3 +245,15 @@ def test_max_nodes_stops_with_minus_one_and_never_changes_a_finished_answer():
             else:
                 assert mx < a[2] <= nodes
     assert count_rows(16, [0] * 16, [0] * 16, 2, max_nodes=100)[0] == -1
+
+
+@pytest.mark.parametrize("n", [2, 4, 6, 8, 10, 16])
+def test_fast_row_conversions_match_tilelib_bits(n):
+    from engine.count import _masks, rows_to_grid
+    rng = np.random.default_rng(n)
+    for _ in range(5):
+        g = rng.integers(0, 2, (n, n)).astype(np.uint8)
+        k = rng.integers(0, 2, (n, n)).astype(np.uint8)
+        p = Puzzle.from_grid(g, k)
+        assert _masks(p) == p.row_masks()
+        assert np.array_equal(rows_to_grid(row_ints(g), n), g)
