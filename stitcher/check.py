@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from stitcher.board import Board, border_offsets, line_table, pow2
+from stitcher.board import Board, line_table, pow2
 from stitcher.small import EXACT_N, feasible
 from tilelib.query import matching_lines
 

@@ -26,7 +26,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from tilelib.bits import reverse_bits
 from tilelib.constraint import Constraint
 from tilelib.query import find, matching_lines
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask

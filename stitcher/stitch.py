@@ -5,58 +5,66 @@
 1. **Geometry** (``order.py``): adjacency, BFS distance from the seed tile,
    the sides each square will have known at its turn, the placement order
    (seed first; big-first: large squares first; grown: id order; else BFS).
-2. **First pass**: for each square, the constraint it faces on the board
+2. **Placement**, square by square: the constraint it faces on the board
    (``Board.constraint``) is looked up in all 16 orientations
-   (``index.MemoryIndex``, m = 1 only for the seed tile) and a candidate is
-   drawn (``place.choose``) from ``stream.child("place")``. A square with no
-   candidate writes a row to ``misses`` (``ledger.record_miss``, packing id =
-   the packing's digest; repeats count) and waits.
-3. **Retry and drain** (``drain=True``): each missed square, in order, is
-   looked up again against what it faces *now* (neighbours placed after it
-   in the first pass add constraints). A hit marks its first-pass miss
-   drained with that tile (the tile meets the recorded constraint too). Else
-   the current constraint is recorded; if it contains a known nofit set it
-   is nofit without solving (``drain.NofitSet``); otherwise the generator
-   makes a tile for exactly that boundary, thinned with seam_mask = the
-   square's known sides (seed: seam_mask 0, m_max 1), appends it to the
-   library and the index, places it and marks the miss(es) drained; CP-SAT
-   proving no completion marks the miss nofit. The seed square, placed
-   first, is drained at once if it misses, so it is never constrained.
-4. **Fallback**: a square still unfilled is split (``fallback.split_square``)
-   into smaller squares and zone rectangles; the new squares are placed at
-   once by the same steps 3–4 (so failures end, at worst, as zones). With
-   ``drain=False`` steps 3–4 run with lookups only.
+   (``index.MemoryIndex``; m = 1 only for the seed tile). Candidates are drawn
+   from ``stream.child("place")`` (``place.choose``): those pinned by the
+   known sides first, and the first that passes the forward check
+   (``check.ForwardCheck``: every side of every unplaced neighbour can still
+   become a valid line; n = 6 neighbours must keep a completion, exactly) is
+   taken. If none passes and the drain is on, a window-aware tile is made
+   (``joint.joint_complete``).
+3. **Miss**: no candidate → a row in ``misses`` (``ledger.record_miss``,
+   packing id = the packing's digest; repeats count). With the drain on
+   (default, ``drain=True`` = ``"inline"``) the miss is drained at once,
+   against exactly the constraint recorded: if it contains a known nofit
+   set it is nofit without solving (``drain.NofitSet``); else a window-aware
+   completion (``joint``) or a plain CP-SAT completion (``drain.generate``,
+   whose infeasibility proof marks the miss nofit) is thinned with
+   seam_mask = the square's known sides (seed: seam_mask 0, m_max 1),
+   appended to the library and the index, placed, and the miss marked
+   drained. ``drain="deferred"`` instead finishes the first pass and then
+   retries the missed squares against what they face by then (measured:
+   more nofits, since later neighbours add constraints).
+4. **Repair** (drain on): before giving a square up, placed neighbours are
+   taken off (one at a time, then all at once), the square is made
+   window-aware, and the neighbours are put back; else everything is undone.
+5. **Fallback**: a square still unfilled is split (``fallback.split_square``)
+   into smaller squares and zone rectangles; the new squares go through
+   steps 2–5 at once (so failures end, at worst, as zones). With
+   ``drain=False`` only lookups run.
+
+All ledger writes of one stitch share one transaction (committed at the end).
 
 Ids of the returned packing: squares keep their relative order; a split
 square is replaced, in place, by its sub-squares in (y, x) order (recursively),
 so ids after a split shift. ``seed_tile`` is renumbered accordingly (the seed
-is never split: with the drain on it always gets a tile; without it and with
-no m = 1 tile of its size, ``StitchError``). New zones (each fallback's zone
-rectangles grouped by contact) follow the packing's zones.
+is never split or moved by a repair: with the drain on it always gets a tile;
+without it and with no m = 1 tile of its size, ``StitchError``). New zones
+(the fallbacks' zone rectangles grouped by contact) follow the packing's zones.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from packers.packing import Packing, group_zones
 from stitcher.board import Board
 from stitcher.check import ForwardCheck
-from stitcher.drain import FAILED, MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
+from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import joint_complete
 from stitcher.fallback import split_square
 from stitcher.index import MemoryIndex
-from stitcher.order import ZONE, adjacency, ring, bfs_distance, known_sides, placement_order, side_known, unit_owner
+from stitcher.order import (ZONE, adjacency, bfs_distance, known_sides, placement_order, ring, side_known,
+                            unit_owner)
 from stitcher.place import choose
+from stitcher.stats import StitchStats
 from tilelib import ledger
 from tilelib.errors import TilesError
 from tilelib.rng import Stream
 
-COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
-            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired")
 REPAIR_TRIES = 4
 BEST_OF = 1
 JOINT_TRIES = 2
@@ -65,36 +73,6 @@ JOINT_MISS = "joint-miss"
 
 class StitchError(TilesError):
     """The packing cannot be stitched as asked (e.g. no m = 1 tile for the seed and no drain)."""
-
-
-@dataclass
-class StitchStats:
-    """Counters per n (see COUNTERS), fills, and where the time went."""
-
-    per_n: dict = field(default_factory=dict)
-    placements: int = 0
-    square_area: int = 0          # pitch area of the input packing's squares
-    first_fill: float = 0.0       # area placed in the first pass / square_area
-    final_fill: float = 0.0       # area holding library tiles at the end / square_area
-    zone_fraction_before: float = 0.0
-    zone_fraction_after: float = 0.0
-    seconds: dict = field(default_factory=dict)
-    cp_calls: int = 0
-
-    def bump(self, n: int, key: int | str, by: int = 1) -> None:
-        d = self.per_n.setdefault(n, dict.fromkeys(COUNTERS, 0))
-        d[key] += by
-
-    def total(self, key: str) -> int:
-        return sum(d[key] for d in self.per_n.values())
-
-    def as_dict(self) -> dict:
-        return {"per_n": {str(n): dict(d) for n, d in sorted(self.per_n.items())},
-                "placements": self.placements, "square_area": self.square_area,
-                "first_fill": self.first_fill, "final_fill": self.final_fill,
-                "zone_fraction_before": self.zone_fraction_before,
-                "zone_fraction_after": self.zone_fraction_after,
-                "cp_calls": self.cp_calls, "seconds": dict(self.seconds)}
 
 
 @dataclass

@@ -1,0 +1,48 @@
+"""Stitch statistics (issue 6 item 6): counters per tile side n, fills and where the time went.
+
+Counters per n: ``squares`` attempted (fallback sub-squares included),
+``hits_first`` / ``misses_first`` (lookup at the square's first turn; tiles
+drained earlier in the same stitch count as library tiles), ``hits_retry``,
+``drained`` (made for a recorded miss), ``joint`` (made window-aware),
+``nofit`` (CP-SAT proof), ``settled`` (nofit by containment, no solving),
+``failed`` (completions could not be thinned), ``repaired``, ``fallbacks``
+(squares split or zoned), ``preferred`` (placements pinned by the known
+sides), ``unchecked`` (placed although no candidate passed the forward check).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
+            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired")
+
+
+@dataclass
+class StitchStats:
+    """Counters per n (see COUNTERS), fills, and where the time went."""
+
+    per_n: dict = field(default_factory=dict)
+    placements: int = 0
+    square_area: int = 0          # pitch area of the input packing's squares
+    first_fill: float = 0.0       # area placed in the first pass / square_area
+    final_fill: float = 0.0       # area holding library tiles at the end / square_area
+    zone_fraction_before: float = 0.0
+    zone_fraction_after: float = 0.0
+    seconds: dict = field(default_factory=dict)
+    cp_calls: int = 0
+
+    def bump(self, n: int, key: int | str, by: int = 1) -> None:
+        d = self.per_n.setdefault(n, dict.fromkeys(COUNTERS, 0))
+        d[key] += by
+
+    def total(self, key: str) -> int:
+        return sum(d[key] for d in self.per_n.values())
+
+    def as_dict(self) -> dict:
+        return {"per_n": {str(n): dict(d) for n, d in sorted(self.per_n.items())},
+                "placements": self.placements, "square_area": self.square_area,
+                "first_fill": self.first_fill, "final_fill": self.final_fill,
+                "zone_fraction_before": self.zone_fraction_before,
+                "zone_fraction_after": self.zone_fraction_after,
+                "cp_calls": self.cp_calls, "seconds": dict(self.seconds)}
