@@ -251,3 +251,20 @@ def test_exact_n6_table_agrees_with_cp_sat():
         c = Constraint(6, masks, (top, 0, bottom, left))
         want = generate(c, 0, 2, Stream(SEED, f"agree/{k}"))[0] != NOFIT
         assert feasible(c) == want, c
+
+
+@pytest.mark.parametrize("mode", ["inline", "deferred"])
+def test_drain_modes_fill_a_small_board(lib, mode):
+    """Both drain modes fill a cold 3x3 board of 5-squares; every placement is a library tile and
+    first-pass misses end drained (or nofit), never open."""
+    sq = tuple((x, y, 5) for y in (0, 5, 10) for x in (0, 5, 10))
+    packing = Packing(P=15, squares=sq, zones=(), seed_tile=4, name="bands")
+    res = stitch(packing, lib, Stream(SEED, mode), drain=mode)
+    validate_packing(res.packing, 15)
+    for h, _t in res.placements:
+        assert lib.has(h)
+    assert res.stats.total("misses_first") >= 1
+    assert ledger.open_misses(lib.conn) == []
+    assert res.packing.seed_tile == [i for i, q in enumerate(res.packing.squares) if q == (5, 5, 5)][0]
+    with pytest.raises(ValueError):
+        stitch(packing, lib, Stream(SEED, mode), drain="sometimes")
