@@ -27,48 +27,61 @@ def solutions_edges(n: int) -> np.ndarray:
         raise ValueError(f"no exact table for n={n}")
     lines = list(valid_lines(n))
     valid = set(lines)
-    half = n // 2
+    half, full = n // 2, (1 << n) - 1
+    bits = [1 << (n - 1 - c) for c in range(n)]
     out = []
 
-    def cols_ok(rows: list[int], full: bool) -> bool:
+    def extend(rows: list[int], ones: tuple) -> None:
         k = len(rows)
-        cols = []
-        for c in range(n):
-            bit = 1 << (n - 1 - c)
-            col = [1 if r & bit else 0 for r in rows]
-            ones = sum(col)
-            if ones > half or k - ones > half:
-                return False
-            if k >= 3 and col[-1] == col[-2] == col[-3]:
-                return False
-            cols.append(int("".join(map(str, col)), 2))
-        if full:
-            return all(v in valid for v in cols) and len(set(cols)) == n
-        return True
-
-    def extend(rows: list[int]) -> None:
-        if len(rows) == n:
-            if cols_ok(rows, True):
-                top, bottom = rows[0], rows[-1]
-                left = int("".join("1" if r >> (n - 1) & 1 else "0" for r in rows), 2)
-                right = int("".join("1" if r & 1 else "0" for r in rows), 2)
-                out.append((top, right, bottom, left))
+        if k == n:
+            cols = [sum(1 << (n - 1 - r) for r in range(n) if rows[r] & b) for b in bits]
+            if all(v in valid for v in cols) and len(set(cols)) == n:
+                out.append((rows[0], cols[-1], rows[-1], cols[0]))
             return
         for ln in lines:
             if ln in rows:
                 continue
+            if k >= 2:
+                a, b2 = rows[-1], rows[-2]
+                if (a & b2 & ln) or (~a & ~b2 & ~ln & full):
+                    continue     # three equal cells down a column
+            new = tuple(o + (1 if ln & b else 0) for o, b in zip(ones, bits))
+            if max(new) > half or k + 1 - min(new) > half:
+                continue         # a column would hold too many ones or zeros
             rows.append(ln)
-            if cols_ok(rows, False):
-                extend(rows)
+            extend(rows, new)
             rows.pop()
 
-    extend([])
+    extend([], (0,) * n)
     return np.array(out, dtype=np.int64)
+
+
+@lru_cache(maxsize=2)
+def by_side(n: int) -> list[dict[int, np.ndarray]]:
+    """For each side, edge value -> the rows of ``solutions_edges(n)`` with that edge."""
+    E = solutions_edges(n)
+    out = []
+    for s in range(4):
+        d: dict[int, list[int]] = {}
+        for r, v in enumerate(E[:, s].tolist()):
+            d.setdefault(v, []).append(r)
+        out.append({v: E[rows] for v, rows in d.items()})
+    return out
 
 
 def feasible(c: Constraint) -> bool:
     """Whether some valid grid of side c.n (in EXACT_N) meets the constraint."""
-    E = solutions_edges(c.n)
+    full = (1 << c.n) - 1
+    E = None
+    for s in range(4):
+        if c.masks[s] == full:
+            sub = by_side(c.n)[s].get(c.values[s])
+            if sub is None:
+                return False
+            if E is None or len(sub) < len(E):
+                E = sub
+    if E is None:
+        E = solutions_edges(c.n)
     m = np.array(c.masks, dtype=np.int64)
     v = np.array(c.values, dtype=np.int64)
     return bool(((E & m) == v).all(axis=1).any())
