@@ -47,6 +47,7 @@ without it and with no m = 1 tile of its size, ``StitchError``). New zones
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -142,6 +143,7 @@ class _Run:
         self.board = Board(packing.G)
         self.fcheck = ForwardCheck(self.board, self.squares, self.adj, self.placements, self.children)
         self.drains = 0
+        self._depth = 0
         self.done = 0
 
     # ------------------------------------------------------------ one square
@@ -160,12 +162,11 @@ class _Run:
         if not got[2]:
             if self.drain and self.lookahead:
                 # Every checked candidate would leave a neighbour uncompletable: make one that does not.
-                t0 = time.perf_counter()
-                kind, tile = self.make_joint(i)
-                self.drains += 1
-                if kind == "tile":
-                    self.install(i, tile)
-                self.st.seconds["drain"] += time.perf_counter() - t0
+                with self.draining():
+                    kind, tile = self.make_joint(i)
+                    self.drains += 1
+                    if kind == "tile":
+                        self.install(i, tile)
                 if kind == "tile":
                     return True, c
             self.st.bump(n, "unchecked")
@@ -209,23 +210,32 @@ class _Run:
 
     def make(self, i: int, c) -> str:
         """Drain square i against constraint c: place a new tile, or say NOFIT/FAILED."""
-        x, y, s = self.squares[i]
-        n = s + 1
-        t0 = time.perf_counter()
         is_seed = i == self.seed
-        kind, tile = JOINT_MISS, None
-        if self.lookahead:
-            kind, tile = self.make_joint(i)
-        if kind != "tile":
-            self.st.cp_calls += 1
-            kind, tile = generate(c, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
-                              self.drain_stream.child(str(self.drains)), self.max_tries,
-                              accept=(lambda e: self.harmless(i, e)) if self.lookahead else None)
-        self.drains += 1
-        if kind == "tile":
-            self.install(i, tile)
-        self.st.seconds["drain"] += time.perf_counter() - t0
+        with self.draining():
+            kind, tile = JOINT_MISS, None
+            if self.lookahead:
+                kind, tile = self.make_joint(i)
+            if kind != "tile":
+                self.st.cp_calls += 1
+                kind, tile = generate(c, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
+                                      self.drain_stream.child(str(self.drains)), self.max_tries,
+                                      accept=(lambda e: self.harmless(i, e)) if self.lookahead else None)
+            self.drains += 1
+            if kind == "tile":
+                self.install(i, tile)
         return kind
+
+    @contextmanager
+    def draining(self):
+        """Time a drain section once, however deeply drain sections nest (repair -> make)."""
+        self._depth += 1
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self.st.seconds["drain"] += time.perf_counter() - t0
 
     def install(self, i: int, tile) -> None:
         """Append a new tile to the library and the index, and place it on square i."""
@@ -286,8 +296,7 @@ class _Run:
         first, up to REPAIR_TRIES; then all of them at once), make square i with their windows
         free (``make_joint``), then put them back by lookup or ``make_joint``. Whatever cannot be
         put back undoes the attempt (new tiles stay in the library). Never moves the seed."""
-        t0 = time.perf_counter()
-        try:
+        with self.draining():
             near = [k for k in self.adj[i] if self.placements[k] is not None and k != self.seed]
             near.sort(key=lambda k: -self.order_of.get(k, 0))
             sets = [[k] for k in near[:REPAIR_TRIES]]
@@ -298,8 +307,6 @@ class _Run:
                     self.st.bump(self.squares[i][2] + 1, "repaired")
                     return True
             return False
-        finally:
-            self.st.seconds["drain"] += time.perf_counter() - t0
 
     def repair_with(self, i: int, ks: list[int]) -> bool:
         old = {k: (self.placements[k], self.edges_of[k]) for k in ks}
