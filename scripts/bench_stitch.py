@@ -64,16 +64,17 @@ def run_row(label: str, G: int, day: int, lib, drain=True, index=None) -> tuple[
     sec = st.seconds
     sq = len(packing.squares)
     hits1 = st.total("hits_first")
-    drained = st.total("drained") + st.total("joint")
+    drained = lib.count_tiles() - sum(sizes.values())   # new library tiles made by this run
     row = {
         "run": label, "G": G, "day": day, "lib": sum(sizes.values()), "squares": sq,
         "wall s": round(wall, 1), "place s": round(sec["place"], 2),
         "placements/s": round(st.placements / sec["place"]) if sec["place"] else 0,
         "index s": round(sec["index"], 2), "ledger s": round(sec["ledger"], 2),
         "hit 1st": f"{hits1 / sq:.3f}", "fill 1st": f"{st.first_fill:.4f}",
-        "final fill": f"{st.final_fill:.4f}", "drained": drained,
+        "final fill": f"{st.final_fill:.4f}", "new tiles": drained,
         "drain s/tile": round(sec["drain"] / drained, 3) if drained else "-",
         "nofit": st.total("nofit"), "settled": st.total("settled"), "failed": st.total("failed"),
+        "repaired": st.total("repaired"),
         "fallbacks": st.total("fallbacks"), "zone after": f"{st.zone_fraction_after:.4f}",
     }
     curve = {}
