@@ -3,7 +3,9 @@
 Counters per n: ``squares`` attempted (fallback sub-squares included),
 ``hits_first`` / ``misses_first`` (lookup at the square's first turn; tiles
 drained earlier in the same stitch count as library tiles), ``hits_retry``,
-``drained`` (made for a recorded miss), ``joint`` (made window-aware),
+``drained`` (a tile made for a recorded miss), ``joint`` (every tile made
+window-aware — for misses, for hits that failed the forward check, and in
+repairs — so it overlaps ``drained``; new library tiles = the library's growth),
 ``nofit`` (CP-SAT proof), ``settled`` (nofit by containment, no solving),
 ``failed`` (completions could not be thinned), ``repaired``, ``fallbacks``
 (squares split or zoned), ``preferred`` (placements pinned by the known
