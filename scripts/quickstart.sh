@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
-mkdir -p out
+mkdir -p out/remote
 export TILES_LIBRARY="${TILES_LIBRARY:-$PWD/out/tiles.sqlite}"
 export TILES_REMOTE="${TILES_REMOTE:-file://$PWD/out/remote}"
 export TILES_SECRET="${TILES_SECRET:-quickstart-demo-secret}"

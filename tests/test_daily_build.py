@@ -1,0 +1,123 @@
+"""`tiles daily build` end to end: frontier boards from an empty library, idempotence,
+determinism, no secret in outputs, the lock, and a second machine verifying via the remote."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from daily.build import BuildOptions, build
+from daily.lock import build_lock
+from referee.manifest import from_json
+from referee.verify import verify
+from tilelib import ledger
+from tilelib.store import Library
+
+SEED = bytes.fromhex("5eed" * 16)
+SECRET = "test-secret-do-not-print"
+
+
+def run(tmp_path, size, *, seed=SEED, library=None, day="2026-11-29", **kw):
+    logs: list[str] = []
+    opts = BuildOptions(day=day, library=library or tmp_path / "lib.sqlite", out_dir=tmp_path / "out",
+                        size=size, seed=seed, **kw)
+    return build(opts, log=logs.append), logs
+
+
+def test_g61_from_an_empty_library_is_frontier_and_verifies_independently(tmp_path):
+    res, logs = run(tmp_path, 61)
+    assert res.status == "frontier" and not res.skipped
+    text = res.manifest_path.read_text()
+    m = from_json(text)
+    assert m.status == "frontier" and m.G == 61 and m.tile_count() == res.tiles
+    with Library.open(tmp_path / "lib.sqlite") as lib:
+        assert ledger.get_manifest(lib.conn, "2026-11-29") == text
+        report = verify(m, lib, SEED)          # full SPEC §10 check, seed included
+    assert report.status == "frontier"
+    stages = [line.split()[0] for line in logs]
+    assert stages == ["pack", "stitch", "clues", "verify"]
+
+
+def test_second_run_for_a_day_is_a_no_op_unless_forced(tmp_path):
+    first, _ = run(tmp_path, 21)
+    again, logs = run(tmp_path, 21)
+    assert again.skipped and "already" in logs[-1]
+    forced, _ = run(tmp_path, 21, force=True)
+    assert forced.status == "frontier" and not forced.skipped
+
+
+def test_same_library_and_seed_give_the_same_manifest_bit_for_bit(tmp_path):
+    Library.create(tmp_path / "empty.sqlite").close()
+    outs = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        shutil.copy(tmp_path / "empty.sqlite", d / "lib.sqlite")
+        res, _ = run(d, 41, library=d / "lib.sqlite")
+        outs.append(res.manifest_path.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_secret_and_seed_never_appear_in_manifest_or_logs(tmp_path):
+    from daily.seed import day_seed
+    res, logs = run(tmp_path, 21, seed=None, secret=SECRET)
+    seed_hex = day_seed(SECRET, "2026-11-29").hex()
+    text = res.manifest_path.read_text() + "\n".join(logs)
+    assert SECRET not in text and seed_hex not in text
+    assert json.loads(res.manifest_path.read_text())["seed_commit"] != seed_hex
+
+
+def test_remote_round_trip_lets_another_machine_verify(tmp_path):
+    (tmp_path / "remote").mkdir()            # a missing remote directory is an error, like a missing bucket
+    remote = f"file://{tmp_path / 'remote'}"
+    res, logs = run(tmp_path, 31, remote=remote)
+    assert [l.split()[0] for l in logs][0] == "pull" and logs[-1].startswith("push")
+    other = tmp_path / "other.sqlite"
+    from remote.backend import open_backend
+    from remote.sync import pull
+    pull(other, open_backend(remote))
+    with Library.open(other) as lib:
+        m = from_json(ledger.get_manifest(lib.conn, "2026-11-29"))
+        assert verify(m, lib, SEED).status == "frontier"
+
+
+@pytest.mark.slow
+def test_g301_from_an_empty_library_is_frontier(tmp_path):
+    res, logs = run(tmp_path, 301)
+    assert res.status == "frontier"
+    assert res.clues <= max(1, res.tiles // 100) * 3, logs   # clue budget sanity (target ≤ 1 per 100)
+
+
+def cli(*args, env=None):
+    e = dict(os.environ, **(env or {}))
+    e.pop("TILES_SECRET", None) if env is None or "TILES_SECRET" not in env else None
+    return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True, text=True, env=e)
+
+
+def test_cli_bad_input_writes_nothing(tmp_path):
+    lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
+    for args in (["--seed", "xyz"], ["--date", "2026-02-30", "--seed", "5eed" * 16],
+                 ["--size", "3", "--seed", "5eed" * 16], ["--packer", "nope", "--seed", "5eed" * 16], []):
+        r = cli("daily", "build", "--library", str(lib), "--out", str(out), *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+        assert not out.exists()
+
+
+def test_cli_build_while_locked_exits_6(tmp_path):
+    lib = tmp_path / "lib.sqlite"
+    with build_lock(lib):
+        r = cli("daily", "build", "--library", str(lib), "--out", str(tmp_path), "--size", "21",
+                "--seed", "5eed" * 16)
+    assert r.returncode == 6 and "another daily build" in r.stderr
+
+
+def test_cli_reveal(tmp_path):
+    r = cli("daily", "reveal", "--date", "2020-01-01", env={"TILES_SECRET": "k"})
+    from daily.seed import day_seed
+    assert r.returncode == 0 and r.stdout.strip() == day_seed("k", "2020-01-01").hex()
+    r = cli("daily", "reveal", "--date", "2999-01-01", env={"TILES_SECRET": "k"})
+    assert r.returncode == 2 and "secret until" in r.stderr
