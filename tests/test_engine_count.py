@@ -123,15 +123,16 @@ def test_count_agrees_with_brute_force(p):
     n = p.n
     v, kn = p.row_masks()
     truth = brute_solutions(n, v, kn)
-    for impl in ("c", "python"):
-        c, sols, _ = count_rows(n, v, kn, BIG, keep=BIG, impl=impl)
-        assert c == len(truth)
-        assert sorted(sols) == truth       # every solution exactly once
-        c2, sols2, _ = count_rows(n, v, kn, 2, impl=impl)
-        assert c2 == min(2, len(truth)) and len(sols2) == c2
-        assert set(sols2) <= set(truth)
+    c, sols, _ = count_rows(n, v, kn, BIG, keep=BIG)
+    assert c == len(truth)
+    assert sorted(sols) == truth           # every solution exactly once
+    c2, sols2, _ = count_rows(n, v, kn, 2)
+    assert c2 == min(2, len(truth)) and len(sols2) == c2
+    assert set(sols2) <= set(truth)
+    # the reference gives the same answers, solutions in the same order, same nodes
+    kk = BIG if len(truth) <= 300 else 300  # (the Python side is slow on thousands of solutions)
     assert count_rows(n, v, kn, 2) == count_rows(n, v, kn, 2, impl="python")
-    assert count_rows(n, v, kn, BIG) == count_rows(n, v, kn, BIG, impl="python")
+    assert count_rows(n, v, kn, kk, keep=kk) == count_rows(n, v, kn, kk, keep=kk, impl="python")
 
 
 @settings(max_examples=60)
@@ -142,7 +143,9 @@ def test_count_without_distinct_agrees_with_brute_force(p):
     truth = brute_solutions(n, v, kn, distinct=False)
     a = count_rows(n, v, kn, BIG, keep=BIG, distinct=False)
     assert a[0] == len(truth) and sorted(a[1]) == truth
-    assert a == count_rows(n, v, kn, BIG, keep=BIG, distinct=False, impl="python")
+    kk = BIG if len(truth) <= 300 else 300
+    assert count_rows(n, v, kn, kk, keep=kk, distinct=False) == \
+        count_rows(n, v, kn, kk, keep=kk, distinct=False, impl="python")
 
 
 @settings(max_examples=80)
