@@ -152,7 +152,10 @@ def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = Non
         counts += res.counts
         sol = rows_to_grid(rows, n)
         givens = rows_to_grid(res.givens, n)
-        lad = rate(ladder_puzzle(sol, givens, params.seam_mask))
+        # Rate the canonical orientation: L4's cell order makes `bifurcations` depend on
+        # orientation, and the library stores (and the referee re-rates) the canonical one.
+        canon = Tile.from_grids(sol, givens, params.seam_mask).canonical()[0]
+        lad = rate(ladder_puzzle(canon.solution_grid, canon.givens_grid, canon.seam_mask))
         if not t.met(lad):
             rejected_easy += 1
             continue
