@@ -470,30 +470,46 @@ static PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) 
  * exactly what engine.ladder.rate computes in Python.
  */
 
-typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; } LState;
+/* dirty[t]: lines (bit r = row r, bit 16+c = column c) changed since technique t last
+ * looked at them (t = 0 the rule check, 1..3 = L1..L3). A line-local technique that found
+ * nothing on a line, or whose fills were all applied, finds nothing there again until
+ * the line changes (L3 also until a sibling becomes complete), so each technique only
+ * rescans dirty lines: the fills computed are the same as a full scan's, and a
+ * bifurcation trial re-examines just the two lines through its assumed cell. */
+typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; } LState;
 typedef struct { int maxlevel, bif, used3; } LLog;
 enum { S_SOLVED = 0, S_STUCK = 1, S_CONTRA = 2 };
 
+#define LINE_BIT(is_row, i) ((is_row) ? (1u << (i)) : (1u << (16 + (i))))
+
 static inline void lset(LState *s, int r, int c, int v) {
     const int n = s->n;
+    const uint32_t full = (1u << n) - 1;
     uint32_t rb = 1u << (n - 1 - c), cb = 1u << (n - 1 - r);
     s->rk[r] |= rb;
     s->ck[c] |= cb;
     if (v) { s->rv[r] |= rb; s->cv[c] |= cb; }
+    uint32_t d = (1u << r) | (1u << (16 + c));
+    s->dirty[0] |= d; s->dirty[1] |= d; s->dirty[2] |= d; s->dirty[3] |= d;
+    if (s->rk[r] == full) s->dirty[3] |= full;           /* a new complete row: rows' L3 */
+    if (s->ck[c] == full) s->dirty[3] |= full << 16;     /* a new complete column */
 }
 
-static int lviolated(const LState *s) {
+static int lviolated(LState *s) {
     const int n = s->n, half = n / 2;
     const uint32_t full = (1u << n) - 1;
+    const uint32_t todo = s->dirty[0];
+    s->dirty[0] = 0;
     for (int o = 0; o < 2; o++) {
         const uint32_t *V = o ? s->cv : s->rv, *K = o ? s->ck : s->rk;
         for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
             uint32_t ones = V[i] & K[i], zeros = ~V[i] & K[i] & full;
             if ((ones & (ones >> 1) & (ones >> 2)) || (zeros & (zeros >> 1) & (zeros >> 2))) return 1;
             if (__builtin_popcount(ones) > half || __builtin_popcount(zeros) > half) return 1;
             if (K[i] == full)
-                for (int j = 0; j < i; j++)
-                    if (K[j] == full && V[j] == V[i]) return 1;
+                for (int j = 0; j < n; j++)
+                    if (j != i && K[j] == full && V[j] == V[i]) return 1;
         }
     }
     return 0;
@@ -510,11 +526,14 @@ static inline void add_fill(int n, uint32_t *F0, uint32_t *F1, int is_row, int i
     }
 }
 
-static void t_runs(const LState *s, uint32_t *F0, uint32_t *F1) {
+static void t_runs(LState *s, uint32_t *F0, uint32_t *F1) {
     const int n = s->n;
     const uint32_t full = (1u << n) - 1;
+    const uint32_t todo = s->dirty[1];
+    s->dirty[1] = 0;
     for (int o = 0; o < 2; o++)
         for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
             uint32_t v = o ? s->cv[i] : s->rv[i], k = o ? s->ck[i] : s->rk[i];
             uint32_t freeb = full & ~k;
             if (!freeb) continue;
@@ -527,11 +546,14 @@ static void t_runs(const LState *s, uint32_t *F0, uint32_t *F1) {
         }
 }
 
-static void t_balance(const LState *s, uint32_t *F0, uint32_t *F1) {
+static void t_balance(LState *s, uint32_t *F0, uint32_t *F1) {
     const int n = s->n, half = n / 2;
     const uint32_t full = (1u << n) - 1;
+    const uint32_t todo = s->dirty[2];
+    s->dirty[2] = 0;
     for (int o = 0; o < 2; o++)
         for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
             uint32_t v = o ? s->cv[i] : s->rv[i], k = o ? s->ck[i] : s->rk[i];
             uint32_t freeb = full & ~k;
             if (!freeb) continue;
@@ -561,13 +583,16 @@ static void agreed(const Tables *t, const uint64_t *d, uint32_t *known, uint32_t
     *vals = full & ~seen0;
 }
 
-static int t_unique(const LState *s, const Tables *t, uint32_t *F0, uint32_t *F1) {
+static int t_unique(LState *s, const Tables *t, uint32_t *F0, uint32_t *F1) {
     const int n = s->n, W = t->W;
     const uint32_t full = (1u << n) - 1;
     uint64_t dom[MAXW], red[MAXW];
+    const uint32_t todo = s->dirty[3];
+    s->dirty[3] = 0;
     for (int o = 0; o < 2; o++) {
         const uint32_t *V = o ? s->cv : s->rv, *K = o ? s->ck : s->rk;
         for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
             const uint32_t v = V[i], k = K[i];
             if (k == full) continue;
             int dups[MAXN], nd = 0;
@@ -606,7 +631,7 @@ static int t_unique(const LState *s, const Tables *t, uint32_t *F0, uint32_t *F1
 
 static int lsolve(LState *s, const Tables *t, int enabled, LLog *log);
 
-static int t_bifurcation(const LState *s, const Tables *t, int enabled, uint32_t *F0, uint32_t *F1) {
+static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, uint32_t *F1) {
     const int n = s->n;
     const uint32_t full = (1u << n) - 1;
     const int inner = enabled & 0x7;        /* levels 1..3 as bits 0..2 */
@@ -685,6 +710,8 @@ static void lstate_init(LState *s, int n, const uint32_t *vals, const uint32_t *
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++)
             if ((known[r] >> (n - 1 - c)) & 1) lset(s, r, c, (vals[r] >> (n - 1 - c)) & 1);
+    const uint32_t all = ((1u << n) - 1) | (((1u << n) - 1) << 16);
+    for (int t = 0; t < 4; t++) s->dirty[t] = all;       /* a fresh solve looks at every line */
 }
 
 static PyObject *py_rate_rows(PyObject *self, PyObject *args) {
