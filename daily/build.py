@@ -11,7 +11,6 @@ commitment does.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from referee.verify import verify
 from stitcher.stitch import stitch
 from tilelib import ledger
 from tilelib.errors import VerificationFailed
+from tilelib.fsio import atomic_write
 from tilelib.rng import Stream
 from tilelib.store import Library
 
@@ -56,13 +56,6 @@ class BuildResult:
     verify_line: str = ""
     seconds: dict = field(default_factory=dict)
     stitch: dict = field(default_factory=dict)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="ascii")
-    os.replace(tmp, path)
 
 
 def _summary(stats) -> dict:
@@ -129,7 +122,8 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
 
             path = opts.out_dir / f"{opts.day}.json"
             text = manifest.to_json()
-            _atomic_write(path, text)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, text)
             ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force)
             res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
             res.tiles, res.clues = manifest.tile_count(), len(clues)

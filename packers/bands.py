@@ -20,7 +20,7 @@ band, left to right. Stream: the CLI passes ``Stream(seed, "pack/bands")``.
 from __future__ import annotations
 
 from packers.fill import Out, euclid_fill, euclid_zone, split_length
-from packers.packing import SIZES, Packing, group_zones
+from packers.packing import SIZES, Packing, group_zones, merge_params
 from tilelib.rng import Stream
 
 NAME = "bands"
@@ -30,11 +30,7 @@ DEFAULTS = {"sub": 0}
 
 def check_params(params: dict) -> dict:
     """Merge defaults; reject unknown keys or out-of-range values (ValueError)."""
-    p = dict(DEFAULTS)
-    for k, v in params.items():
-        if k not in DEFAULTS:
-            raise ValueError(f"unknown parameter {k!r} for {NAME} (known: {sorted(DEFAULTS)})")
-        p[k] = v
+    p = merge_params(NAME, DEFAULTS, params)
     if type(p["sub"]) is not int or not 0 <= p["sub"] <= 100:
         raise ValueError("sub must be an integer percent 0..100")
     return p

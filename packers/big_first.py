@@ -32,7 +32,7 @@ from bisect import bisect_right
 
 from packers.bands import seed_tile_at
 from packers.fill import DP_MAX, check_weights, rep, rep0, skyline_fill, split_length
-from packers.packing import SIZES, Packing, group_zones
+from packers.packing import SIZES, Packing, group_zones, merge_params
 from tilelib.rng import Stream
 
 NAME = "big-first"
@@ -42,11 +42,7 @@ DEFAULTS = {"cell_min": 27, "cell_max": 45, "density": 70, "align": 100, "weight
 
 def check_params(params: dict) -> dict:
     """Merge defaults; reject unknown keys or bad values (ValueError)."""
-    p = {k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULTS.items()}
-    for k, v in params.items():
-        if k not in DEFAULTS:
-            raise ValueError(f"unknown parameter {k!r} for {NAME} (known: {sorted(DEFAULTS)})")
-        p[k] = v
+    p = merge_params(NAME, DEFAULTS, params)
     for k in ("cell_min", "cell_max", "density", "align"):
         if type(p[k]) is not int:
             raise ValueError(f"{k} must be an integer")

@@ -21,7 +21,7 @@ Stream: the CLI passes ``Stream(seed, "pack/grown")``.
 from __future__ import annotations
 
 from packers.fill import Out, check_weights, place_strip, rep0, skyline_fill
-from packers.packing import SIZES, Packing, group_zones
+from packers.packing import SIZES, Packing, group_zones, merge_params
 from tilelib.rng import Stream
 
 NAME = "grown"
@@ -31,11 +31,7 @@ DEFAULTS = {"greedy": 40, "align": 100, "weights": [6, 5, 4, 3, 3, 3], "seed_wei
 
 def check_params(params: dict) -> dict:
     """Merge defaults; reject unknown keys or bad values (ValueError)."""
-    p = {k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULTS.items()}
-    for k, v in params.items():
-        if k not in DEFAULTS:
-            raise ValueError(f"unknown parameter {k!r} for {NAME} (known: {sorted(DEFAULTS)})")
-        p[k] = v
+    p = merge_params(NAME, DEFAULTS, params)
     for k in ("greedy", "align"):
         if type(p[k]) is not int or not 0 <= p[k] <= 100:
             raise ValueError(f"{k} must be a percent 0..100")

@@ -285,3 +285,14 @@ def refinement_problem(drawn: Packing, actual: Packing) -> str | None:
     if actual.squares[actual.seed_tile] != drawn.squares[drawn.seed_tile]:
         return "the seed tile's square differs from the drawn one"
     return None
+
+
+def merge_params(name: str, defaults: Mapping[str, Any], params: Mapping[str, Any]) -> dict:
+    """A packer's effective params: a copy of its defaults (lists copied) overridden by
+    ``params``; ValueError naming an unknown key. Each packer then checks the values."""
+    p = {k: (list(v) if isinstance(v, list) else v) for k, v in defaults.items()}
+    for k, v in params.items():
+        if k not in defaults:
+            raise ValueError(f"unknown parameter {k!r} for {name} (known: {sorted(defaults)})")
+        p[k] = v
+    return p

@@ -26,7 +26,7 @@ from functools import lru_cache
 from packers.bands import seed_tile_at
 from packers.big_first import coarse_split
 from packers.fill import DP_MAX, optimal_moves, split_length
-from packers.packing import SIZES, Packing, group_zones
+from packers.packing import SIZES, Packing, group_zones, merge_params
 from tilelib.rng import Stream
 
 NAME = "substitution"
@@ -36,11 +36,7 @@ DEFAULTS = {"blocks": [35, 45, 55, 63]}
 
 def check_params(params: dict) -> dict:
     """Merge defaults; reject unknown keys or bad values (ValueError)."""
-    p = {k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULTS.items()}
-    for k, v in params.items():
-        if k not in DEFAULTS:
-            raise ValueError(f"unknown parameter {k!r} for {NAME} (known: {sorted(DEFAULTS)})")
-        p[k] = v
+    p = merge_params(NAME, DEFAULTS, params)
     b = p["blocks"]
     if (not isinstance(b, list) or not b or any(type(x) is not int or not 15 <= x <= DP_MAX for x in b)):
         raise ValueError(f"blocks must be a non-empty list of integers in 15..{DP_MAX}")

@@ -19,7 +19,6 @@ Non-given cells show no value: the picture is the puzzle, not its answer.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ import numpy as np
 from packers.render import HUES, colour_tiles, png_bytes
 from referee.board import Board, build_board
 from referee.manifest import Manifest
-from tilelib.errors import BadInput
+from tilelib.fsio import atomic_write
 from tilelib.store import Library
 
 
@@ -114,12 +113,4 @@ def render_board_png(manifest: Manifest, lib: Library, path: str | Path, *, boar
     """Rebuild the board (unless given) and write its picture to ``path`` atomically; return the path."""
     b = board if board is not None else build_board(manifest, lib)
     data = board_png(b, scale)
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, p)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise BadInput(f"cannot write {p}: {e.strerror}") from None
-    return p
+    return atomic_write(path, data)

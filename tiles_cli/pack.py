@@ -7,7 +7,6 @@ with the one validator, then write the files (all computed first, so a bad input
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -16,18 +15,10 @@ import typer
 from packers import DEFAULT_PACKER, make_packing, validate_packing
 from packers.render import render_png
 from tilelib.errors import BadInput
+from tilelib.fsio import atomic_write
 from tilelib.rng import seed_from_hex
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write atomically (temp file + rename) so a failure never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise BadInput(f"cannot write {path}: {e.strerror}") from None
 
 
 def pack_command(
@@ -53,9 +44,9 @@ def pack_command(
     json_bytes = (json.dumps(packing.to_json(), separators=(",", ":")) + "\n").encode() if json_out else None
     png_bytes = render_png(packing) if png_out else None
     if json_out:
-        _write(json_out, json_bytes)
+        atomic_write(json_out, json_bytes)
     if png_out:
-        _write(png_out, png_bytes)
+        atomic_write(png_out, png_bytes)
     typer.echo(f"{packing.name} v{packing.version} G={packing.G}: {len(packing.squares)} tiles, "
                f"{len(packing.zones)} zones, zone {100 * packing.zone_fraction():.3f}% of pitch area, "
                f"seed tile {packing.seed_tile}")
