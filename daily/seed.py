@@ -12,6 +12,7 @@ import datetime as dt
 import hashlib
 import hmac
 
+from referee.manifest import seed_commit  # noqa: F401  (the one definition; re-exported)
 from tilelib.errors import BadInput
 
 SECRET_ENV = "TILES_SECRET"
@@ -37,9 +38,6 @@ def day_seed(secret: str | None, day: str) -> bytes:
     return hmac.new(secret.encode("utf-8"), ("tiles-daily:" + day).encode("utf-8"), hashlib.sha256).digest()
 
 
-def seed_commit(seed: bytes) -> str:
-    """sha256(seed) as lower-case hex: the public commitment in the manifest."""
-    return hashlib.sha256(seed).hexdigest()
 
 
 def check_revealable(day: str, today: dt.date | None = None, force: bool = False) -> None:
