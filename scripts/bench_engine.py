@@ -17,15 +17,20 @@ Prints a Markdown table. One core; note other load on the machine when reading i
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
+import os
 
-import engine
-from engine import count_rows, rows_to_grid
-from engine.ladder import rate
-from tilelib.bits import Puzzle
-from tilelib.rng import Stream
+# numpy's OpenBLAS threads spin on the second core and skew timings on a shared box
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import engine  # noqa: E402
+from engine import count_rows, rows_to_grid  # noqa: E402
+from engine.ladder import rate  # noqa: E402
+from tilelib.bits import Puzzle  # noqa: E402
+from tilelib.rng import Stream  # noqa: E402
 
 
 def random_solution_rows(n: int, stream: Stream) -> list[int]:
