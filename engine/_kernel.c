@@ -9,9 +9,10 @@
  * cells per line are kept as a mask in line-int convention (bit n-1-i =
  * position i). To find the cells a domain agrees on we scan its words against
  * per-position value masks (cmT), dropping a position as soon as it has
- * shown both values; only forced positions need the whole domain. The search branches on a cell,
- * falling back to whole lines after a node budget (see the reference), and copies the live prefix of its state into a
- * preallocated stack (depth <= n*n): no allocation in the hot loop.
+ * shown both values; only forced positions need the whole domain. The search
+ * branches on a cell, falling back to whole lines after a node budget (see the
+ * reference), and copies the live prefix of its state into a preallocated
+ * stack (depth <= n*n): no allocation in the hot loop.
  *
  * Python API (rows are ints, bit n-1-c = cell (r, c); n even, 2..16):
  *   count_rows(n, vals, known, k, distinct=True, keep=k, max_nodes=-1)
@@ -19,6 +20,9 @@
  *       count is -1 when max_nodes >= 0 and the search passed it (then stopped)
  *   backbone_rows(n, vals, known, distinct=True)
  *       -> (no_solution, backbone value rows, backbone known rows, nodes)
+ *   rate_rows(n, vals, known)
+ *       -> (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation,
+ *           solution rows or None, filled): engine.ladder.rate (see the ladder section)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
