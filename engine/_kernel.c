@@ -239,8 +239,9 @@ static void branch_line(Ctx *cx, int depth, const int *sizes) {
             memset(dc, 0, (size_t)W * sizeof(uint64_t));
             dc[w] = bit;
             if (propagate(cx, child, 1u << bl)) search(cx, depth + 1);
-            if (cx->count >= cx->k || cx->oom || cx->stopped) return;
+            if (cx->count >= cx->k || cx->oom || cx->stopped || cx->aborted) return;
             if (cx->nodes > cx->max_nodes) { cx->stopped = 1; return; }
+            if (cx->nodes > cx->limit) { cx->aborted = 1; return; }
         }
     }
 }
@@ -293,19 +294,23 @@ static void search(Ctx *cx, int depth) {
     else branch_cell(cx, depth, sizes);
 }
 
-/* Search below the propagated state STACK[0]: cell rule within a budget of
- * 16*n*n nodes, then (if the budget ran out) the line rule from scratch. */
-static void run(Ctx *cx) {
-    cx->line_mode = 0;
-    cx->aborted = 0;
-    cx->limit = cx->nodes + 16LL * cx->n * cx->n;
-    search(cx, 0);
-    if (cx->aborted && !cx->stopped) {
+/* Search plans (see the reference): a list of (rule, budget factor) attempts, each
+ * searching afresh from STACK[0] until one finishes within factor*n*n nodes
+ * (factor < 0: no budget). Counting: cell rule (16) then line rule. Backbone
+ * (finding one solution per probe): line rule (1), cell rule (32), line rule. */
+typedef struct { int len; int line[4]; long long factor[4]; } Plan;
+static const Plan PLAN_COUNT = {2, {0, 1}, {16, -1}};
+static const Plan PLAN_FIND = {3, {1, 0, 1}, {1, 32, -1}};
+
+static void run(Ctx *cx, const Plan *plan) {
+    for (int i = 0; i < plan->len; i++) {
+        cx->line_mode = plan->line[i];
         cx->aborted = 0;
         cx->count = 0;
         cx->nsols = 0;
-        cx->line_mode = 1;
+        cx->limit = plan->factor[i] < 0 ? LLONG_MAX : cx->nodes + plan->factor[i] * cx->n * cx->n;
         search(cx, 0);
+        if (!cx->aborted || cx->stopped) return;
     }
 }
 
@@ -388,7 +393,7 @@ static PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
     if (k > 0) {
         init_state(&cx, &STACK[0], vals, known);
         cx.nodes = 1;
-        if (propagate(&cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) run(&cx);
+        if (propagate(&cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) run(&cx, &PLAN_COUNT);
     }
     if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
     PyObject *lst = PyList_New(cx.nsols);
@@ -426,7 +431,7 @@ static PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) 
     cx.nodes = 1;
     if (propagate(&cx, &ROOT, (uint32_t)((1ull << (2 * n)) - 1))) {
         copy_state(&cx, &STACK[0], &ROOT);
-        run(&cx);
+        run(&cx, &PLAN_FIND);
         if (cx.nsols) none = 0;
     }
     if (!none) {
@@ -441,7 +446,7 @@ static PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) 
                 cx.nodes++;
                 copy_state(&cx, &STACK[0], &ROOT);
                 restrict_cell(&cx, &STACK[0], r, c, v);
-                if (propagate(&cx, &STACK[0], (1u << r) | (1u << (n + c)))) run(&cx);
+                if (propagate(&cx, &STACK[0], (1u << r) | (1u << (n + c)))) run(&cx, &PLAN_FIND);
                 if (cx.nsols) {
                     for (int rr = 0; rr < n; rr++) varies[rr] |= (uint32_t)(cx.sols[rr] ^ sol[rr]);
                 } else {

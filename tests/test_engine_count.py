@@ -260,3 +260,17 @@ def test_fast_row_conversions_match_tilelib_bits(n):
         p = Puzzle.from_grid(g, k)
         assert _masks(p) == p.row_masks()
         assert np.array_equal(rows_to_grid(row_ints(g), n), g)
+
+
+def test_backbone_on_sparse_grids_identical_across_implementations():
+    # the near-empty 12x12 of the fixed set, and sparse windows of solutions (PLAN_FIND's ground)
+    grids = [g for g, _, _, _ in _instances() if Puzzle.parse(g).n == 12][-1:]
+    rng = np.random.default_rng(7)
+    for n in (10, 12):
+        sol = random_solution(n, rng)
+        grids.append(str(Puzzle.from_grid(sol, (rng.random((n, n)) < 0.12).astype(np.uint8))))
+    for g in grids:
+        p = Puzzle.parse(g)
+        a, b = backbone(p), backbone(p, impl="python")
+        assert _same_backbone(a, b) and not a.count0
+        assert a.known.sum() >= p.known.sum()
