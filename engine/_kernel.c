@@ -15,7 +15,7 @@
  * stack (depth <= n*n): no allocation in the hot loop.
  *
  * Python API (rows are ints, bit n-1-c = cell (r, c); n even, 2..16):
- *   count_rows(n, vals, known, k, distinct=True, keep=k, max_nodes=-1)
+ *   count_rows(n, vals, known, k, distinct=True, keep=k, max_nodes=-1, find=False)
  *       -> (count capped at k, [solution row tuples, at most keep], nodes);
  *       count is -1 when max_nodes >= 0 and the search passed it (then stopped)
  *   backbone_rows(n, vals, known, distinct=True)
@@ -376,12 +376,12 @@ static PyObject *rows_tuple(const uint16_t *rows, int n) {
 }
 
 static PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"n", "vals", "known", "k", "distinct", "keep", "max_nodes", NULL};
-    int n, distinct = 1;
+    static char *kwlist[] = {"n", "vals", "known", "k", "distinct", "keep", "max_nodes", "find", NULL};
+    int n, distinct = 1, find = 0;
     long long k = 2, keep = -1, max_nodes = -1;
     PyObject *pv, *pk;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|LpLL", kwlist, &n, &pv, &pk, &k, &distinct, &keep,
-                                     &max_nodes))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|LpLLp", kwlist, &n, &pv, &pk, &k, &distinct, &keep,
+                                     &max_nodes, &find))
         return NULL;
     Ctx cx;
     uint32_t vals[MAXN], known[MAXN];
@@ -393,7 +393,7 @@ static PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
     if (k > 0) {
         init_state(&cx, &STACK[0], vals, known);
         cx.nodes = 1;
-        if (propagate(&cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) run(&cx, &PLAN_COUNT);
+        if (propagate(&cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) run(&cx, find ? &PLAN_FIND : &PLAN_COUNT);
     }
     if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
     PyObject *lst = PyList_New(cx.nsols);
@@ -774,7 +774,7 @@ static PyMethodDef methods[] = {
      "rate_rows(n, vals, known) -> (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation,"
      " solution rows or None, filled): engine.ladder.rate in C"},
     {"count_rows", (PyCFunction)(void (*)(void))py_count_rows, METH_VARARGS | METH_KEYWORDS,
-     "count_rows(n, vals, known, k=2, distinct=True, keep=k, max_nodes=-1) -> (count or -1, [row tuples], nodes)"},
+     "count_rows(n, vals, known, k=2, distinct=True, keep=k, max_nodes=-1, find=False) -> (count or -1, [row tuples], nodes)"},
     {"backbone_rows", (PyCFunction)(void (*)(void))py_backbone_rows, METH_VARARGS | METH_KEYWORDS,
      "backbone_rows(n, vals, known, distinct=True) -> (no_solution, value rows, known rows, nodes)"},
     {NULL, NULL, 0, NULL},

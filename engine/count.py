@@ -64,18 +64,22 @@ def _impl(n: int, impl: str | None):
 
 
 def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True, keep: int | None = None,
-               max_nodes: int | None = None, impl: str | None = None) -> tuple[int, list, int]:
+               max_nodes: int | None = None, find: bool = False,
+               impl: str | None = None) -> tuple[int, list, int]:
     """(count capped at k, up to ``keep`` (default k) solutions as tuples of row ints, nodes).
 
     ``max_nodes``: the search checks after each branch whether it has passed that many nodes
     and if so stops with count -1 (unknown); a search that finishes first returns its result.
+    ``find=True``: search line rule first (``engine.reference.PLAN_FIND``), better when the
+    grid is sparse and solutions are wanted rather than a proof of uniqueness.
     Hot loops may call ``engine._kernel.count_rows`` (same arguments, n <= 16, ValueError
     on bad rows) directly to skip this wrapper's checks.
     """
     keep = k if keep is None else keep
     mx = -1 if max_nodes is None else max_nodes
     try:
-        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep, max_nodes=mx)
+        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep, max_nodes=mx,
+                                         find=find)
     except ValueError as e:
         raise BadInput(str(e)) from None
 
@@ -114,16 +118,17 @@ def _masks(p: Puzzle) -> tuple[list[int], list[int]]:
 
 
 def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None = None,
-          max_nodes: int | None = None, impl: str | None = None) -> CountResult:
+          max_nodes: int | None = None, find: bool = False, impl: str | None = None) -> CountResult:
     """Count the puzzle's solutions up to k (deterministic; line-domain propagation search).
 
     ``keep`` limits how many solutions are returned (default k; 0 for pure counting,
     e.g. the 8×8 checksum). ``distinct=False`` drops the distinct-lines rule.
-    ``max_nodes`` bounds the search: past it the count is -1 (unknown).
+    ``max_nodes`` bounds the search: past it the count is -1 (unknown). ``find=True`` uses
+    the line-rule-first plan (see ``count_rows``).
     """
     vals, known = _masks(puzzle)
     c, sols, nodes = count_rows(puzzle.n, vals, known, k, distinct=distinct, keep=keep,
-                                max_nodes=max_nodes, impl=impl)
+                                max_nodes=max_nodes, find=find, impl=impl)
     return CountResult(c, [rows_to_grid(s, puzzle.n) for s in sols], nodes)
 
 

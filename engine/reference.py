@@ -216,11 +216,12 @@ def _run(ctx: _Ctx, st, plan=PLAN_COUNT) -> None:
 
 
 def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *, distinct: bool = True,
-               keep: int | None = None, max_nodes: int = -1) -> tuple[int, list[tuple[int, ...]], int]:
+               keep: int | None = None, max_nodes: int = -1,
+               find: bool = False) -> tuple[int, list[tuple[int, ...]], int]:
     """(count capped at k, up to ``keep`` solutions as row-int tuples in search order, nodes).
 
     With ``max_nodes >= 0`` the search stops once its node count passes max_nodes and the
-    count returned is -1 (unknown)."""
+    count returned is -1 (unknown). ``find=True`` searches by PLAN_FIND instead of PLAN_COUNT."""
     ctx = _Ctx(n, distinct, k, k if keep is None else keep)
     ctx.max_nodes = max_nodes
     st = _initial(ctx, vals, known)
@@ -228,7 +229,7 @@ def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *, distinc
         return 0, [], 0
     ctx.nodes = 1
     if _propagate(ctx, st, (1 << (2 * n)) - 1):
-        _run(ctx, st)
+        _run(ctx, st, PLAN_FIND if find else PLAN_COUNT)
     return (-1 if ctx.stopped else min(ctx.count, k)), ctx.sols, ctx.nodes
 
 
