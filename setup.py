@@ -11,7 +11,8 @@ setup(
     ext_modules=[
         Extension(
             "engine._kernel",
-            sources=["engine/_kernel.c"],
+            sources=["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c"],
+            depends=["engine/_kernel.h"],
             extra_compile_args=["-O2", "-std=c99", *_arch],
         )
     ]

@@ -214,6 +214,9 @@ def test_contradictions_count_zero():
     lambda: count_rows(18, [0] * 18, [0] * 18, 2),               # the C kernel stops at 16
     lambda: count_rows(6, [0] * 5, [0] * 5, 2),
     lambda: count_rows(6, [0] * 6, [1 << 6] + [0] * 5, 2),
+    lambda: count_rows(6, [-1] + [0] * 5, [0] * 6, 2),
+    lambda: count_rows(6, ["x"] + [0] * 5, [0] * 6, 2),
+    lambda: count_rows(6, [-1] * 6, [0] * 6, 2, impl="python"),
     lambda: count_rows(6, [0] * 6, [0] * 6, 2, impl="fortran"),
     lambda: backbone_rows(6, [0] * 6, [0] * 7),
 ])

@@ -1,0 +1,371 @@
+/* engine._kernel, part 1: the line-domain counter and the backbone (see _kernel.c's header
+ * and engine/reference.py, whose algorithm and node counts this file reproduces exactly). */
+#include "_kernel.h"
+
+typedef struct {
+    uint64_t dom[MAXL * MAXW];
+    uint32_t kmask[MAXL];
+    uint32_t settled;
+} State;
+
+typedef struct {
+    const Tables *t;
+    int n, W, distinct;
+    long long k, keep, count, nodes;
+    size_t state_bytes;                /* live prefix of a State copied per node */
+    uint16_t *sols;                    /* keep * n rows */
+    long long nsols, cap;
+    long long limit;                   /* node budget of the cell rule */
+    long long max_nodes;               /* caller's cap: stop the whole count past it */
+    int line_mode, aborted, stopped, oom;
+} Ctx;
+
+static State STACK[MAXN * MAXN + 2];   /* depth <= open cells */
+
+#define DOM(s, L) ((s)->dom + (size_t)(L) * W)
+static void restrict_cell(const Ctx *cx, State *s, int r, int c, int v);
+
+static inline void copy_state(const Ctx *cx, State *dst, const State *src) {
+    int n2 = 2 * cx->n;
+    memcpy(dst->dom, src->dom, (size_t)n2 * cx->W * sizeof(uint64_t));
+    memcpy(dst->kmask, src->kmask, (size_t)n2 * sizeof(uint32_t));
+    dst->settled = src->settled;
+}
+
+/* Propagate to a fixpoint from the lines in `queue`; 0 on contradiction. */
+static int propagate(const Ctx *cx, State *s, uint32_t queue) {
+    const Tables *t = cx->t;
+    const int n = cx->n, W = cx->W;
+    const uint32_t full = t->full;
+    /* Sweep order: all queued rows, then all queued columns, and again: a line
+     * touched by many crossings is processed once per sweep. */
+    const uint32_t rowmask = (uint32_t)((1ull << n) - 1);
+    uint32_t batch = 0;
+    while (queue | batch) {
+        if (!batch) {
+            batch = (queue & rowmask) ? (queue & rowmask) : queue;
+            queue &= ~batch;
+        }
+        int L = __builtin_ctz(batch);
+        batch &= batch - 1;
+        uint64_t *d = DOM(s, L);
+        /* seen0/seen1: open positions (line-int bits) where some pattern of the domain
+         * has a 0 / a 1. A position drops out of the scan once it has seen both, so a
+         * large domain is usually settled within its first nonzero word. */
+        const uint32_t open = full & ~s->kmask[L];
+        uint32_t seen0 = 0, seen1 = 0;
+        int any = 0;
+        for (int w = 0; w < W; w++) {
+            const uint64_t x = d[w];
+            if (!x) continue;
+            any = 1;
+            uint32_t und = open & ~(seen0 & seen1);
+            if (!und) break;
+            const uint64_t *cw = t->cmT[w];
+            while (und) {
+                int bit = __builtin_ctz(und);
+                und &= und - 1;
+                if (x & cw[2 * bit]) seen0 |= 1u << bit;
+                if (x & cw[2 * bit + 1]) seen1 |= 1u << bit;
+            }
+        }
+        if (!any) return 0;
+        const uint32_t a = open & ~seen0;                /* forced to 1 */
+        uint32_t forced = a | (open & ~seen1);           /* forced to 0 or 1 */
+        s->kmask[L] |= forced;
+        const int row = L < n;
+        const int idx = row ? L : L - n;
+        const uint32_t xbit = 1u << (n - 1 - idx);
+        while (forced) {
+            int bit = __builtin_ctz(forced);
+            forced &= forced - 1;
+            int pos = n - 1 - bit;
+            int X = row ? n + pos : pos;
+            if (!(s->kmask[X] & xbit)) {
+                s->kmask[X] |= xbit;
+                const uint64_t *m = t->cm[idx][(a >> bit) & 1];
+                uint64_t *dx = DOM(s, X);
+                for (int w = 0; w < W; w++) dx[w] &= m[w];
+                if (!(batch & (1u << X))) queue |= 1u << X;
+            }
+        }
+        if (cx->distinct && s->kmask[L] == full && !(s->settled & (1u << L))) {
+            s->settled |= 1u << L;
+            int w = 0;
+            while (!d[w]) w++;
+            const uint64_t bitw = d[w];
+            const int base = row ? 0 : n;
+            for (int S = base; S < base + n; S++) {
+                if (S == L) continue;
+                uint64_t *ds = DOM(s, S);
+                if (ds[w] & bitw) {
+                    ds[w] &= ~bitw;
+                    if (!(batch & (1u << S))) queue |= 1u << S;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+static void record(Ctx *cx, const State *s) {
+    cx->count++;
+    if (cx->nsols >= cx->keep) return;
+    if (cx->nsols == cx->cap) {
+        long long nc = cx->cap ? 2 * cx->cap : 4;
+        uint16_t *p = (uint16_t *)PyMem_Realloc(cx->sols, (size_t)nc * cx->n * sizeof(uint16_t));
+        if (!p) { cx->oom = 1; return; }
+        cx->sols = p;
+        cx->cap = nc;
+    }
+    const int W = cx->W;
+    for (int r = 0; r < cx->n; r++) {
+        const uint64_t *d = DOM(s, r);
+        int w = 0;
+        while (!d[w]) w++;
+        cx->sols[cx->nsols * cx->n + r] = cx->t->pats[w * 64 + __builtin_ctzll(d[w])];
+    }
+    cx->nsols++;
+}
+
+static void restrict_cell(const Ctx *cx, State *s, int r, int c, int v) {
+    const int n = cx->n, W = cx->W;
+    uint64_t *dr = DOM(s, r), *dc = DOM(s, n + c);
+    for (int w = 0; w < W; w++) {
+        dr[w] &= cx->t->cm[c][v][w];
+        dc[w] &= cx->t->cm[r][v][w];
+    }
+    s->kmask[r] |= 1u << (n - 1 - c);
+    s->kmask[n + c] |= 1u << (n - 1 - r);
+}
+
+/* Line rule (the fallback): branch on the line with the smallest domain of size > 1
+ * (lowest index on ties), trying its patterns in ascending order. */
+static void search(Ctx *cx, int depth);
+
+static void branch_line(Ctx *cx, int depth, const int *sizes) {
+    const State *s = &STACK[depth];
+    const int n = cx->n, W = cx->W;
+    int bl = -1, best = 1 << 30;
+    for (int L = 0; L < 2 * n; L++)
+        if (sizes[L] > 1 && sizes[L] < best) { best = sizes[L]; bl = L; }
+    State *child = &STACK[depth + 1];
+    const uint64_t *d = DOM(s, bl);
+    for (int w = 0; w < W; w++) {
+        uint64_t x = d[w];
+        while (x) {
+            uint64_t bit = x & (~x + 1);
+            x ^= bit;
+            cx->nodes++;
+            copy_state(cx, child, s);
+            uint64_t *dc = DOM(child, bl);
+            memset(dc, 0, (size_t)W * sizeof(uint64_t));
+            dc[w] = bit;
+            if (propagate(cx, child, 1u << bl)) search(cx, depth + 1);
+            if (cx->count >= cx->k || cx->oom || cx->stopped || cx->aborted) return;
+            if (cx->nodes > cx->max_nodes) { cx->stopped = 1; return; }
+            if (cx->nodes > cx->limit) { cx->aborted = 1; return; }
+        }
+    }
+}
+
+/* Cell rule (tried first): branch on the open cell minimising |D_row| + |D_col|
+ * (first in row-major order on ties), value 0 then 1; abandon once nodes pass
+ * cx->limit. */
+static void branch_cell(Ctx *cx, int depth, const int *sizes) {
+    const State *s = &STACK[depth];
+    const int n = cx->n;
+    const uint32_t full = cx->t->full;
+    int br = -1, bc = -1, best = 1 << 30;
+    for (int r = 0; r < n; r++) {
+        uint32_t freeb = full & ~s->kmask[r];
+        while (freeb) {
+            int bit = 31 - __builtin_clz(freeb);       /* highest bit = leftmost open cell */
+            freeb &= ~(1u << bit);
+            int c = n - 1 - bit;
+            int sc = sizes[r] + sizes[n + c];
+            if (sc < best) { best = sc; br = r; bc = c; }
+        }
+    }
+    State *child = &STACK[depth + 1];
+    for (int v = 0; v < 2; v++) {
+        cx->nodes++;
+        copy_state(cx, child, s);
+        restrict_cell(cx, child, br, bc, v);
+        if (propagate(cx, child, (1u << br) | (1u << (n + bc)))) search(cx, depth + 1);
+        if (cx->count >= cx->k || cx->oom || cx->aborted || cx->stopped) return;
+        if (cx->nodes > cx->max_nodes) { cx->stopped = 1; return; }
+        if (cx->nodes > cx->limit) { cx->aborted = 1; return; }
+    }
+}
+
+static void search(Ctx *cx, int depth) {
+    const State *s = &STACK[depth];
+    const int n = cx->n, W = cx->W;
+    const uint32_t full = cx->t->full;
+    int sizes[MAXL], solved = 1;
+    for (int L = 0; L < 2 * n; L++) {
+        if (s->kmask[L] == full) { sizes[L] = 1; continue; }   /* every position known: one pattern */
+        const uint64_t *d = DOM(s, L);
+        int c = 0;
+        for (int w = 0; w < W; w++) c += __builtin_popcountll(d[w]);
+        sizes[L] = c;
+        solved = 0;
+    }
+    if (solved) { record(cx, s); return; }
+    if (cx->line_mode) branch_line(cx, depth, sizes);
+    else branch_cell(cx, depth, sizes);
+}
+
+/* Search plans (see the reference): a list of (rule, budget factor) attempts, each
+ * searching afresh from STACK[0] until one finishes within factor*n*n nodes
+ * (factor < 0: no budget). Counting: cell rule (16) then line rule. Backbone
+ * (finding one solution per probe): line rule (1), cell rule (32), line rule. */
+typedef struct { int len; int line[4]; long long factor[4]; } Plan;
+static const Plan PLAN_COUNT = {2, {0, 1}, {16, -1}};
+static const Plan PLAN_FIND = {3, {1, 0, 1}, {1, 32, -1}};
+
+static void run(Ctx *cx, const Plan *plan) {
+    for (int i = 0; i < plan->len; i++) {
+        cx->line_mode = plan->line[i];
+        cx->aborted = 0;
+        cx->count = 0;
+        cx->nsols = 0;
+        cx->limit = plan->factor[i] < 0 ? LLONG_MAX : cx->nodes + plan->factor[i] * cx->n * cx->n;
+        search(cx, 0);
+        if (!cx->aborted || cx->stopped) return;
+    }
+}
+
+static void init_state(const Ctx *cx, State *s, const uint32_t *vals, const uint32_t *known) {
+    const int n = cx->n, W = cx->W;
+    const Tables *t = cx->t;
+    for (int L = 0; L < 2 * n; L++) {
+        uint64_t *d = DOM(s, L);
+        for (int w = 0; w < W; w++) {
+            int lo = w * 64, hi = lo + 64 < t->P ? lo + 64 : t->P;
+            d[w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
+        }
+        s->kmask[L] = 0;
+    }
+    s->settled = 0;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++)
+            if ((known[r] >> (n - 1 - c)) & 1) restrict_cell(cx, s, r, c, (vals[r] >> (n - 1 - c)) & 1);
+}
+
+/* ---------------------------------------------------------------- Python glue */
+
+static int setup(Ctx *cx, int n, int distinct) {
+    memset(cx, 0, sizeof(*cx));
+    cx->t = checked_tables(n);
+    if (!cx->t) return -1;
+    cx->n = n;
+    cx->W = cx->t->W;
+    cx->distinct = distinct;
+    return 0;
+}
+
+static PyObject *rows_tuple(const uint16_t *rows, int n) {
+    PyObject *tup = PyTuple_New(n);
+    if (!tup) return NULL;
+    for (int r = 0; r < n; r++) PyTuple_SET_ITEM(tup, r, PyLong_FromUnsignedLong(rows[r]));
+    return tup;
+}
+
+PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"n", "vals", "known", "k", "distinct", "keep", "max_nodes", "find", NULL};
+    int n, distinct = 1, find = 0;
+    long long k = 2, keep = -1, max_nodes = -1;
+    PyObject *pv, *pk;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|LpLLp", kwlist, &n, &pv, &pk, &k, &distinct, &keep,
+                                     &max_nodes, &find))
+        return NULL;
+    Ctx cx;
+    uint32_t vals[MAXN], known[MAXN];
+    if (setup(&cx, n, distinct) < 0) return NULL;
+    if (parse_rows(pv, n, vals, "vals") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
+    cx.k = k;
+    cx.keep = keep < 0 ? k : keep;
+    cx.max_nodes = max_nodes < 0 ? LLONG_MAX : max_nodes;
+    if (k > 0) {
+        init_state(&cx, &STACK[0], vals, known);
+        cx.nodes = 1;
+        if (propagate(&cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) run(&cx, find ? &PLAN_FIND : &PLAN_COUNT);
+    }
+    if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
+    PyObject *lst = PyList_New(cx.nsols);
+    for (long long i = 0; lst && i < cx.nsols; i++) {
+        PyObject *tup = rows_tuple(cx.sols + i * n, n);
+        if (!tup) { Py_CLEAR(lst); break; }
+        PyList_SET_ITEM(lst, i, tup);
+    }
+    PyMem_Free(cx.sols);
+    if (!lst) return NULL;
+    long long c = cx.count < k ? cx.count : k;
+    if (c < 0) c = 0;
+    if (cx.stopped) c = -1;
+    return Py_BuildValue("(LNL)", c, lst, cx.nodes);
+}
+
+static State ROOT;
+
+PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"n", "vals", "known", "distinct", NULL};
+    int n, distinct = 1;
+    PyObject *pv, *pk;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|p", kwlist, &n, &pv, &pk, &distinct)) return NULL;
+    Ctx cx;
+    uint32_t vals[MAXN], known[MAXN];
+    if (setup(&cx, n, distinct) < 0) return NULL;
+    if (parse_rows(pv, n, vals, "vals") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
+    cx.k = 1;
+    cx.keep = 1;
+    cx.max_nodes = LLONG_MAX;
+    uint16_t sol[MAXN];
+    uint32_t varies[MAXN] = {0}, bv[MAXN] = {0}, bk[MAXN] = {0};
+    int none = 1;
+    init_state(&cx, &ROOT, vals, known);
+    cx.nodes = 1;
+    if (propagate(&cx, &ROOT, (uint32_t)((1ull << (2 * n)) - 1))) {
+        copy_state(&cx, &STACK[0], &ROOT);
+        run(&cx, &PLAN_FIND);
+        if (cx.nsols) none = 0;
+    }
+    if (!none) {
+        memcpy(sol, cx.sols, n * sizeof(uint16_t));
+        for (int r = 0; r < n; r++)
+            for (int c = 0; c < n; c++) {
+                uint32_t cb = 1u << (n - 1 - c);
+                if ((ROOT.kmask[r] & cb) || (varies[r] & cb)) continue;
+                int v = ((sol[r] & cb) ? 1 : 0) ^ 1;
+                cx.count = 0;
+                cx.nsols = 0;
+                cx.nodes++;
+                copy_state(&cx, &STACK[0], &ROOT);
+                restrict_cell(&cx, &STACK[0], r, c, v);
+                if (propagate(&cx, &STACK[0], (1u << r) | (1u << (n + c)))) run(&cx, &PLAN_FIND);
+                if (cx.nsols) {
+                    for (int rr = 0; rr < n; rr++) varies[rr] |= (uint32_t)(cx.sols[rr] ^ sol[rr]);
+                } else {
+                    restrict_cell(&cx, &ROOT, r, c, v ^ 1);
+                    propagate(&cx, &ROOT, (1u << r) | (1u << (n + c)));
+                }
+            }
+        for (int r = 0; r < n; r++) {
+            bk[r] = cx.t->full ^ varies[r];
+            bv[r] = sol[r] & bk[r];
+        }
+    }
+    int oom = cx.oom;
+    PyMem_Free(cx.sols);
+    if (oom) return PyErr_NoMemory();
+    PyObject *lv = PyList_New(n), *lk = PyList_New(n);
+    if (!lv || !lk) { Py_XDECREF(lv); Py_XDECREF(lk); return NULL; }
+    for (int r = 0; r < n; r++) {
+        PyList_SET_ITEM(lv, r, PyLong_FromUnsignedLong(bv[r]));
+        PyList_SET_ITEM(lk, r, PyLong_FromUnsignedLong(bk[r]));
+    }
+    return Py_BuildValue("(ONNL)", none ? Py_True : Py_False, lv, lk, cx.nodes);
+}
+

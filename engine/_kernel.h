@@ -1,0 +1,43 @@
+/* engine/_kernel.h: what the parts of the engine._kernel extension share.
+ *
+ * _kernel.c  tables of valid lines per n, row parsing, the module definition;
+ * _count.c   the line-domain counter and backbone (count_rows, backbone_rows);
+ * _ladder.c  the difficulty ladder (rate_rows).
+ */
+#ifndef ENGINE_KERNEL_H
+#define ENGINE_KERNEL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <limits.h>
+
+#define MAXN 16
+#define MAXL (2 * MAXN)
+#define MAXP 1296
+#define MAXW ((MAXP + 63) / 64)
+
+typedef struct {
+    int n, P, W;
+    uint32_t full;
+    uint16_t pats[MAXP];
+    uint64_t cm[MAXN][2][MAXW];        /* cm[i][v]: patterns with value v at position i */
+    int16_t *index;                    /* index[line int] = pattern rank, -1 if not a valid line */
+    uint64_t cmT[MAXW][2 * MAXN];      /* cmT[w][2*bit+v]: word w of the patterns with value v
+                                          at line-int bit `bit` (position n-1-bit) */
+} Tables;
+
+
+/* The tables of side n (even, 2..MAXN), built on first use; NULL when out of memory. */
+Tables *tables_for(int n);
+/* Check n (even, 2..MAXN) and fetch its tables; NULL with a Python error set otherwise. */
+const Tables *checked_tables(int n);
+/* Read n row ints of n bits from a Python sequence; -1 with ValueError/TypeError set. */
+int parse_rows(PyObject *seq, int n, uint32_t *out, const char *what);
+
+PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *py_rate_rows(PyObject *self, PyObject *args);
+
+#endif

@@ -1,0 +1,299 @@
+/* engine._kernel, part 2: the difficulty ladder (engine/ladder.py in C). */
+#include "_kernel.h"
+
+/* ================================================================ the ladder
+ * C twin of engine/ladder.py (read its docstring): same techniques, same fill
+ * semantics (a technique's fills are computed on the current state, checked for
+ * conflicts, then applied together), same scan orders, so rate_rows returns
+ * exactly what engine.ladder.rate computes in Python.
+ */
+
+/* dirty[t]: lines (bit r = row r, bit 16+c = column c) changed since technique t last
+ * looked at them (t = 0 the rule check, 1..3 = L1..L3). A line-local technique that found
+ * nothing on a line, or whose fills were all applied, finds nothing there again until
+ * the line changes (L3 also until a sibling becomes complete), so each technique only
+ * rescans dirty lines: the fills computed are the same as a full scan's, and a
+ * bifurcation trial re-examines just the two lines through its assumed cell. */
+typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; } LState;
+typedef struct { int maxlevel, bif, used3; } LLog;
+enum { S_SOLVED = 0, S_STUCK = 1, S_CONTRA = 2 };
+
+#define LINE_BIT(is_row, i) ((is_row) ? (1u << (i)) : (1u << (16 + (i))))
+
+static inline void lset(LState *s, int r, int c, int v) {
+    const int n = s->n;
+    const uint32_t full = (1u << n) - 1;
+    uint32_t rb = 1u << (n - 1 - c), cb = 1u << (n - 1 - r);
+    s->rk[r] |= rb;
+    s->ck[c] |= cb;
+    if (v) { s->rv[r] |= rb; s->cv[c] |= cb; }
+    uint32_t d = (1u << r) | (1u << (16 + c));
+    s->dirty[0] |= d; s->dirty[1] |= d; s->dirty[2] |= d; s->dirty[3] |= d;
+    if (s->rk[r] == full) s->dirty[3] |= full;           /* a new complete row: rows' L3 */
+    if (s->ck[c] == full) s->dirty[3] |= full << 16;     /* a new complete column */
+}
+
+static int lviolated(LState *s) {
+    const int n = s->n, half = n / 2;
+    const uint32_t full = (1u << n) - 1;
+    const uint32_t todo = s->dirty[0];
+    s->dirty[0] = 0;
+    for (int o = 0; o < 2; o++) {
+        const uint32_t *V = o ? s->cv : s->rv, *K = o ? s->ck : s->rk;
+        for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
+            uint32_t ones = V[i] & K[i], zeros = ~V[i] & K[i] & full;
+            if ((ones & (ones >> 1) & (ones >> 2)) || (zeros & (zeros >> 1) & (zeros >> 2))) return 1;
+            if (__builtin_popcount(ones) > half || __builtin_popcount(zeros) > half) return 1;
+            if (K[i] == full)
+                for (int j = 0; j < n; j++)
+                    if (j != i && K[j] == full && V[j] == V[i]) return 1;
+        }
+    }
+    return 0;
+}
+
+/* fills: F0/F1 are row-int masks of cells to set to 0 / 1 */
+static inline void add_fill(int n, uint32_t *F0, uint32_t *F1, int is_row, int idx, uint32_t mask, int v) {
+    if (!mask) return;
+    if (is_row) { (v ? F1 : F0)[idx] |= mask; return; }
+    while (mask) {
+        int b = __builtin_ctz(mask);
+        mask &= mask - 1;
+        (v ? F1 : F0)[n - 1 - b] |= 1u << (n - 1 - idx);
+    }
+}
+
+static void t_runs(LState *s, uint32_t *F0, uint32_t *F1) {
+    const int n = s->n;
+    const uint32_t full = (1u << n) - 1;
+    const uint32_t todo = s->dirty[1];
+    s->dirty[1] = 0;
+    for (int o = 0; o < 2; o++)
+        for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
+            uint32_t v = o ? s->cv[i] : s->rv[i], k = o ? s->ck[i] : s->rk[i];
+            uint32_t freeb = full & ~k;
+            if (!freeb) continue;
+            for (int f = 0; f < 2; f++) {
+                uint32_t x = f == 0 ? (v & k) : (~v & k & full);
+                uint32_t pair = x & (x >> 1);
+                uint32_t target = ((pair >> 1) | (pair << 2) | ((x & (x >> 2)) << 1)) & freeb;
+                add_fill(n, F0, F1, !o, i, target, f);
+            }
+        }
+}
+
+static void t_balance(LState *s, uint32_t *F0, uint32_t *F1) {
+    const int n = s->n, half = n / 2;
+    const uint32_t full = (1u << n) - 1;
+    const uint32_t todo = s->dirty[2];
+    s->dirty[2] = 0;
+    for (int o = 0; o < 2; o++)
+        for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
+            uint32_t v = o ? s->cv[i] : s->rv[i], k = o ? s->ck[i] : s->rk[i];
+            uint32_t freeb = full & ~k;
+            if (!freeb) continue;
+            if (__builtin_popcount(v & k) == half) add_fill(n, F0, F1, !o, i, freeb, 0);
+            else if (__builtin_popcount(~v & k & full) == half) add_fill(n, F0, F1, !o, i, freeb, 1);
+        }
+}
+
+/* positions (line-int bits) on which every pattern of a nonempty domain agrees, and their values */
+static void agreed(const Tables *t, const uint64_t *d, uint32_t *known, uint32_t *vals) {
+    const int n = t->n;
+    const uint32_t full = (1u << n) - 1;
+    uint32_t seen0 = 0, seen1 = 0;
+    for (int w = 0; w < t->W; w++) {
+        const uint64_t x = d[w];
+        if (!x) continue;
+        uint32_t und = full & ~(seen0 & seen1);
+        if (!und) break;
+        while (und) {
+            int bit = __builtin_ctz(und);
+            und &= und - 1;
+            if (x & t->cmT[w][2 * bit]) seen0 |= 1u << bit;
+            if (x & t->cmT[w][2 * bit + 1]) seen1 |= 1u << bit;
+        }
+    }
+    *known = full & ~(seen0 & seen1);
+    *vals = full & ~seen0;
+}
+
+static int t_unique(LState *s, const Tables *t, uint32_t *F0, uint32_t *F1) {
+    const int n = s->n, W = t->W;
+    const uint32_t full = (1u << n) - 1;
+    uint64_t dom[MAXW], red[MAXW];
+    const uint32_t todo = s->dirty[3];
+    s->dirty[3] = 0;
+    for (int o = 0; o < 2; o++) {
+        const uint32_t *V = o ? s->cv : s->rv, *K = o ? s->ck : s->rk;
+        for (int i = 0; i < n; i++) {
+            if (!(todo & LINE_BIT(!o, i))) continue;
+            const uint32_t v = V[i], k = K[i];
+            if (k == full) continue;
+            int dups[MAXN], nd = 0;
+            for (int j = 0; j < n; j++)
+                if (K[j] == full && (V[j] & k) == v && t->index[V[j]] >= 0) dups[nd++] = t->index[V[j]];
+            if (!nd) continue;
+            int any = 0;
+            for (int w = 0; w < W; w++) {
+                int lo = w * 64, hi = lo + 64 < t->P ? lo + 64 : t->P;
+                dom[w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
+            }
+            uint32_t kb = k;
+            while (kb) {
+                int b = __builtin_ctz(kb);
+                kb &= kb - 1;
+                const uint64_t *m = t->cm[n - 1 - b][(v >> b) & 1];
+                for (int w = 0; w < W; w++) dom[w] &= m[w];
+            }
+            for (int w = 0; w < W; w++) any |= dom[w] != 0;
+            if (!any) continue;
+            memcpy(red, dom, sizeof(uint64_t) * W);
+            for (int q = 0; q < nd; q++) red[dups[q] >> 6] &= ~(1ull << (dups[q] & 63));
+            any = 0;
+            for (int w = 0; w < W; w++) any |= red[w] != 0;
+            if (!any) return -1;
+            uint32_t k0, v0, k1, v1;
+            agreed(t, dom, &k0, &v0);
+            agreed(t, red, &k1, &v1);
+            uint32_t m = k1 & ~k0 & ~k;
+            add_fill(n, F0, F1, !o, i, m & ~v1, 0);
+            add_fill(n, F0, F1, !o, i, m & v1, 1);
+        }
+    }
+    return 0;
+}
+
+static int lsolve(LState *s, const Tables *t, int enabled, LLog *log);
+
+static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, uint32_t *F1) {
+    const int n = s->n;
+    const uint32_t full = (1u << n) - 1;
+    const int inner = enabled & 0x7;        /* levels 1..3 as bits 0..2 */
+    LState trial;
+    for (int r = 0; r < n; r++) {
+        uint32_t freeb = full & ~s->rk[r];
+        while (freeb) {
+            int b = 31 - __builtin_clz(freeb);   /* leftmost open cell first */
+            freeb &= ~(1u << b);
+            int c = n - 1 - b, bad[2], nb = 0;
+            for (int v = 0; v < 2; v++) {
+                trial = *s;
+                lset(&trial, r, c, v);
+                bad[v] = lsolve(&trial, t, inner, NULL) == S_CONTRA;
+                nb += bad[v];
+            }
+            if (nb == 2) return -1;
+            if (nb == 1) {
+                add_fill(n, F0, F1, 1, r, 1u << b, bad[0] ? 1 : 0);
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The standard solve; enabled has bit (level-1) set for each enabled level. */
+static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
+    const int n = s->n;
+    const uint32_t full = (1u << n) - 1;
+    for (;;) {
+        if (lviolated(s)) return S_CONTRA;
+        int done = 1;
+        for (int r = 0; r < n; r++) done &= s->rk[r] == full;
+        if (done) return S_SOLVED;
+        int progressed = 0;
+        for (int level = 1; level <= 4 && !progressed; level++) {
+            if (!(enabled & (1 << (level - 1)))) continue;
+            uint32_t F0[MAXN] = {0}, F1[MAXN] = {0};
+            int rc = 0;
+            switch (level) {
+            case 1: t_runs(s, F0, F1); break;
+            case 2: t_balance(s, F0, F1); break;
+            case 3: rc = t_unique(s, t, F0, F1); break;
+            case 4: rc = t_bifurcation(s, t, enabled, F0, F1); break;
+            }
+            if (rc < 0) return S_CONTRA;
+            uint32_t anyf = 0;
+            for (int r = 0; r < n; r++) {
+                if (F0[r] & F1[r]) return S_CONTRA;
+                anyf |= F0[r] | F1[r];
+            }
+            if (!anyf) continue;
+            for (int r = 0; r < n; r++) {
+                uint32_t m = F0[r] | F1[r];
+                while (m) {
+                    int b = __builtin_ctz(m);
+                    m &= m - 1;
+                    lset(s, r, n - 1 - b, (F1[r] >> b) & 1);
+                }
+            }
+            if (log) {
+                if (level > log->maxlevel) log->maxlevel = level;
+                if (level == 4) log->bif++;
+                if (level == 3) log->used3 = 1;
+            }
+            progressed = 1;
+        }
+        if (!progressed) return S_STUCK;
+    }
+}
+
+static void lstate_init(LState *s, int n, const uint32_t *vals, const uint32_t *known) {
+    memset(s, 0, sizeof(*s));
+    s->n = n;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++)
+            if ((known[r] >> (n - 1 - c)) & 1) lset(s, r, c, (vals[r] >> (n - 1 - c)) & 1);
+    const uint32_t all = ((1u << n) - 1) | (((1u << n) - 1) << 16);
+    for (int t = 0; t < 4; t++) s->dirty[t] = all;       /* a fresh solve looks at every line */
+}
+
+PyObject *py_rate_rows(PyObject *self, PyObject *args) {
+    int n;
+    PyObject *pv, *pk;
+    if (!PyArg_ParseTuple(args, "iOO", &n, &pv, &pk)) return NULL;
+    uint32_t vals[MAXN], known[MAXN];
+    const Tables *t = checked_tables(n);
+    if (!t) return NULL;
+    if (parse_rows(pv, n, vals, "vals") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
+    for (int r = 0; r < n; r++) vals[r] &= known[r];
+    const uint32_t full = t->full;
+    LState s;
+    lstate_init(&s, n, vals, known);
+    int open0 = 0, open1 = 0;
+    for (int r = 0; r < n; r++) open0 += __builtin_popcount(full & ~s.rk[r]);
+    LLog log = {0, 0, 0};
+    int status = lsolve(&s, t, 0xf, &log);
+    for (int r = 0; r < n; r++) open1 += __builtin_popcount(full & ~s.rk[r]);
+    int ladder, needs_u, needs_b;
+    PyObject *sol;
+    if (status == S_SOLVED) {
+        ladder = log.maxlevel;
+        needs_u = needs_b = 0;
+        if (log.used3 || log.bif) {
+            LState s2;
+            lstate_init(&s2, n, vals, known);
+            needs_u = lsolve(&s2, t, 0xf & ~4, NULL) != S_SOLVED;
+        }
+        if (log.bif) {
+            LState s3;
+            lstate_init(&s3, n, vals, known);
+            needs_b = lsolve(&s3, t, 0x7, NULL) != S_SOLVED;
+        }
+        sol = PyList_New(n);
+        if (!sol) return NULL;
+        for (int r = 0; r < n; r++) PyList_SET_ITEM(sol, r, PyLong_FromUnsignedLong(s.rv[r]));
+    } else {
+        ladder = 5;
+        needs_u = needs_b = 1;
+        sol = Py_None;
+        Py_INCREF(sol);
+    }
+    return Py_BuildValue("(iiOOONi)", ladder, log.bif, log.used3 ? Py_True : Py_False,
+                         needs_u ? Py_True : Py_False, needs_b ? Py_True : Py_False, sol, open0 - open1);
+}
+
