@@ -41,7 +41,7 @@ but slowed 16×16 thinning passes by ~15%; for backbone it cuts sparse probes ~2
 NODE (the checksum unit both implementations report): one propagation run to
 a fixpoint on a search state. The root counts 1; every branch tried, a
 (cell, value) or a (line, pattern), counts 1, whether its propagation succeeds or fails;
-nodes of an abandoned cell-rule search still count. ``backbone`` adds
+nodes of an abandoned attempt of a plan still count. ``backbone`` adds
 1 per cell-flip probe on top of the nodes of the searches it runs.
 """
 
