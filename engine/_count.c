@@ -217,13 +217,14 @@ static void search(Ctx *cx, int depth) {
     else branch_cell(cx, depth, sizes);
 }
 
-/* Search plans (see the reference): a list of (rule, budget factor) attempts, each
- * searching afresh from STACK[0] until one finishes within factor*n*n nodes
- * (factor < 0: no budget). Counting: cell rule (16) then line rule. Backbone
- * (finding one solution per probe): line rule (1), cell rule (32), line rule. */
-typedef struct { int len; int line[4]; long long factor[4]; } Plan;
-static const Plan PLAN_COUNT = {2, {0, 1}, {16, -1}};
-static const Plan PLAN_FIND = {3, {1, 0, 1}, {1, 32, -1}};
+/* Search plans (see the reference): a list of (rule, budget) attempts, each
+ * searching afresh from STACK[0] until one finishes within its budget of
+ * quarters*n*n/4 nodes (quarters < 0: no budget). Counting: cell rule (16 n^2)
+ * then line rule. Backbone probes and find=True: line rule (n^2/4), cell rule
+ * (32 n^2), line rule. */
+typedef struct { int len; int line[4]; long long quarters[4]; } Plan;
+static const Plan PLAN_COUNT = {2, {0, 1}, {64, -1}};
+static const Plan PLAN_FIND = {3, {1, 0, 1}, {1, 128, -1}};
 
 static void run(Ctx *cx, const Plan *plan) {
     for (int i = 0; i < plan->len; i++) {
@@ -231,7 +232,7 @@ static void run(Ctx *cx, const Plan *plan) {
         cx->aborted = 0;
         cx->count = 0;
         cx->nsols = 0;
-        cx->limit = plan->factor[i] < 0 ? LLONG_MAX : cx->nodes + plan->factor[i] * cx->n * cx->n;
+        cx->limit = plan->quarters[i] < 0 ? LLONG_MAX : cx->nodes + plan->quarters[i] * cx->n * cx->n / 4;
         search(cx, 0);
         if (!cx->aborted || cx->stopped) return;
     }

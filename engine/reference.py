@@ -27,16 +27,17 @@ is a solution. Otherwise branch, by one of two rules:
     restricting the line to that pattern.
 A search follows a plan: a list of (rule, budget) attempts, each searching
 afresh from the same propagated state and dropping its results if it runs
-past factor·n² nodes (the last attempt has no budget). ``count`` uses
+past its node budget (the last attempt has no budget). ``count`` uses
 PLAN_COUNT = cell rule (16·n²), then line rule; ``backbone``'s probes, which
-mostly look for one solution in sparse grids, use PLAN_FIND = line rule (n²),
-cell rule (32·n²), then line rule. The search stops once k solutions are
+in sparse grids mostly look for one solution, use PLAN_FIND = line rule
+(n²/4), cell rule (32·n²), then line rule. The search stops once k solutions are
 found. Why both rules: on minimal unique 16×16 puzzles the cell rule visits
 ~15× fewer nodes (one puzzle: 2,267 vs 61,585), but on nearly empty grids it
 can bury itself in a solution-free subtree whose duplicate lines propagation
 only sees late (2,000,000+ nodes on a 12×12 with six givens, where the line
 rule needs 21). (Measured: PLAN_FIND for counting cut sparse k=2 counts >10×
-but slowed 16×16 thinning passes by ~15%; for backbone it cuts sparse probes ~2.5×.)
+but slowed 16×16 thinning passes by ~15%; for backbone it cuts the nodes of
+sparse probes ~2.4× and costs minimal unique puzzles ~20% more: 470 -> 573 at n=16.)
 
 NODE (the checksum unit both implementations report): one propagation run to
 a fixpoint on a search state. The root counts 1; every branch tried, a
@@ -199,17 +200,17 @@ def _search(ctx: _Ctx, st) -> None:
             return
 
 
-# Search plans: (rule, budget factor) attempts, each searching afresh from the same
-# propagated state until one finishes within factor·n² nodes (None: no budget).
-PLAN_COUNT = (("cell", 16), ("line", None))             # count: proofs of uniqueness dominate
-PLAN_FIND = (("line", 1), ("cell", 32), ("line", None))  # backbone probes: mostly finding a solution
+# Search plans: (rule, budget) attempts, each searching afresh from the same propagated
+# state until one finishes within its budget of quarters·n²/4 nodes (None: no budget).
+PLAN_COUNT = (("cell", 64), ("line", None))              # 16·n², then unbounded: proofs dominate
+PLAN_FIND = (("line", 1), ("cell", 128), ("line", None))  # n²/4, 32·n²: mostly finding a solution
 
 
 def _run(ctx: _Ctx, st, plan=PLAN_COUNT) -> None:
     """Search below a propagated state by ``plan`` (see PLAN_COUNT / PLAN_FIND)."""
-    for rule, factor in plan:
+    for rule, quarters in plan:
         ctx.line_mode, ctx.aborted, ctx.count, ctx.sols = rule == "line", False, 0, []
-        ctx.limit = float("inf") if factor is None else ctx.nodes + factor * ctx.n * ctx.n
+        ctx.limit = float("inf") if quarters is None else ctx.nodes + quarters * ctx.n * ctx.n // 4
         _search(ctx, st)
         if not ctx.aborted or ctx.stopped:
             return
