@@ -4,162 +4,222 @@ Measured on cold 61×61 boards: 41 of 43 nofit squares faced a side whose known
 cells (slices of several neighbours' edges) matched no valid line at all. So
 before a candidate is taken, every side of every unplaced neighbour that
 touches square i is re-read with the candidate's edges in place, and must
-still match some valid line (``tilelib.query.matching_lines``).
+still match some valid line (``tilelib.query.matching_lines``); an n = 6
+neighbour must moreover keep a completion of its whole boundary, exactly
+(``stitcher.small``).
 
-Geometry per square (which neighbour lines touch its border, their board
-offsets, bit weights, and where each of their cells sits in the square's own
-border) is computed once and cached, so a check is two gathers, two weighted
-sums and a few cached set lookups. Splitting a square invalidates its
-neighbours' entries.
+How it is made cheap (a warm whole-board stitch runs ~5 checks per placement):
+
+- Geometry per square (``_geometry``, cached; splitting a square invalidates
+  its neighbours' entries): the neighbour lines (rows) that meet its border,
+  their board offsets and bit weights, and per row the *runs* of cells that
+  lie on square i's border as (side of i, shift, mask, shift) — the row's
+  cells from the candidate are then a few shifts of its edge ints.
+- Per square and board state (``checker``): which cells of each row are known
+  does not depend on the candidate (cells on i's border become known whatever
+  it is), so each row's mask, the value of its known cells off i's border,
+  the table "value -> valid lines matching (n, mask)" and, for an n = 6
+  neighbour, the set of its solutions' boundaries under its four masks are
+  read once (one numpy gather for all rows).
+- Per candidate: plain int arithmetic and dict/set lookups, no numpy.
+
+The score is the same function of (board, square, edges) as the one-candidate
+numpy rule it replaced (commit 7f22a9d and before), so placements do not change.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
-from stitcher.board import Board, line_table, pow2
-from stitcher.small import EXACT_N, feasible
-from tilelib.query import matching_lines
+from stitcher.board import Board
+from stitcher.small import EXACT_N, solutions_edges
+from tilelib.rules import valid_lines
 
 PAD = 16
+NONE_AFFECTED = 1 << 30   # score when no unplaced neighbour side touches the square
 
 
-@lru_cache(maxsize=8)
-def border_positions(n: int) -> np.ndarray:
-    """n×n: index of each border cell in the raveled (top, right, bottom, left) border lines
-    (first occurrence, so a corner maps into top or bottom), -1 inside."""
-    pm = np.full((n, n), -1, dtype=np.int64)
-    i = np.arange(n)
-    cells = [(np.zeros(n, int), i), (i, np.full(n, n - 1)), (np.full(n, n - 1), i), (i, np.zeros(n, int))]
-    for side in (3, 2, 1, 0):   # later writes win: top first, as the raveled order meets them
-        r, c = cells[side]
-        pm[r, c] = side * n + i
-    return pm
+@lru_cache(maxsize=1)
+def _pow2_pad() -> np.ndarray:
+    """(PAD + 1, PAD) int64: row nj holds the MSB-first weights of an nj-cell line, 0 beyond."""
+    out = np.zeros((PAD + 1, PAD), dtype=np.int64)
+    for nj in range(1, PAD + 1):
+        out[nj, :nj] = 1 << np.arange(nj - 1, -1, -1)
+    return out
+
+
+@lru_cache(maxsize=4)
+def _offsets(G: int) -> np.ndarray:
+    """(2 * (PAD + 1), PAD) int64: row 2·nj + v holds the board offsets of an nj-cell line from its
+    first cell (v = 0: horizontal, 1: vertical), padded by repeating the last cell."""
+    out = np.zeros((2 * (PAD + 1), PAD), dtype=np.int64)
+    k = np.arange(PAD)
+    for nj in range(1, PAD + 1):
+        out[2 * nj] = np.minimum(k, nj - 1)
+        out[2 * nj + 1] = np.minimum(k, nj - 1) * G
+    return out
+
+
+@lru_cache(maxsize=None)
+def line_counts(n: int, mask: int) -> dict[int, int]:
+    """value -> how many valid n-cell lines v have ``v & mask == value`` (absent: none)."""
+    out: dict[int, int] = {}
+    for v in valid_lines(n):
+        k = v & mask
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+@lru_cache(maxsize=4096)
+def boundary_keys(n: int, masks: tuple[int, int, int, int]) -> frozenset:
+    """Packed boundaries ``(e0&m0) << 3n | (e1&m1) << 2n | (e2&m2) << n | (e3&m3)`` of every valid
+    n×n grid (n in EXACT_N): a constraint with these masks is feasible iff its packed values are
+    among them (``small.feasible``, as a set)."""
+    E = solutions_edges(n)
+    k = np.zeros(len(E), dtype=np.int64)
+    for s in range(4):
+        k = (k << n) | (E[:, s] & masks[s])
+    return frozenset(np.unique(k).tolist())
+
+
+class _Geo:
+    """Rows of one square's geometry; see ``ForwardCheck._geometry``."""
+
+    __slots__ = ("js", "ns", "hit", "runs", "idx", "W", "IM", "small", "among")
+
+    def __init__(self, js, ns, hit, runs, idx, W, IM, small, among):
+        self.js, self.ns, self.hit, self.runs = js, ns, hit, runs
+        self.idx, self.W, self.IM, self.small, self.among = idx, W, IM, small, among
 
 
 class ForwardCheck:
     def __init__(self, board: Board, squares: list, adj: list, placements: list, children: dict) -> None:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
-        self._geo: dict[int, tuple] = {}
-        self._ext: dict[tuple[int, int, int], int] = {}
-        self._feas: dict[tuple, bool] = {}
+        self._geo: dict[int, _Geo] = {}   # square -> rows for the neighbours open when built
 
     def forget(self, i: int) -> None:
         self._geo.pop(i, None)
 
-    def _geometry(self, i: int) -> tuple:
-        """Rows (neighbour j, side) whose line meets square i's border, by interval arithmetic:
-        a line along i's first/last row (column) shares a run of cells with it; a line crossing
-        i's window shares at most the two cells on i's left/right (top/bottom) border."""
+    def _geometry(self, i: int, among: list[int]) -> _Geo:
+        """Rows (neighbour j in ``among``, side) whose line meets square i's border, by interval
+        arithmetic: a line along i's first/last row (column) shares a run of cells with it (read
+        from that side of i, corners included); a line crossing i's window shares at most the two
+        cells on i's left/right (top/bottom) border. Every side of an n = 6 neighbour with such a
+        row is a row too (its whole boundary is tested); ``hit`` says which rows meet the border.
+        Per row, ``runs`` = (side of i, source shift, run mask, destination shift): the row's
+        cells on i's border are ``((edges[side] >> source shift) & run mask) << destination shift``."""
         G = self.board.G
-        x, y, s = self.squares[i]
-        n = s + 1
-        x1, y1 = x + n - 1, y + n - 1
-        js, ns, rows = [], [], []
-        for j in self.adj[i]:
-            xj, yj, sj = self.squares[j]
+        squares = self.squares
+        x, y, s = squares[i]
+        x1, y1 = x + s, y + s
+        js, ns, hit, runs, starts, kinds, ims, small = [], [], [], [], [], [], [], {}
+        for j in among:
+            xj, yj, sj = squares[j]
             nj = sj + 1
-            for side in range(4):
-                hits = []   # (position k along j's line, position in i's border)
-                if side in (0, 2):                       # horizontal line: row R, columns xj..xj+nj-1
-                    R = yj if side == 0 else yj + nj - 1
-                    if not y <= R <= y1:
-                        continue
-                    if R == y or R == y1:
-                        lo, hi = max(xj, x), min(xj + nj - 1, x1)
-                        base = 0 if R == y else 2 * n
-                        hits = [(c - xj, base + c - x) for c in range(lo, hi + 1)]
-                    else:
-                        hits = [(c - xj, off) for c, off in ((x, 3 * n + R - y), (x1, n + R - y))
-                                if xj <= c <= xj + nj - 1]
-                    start, step = R * G + xj, 1
-                else:                                    # vertical line: column C, rows yj..yj+nj-1
-                    C = xj + nj - 1 if side == 1 else xj
-                    if not x <= C <= x1:
-                        continue
-                    if C == x or C == x1:
-                        lo, hi = max(yj, y), min(yj + nj - 1, y1)
-                        base = 3 * n if C == x else n
-                        hits = [(r - yj, base + r - y) for r in range(lo, hi + 1)]
-                    else:
-                        hits = [(r - yj, off) for r, off in ((y, C - x), (y1, 2 * n + C - x))
-                                if yj <= r <= yj + nj - 1]
-                    start, step = yj * G + C, G
-                if hits:
-                    js.append(j)
-                    ns.append(nj)
-                    rows.append((start, step, nj, hits))
+            xe, ye = xj + sj, yj + sj
+            rows = []   # (side, run tuple) for sides meeting i's border
+            for side, R in ((0, yj), (2, ye)):           # horizontal lines: row R, columns xj..xe
+                if y < R < y1:
+                    rr = tuple((si, y1 - R, 1, xe - c) for c, si in ((x, 3), (x1, 1)) if xj <= c <= xe)
+                    if rr:
+                        rows.append((side, rr))
+                elif R == y or R == y1:
+                    lo, hi = max(xj, x), min(xe, x1)
+                    if lo <= hi:
+                        rows.append((side, ((0 if R == y else 2, x1 - hi, (1 << (hi - lo + 1)) - 1, xe - hi),)))
+            for side, C in ((1, xe), (3, xj)):           # vertical lines: column C, rows yj..ye
+                if x < C < x1:
+                    rr = tuple((si, x1 - C, 1, ye - r) for r, si in ((y, 0), (y1, 2)) if yj <= r <= ye)
+                    if rr:
+                        rows.append((side, rr))
+                elif C == x or C == x1:
+                    lo, hi = max(yj, y), min(ye, y1)
+                    if lo <= hi:
+                        rows.append((side, ((3 if C == x else 1, y1 - hi, (1 << (hi - lo + 1)) - 1, ye - hi),)))
+            if not rows:
+                continue
+            if nj in EXACT_N:
+                got = dict(rows)
+                rows = [(side, got.get(side, ())) for side in range(4)]
+                small[j] = list(range(len(js), len(js) + 4))
+            for side, rr in rows:
+                js.append(j)
+                ns.append(nj)
+                hit.append(bool(rr))
+                runs.append(rr)
+                starts.append(yj * G + xj if side in (0, 3) else (yj * G + xe if side == 1 else ye * G + xj))
+                kinds.append(2 * nj + (side & 1))
+                ims.append(sum(m << d for (_s, _ss, m, d) in rr))
         if not js:
-            return (n, js, ns, None, None, None, None)
-        L = len(js)
-        idx = np.empty((L, PAD), dtype=np.int64)
-        W = np.zeros((L, PAD), dtype=np.int64)
-        bpos = np.full((L, PAD), -1, dtype=np.int64)
-        ar = np.arange(PAD, dtype=np.int64)
-        for r, (start, step, nj, hits) in enumerate(rows):
-            idx[r] = start + step * np.minimum(ar, nj - 1)
-            W[r, :nj] = pow2(nj)
-            for k, p in hits:
-                bpos[r, k] = p
-        inb = bpos >= 0
-        return (n, js, ns, idx, W, np.where(inb, bpos, 0), inb)
+            return _Geo([], [], [], [], None, None, None, {}, frozenset(among))
+        idx = np.array(starts, dtype=np.int64)[:, None] + _offsets(G)[kinds]
+        return _Geo(js, ns, hit, runs, idx, _pow2_pad()[ns], np.array(ims, dtype=np.int64), small,
+                    frozenset(among))
 
-    def extendable(self, n: int, mask: int, value: int) -> int:
-        """How many valid n-cell lines match the known cells (cached)."""
-        key = (n, mask, value)
-        v = self._ext.get(key)
-        if v is None:
-            v = self._ext[key] = len(matching_lines(n, mask, value))
-        return v
+    def checker(self, i: int) -> Callable[[tuple], int]:
+        """``score`` for square i against the board as it is now (valid until the board changes)."""
+        placements, children = self.placements, self.children
+        open_ = [j for j in self.adj[i] if placements[j] is None and j not in children]
+        if not open_:
+            return _none_affected
+        g = self._geo.get(i)
+        if g is None or not g.among.issuperset(open_):
+            # rows only for the neighbours still open: placed ones never count again unless a
+            # repair takes them off, and then this entry no longer covers them and is rebuilt
+            g = self._geo[i] = self._geometry(i, open_)
+        js, hit = g.js, g.hit
+        rows = [r for r, j in enumerate(js) if hit[r] and placements[j] is None and j not in children]
+        if not rows:
+            return _none_affected
+        kb = self.board._k[g.idx]
+        known = (kb * g.W).sum(1)
+        vals = ((self.board._v[g.idx] & kb) * g.W).sum(1)
+        masks = (known | g.IM).tolist()
+        base = (vals & ~g.IM).tolist()
+        ns, runs = g.ns, g.runs
+        line = [(r, base[r], runs[r], line_counts(ns[r], masks[r])) for r in rows]
+        small = []
+        for j in sorted({js[r] for r in rows if ns[r] in EXACT_N}):
+            sr = g.small[j]
+            nj = ns[sr[0]]
+            small.append((nj, [(base[r], runs[r]) for r in sr], boundary_keys(nj, tuple(masks[r] for r in sr))))
+
+        def score(edges) -> int:
+            best = NONE_AFFECTED
+            for _r, v, rr, counts in line:
+                for side, ss, m, d in rr:
+                    v |= ((edges[side] >> ss) & m) << d
+                k = counts.get(v, 0)
+                if k == 0:
+                    return 0
+                if k < best:
+                    best = k
+            for nj, parts, keys in small:
+                key = 0
+                for v, rr in parts:
+                    for side, ss, m, d in rr:
+                        v |= ((edges[side] >> ss) & m) << d
+                    key = (key << nj) | v
+                if key not in keys:
+                    return 0
+            return best
+
+        return score
 
     def ok(self, i: int, edges) -> bool:
         """True if no unplaced neighbour of square i is left with a side no valid line completes."""
         return self.score(i, edges) > 0
 
     def score(self, i: int, edges) -> int:
-        """0 if some unplaced neighbour side of square i can no longer be completed to a valid line,
-        else the fewest valid lines any such side still matches (more is safer; 1 << 30 if none)."""
-        g = self._geo.get(i)
-        if g is None:
-            g = self._geo[i] = self._geometry(i)
-        n, js, ns, idx, W, bpos, inb = g
-        active = [r for r, j in enumerate(js) if self.placements[j] is None and j not in self.children]
-        if not active:
-            return 1 << 30
-        cells = line_table(n)[np.asarray(edges, dtype=np.int64)].ravel()
-        K = np.where(inb, 1, self.board._k[idx])
-        V = np.where(inb, cells[bpos], self.board._v[idx]) & K
-        masks = (K * W).sum(1).tolist()
-        vals = (V * W).sum(1).tolist()
-        best = 1 << 30
-        for r in active:
-            if masks[r]:
-                k = self.extendable(ns[r], masks[r], vals[r])
-                if k == 0:
-                    return 0
-                best = min(best, k)
-        small = {js[r] for r in active if ns[r] in EXACT_N}
-        if small and not self._small_ok(i, n, edges, small):
-            return 0
-        return best
+        """0 if some unplaced neighbour side of square i can no longer be completed to a valid line
+        (or an n = 6 neighbour's boundary to a valid grid), else the fewest valid lines any such side
+        still matches (more is safer; NONE_AFFECTED if no such side)."""
+        return self.checker(i)(tuple(int(e) for e in edges))
 
-    def _small_ok(self, i: int, n: int, edges, small: set) -> bool:
-        """Exact test for n = 6 neighbours: their whole boundary must still have a completion."""
-        x, y, _s = self.squares[i]
-        saved = self.board.push(x, y, n, edges)
-        try:
-            for j in sorted(small):
-                xj, yj, sj = self.squares[j]
-                c = self.board.constraint(xj, yj, sj + 1)
-                key = c.key()
-                ok = self._feas.get(key)
-                if ok is None:
-                    ok = self._feas[key] = feasible(c)
-                if not ok:
-                    return False
-            return True
-        finally:
-            self.board.pop(saved)
+
+def _none_affected(_edges) -> int:
+    return NONE_AFFECTED

@@ -155,8 +155,7 @@ class _Run:
         c = self.board.constraint(x, y, n)
         keys, pins = self.index.lookup(c, i == self.seed)
         got = choose(keys, pins, self.known[i], self.place_stream,
-                     check=(lambda key: self.fcheck.score(i, self.index.decode(n, key)[2])) if self.lookahead else None,
-                     best_of=BEST_OF)
+                     check=self._checker(i, n) if self.lookahead else None, best_of=BEST_OF)
         if got is None:
             return False, c
         if not got[2]:
@@ -179,6 +178,18 @@ class _Run:
         if got[1]:
             self.st.bump(n, "preferred")
         return True, c
+
+    def _checker(self, i: int, n: int):
+        """key -> forward-check score for square i; the per-square setup runs at the first call."""
+        score = None
+
+        def check(key) -> int:
+            nonlocal score
+            if score is None:
+                score = self.fcheck.checker(i)
+            return score(self.index.decode(n, key)[2])
+
+        return check
 
     def harmless(self, i: int, edges) -> bool:
         """Forward check (``check.ForwardCheck``): with these edges on square i, every side of every
