@@ -124,18 +124,20 @@ class ForwardCheck:
             rows = []   # (side, run tuple) for sides meeting i's border
             for side, R in ((0, yj), (2, ye)):           # horizontal lines: row R, columns xj..xe
                 if y < R < y1:
-                    rr = tuple((si, y1 - R, 1, xe - c) for c, si in ((x, 3), (x1, 1)) if xj <= c <= xe)
-                    if rr:
-                        rows.append((side, rr))
+                    a, b = xj <= x <= xe, xj <= x1 <= xe
+                    if a or b:
+                        rr = ((3, y1 - R, 1, xe - x),) if a else ()
+                        rows.append((side, rr + ((1, y1 - R, 1, xe - x1),) if b else rr))
                 elif R == y or R == y1:
                     lo, hi = max(xj, x), min(xe, x1)
                     if lo <= hi:
                         rows.append((side, ((0 if R == y else 2, x1 - hi, (1 << (hi - lo + 1)) - 1, xe - hi),)))
             for side, C in ((1, xe), (3, xj)):           # vertical lines: column C, rows yj..ye
                 if x < C < x1:
-                    rr = tuple((si, x1 - C, 1, ye - r) for r, si in ((y, 0), (y1, 2)) if yj <= r <= ye)
-                    if rr:
-                        rows.append((side, rr))
+                    a, b = yj <= y <= ye, yj <= y1 <= ye
+                    if a or b:
+                        rr = ((0, x1 - C, 1, ye - y),) if a else ()
+                        rows.append((side, rr + ((2, x1 - C, 1, ye - y1),) if b else rr))
                 elif C == x or C == x1:
                     lo, hi = max(yj, y), min(ye, y1)
                     if lo <= hi:
@@ -153,7 +155,10 @@ class ForwardCheck:
                 runs.append(rr)
                 starts.append(yj * G + xj if side in (0, 3) else (yj * G + xe if side == 1 else ye * G + xj))
                 kinds.append(2 * nj + (side & 1))
-                ims.append(sum(m << d for (_s, _ss, m, d) in rr))
+                im = 0
+                for _s, _ss, m, d in rr:
+                    im |= m << d
+                ims.append(im)
         if not js:
             return _Geo([], [], [], [], None, None, None, {}, frozenset(among))
         idx = np.array(starts, dtype=np.int64)[:, None] + _offsets(G)[kinds]
