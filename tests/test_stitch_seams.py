@@ -8,6 +8,7 @@ shared by the module (the first stitch of each size starts almost cold).
 
 from __future__ import annotations
 
+import importlib
 import shutil
 
 import numpy as np
@@ -131,3 +132,132 @@ def test_no_seam_conflict_at_301_without_drain(shared_lib, name):
     _board, shared = rebuild(res, shared_lib)
     assert shared > 1000
     assert res.stats.total("hits_first") > 0
+
+
+# ---------------------------------------------------------------- pinned behaviour (speed changes)
+
+PIN_P = 35
+# sha256 of the placements, final packings and misses rows of ``pinned_stitches`` as the stitcher
+# of commit 7f22a9d (before the forward check was made fast) produced them. A speed change must
+# leave this unchanged; a deliberate behaviour change re-pins it and says why in its commit.
+PIN_DIGEST = "667d77fb767e7487377c4bf4dbc6d9a0c788a5ebc4951e6f1d155f7695d5a108"
+PIN_COUNTS = [(36, 28, 12, 0, 7), (37, 28, 11, 0, 8)]   # placements, hits 1st, fallbacks, unchecked, misses
+
+
+def pin_packing() -> Packing:
+    """By hand (no packer in the loop): 5-squares (n = 6) in x < 20, two columns of 7-squares
+    (n = 8) in 20 <= x < 34, a zone column at x = 34."""
+    sq = [(x, y, 5) for y in range(0, 35, 5) for x in range(0, 20, 5)]
+    sq += [(x, y, 7) for y in range(0, 35, 7) for x in (20, 27)]
+    return Packing(P=PIN_P, squares=tuple(sq), zones=(((34, 0, 1, 35),),), seed_tile=9, name="pin")
+
+
+def pin_library(path) -> Library:
+    """A warm library without CP-SAT: every 23rd valid 6×6 grid in enumeration order, all cells
+    given (m = 1); no n = 8 tile, so the 7-squares miss and fall back."""
+    from support import all_grids
+    from tilelib.tile import Tile
+
+    lib = Library.create(path)
+    for g in all_grids(6)[::23]:
+        lib.insert(Tile.from_grids(g, np.ones_like(g)))
+    lib.conn.commit()
+    return lib
+
+
+def pinned_stitches(lib) -> tuple[list, list]:
+    """Two drain-off stitches of the pin packing (BFS order and big-first order, two seeds)."""
+    packing = pin_packing()
+    validate_packing(packing, PIN_P)
+    parts, counts = [], []
+    for seed, order in ((b"\x07" * 32, "packer"), (b"\x08" * 32, "big")):
+        res = stitch(packing, lib, Stream(seed, "stitch"), drain=False, order=order)
+        validate_packing(res.packing, PIN_P)
+        rebuild(res, lib)
+        misses = lib.conn.execute(
+            "SELECT n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask, packing, "
+            "count, nofit, tile FROM misses ORDER BY id").fetchall()
+        parts.append([[list(p) for p in res.placements], res.packing.to_json(), [list(m) for m in misses]])
+        counts.append((len(res.placements), res.stats.total("hits_first"), res.stats.total("fallbacks"),
+                       res.stats.total("unchecked"), len(misses)))
+    return parts, counts
+
+
+def test_pinned_placements_of_a_small_warm_case(tmp_path):
+    """Placements, packing and misses of a fixed warm case are exactly those pinned above."""
+    import hashlib
+    import json
+
+    with pin_library(tmp_path / "pin.sqlite") as lib:
+        parts, counts = pinned_stitches(lib)
+    assert counts == PIN_COUNTS
+    assert hashlib.sha256(json.dumps(parts).encode()).hexdigest() == PIN_DIGEST
+
+
+def test_pinned_case_depends_on_the_forward_check(tmp_path):
+    """The pin can fail: without the forward check the same case places differently."""
+    packing = pin_packing()
+    with pin_library(tmp_path / "pin.sqlite") as lib:
+        a = stitch(packing, lib, Stream(b"\x07" * 32, "stitch"), drain=False)
+        b = stitch(packing, lib, Stream(b"\x07" * 32, "stitch"), drain=False, lookahead=False)
+    assert a.placements != b.placements
+
+
+def reference_score(run, i: int, edges) -> int:
+    """The forward check from its definition, by brute force over board cells: write the edges on
+    square i, re-read every open neighbour's constraint from the board; each side of it sharing a
+    cell with i's border must match some valid line (score = fewest matches), and an n = 6
+    neighbour's whole boundary must have a completion (``small.feasible``)."""
+    from stitcher.small import EXACT_N, feasible
+    from tilelib.query import matching_lines
+
+    x, y, s = run.squares[i]
+    n = s + 1
+    border = ({(y, x + k) for k in range(n)} | {(y + n - 1, x + k) for k in range(n)}
+              | {(y + k, x) for k in range(n)} | {(y + k, x + n - 1) for k in range(n)})
+    saved = run.board.push(x, y, n, edges)
+    try:
+        best, small = 1 << 30, []
+        for j in run.adj[i]:
+            if run.placements[j] is not None or j in run.children:
+                continue
+            xj, yj, sj = run.squares[j]
+            nj = sj + 1
+            c = run.board.constraint(xj, yj, nj)
+            sides = ({(yj, xj + k) for k in range(nj)}, {(yj + k, xj + nj - 1) for k in range(nj)},
+                     {(yj + nj - 1, xj + k) for k in range(nj)}, {(yj + k, xj) for k in range(nj)})
+            touched = [sd for sd in range(4) if sides[sd] & border]
+            for sd in touched:
+                k = len(matching_lines(nj, c.masks[sd], c.values[sd]))
+                if k == 0:
+                    return 0
+                best = min(best, k)
+            if touched and nj in EXACT_N:
+                small.append(c)
+        return best if all(feasible(c) for c in small) else 0
+    finally:
+        run.board.pop(saved)
+
+
+def test_forward_check_scores_equal_the_brute_force_definition(tmp_path, monkeypatch):
+    """Every score the stitcher computes on the pin case (both orders) equals ``reference_score``;
+    some candidates fail and some pass, so both outcomes are compared."""
+    stitch_mod = importlib.import_module("stitcher.stitch")
+    seen = []
+    real = stitch_mod._Run._checker
+
+    def checking(self, i, n):
+        check = real(self, i, n)
+
+        def wrapped(key):
+            got = check(key)
+            edges = self.index.decode(n, key)[2]
+            seen.append(got)
+            assert got == reference_score(self, i, edges), (i, edges)
+            return got
+        return wrapped
+
+    monkeypatch.setattr(stitch_mod._Run, "_checker", checking)
+    with pin_library(tmp_path / "pin.sqlite") as lib:
+        pinned_stitches(lib)
+    assert sum(1 for v in seen if v == 0) > 10 and sum(1 for v in seen if v > 0) > 10
