@@ -22,6 +22,7 @@ import numpy as np
 from tilelib.rng import Stream
 
 TRIES = 16
+SMALL = 64   # up to this many candidates, the pools are built as Python lists (same order)
 
 
 def draws(pool: np.ndarray, stream: Stream, limit: int):
@@ -44,10 +45,15 @@ def choose(keys, pins: np.ndarray, known: int, stream: Stream,
     """
     if len(keys) == 0:
         return None
-    bit = (pins >> known) & 1
+    if len(keys) <= SMALL:     # plain lists: a few numpy calls cost more than the loop
+        pinned = [(p >> known) & 1 for p in pins.tolist()]
+        pools = ([k for k, b in enumerate(pinned) if b], [k for k, b in enumerate(pinned) if not b])
+    else:
+        bit = (pins >> known) & 1
+        pools = (np.flatnonzero(bit), np.flatnonzero(bit == 0))
     first = None
     budget = tries
-    for pool, preferred in ((np.flatnonzero(bit), True), (np.flatnonzero(bit == 0), False)):
+    for pool, preferred in zip(pools, (True, False)):
         if budget <= 0 or len(pool) == 0:
             continue
         best, best_score, passed = None, 0, 0
