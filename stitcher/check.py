@@ -11,7 +11,8 @@ neighbour must moreover keep a completion of its whole boundary, exactly
 How it is made cheap (a warm whole-board stitch runs ~5 checks per placement):
 
 - Geometry per square (``_geometry``, cached; splitting a square invalidates
-  its neighbours' entries): the neighbour lines (rows) that meet its border,
+  its neighbours' entries; per neighbour from ``pair_rows``, cached by relative
+  placement and sizes): the neighbour lines (rows) that meet its border,
   their board offsets and bit weights, and per row the *runs* of cells that
   lie on square i's border as (side of i, shift, mask, shift) — the row's
   cells from the candidate are then a few shifts of its edge ints.
@@ -85,6 +86,57 @@ def boundary_keys(n: int, masks: tuple[int, int, int, int]) -> frozenset:
     return frozenset(np.unique(k).tolist())
 
 
+def pair_rows(dx: int, dy: int, sj: int, s: int, G: int) -> tuple:
+    """The rows a neighbour square (dx, dy, sj) — relative to square (0, 0, s) — gives that square's
+    forward check: ((meets the border?, runs, board offset of the line's first cell relative to
+    the square's, line kind 2·nj + vertical, in-border mask), ...), empty if no side meets.
+
+    By interval arithmetic: a line along the square's first/last row (column) shares a run of
+    cells with its border (read from that side, corners included); a line crossing the window
+    shares at most the two cells on its left/right (top/bottom) border. An n = 6 neighbour with
+    such a row gives all four sides (its whole boundary is tested). ``runs`` = (side of the
+    square, source shift, run mask, destination shift): the line's cells on the border are
+    ``((edges[side] >> source shift) & run mask) << destination shift``."""
+    x = y = 0
+    x1 = y1 = s
+    xj, yj, nj = dx, dy, sj + 1
+    xe, ye = xj + sj, yj + sj
+    rows = []   # (side, run tuple) for sides meeting the border
+    for side, R in ((0, yj), (2, ye)):           # horizontal lines: row R, columns xj..xe
+        if y < R < y1:
+            a, b = xj <= x <= xe, xj <= x1 <= xe
+            if a or b:
+                rr = ((3, y1 - R, 1, xe - x),) if a else ()
+                rows.append((side, rr + ((1, y1 - R, 1, xe - x1),) if b else rr))
+        elif R == y or R == y1:
+            lo, hi = max(xj, x), min(xe, x1)
+            if lo <= hi:
+                rows.append((side, ((0 if R == y else 2, x1 - hi, (1 << (hi - lo + 1)) - 1, xe - hi),)))
+    for side, C in ((1, xe), (3, xj)):           # vertical lines: column C, rows yj..ye
+        if x < C < x1:
+            a, b = yj <= y <= ye, yj <= y1 <= ye
+            if a or b:
+                rr = ((0, x1 - C, 1, ye - y),) if a else ()
+                rows.append((side, rr + ((2, x1 - C, 1, ye - y1),) if b else rr))
+        elif C == x or C == x1:
+            lo, hi = max(yj, y), min(ye, y1)
+            if lo <= hi:
+                rows.append((side, ((3 if C == x else 1, y1 - hi, (1 << (hi - lo + 1)) - 1, ye - hi),)))
+    if not rows:
+        return ()
+    if nj in EXACT_N:
+        got = dict(rows)
+        rows = [(side, got.get(side, ())) for side in range(4)]
+    out = []
+    for side, rr in rows:
+        im = 0
+        for _s, _ss, m, d in rr:
+            im |= m << d
+        rel = yj * G + xj if side in (0, 3) else (yj * G + xe if side == 1 else ye * G + xj)
+        out.append((bool(rr), rr, rel, 2 * nj + (side & 1), im))
+    return tuple(out)
+
+
 class _Geo:
     """Rows of one square's geometry; see ``ForwardCheck._geometry``."""
 
@@ -100,64 +152,37 @@ class ForwardCheck:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
         self._geo: dict[int, _Geo] = {}   # square -> rows for the neighbours open when built
+        self._tmpl: dict[tuple, tuple] = {}   # (dx, dy, sj, s) -> pair_rows
 
     def forget(self, i: int) -> None:
         self._geo.pop(i, None)
 
     def _geometry(self, i: int, among: list[int]) -> _Geo:
-        """Rows (neighbour j in ``among``, side) whose line meets square i's border, by interval
-        arithmetic: a line along i's first/last row (column) shares a run of cells with it (read
-        from that side of i, corners included); a line crossing i's window shares at most the two
-        cells on i's left/right (top/bottom) border. Every side of an n = 6 neighbour with such a
-        row is a row too (its whole boundary is tested); ``hit`` says which rows meet the border.
-        Per row, ``runs`` = (side of i, source shift, run mask, destination shift): the row's
-        cells on i's border are ``((edges[side] >> source shift) & run mask) << destination shift``."""
+        """Rows (neighbour j in ``among``, side) whose line meets square i's border (``pair_rows``,
+        cached by the pair's relative placement and sizes), with their board offsets and weights."""
         G = self.board.G
-        squares = self.squares
+        squares, tmpl = self.squares, self._tmpl
         x, y, s = squares[i]
-        x1, y1 = x + s, y + s
+        origin = y * G + x
         js, ns, hit, runs, starts, kinds, ims, small = [], [], [], [], [], [], [], {}
         for j in among:
             xj, yj, sj = squares[j]
-            nj = sj + 1
-            xe, ye = xj + sj, yj + sj
-            rows = []   # (side, run tuple) for sides meeting i's border
-            for side, R in ((0, yj), (2, ye)):           # horizontal lines: row R, columns xj..xe
-                if y < R < y1:
-                    a, b = xj <= x <= xe, xj <= x1 <= xe
-                    if a or b:
-                        rr = ((3, y1 - R, 1, xe - x),) if a else ()
-                        rows.append((side, rr + ((1, y1 - R, 1, xe - x1),) if b else rr))
-                elif R == y or R == y1:
-                    lo, hi = max(xj, x), min(xe, x1)
-                    if lo <= hi:
-                        rows.append((side, ((0 if R == y else 2, x1 - hi, (1 << (hi - lo + 1)) - 1, xe - hi),)))
-            for side, C in ((1, xe), (3, xj)):           # vertical lines: column C, rows yj..ye
-                if x < C < x1:
-                    a, b = yj <= y <= ye, yj <= y1 <= ye
-                    if a or b:
-                        rr = ((0, x1 - C, 1, ye - y),) if a else ()
-                        rows.append((side, rr + ((2, x1 - C, 1, ye - y1),) if b else rr))
-                elif C == x or C == x1:
-                    lo, hi = max(yj, y), min(ye, y1)
-                    if lo <= hi:
-                        rows.append((side, ((3 if C == x else 1, y1 - hi, (1 << (hi - lo + 1)) - 1, ye - hi),)))
-            if not rows:
+            key = (xj - x, yj - y, sj, s)
+            t = tmpl.get(key)
+            if t is None:
+                t = tmpl[key] = pair_rows(xj - x, yj - y, sj, s, G)
+            if not t:
                 continue
+            nj = sj + 1
             if nj in EXACT_N:
-                got = dict(rows)
-                rows = [(side, got.get(side, ())) for side in range(4)]
                 small[j] = list(range(len(js), len(js) + 4))
-            for side, rr in rows:
+            for h, rr, rel, kind, im in t:
                 js.append(j)
                 ns.append(nj)
-                hit.append(bool(rr))
+                hit.append(h)
                 runs.append(rr)
-                starts.append(yj * G + xj if side in (0, 3) else (yj * G + xe if side == 1 else ye * G + xj))
-                kinds.append(2 * nj + (side & 1))
-                im = 0
-                for _s, _ss, m, d in rr:
-                    im |= m << d
+                starts.append(origin + rel)
+                kinds.append(kind)
                 ims.append(im)
         if not js:
             return _Geo([], [], [], [], None, None, None, {}, frozenset(among))
