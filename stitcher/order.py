@@ -62,8 +62,8 @@ def adjacency(packing: Packing, own: np.ndarray) -> list[list[int]]:
     """Sorted neighbour ids of every square (windows sharing at least one cell)."""
     adj = []
     for i, (x, y, s) in enumerate(packing.squares):
-        ids = np.unique(np.concatenate(ring(own, x, y, s)))
-        adj.append([int(j) for j in ids if j >= 0 and j != i])
+        ids = sorted(set(np.concatenate(ring(own, x, y, s)).tolist()))
+        adj.append([j for j in ids if j >= 0 and j != i])
     return adj
 
 
@@ -98,7 +98,7 @@ def side_known(own: np.ndarray, dist: list[int], square: tuple[int, int, int], d
         if strip is None:
             continue
         ok = True
-        for j in np.unique(strip).tolist():
+        for j in set(strip.tolist()):   # order is irrelevant: every owner must qualify
             if j == ZONE:
                 continue
             if j < 0 or dist[j] >= d:
