@@ -12,7 +12,7 @@ How it is made cheap (a warm whole-board stitch runs ~5 checks per placement):
 
 - Geometry per square (``_geometry``, cached; splitting a square invalidates
   its neighbours' entries; per neighbour from ``pair_rows``, cached by relative
-  placement and sizes): the neighbour lines (rows) that meet its border,
+  placement, sizes and G): the neighbour lines (rows) that meet its border,
   their board offsets and bit weights, and per row the *runs* of cells that
   lie on square i's border as (side of i, shift, mask, shift) — the row's
   cells from the candidate are then a few shifts of its edge ints.
@@ -86,6 +86,7 @@ def boundary_keys(n: int, masks: tuple[int, int, int, int]) -> frozenset:
     return frozenset(np.unique(k).tolist())
 
 
+@lru_cache(maxsize=1 << 16)
 def pair_rows(dx: int, dy: int, sj: int, s: int, G: int) -> tuple:
     """The rows a neighbour square (dx, dy, sj) — relative to square (0, 0, s) — gives that square's
     forward check: ((meets the border?, runs, board offset of the line's first cell relative to
@@ -152,25 +153,21 @@ class ForwardCheck:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
         self._geo: dict[int, _Geo] = {}   # square -> rows for the neighbours open when built
-        self._tmpl: dict[tuple, tuple] = {}   # (dx, dy, sj, s) -> pair_rows
 
     def forget(self, i: int) -> None:
         self._geo.pop(i, None)
 
     def _geometry(self, i: int, among: list[int]) -> _Geo:
         """Rows (neighbour j in ``among``, side) whose line meets square i's border (``pair_rows``,
-        cached by the pair's relative placement and sizes), with their board offsets and weights."""
+        cached by the pair's relative placement, sizes and G), with their board offsets and weights."""
         G = self.board.G
-        squares, tmpl = self.squares, self._tmpl
+        squares = self.squares
         x, y, s = squares[i]
         origin = y * G + x
         js, ns, hit, runs, starts, kinds, ims, small = [], [], [], [], [], [], [], {}
         for j in among:
             xj, yj, sj = squares[j]
-            key = (xj - x, yj - y, sj, s)
-            t = tmpl.get(key)
-            if t is None:
-                t = tmpl[key] = pair_rows(xj - x, yj - y, sj, s, G)
+            t = pair_rows(xj - x, yj - y, sj, s, G)
             if not t:
                 continue
             nj = sj + 1
