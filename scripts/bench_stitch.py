@@ -1,6 +1,7 @@
 """Benchmark the stitcher (SPEC §8): cold library, then warm runs on later days' seeds.
 
     .venv/bin/python scripts/bench_stitch.py [--lib FILE] [--plan 301:1,301:6,1000:1] [--speed-G 1000]
+    .venv/bin/python scripts/bench_stitch.py --warm-lib FILE [--days 2,3,4] [--packers big-first,grown]
 
 ``--plan`` lists runs as G:days (big-first, with the drain). The library starts empty unless
 ``--lib`` names an existing file (then the runs continue growing it). Per run: squares,
@@ -9,6 +10,11 @@ first-pass and final hit rate and fill, drained tiles and drain seconds per tile
 settled / failed, zone fraction after fallback. Then a speed run (``--speed-G``, a later day,
 no drain) with the in-memory index and with per-query SQLite, and the curve of first-pass
 hit rate per n against the library size of that n before each run. Prints markdown.
+
+``--warm-lib FILE`` times placement only: per packer, one warm-up stitch (caches), then one
+drain-off stitch per day, each on a fresh copy of FILE (so every run starts from the same
+library), at ``--speed-G``; it prints placements/s by the stats' wall clock, the stitch's CPU
+seconds and the load average (the machine is shared), and skips everything else.
 """
 
 from __future__ import annotations
@@ -93,13 +99,49 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def warm_copies(path: str, G: int, days: list[int], packers: list[str]) -> None:
+    """Drain-off stitches on fresh copies of one library (see the module doc)."""
+    import shutil
+
+    print(f"# bench_stitch --warm-lib\n\nmachine: {cpu_model()}, {os.cpu_count()} cores (shared); "
+          f"library {path}, G={G}\n")
+    rows = []
+    for name in packers:
+        for k, day in enumerate([days[0] - 1] + days):
+            tmp = tempfile.mkdtemp()
+            copy = os.path.join(tmp, "lib.sqlite")
+            shutil.copy(path, copy)
+            lib = Library.open(copy)
+            packing = make_packing(name, G, day_seed(day))
+            c0 = time.process_time()
+            res = stitch(packing, lib, Stream(day_seed(day), "stitch"), drain=False)
+            cpu = time.process_time() - c0
+            lib.close()
+            shutil.rmtree(tmp)
+            if k == 0:
+                continue   # warm-up: process-level caches
+            st = res.stats
+            rows.append({"packer": name, "day": day, "placements": st.placements,
+                         "place s": round(st.seconds["place"], 3),
+                         "placements/s": round(st.placements / st.seconds["place"]),
+                         "stitch cpu s": round(cpu, 3), "load": round(os.getloadavg()[0], 2)})
+            print(table([rows[-1]]).splitlines()[-1] if len(rows) > 1 else table([rows[-1]]), flush=True)
+    print("\n" + table(rows))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default=None)
     ap.add_argument("--plan", default="301:1,301:4,1000:1")
     ap.add_argument("--speed-G", type=int, default=1000)
     ap.add_argument("--first-day", type=int, default=0)
+    ap.add_argument("--warm-lib", default=None)
+    ap.add_argument("--days", default="2,3,4")
+    ap.add_argument("--packers", default="big-first,grown")
     a = ap.parse_args()
+    if a.warm_lib:
+        warm_copies(a.warm_lib, a.speed_G, [int(d) for d in a.days.split(",")], a.packers.split(","))
+        return
     path = a.lib or os.path.join(tempfile.mkdtemp(), "bench.sqlite")
     lib = Library.create(path)
     print(f"# bench_stitch\n\nmachine: {cpu_model()}, {os.cpu_count()} cores (shared with other "
