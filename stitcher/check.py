@@ -141,11 +141,13 @@ def pair_rows(dx: int, dy: int, sj: int, s: int, G: int) -> tuple:
 class _Geo:
     """Rows of one square's geometry; see ``ForwardCheck._geometry``."""
 
-    __slots__ = ("js", "ns", "hit", "runs", "idx", "W", "IM", "small", "among")
+    __slots__ = ("js", "ns", "hit", "runs", "idx", "W", "IM", "small", "among", "hit_rows", "small_js")
 
     def __init__(self, js, ns, hit, runs, idx, W, IM, small, among):
         self.js, self.ns, self.hit, self.runs = js, ns, hit, runs
         self.idx, self.W, self.IM, self.small, self.among = idx, W, IM, small, among
+        self.hit_rows = [r for r, h in enumerate(hit) if h]
+        self.small_js = sorted(small)   # n = 6 neighbours (each has a row that meets the border)
 
 
 class ForwardCheck:
@@ -199,7 +201,11 @@ class ForwardCheck:
             # repair takes them off, and then this entry no longer covers them and is rebuilt
             g = self._geo[i] = self._geometry(i, open_)
         js, hit = g.js, g.hit
-        rows = [r for r, j in enumerate(js) if hit[r] and placements[j] is None and j not in children]
+        if len(open_) == len(g.among):      # every neighbour of the entry is open (the usual case)
+            rows, smalls = g.hit_rows, g.small_js
+        else:
+            rows = [r for r, j in enumerate(js) if hit[r] and placements[j] is None and j not in children]
+            smalls = sorted({js[r] for r in rows if js[r] in g.small})
         if not rows:
             return _none_affected
         kb = self.board._k[g.idx]
@@ -210,7 +216,7 @@ class ForwardCheck:
         ns, runs = g.ns, g.runs
         line = [(r, base[r], runs[r], line_counts(ns[r], masks[r])) for r in rows]
         small = []
-        for j in sorted({js[r] for r in rows if ns[r] in EXACT_N}):
+        for j in smalls:
             sr = g.small[j]
             nj = ns[sr[0]]
             small.append((nj, [(base[r], runs[r]) for r in sr], boundary_keys(nj, tuple(masks[r] for r in sr))))
