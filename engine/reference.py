@@ -155,6 +155,20 @@ def _branch_cell(ctx: _Ctx, st, sizes: list[int]) -> tuple[int, int]:
     return best
 
 
+def _done(ctx: _Ctx) -> bool:
+    """After a child search: stop when k solutions are found, or a node budget runs out
+    (``max_nodes``: the caller's cap, reported as stopped; ``limit``: this plan's cap, aborted)."""
+    if ctx.count >= ctx.k or ctx.stopped or ctx.aborted:
+        return True
+    if 0 <= ctx.max_nodes < ctx.nodes:
+        ctx.stopped = True
+        return True
+    if ctx.nodes > ctx.limit:
+        ctx.aborted = True
+        return True
+    return False
+
+
 def _search(ctx: _Ctx, st) -> None:
     """Count solutions below a propagated state, recording up to ``keep`` of them."""
     sizes = _sizes(st)
@@ -175,13 +189,7 @@ def _search(ctx: _Ctx, st) -> None:
             child[0][L] = bit
             if _propagate(ctx, child, 1 << L):
                 _search(ctx, child)
-            if ctx.count >= ctx.k or ctx.stopped or ctx.aborted:
-                return
-            if 0 <= ctx.max_nodes < ctx.nodes:
-                ctx.stopped = True
-                return
-            if ctx.nodes > ctx.limit:
-                ctx.aborted = True
+            if _done(ctx):
                 return
         return
     r, c = _branch_cell(ctx, st, sizes)
@@ -190,13 +198,7 @@ def _search(ctx: _Ctx, st) -> None:
         child = _copy(st)
         if _propagate(ctx, child, _restrict(ctx, child, r, c, v)):
             _search(ctx, child)
-        if ctx.count >= ctx.k or ctx.aborted or ctx.stopped:
-            return
-        if 0 <= ctx.max_nodes < ctx.nodes:
-            ctx.stopped = True
-            return
-        if ctx.nodes > ctx.limit:
-            ctx.aborted = True
+        if _done(ctx):
             return
 
 
