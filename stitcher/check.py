@@ -64,7 +64,7 @@ def _offsets(G: int) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=1 << 13)   # ~400 (n, mask) pairs seen over 12 warm G=301 boards
 def line_counts(n: int, mask: int) -> dict[int, int]:
     """value -> how many valid n-cell lines v have ``v & mask == value`` (absent: none)."""
     out: dict[int, int] = {}
@@ -74,7 +74,7 @@ def line_counts(n: int, mask: int) -> dict[int, int]:
     return out
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)   # ~500 mask tuples (~200 keys each) seen over 12 warm G=301 boards
 def boundary_keys(n: int, masks: tuple[int, int, int, int]) -> frozenset:
     """Packed boundaries ``(e0&m0) << 3n | (e1&m1) << 2n | (e2&m2) << n | (e3&m3)`` of every valid
     n×n grid (n in EXACT_N): a constraint with these masks is feasible iff its packed values are
