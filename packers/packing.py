@@ -296,3 +296,24 @@ def merge_params(name: str, defaults: Mapping[str, Any], params: Mapping[str, An
             raise ValueError(f"unknown parameter {k!r} for {name} (known: {sorted(defaults)})")
         p[k] = v
     return p
+
+
+def adjacency(squares) -> list[list[int]]:
+    """For each square, the ids of the squares it shares a board cell with (closed squares meet)."""
+    B = 16
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for i, (x, y, s) in enumerate(squares):
+        for bx in range(x // B, (x + s) // B + 1):
+            for by in range(y // B, (y + s) // B + 1):
+                buckets.setdefault((bx, by), []).append(i)
+    nbrs: list[set[int]] = [set() for _ in squares]
+    for ids in buckets.values():
+        for a in range(len(ids)):
+            i = ids[a]
+            xi, yi, si = squares[i]
+            for j in ids[a + 1:]:
+                xj, yj, sj = squares[j]
+                if xi <= xj + sj and xj <= xi + si and yi <= yj + sj and yj <= yi + si:
+                    nbrs[i].add(j)
+                    nbrs[j].add(i)
+    return [sorted(n) for n in nbrs]

@@ -20,7 +20,7 @@ import zlib
 
 import numpy as np
 
-from packers.packing import Packing
+from packers.packing import Packing, adjacency
 from tilelib.errors import TilesError
 
 HUES = [(0xE6, 0x6B, 0x5B), (0xF2, 0xB1, 0x4C), (0x9C, 0xC9, 0x5A), (0x4F, 0xB3, 0xA9),
@@ -32,27 +32,6 @@ class ColouringFailed(TilesError):
 
 
 GREY, GREY_DARK, SEED_MARK = (0xC8, 0xC8, 0xC8), (0x90, 0x90, 0x90), (0x20, 0x20, 0x20)
-
-
-def adjacency(squares) -> list[list[int]]:
-    """For each square, the ids of the squares it shares a board cell with (closed squares meet)."""
-    B = 16
-    buckets: dict[tuple[int, int], list[int]] = {}
-    for i, (x, y, s) in enumerate(squares):
-        for bx in range(x // B, (x + s) // B + 1):
-            for by in range(y // B, (y + s) // B + 1):
-                buckets.setdefault((bx, by), []).append(i)
-    nbrs: list[set[int]] = [set() for _ in squares]
-    for ids in buckets.values():
-        for a in range(len(ids)):
-            i = ids[a]
-            xi, yi, si = squares[i]
-            for j in ids[a + 1:]:
-                xj, yj, sj = squares[j]
-                if xi <= xj + sj and xj <= xi + si and yi <= yj + sj and yj <= yi + si:
-                    nbrs[i].add(j)
-                    nbrs[j].add(i)
-    return [sorted(n) for n in nbrs]
 
 
 def colour_tiles(squares, k: int = 7) -> list[int]:

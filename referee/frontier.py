@@ -42,7 +42,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from engine import backbone_rows, count_rows
-from packers.render import adjacency
+from packers.packing import adjacency
 from referee.board import Board, CheckFailed
 
 CLUE_SAMPLE = 64

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from packers.render import adjacency
+from packers.packing import adjacency
 from referee.board import Board
 from referee.manifest import Manifest
 from tilelib.errors import BadInput, CorruptLibrary

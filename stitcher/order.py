@@ -58,15 +58,6 @@ def ring(own: np.ndarray, x: int, y: int, s: int) -> tuple[np.ndarray, np.ndarra
     return top, right, bottom, left
 
 
-def adjacency(packing: Packing, own: np.ndarray) -> list[list[int]]:
-    """Sorted neighbour ids of every square (windows sharing at least one cell)."""
-    adj = []
-    for i, (x, y, s) in enumerate(packing.squares):
-        ids = sorted(set(np.concatenate(ring(own, x, y, s)).tolist()))
-        adj.append([j for j in ids if j >= 0 and j != i])
-    return adj
-
-
 def bfs_distance(adj: list[list[int]], seed: int) -> list[int]:
     """Hops from the seed tile in the adjacency graph (FAR where unreachable)."""
     dist = [FAR] * len(adj)

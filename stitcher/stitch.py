@@ -51,14 +51,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-from packers.packing import Packing, group_zones
+from packers.packing import Packing, adjacency, group_zones
 from stitcher.board import Board
 from stitcher.check import ForwardCheck
 from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import joint_complete
 from stitcher.fallback import split_square
 from stitcher.index import MemoryIndex
-from stitcher.order import (ZONE, adjacency, bfs_distance, known_sides, placement_order, ring, side_known,
+from stitcher.order import (ZONE, bfs_distance, known_sides, placement_order, ring, side_known,
                             unit_owner)
 from stitcher.place import choose
 from stitcher.stats import StitchStats
@@ -121,7 +121,7 @@ class _Run:
         self.st = StitchStats()
         t0 = time.perf_counter()
         self.own = unit_owner(packing)
-        self.adj = adjacency(packing, self.own)
+        self.adj = adjacency(packing.squares)
         self.dist = bfs_distance(self.adj, packing.seed_tile)
         self.known = known_sides(packing, self.own, self.dist)
         self.order = placement_order(packing, self.dist, order)
