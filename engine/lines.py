@@ -15,38 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-
-def _runs_ok(v: int, n: int) -> bool:
-    inv = v ^ ((1 << n) - 1)
-    return not (v & (v >> 1) & (v >> 2)) and not (inv & (inv >> 1) & (inv >> 2))
-
-
-@lru_cache(maxsize=None)
-def valid_lines(n: int) -> tuple[int, ...]:
-    """All valid n-bit lines (balanced, no three equal in a row), ascending.
-
-    Built by extending prefixes cell by cell (MSB first) so n up to ~24 stays cheap.
-    """
-    if n < 2 or n % 2:
-        raise ValueError(f"line length must be even and >= 2, got {n}")
-    half = n // 2
-    out: list[int] = []
-
-    def extend(prefix: int, length: int, ones: int, last: int, run: int) -> None:
-        if length == n:
-            out.append(prefix)
-            return
-        for b in (0, 1):
-            nr = run + 1 if (length and b == last) else 1
-            if nr > 2:
-                continue
-            no = ones + b
-            if no > half or (length + 1 - no) > half:
-                continue
-            extend((prefix << 1) | b, length + 1, no, b, nr)
-
-    extend(0, 0, 0, -1, 0)
-    return tuple(out)  # DFS tries 0 before 1 from the MSB down: already ascending
+from tilelib.rules import valid_lines  # the one definition; engine callers import it from here too
 
 
 @dataclass(frozen=True)

@@ -64,16 +64,29 @@ def is_valid(grid: np.ndarray) -> bool:
     return not violations(grid)
 
 
-def line_ok(v: int, n: int) -> bool:
-    """True if the n-bit line v is balanced and has no three equal cells in a row."""
-    if bin(v).count("1") != n // 2:
-        return False
-    full = (1 << n) - 1
-    inv = v ^ full
-    return not (v & (v >> 1) & (v >> 2)) and not (inv & (inv >> 1) & (inv >> 2))
-
-
 @lru_cache(maxsize=None)
 def valid_lines(n: int) -> tuple[int, ...]:
-    """All n-bit lines that obey balance and runs, ascending (14, 34, 84, 208, 518, 1296 for n=6..16)."""
-    return tuple(v for v in range(1 << n) if line_ok(v, n))
+    """All valid n-bit lines (balanced, no three equal in a row), ascending.
+
+    Built by extending prefixes cell by cell (MSB first) so n up to ~24 stays cheap.
+    """
+    if n < 2 or n % 2:
+        raise ValueError(f"line length must be even and >= 2, got {n}")
+    half = n // 2
+    out: list[int] = []
+
+    def extend(prefix: int, length: int, ones: int, last: int, run: int) -> None:
+        if length == n:
+            out.append(prefix)
+            return
+        for b in (0, 1):
+            nr = run + 1 if (length and b == last) else 1
+            if nr > 2:
+                continue
+            no = ones + b
+            if no > half or (length + 1 - no) > half:
+                continue
+            extend((prefix << 1) | b, length + 1, no, b, nr)
+
+    extend(0, 0, 0, -1, 0)
+    return tuple(out)  # DFS tries 0 before 1 from the MSB down: already ascending
