@@ -192,10 +192,11 @@ class Library:
         per_n = dict(q("SELECT n, count(*) FROM tiles GROUP BY n ORDER BY n").fetchall())
         total = sum(per_n.values())
         size = self.path.stat().st_size
+        meta = self.meta()
         return {
             "path": str(self.path),
-            "library_id": self.meta().get("library_id"),
-            "schema_version": int(self.meta()["schema_version"]),
+            "library_id": meta.get("library_id"),
+            "schema_version": int(meta["schema_version"]),
             "tiles": total,
             "per_n": per_n,
             "per_m": dict(q("SELECT m, count(*) FROM tiles GROUP BY m ORDER BY m").fetchall()),
