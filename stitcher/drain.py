@@ -32,8 +32,9 @@ from generator.make import GenerationFailed, GenParams, Targets, constraint_cell
 from generator.version import default_m_max
 from tilelib import ledger
 from tilelib.bits import edges
-from tilelib.constraint import Constraint
+from tilelib.constraint import Constraint, push_forward
 from tilelib.rng import Stream
+from tilelib.symmetry import TRANSFORMS
 from tilelib.tile import Tile
 
 TILE, NOFIT, FAILED = "tile", "nofit", "failed"
@@ -96,22 +97,43 @@ def _thin(params, stream: Stream, j: int, grid, ones) -> Tile | None:
 
 
 class NofitSet:
-    """Known nofit constraints per n, from the ledger plus those found during this run."""
+    """Known nofit constraints per n, from the ledger plus those found during this run.
+
+    ``settled(c)`` answers ``ledger.settled_nofit(c, known)`` (the reference rule: c contains a
+    known nofit set in one of its 16 orientations) with each known set's 16 images precomputed
+    once as rows of a (k, 4) mask/value array, so one question is two numpy comparisons instead
+    of 16·k Python pull-backs (measured: the Python rule took ~2 s of a warm G = 301 stitch).
+    """
 
     def __init__(self, conn) -> None:
         self.conn = conn
         self._by_n: dict[int, list[Constraint]] = {}
+        self._arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def _list(self, n: int) -> list[Constraint]:
         if n not in self._by_n:
-            self._by_n[n] = ledger.nofit_constraints(self.conn, n)
+            self._by_n[n] = []
+            for c in ledger.nofit_constraints(self.conn, n):
+                self.add(c)
         return self._by_n[n]
 
     def settled(self, c: Constraint) -> bool:
-        return ledger.settled_nofit(c, self._list(c.n))
+        self._list(c.n)
+        got = self._arrays.get(c.n)
+        if got is None:
+            return False
+        M, V = got
+        cm = np.array(c.masks, dtype=np.int64)
+        cv = np.array(c.values, dtype=np.int64)
+        return bool((((cm & M) == M) & ((cv & M) == V)).all(axis=1).any())
 
     def add(self, c: Constraint) -> None:
         self._list(c.n).append(c)
+        images = [push_forward(c, t) for t in TRANSFORMS]
+        M = np.array([b.masks for b in images], dtype=np.int64)
+        V = np.array([b.values for b in images], dtype=np.int64)
+        old = self._arrays.get(c.n)
+        self._arrays[c.n] = (M, V) if old is None else (np.vstack([old[0], M]), np.vstack([old[1], V]))
 
 
 @dataclass

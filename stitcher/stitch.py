@@ -271,7 +271,9 @@ class _Run:
             return
         if self.drain:
             cur = prev[0] if prev is not None and prev[1] == c else self.record(c)
-            if cur.nofit or self.nofits.settled(c):
+            with self.draining():   # settling by containment is drain work (no placement)
+                settled = cur.nofit or self.nofits.settled(c)
+            if settled:
                 if not cur.nofit:
                     ledger.mark_nofit(self.conn, cur.id)
                 self.st.bump(n, "settled")

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 import stitcher.drain as drain_mod
 import importlib
 stitch_mod = importlib.import_module("stitcher.stitch")  # the package re-exports the function `stitch`
 from packers.packing import Packing, validate_packing
 from stitcher.board import Board, SeamConflict
-from stitcher.drain import NOFIT, TILE, drain_misses, generate
+from stitcher.drain import NOFIT, TILE, NofitSet, drain_misses, generate
 from stitcher.fallback import split_square
 from stitcher.order import placement_order
 from stitcher.stitch import StitchError, _Run, stitch
@@ -24,6 +26,7 @@ from tilelib.constraint import Constraint, push_forward
 from tilelib.query import find
 from tilelib.rng import Stream
 from tilelib.rules import valid_lines
+from tilelib.store import Library
 
 SEED = bytes(range(32))
 FOUR = Packing(P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0,
@@ -268,3 +271,43 @@ def test_drain_modes_fill_a_small_board(lib, mode):
     assert res.packing.seed_tile == [i for i, q in enumerate(res.packing.squares) if q == (5, 5, 5)][0]
     with pytest.raises(ValueError):
         stitch(packing, lib, Stream(SEED, mode), drain="sometimes")
+
+
+def _constraint(data, n: int) -> Constraint:
+    full = (1 << n) - 1
+    masks = tuple(data.draw(hst.integers(0, full)) for _ in range(4))
+    values = tuple(data.draw(hst.integers(0, full)) & m for m in masks)
+    return Constraint(n, masks, values)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hst.data())
+def test_nofit_set_agrees_with_the_ledger_rule(tmp_path_factory, data):
+    """``NofitSet.settled`` (numpy over precomputed images) answers exactly ``ledger.settled_nofit``:
+    known sets are random constraints; questions are random ones and images of known ones with
+    cells added (which must be settled) or one known cell flipped."""
+    n = data.draw(hst.sampled_from([6, 8]))
+    known = [_constraint(data, n) for _ in range(data.draw(hst.integers(0, 4)))]
+    path = tmp_path_factory.mktemp("nofit") / "lib.sqlite"
+    with Library.create(path) as lib:
+        ns = NofitSet(lib.conn)
+        for c in known:
+            ns.add(c)
+        questions = [_constraint(data, n) for _ in range(3)]
+        for c in known:
+            t = data.draw(hst.integers(0, 15))
+            extra = _constraint(data, n)
+            img = push_forward(c, t)
+            masks = tuple(a | b for a, b in zip(img.masks, extra.masks))
+            values = tuple((v | (ev & ~m)) & mm for v, ev, m, mm in zip(img.values, extra.values, img.masks, masks))
+            harder = Constraint(n, masks, values)
+            assert ns.settled(harder)
+            questions.append(harder)
+            side = data.draw(hst.integers(0, 3))
+            if img.masks[side]:
+                bit = img.masks[side] & -img.masks[side]
+                vals = list(img.values)
+                vals[side] ^= bit
+                questions.append(Constraint(n, img.masks, tuple(vals)))
+        for q in questions:
+            assert ns.settled(q) == ledger.settled_nofit(q, known)
