@@ -30,8 +30,18 @@ def joint_complete(values: np.ndarray, known: np.ndarray, square: tuple[int, int
                    time_limit: float = TIME_LIMIT) -> np.ndarray | None:
     """Grid for ``square`` (x0, y0, s) consistent with the known board cells, such that every
     window in ``others`` still has a rows/columns-valid completion; None if CP-SAT finds none."""
-    x0, y0, s = square
-    n = s + 1
+    got = joint_complete_many(values, known, [square], others, stream, time_limit)
+    return None if got is None else got[0]
+
+
+def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tuple[int, int, int]],
+                        others: list[tuple[int, int, int]], stream: Stream,
+                        time_limit: float = TIME_LIMIT) -> list[np.ndarray] | None:
+    """Grids for several squares at once (the stitcher's repair: a square and the neighbours it
+    took off), each a full Takuzu grid (balance, no three in a row, distinct rows and columns),
+    agreeing on shared cells and with the known board cells, with every window in ``others``
+    still rows/columns-completable; None if CP-SAT finds none in the time limit. One square gives
+    exactly ``joint_complete``'s model."""
     model = cp_model.CpModel()
     var: dict[tuple[int, int], object] = {}
 
@@ -69,11 +79,15 @@ def joint_complete(values: np.ndarray, known: np.ndarray, square: tuple[int, int
             if 0 not in consts:   # not all one
                 model.AddBoolOr([v.Not() for v in lits])
 
-    own_rows, own_cols = lines(x0, y0, n)
-    for line in own_rows + own_cols:
-        rules(line, n)
-    _distinct(model, own_rows)
-    _distinct(model, own_cols)
+    own = []
+    for (x0, y0, s) in squares:
+        n = s + 1
+        own_rows, own_cols = lines(x0, y0, n)
+        for line in own_rows + own_cols:
+            rules(line, n)
+        _distinct(model, own_rows)
+        _distinct(model, own_cols)
+        own.append(own_rows)
     for (x, y, q) in others:
         rows, cols = lines(x, y, q + 1)
         for line in rows + cols:
@@ -90,11 +104,15 @@ def joint_complete(values: np.ndarray, known: np.ndarray, square: tuple[int, int
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    out = np.zeros((n, n), dtype=np.uint8)
-    for i in range(n):
-        for j in range(n):
-            v = own_rows[i][j]
-            out[i, j] = v if isinstance(v, int) else int(solver.BooleanValue(v))
+    out = []
+    for own_rows in own:
+        n = len(own_rows)
+        g = np.zeros((n, n), dtype=np.uint8)
+        for i in range(n):
+            for j in range(n):
+                v = own_rows[i][j]
+                g[i, j] = v if isinstance(v, int) else int(solver.BooleanValue(v))
+        out.append(g)
     return out
 
 

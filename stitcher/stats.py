@@ -7,7 +7,8 @@ drained earlier in the same stitch count as library tiles), ``hits_retry``,
 window-aware — for misses, for hits that failed the forward check, and in
 repairs — so it overlaps ``drained``; new library tiles = the library's growth),
 ``nofit`` (CP-SAT proof), ``settled`` (nofit by containment, no solving),
-``failed`` (completions could not be thinned), ``repaired``, ``fallbacks``
+``failed`` (completions could not be thinned), ``repaired`` (of which ``repaired_together``:
+by one model for the square and the neighbours taken off), ``fallbacks``
 (squares split or zoned), ``preferred`` (placements pinned by the known
 sides), ``unchecked`` (placed although no candidate passed the forward check).
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
-            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired")
+            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together")
 
 
 @dataclass

@@ -25,7 +25,7 @@ from tilelib import ledger
 from tilelib.constraint import Constraint, push_forward
 from tilelib.query import find
 from tilelib.rng import Stream
-from tilelib.rules import valid_lines
+from tilelib.rules import valid_lines, violations
 from tilelib.store import Library
 
 SEED = bytes(range(32))
@@ -311,3 +311,56 @@ def test_nofit_set_agrees_with_the_ledger_rule(tmp_path_factory, data):
                 questions.append(Constraint(n, img.masks, tuple(vals)))
         for q in questions:
             assert ns.settled(q) == ledger.settled_nofit(q, known)
+
+
+def _hand_case(lib, bottom: int):
+    """FOUR with squares 1 and 2 held by stand-in tiles that present ``infeasible_constraint``'s
+    top and left to square 3, and square 3's bottom (on the board edge) given by hand as ``bottom``."""
+    c = infeasible_constraint()
+    run = _Run(FOUR, lib, Stream(SEED, "s"), True, None, None, None, 8, "packer", True)
+    b = run.board
+    corner = (bottom >> 5) & 1      # cell (10, 5): square 2's last bottom cell and right cell
+    assert corner == c.values[3] & 1
+    b.place(5, 0, 6, (0, 0, c.values[0], 0))
+    b.place(0, 5, 6, (0, c.values[3], corner, 0))
+    for j in range(6):
+        b.values[10, 5 + j] = (bottom >> (5 - j)) & 1
+        b.known[10, 5 + j] = 1
+    run.placements[0] = ("seed", 0)
+    for k, e in ((1, (0, 0, c.values[0], 0)), (2, (0, c.values[3], corner, 0))):
+        run.placements[k], run.edges_of[k] = ("x", 0), e
+    return run, c
+
+
+def test_repair_together_remakes_a_square_and_the_neighbours_it_takes_off(lib):
+    """Square 3 faces a proven-infeasible boundary; taking squares 1 and 2 off and completing all
+    three in one model gives three library tiles that agree on every shared cell and with the cells
+    given by hand."""
+    c = infeasible_constraint()
+    run, c = _hand_case(lib, c.values[2])
+    assert run.board.constraint(5, 5, 6).contains(c)
+    assert run.repair_together(3, [1, 2], keep_others=False)
+    grids = {}
+    for k in (1, 2, 3):
+        h, t = run.placements[k]
+        assert lib.has(h)
+        grids[k] = lib.get_oriented(h, t).solution_grid
+        assert not violations(grids[k])
+    assert (grids[1][5, :] == grids[3][0, :]).all()      # 1's bottom row is 3's top row
+    assert (grids[2][:, 5] == grids[3][:, 0]).all()      # 2's right column is 3's left column
+    assert grids[1][5, 0] == grids[2][0, 5]              # the shared corner cell
+    hand = [(c.values[2] >> (5 - j)) & 1 for j in range(6)]
+    assert grids[3][5, :].tolist() == hand
+    for k in (1, 2, 3):   # the board holds exactly those edges
+        x, y, s = FOUR.squares[k]
+        assert run.board.constraint(x, y, s + 1).values == lib.get_oriented(*run.placements[k]).edges
+
+
+def test_repair_together_that_fails_puts_everything_back(lib):
+    """With an invalid line given by hand (three equal cells), no completion exists: the attempt
+    fails and the board and placements are exactly as before."""
+    run, _c = _hand_case(lib, 0b111000 if infeasible_constraint().values[3] & 1 else 0b000111)
+    before = (run.board.values.copy(), run.board.known.copy(), list(run.placements), dict(run.edges_of))
+    assert not run.repair_together(3, [1, 2], keep_others=False)
+    assert (run.board.values == before[0]).all() and (run.board.known == before[1]).all()
+    assert run.placements == before[2] and run.edges_of == before[3]
