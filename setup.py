@@ -14,6 +14,12 @@ setup(
             sources=["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c"],
             depends=["engine/_kernel.h"],
             extra_compile_args=["-O2", "-std=c99", *_arch],
-        )
+        ),
+        Extension(
+            "stitcher._core",
+            sources=["stitcher/_core.c", "stitcher/_index.c", "stitcher/_check.c"],
+            depends=["stitcher/_core.h"],
+            extra_compile_args=["-O2", "-std=c99", *_arch],
+        ),
     ]
 )

@@ -11,6 +11,11 @@ Lines are gathered with one fancy index per call (offsets precomputed per n)
 and turned into edge ints by a dot product with powers of two, MSB first
 (SPEC §2): top row left→right, right column top→bottom, bottom row
 left→right, left column top→bottom.
+
+``PyBoard`` is that numpy code, kept as the reference; ``Board`` is the same board with
+``constraint``/``place``/``remove`` run by the C twin ``stitcher._core.Board`` on the same
+buffers (a warm G=1000 stitch calls them ~40,000 times; numpy's per-call overhead dominated).
+Without the built extension ``Board`` is ``PyBoard``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,11 @@ import numpy as np
 
 from tilelib.constraint import Constraint
 from tilelib.errors import TilesError
+
+try:
+    from stitcher import _core  # type: ignore[attr-defined]
+except ImportError:   # not built: the numpy reference runs
+    _core = None
 
 
 class SeamConflict(TilesError):
@@ -51,8 +61,8 @@ def line_table(n: int) -> np.ndarray:
     return ((v >> np.arange(n - 1, -1, -1)) & 1).astype(np.uint8)
 
 
-class Board:
-    """Border cells of the tiles placed so far on a G×G board."""
+class PyBoard:
+    """Border cells of the tiles placed so far on a G×G board (numpy reference)."""
 
     def __init__(self, G: int) -> None:
         self.G = G
@@ -103,3 +113,24 @@ class Board:
         idx, v, k = saved
         self._v[idx] = v
         self._k[idx] = k
+
+
+class Board(PyBoard):
+    """``PyBoard`` with its hot methods in C (``core``: a ``stitcher._core.Board`` over the same
+    buffers, also read by the C forward check)."""
+
+    def __init__(self, G: int) -> None:
+        super().__init__(G)
+        self.core = _core.Board(self._v, self._k, self._h, G) if _core is not None else None
+
+    if _core is not None:
+        def constraint(self, x0: int, y0: int, n: int) -> Constraint:
+            masks, vals = self.core.constraint(x0, y0, n)
+            return Constraint(n, masks, vals)
+
+        def place(self, x0: int, y0: int, n: int, edges) -> None:
+            if not self.core.place(x0, y0, n, edges):
+                raise SeamConflict(f"tile of n={n} at cell ({y0},{x0}) disagrees with a placed neighbour")
+
+        def remove(self, x0: int, y0: int, n: int) -> None:
+            self.core.remove(x0, y0, n)

@@ -26,6 +26,11 @@ How it is made cheap (a warm whole-board stitch runs ~5 checks per placement):
 
 The score is the same function of (board, square, edges) as the one-candidate
 numpy rule it replaced (commit 7f22a9d and before), so placements do not change.
+
+``PyForwardCheck`` is that Python code, kept as the reference. ``ForwardCheck``
+runs the C twin (``stitcher._core.Checker``, same rows and tables, no cache: in
+C the rows are cheaper to rebuild than to look up); its checkers read the
+board at their first score. Without the built extension it is ``PyForwardCheck``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,11 @@ import numpy as np
 from stitcher.board import Board
 from stitcher.small import EXACT_N, solutions_edges
 from tilelib.rules import valid_lines
+
+try:
+    from stitcher import _core  # type: ignore[attr-defined]
+except ImportError:   # not built: the Python reference runs
+    _core = None
 
 PAD = 16
 NONE_AFFECTED = 1 << 30   # score when no unplaced neighbour side touches the square
@@ -150,7 +160,9 @@ class _Geo:
         self.small_js = sorted(small)   # n = 6 neighbours (each has a row that meets the border)
 
 
-class ForwardCheck:
+class PyForwardCheck:
+    """The forward check in Python (the reference; see the module doc)."""
+
     def __init__(self, board: Board, squares: list, adj: list, placements: list, children: dict) -> None:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
@@ -256,3 +268,28 @@ class ForwardCheck:
 
 def _none_affected(_edges) -> int:
     return NONE_AFFECTED
+
+
+class _CForwardCheck:
+    """The forward check in C (``stitcher._core.Checker``); same API and scores as ``PyForwardCheck``."""
+
+    def __init__(self, board: Board, squares: list, adj: list, placements: list, children: dict) -> None:
+        self.board, self.squares, self.adj = board, squares, adj
+        self.placements, self.children = placements, children
+
+    def forget(self, i: int) -> None:
+        """Nothing is cached per square."""
+
+    def checker(self, i: int, table=None):
+        """``score`` for square i, rows read from the board at its first call. With a
+        ``stitcher._core.Table`` of square i's size it also takes that table's entry keys."""
+        return _core.Checker(self.board.core, i, self.squares, self.adj, self.placements, self.children, table)
+
+    def ok(self, i: int, edges) -> bool:
+        return self.score(i, edges) > 0
+
+    def score(self, i: int, edges) -> int:
+        return self.checker(i)(tuple(int(e) for e in edges))
+
+
+ForwardCheck = _CForwardCheck if _core is not None else PyForwardCheck

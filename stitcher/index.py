@@ -16,8 +16,16 @@ SQL path sorts by the full hash, so the two orders agree unless two hashes
 share 60 bits). Buckets map (side, edge value) to entry ids sorted by key;
 a lookup starts from the smallest bucket of a whole side (or the union of the
 buckets of the lines matching a partial side) and filters the other sides
-with numpy. ``SqlIndex`` runs ``tilelib.query.find`` per lookup. Which is
-faster is measured in ``scripts/bench_stitch.py``.
+with numpy (``_SizeIndex.lookup_py``, the reference). ``SqlIndex`` runs
+``tilelib.query.find`` per lookup. Which is faster is measured in
+``scripts/bench_stitch.py``.
+
+With the C extension built, each size also holds a ``stitcher._core.Table``
+(the same entries as bitsets over their (hash, t) ranks, rebuilt after every
+``add``): ``lookup`` runs there, and ``choose`` runs ``place.choose`` over the
+lookup in one C call when the check is a C ``Checker`` (or none) — the same
+draws from the same stream, so the same key. Any other check (a Python
+callable) takes the Python ``place.choose``.
 """
 
 from __future__ import annotations
@@ -30,6 +38,12 @@ from tilelib.constraint import Constraint
 from tilelib.query import find, matching_lines
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask
 from tilelib.tile import nibbles
+from stitcher.place import TRIES, choose
+
+try:
+    from stitcher import _core  # type: ignore[attr-defined]
+except ImportError:   # not built: the numpy reference runs
+    _core = None
 
 
 def canonical_pins(m: int, alt_sides: int) -> int:
@@ -72,6 +86,7 @@ class _SizeIndex:
         self.SK = np.zeros(cap, dtype=np.uint64)
         self.buckets: list[dict[int, np.ndarray]] = [{}, {}, {}, {}]
         self._all: np.ndarray | None = None
+        self.table = self._table()
 
     def _grow(self, need: int) -> None:
         cap = len(self.SK)
@@ -128,6 +143,15 @@ class _SizeIndex:
                     merged = np.concatenate([old, part])
                     self.buckets[s][part_v] = merged[np.argsort(self.SK[merged], kind="stable")]
         self._all = None
+        self.table = self._table()
+
+    def _table(self):
+        """The C twin of these entries (None without the extension)."""
+        if _core is None:
+            return None
+        k = self.size
+        return _core.Table(self.n, k, np.ascontiguousarray(self.OE[:k]), self.PINS[:k].astype(np.int64),
+                           np.ascontiguousarray(self.M[:k]), self.all_sorted())
 
     def all_sorted(self) -> np.ndarray:
         if self._all is None:
@@ -136,6 +160,12 @@ class _SizeIndex:
 
     def lookup(self, c: Constraint, m1: bool) -> np.ndarray:
         """Entry ids satisfying c (and m = 1 if asked), sorted by (hash, t)."""
+        if self.table is None:
+            return self.lookup_py(c, m1)
+        return np.frombuffer(self.table.lookup(c.masks, c.values, m1), dtype=np.int64)
+
+    def lookup_py(self, c: Constraint, m1: bool) -> np.ndarray:
+        """``lookup`` in numpy over the buckets (the reference)."""
         n, full = self.n, (1 << self.n) - 1
         empty = np.zeros(0, dtype=np.int64)
         sides = [s for s in range(4) if c.masks[s]]
@@ -210,6 +240,19 @@ class MemoryIndex:
         keys = si.lookup(c, m1)
         return keys, si.PINS[keys]
 
+    def table(self, n: int):
+        """The ``stitcher._core.Table`` of size n (None without the extension)."""
+        return self._size(n).table
+
+    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES,
+               best_of: int = 1):
+        """``place.choose`` over ``lookup(c, m1)``; in one C call when check is None or a C Checker."""
+        si = self._size(c.n)
+        if si.table is not None and (check is None or isinstance(check, _core.Checker)):
+            return _core.choose(si.table, c.masks, c.values, m1, known, stream, check, tries, best_of)
+        keys, pins = self.lookup(c, m1)
+        return choose(keys, pins, known, stream, check=check, tries=tries, best_of=best_of)
+
     def decode(self, n: int, key) -> tuple[str, int, tuple[int, int, int, int]]:
         """(hash, t, oriented edges) of a candidate key."""
         si = self.sizes[n]
@@ -242,6 +285,14 @@ class SqlIndex:
         perm = pin_perm()
         pins = np.array([perm[t, self._info[h][1]] for h, t in keys], dtype=np.uint16)
         return keys, pins
+
+    def table(self, n: int):
+        return None
+
+    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES,
+               best_of: int = 1):
+        keys, pins = self.lookup(c, m1)
+        return choose(keys, pins, known, stream, check=check, tries=tries, best_of=best_of)
 
     def decode(self, n: int, key) -> tuple[str, int, tuple[int, int, int, int]]:
         h, t = key

@@ -158,9 +158,8 @@ class _Run:
         x, y, s = self.squares[i]
         n = s + 1
         c = self.board.constraint(x, y, n)
-        keys, pins = self.index.lookup(c, i == self.seed)
-        got = choose(keys, pins, self.known[i], self.place_stream,
-                     check=self._checker(i, n) if self.lookahead else None, best_of=BEST_OF)
+        got = self.index.choose(c, i == self.seed, self.known[i], self.place_stream,
+                                check=self._checker(i, n) if self.lookahead else None, best_of=BEST_OF)
         if got is None:
             return False, c
         if not got[2]:
@@ -185,7 +184,11 @@ class _Run:
         return True, c
 
     def _checker(self, i: int, n: int):
-        """key -> forward-check score for square i; the per-square setup runs at the first call."""
+        """key -> forward-check score for square i; the per-square setup runs at the first call.
+        With a C index table it is a C ``Checker`` (which ``index.choose`` runs in C)."""
+        table = self.index.table(n)
+        if table is not None:
+            return self.fcheck.checker(i, table)
         score = None
 
         def check(key) -> int:

@@ -1,0 +1,83 @@
+/* stitcher/_core.h: what the parts of the stitcher._core extension share.
+ *
+ * stitcher._core is the C twin of the stitcher's per-square hot path, for speed
+ * (issue 6: >= 20,000 placements/s on a warm G=1000 board). The Python modules
+ * stay the reference and the tests check C == Python:
+ *
+ * _core.c   the module, the board (constraint read, seam-checked place/remove on
+ *           the Board's numpy buffers; twin of board.Board), the project stream's
+ *           randbelow on a tilelib.rng.Stream, and choose() (twin of
+ *           place.choose over index.MemoryIndex.lookup, with the forward check);
+ * _index.c  Table: one tile size of the in-memory index as bitsets over the
+ *           entries in (hash, t) order (twin of index._SizeIndex.lookup);
+ * _check.c  Checker: the forward check of one square (twin of check.PyForwardCheck).
+ *
+ * Lines are ints of n <= 16 bits, first cell = MSB (SPEC §2); n is even, 2..16.
+ */
+#ifndef STITCHER_CORE_H
+#define STITCHER_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CMAXN 16
+#define NONE_AFFECTED (1 << 30)   /* score when no unplaced neighbour side touches the square */
+
+/* ---- board (_core.c) ---- */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer bv, bk, bh;        /* values, known, holders: G*G uint8, C-contiguous */
+    uint8_t *v, *k, *h;
+    int G;
+} BoardObject;
+extern PyTypeObject BoardType;
+
+/* masks/values (top, right, bottom, left) of the window (x0, y0, n) from the known cells */
+void board_constraint(const BoardObject *b, int x0, int y0, int n, uint32_t masks[4], uint32_t vals[4]);
+
+/* ---- index table (_index.c) ---- */
+typedef struct {
+    PyObject_HEAD
+    int n, N, W;                 /* side, entries, 64-bit words per bitset */
+    uint16_t (*oe)[4];           /* oriented edges by entry id */
+    int32_t *rank_entry;         /* entry id of each rank ((hash, t) order) */
+    uint64_t *all, *m1, *pin;    /* every rank; m = 1 ranks; pin[16][W]: pin bit S set */
+    uint64_t *cb;                /* cb[((s * n + p) * 2 + b) * W]: side s has bit p == b */
+    int32_t *vidx;               /* vidx[s << n | v]: slot in vb of whole side s == v, or -1 */
+    uint64_t *vb;
+    uint64_t *acc, *pool;        /* scratch (one lookup at a time: the GIL is held throughout) */
+    int32_t *prefix;
+} TableObject;
+extern PyTypeObject TableType;
+
+/* Candidate bitset of a constraint into t->acc; returns 0 if empty for sure, 1 otherwise,
+ * -1 with a Python error on bad input. */
+int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4], int m1);
+int parse_quad(PyObject *seq, uint32_t out[4], const char *what);
+
+/* ---- forward check (_check.c) ---- */
+typedef struct Row Row;
+typedef struct Small Small;
+typedef struct {
+    PyObject_HEAD
+    BoardObject *board;
+    TableObject *table;          /* for scores of keys; may be NULL (scores of edges only) */
+    PyObject *squares, *adj, *placements, *children;
+    Py_ssize_t i;
+    int ready, nrows, nsmall;
+    Row *rows;                   /* hit rows of open neighbours */
+    Small *smalls;               /* n = 6 open neighbours: their whole boundary */
+} CheckerObject;
+extern PyTypeObject CheckerType;
+
+/* Build the rows from the board as it is now (once); -1 with a Python error. */
+int checker_ready(CheckerObject *c);
+/* The score of oriented edges e (checker_ready first). */
+int checker_score(const CheckerObject *c, const uint32_t e[4]);
+
+/* valid n-bit lines (balanced, no three equal in a row), ascending; count in *P */
+const uint16_t *valid_lines_c(int n, int *P);
+
+#endif

@@ -1,0 +1,225 @@
+/* stitcher/_index.c: Table, one tile size of the in-memory edge index as bitsets (see _core.h).
+ *
+ * Twin of index._SizeIndex.lookup. The entries (16 per canonical tile: entry = 16 * row + t)
+ * are ranked in (hash, t) order (the Python side passes that order, a stable argsort of the
+ * sort keys); every set below is a bitset over ranks, so a lookup is a few word-wise ANDs and
+ * its candidates come out already sorted:
+ *
+ *   vb    whole side s == v (one bitset per value present),
+ *   cb    side s has bit p == b (a partly known side ANDs one per known cell),
+ *   pin   pin bitmap bit S set (the preferred pool of a square whose known sides are S),
+ *   m1    m = 1 (the seed tile).
+ *
+ * A Table is immutable: the Python side builds a new one after every add (drain only).
+ */
+#include "_core.h"
+
+static int get_i64(PyObject *obj, Py_buffer *view, Py_ssize_t want, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (view->itemsize != 8 || !view->format || (strcmp(view->format, "q") && strcmp(view->format, "l")
+            && strcmp(view->format, "<q") && strcmp(view->format, "<l") && strcmp(view->format, "=q"))
+            || view->len != want * 8) {
+        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous int64 buffer of %zd items", what, want);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static void table_free_arrays(TableObject *t) {
+    PyMem_Free(t->oe); PyMem_Free(t->rank_entry); PyMem_Free(t->all); PyMem_Free(t->m1);
+    PyMem_Free(t->pin); PyMem_Free(t->cb); PyMem_Free(t->vidx); PyMem_Free(t->vb);
+    PyMem_Free(t->acc); PyMem_Free(t->pool); PyMem_Free(t->prefix);
+    t->oe = NULL; t->rank_entry = NULL; t->all = t->m1 = t->pin = t->cb = t->vb = NULL;
+    t->vidx = NULL; t->acc = t->pool = NULL; t->prefix = NULL;
+}
+
+static void table_dealloc(TableObject *t) {
+    table_free_arrays(t);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+/* Table(n, N, oe, pins, m, order): oe (N, 4) oriented edges by entry, pins/m by entry, order =
+ * entry ids in (hash, t) order; all int64 buffers. */
+static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
+    int n;
+    Py_ssize_t N;
+    PyObject *o_oe, *o_pins, *o_m, *o_order;
+    if (!PyArg_ParseTuple(args, "inOOOO", &n, &N, &o_oe, &o_pins, &o_m, &o_order)) return -1;
+    if (n < 2 || n > CMAXN || n % 2 || N < 0 || N > INT32_MAX / 2) {
+        PyErr_Format(PyExc_ValueError, "Table: n must be even in 2..%d and N >= 0", CMAXN);
+        return -1;
+    }
+    Py_buffer b_oe, b_pins, b_m, b_order;
+    if (get_i64(o_oe, &b_oe, 4 * N, "oe") < 0) return -1;
+    if (get_i64(o_pins, &b_pins, N, "pins") < 0) { PyBuffer_Release(&b_oe); return -1; }
+    if (get_i64(o_m, &b_m, N, "m") < 0) { PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); return -1; }
+    if (get_i64(o_order, &b_order, N, "order") < 0) {
+        PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m);
+        return -1;
+    }
+    const int64_t *OE = b_oe.buf, *PINS = b_pins.buf, *M = b_m.buf, *ORD = b_order.buf;
+    int rc = -1;
+    table_free_arrays(t);
+    int W = (int)((N + 63) / 64);
+    if (W == 0) W = 1;
+    t->n = n; t->N = (int)N; t->W = W;
+    uint32_t full = (1u << n) - 1;
+    t->oe = PyMem_Calloc(N ? N : 1, sizeof *t->oe);
+    t->rank_entry = PyMem_Calloc(N ? N : 1, sizeof(int32_t));
+    t->all = PyMem_Calloc(W, 8); t->m1 = PyMem_Calloc(W, 8); t->pin = PyMem_Calloc(16 * (size_t)W, 8);
+    t->cb = PyMem_Calloc((size_t)8 * n * W, 8);
+    t->vidx = PyMem_Malloc(sizeof(int32_t) * ((size_t)4 << n));
+    t->acc = PyMem_Calloc(W, 8); t->pool = PyMem_Calloc(W, 8);
+    t->prefix = PyMem_Calloc(W + 1, sizeof(int32_t));
+    if (!t->oe || !t->rank_entry || !t->all || !t->m1 || !t->pin || !t->cb || !t->vidx || !t->acc
+            || !t->pool || !t->prefix) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t e = 0; e < N; e++)
+        for (int s = 0; s < 4; s++) {
+            int64_t v = OE[4 * e + s];
+            if (v < 0 || v > (int64_t)full) { PyErr_SetString(PyExc_ValueError, "edge out of range"); goto done; }
+            t->oe[e][s] = (uint16_t)v;
+        }
+    for (size_t q = 0; q < ((size_t)4 << n); q++) t->vidx[q] = -1;
+    int slots = 0;
+    for (Py_ssize_t e = 0; e < N; e++)
+        for (int s = 0; s < 4; s++) {
+            int32_t *q = &t->vidx[(s << n) | t->oe[e][s]];
+            if (*q < 0) *q = slots++;
+        }
+    t->vb = PyMem_Calloc(slots ? (size_t)slots * W : 1, 8);
+    if (!t->vb) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t r = 0; r < N; r++) {
+        int64_t e = ORD[r];
+        if (e < 0 || e >= N) { PyErr_SetString(PyExc_ValueError, "order holds an entry out of range"); goto done; }
+        t->rank_entry[r] = (int32_t)e;
+        size_t w = (size_t)r >> 6;
+        uint64_t bit = 1ull << (r & 63);
+        t->all[w] |= bit;
+        if (M[e] == 1) t->m1[w] |= bit;
+        for (int S = 0; S < 16; S++)
+            if ((PINS[e] >> S) & 1) t->pin[(size_t)S * W + w] |= bit;
+        for (int s = 0; s < 4; s++) {
+            uint32_t v = t->oe[e][s];
+            t->vb[(size_t)t->vidx[(s << n) | v] * W + w] |= bit;
+            for (int p = 0; p < n; p++)
+                t->cb[((size_t)(s * n + p) * 2 + ((v >> p) & 1)) * W + w] |= bit;
+        }
+    }
+    rc = 0;
+done:
+    PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m); PyBuffer_Release(&b_order);
+    if (rc < 0) table_free_arrays(t), t->N = 0;
+    return rc;
+}
+
+int parse_quad(PyObject *seq, uint32_t out[4], const char *what) {
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (!fast) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != 4) {
+        PyErr_Format(PyExc_ValueError, "%s must hold 4 ints", what);
+        Py_DECREF(fast);
+        return -1;
+    }
+    for (int s = 0; s < 4; s++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, s));
+        if (v == -1 && PyErr_Occurred()) { Py_DECREF(fast); return -1; }
+        if (v < 0 || v > 0xffff) {
+            PyErr_Format(PyExc_ValueError, "%s: %ld is not a line of <= 16 bits", what, v);
+            Py_DECREF(fast);
+            return -1;
+        }
+        out[s] = (uint32_t)v;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4], int m1) {
+    const int n = t->n, W = t->W;
+    const uint32_t full = (1u << n) - 1;
+    const uint64_t *ops[4 * CMAXN];
+    int nops = 0;
+    if (!t->acc) { PyErr_SetString(PyExc_ValueError, "Table is not initialised"); return -1; }
+    for (int s = 0; s < 4; s++) {
+        if ((masks[s] & ~full) || (vals[s] & ~masks[s])) {
+            PyErr_SetString(PyExc_ValueError, "constraint values must lie inside their n-bit masks");
+            return -1;
+        }
+        if (!masks[s]) continue;
+        if (masks[s] == full) {
+            int32_t slot = t->vidx[(s << n) | vals[s]];
+            if (slot < 0) return 0;
+            ops[nops++] = t->vb + (size_t)slot * W;
+        } else {
+            for (int p = 0; p < n; p++)
+                if ((masks[s] >> p) & 1)
+                    ops[nops++] = t->cb + ((size_t)(s * n + p) * 2 + ((vals[s] >> p) & 1)) * W;
+        }
+    }
+    uint64_t *acc = t->acc;
+    memcpy(acc, m1 ? t->m1 : t->all, (size_t)W * 8);
+    for (int k = 0; k < nops; k++) {
+        const uint64_t *op = ops[k];
+        for (int w = 0; w < W; w++) acc[w] &= op[w];
+    }
+    return 1;
+}
+
+/* lookup(masks, values, m1) -> bytes of int64 entry ids in (hash, t) order */
+static PyObject *table_py_lookup(TableObject *t, PyObject *args) {
+    PyObject *om, *ov;
+    int m1;
+    uint32_t masks[4], vals[4];
+    if (!PyArg_ParseTuple(args, "OOp", &om, &ov, &m1)) return NULL;
+    if (parse_quad(om, masks, "masks") < 0 || parse_quad(ov, vals, "values") < 0) return NULL;
+    int r = table_lookup(t, masks, vals, m1);
+    if (r < 0) return NULL;
+    Py_ssize_t cnt = 0;
+    if (r) for (int w = 0; w < t->W; w++) cnt += __builtin_popcountll(t->acc[w]);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, cnt * 8);
+    if (!out) return NULL;
+    int64_t *dst = (int64_t *)PyBytes_AS_STRING(out);
+    if (r)
+        for (int w = 0; w < t->W; w++)
+            for (uint64_t x = t->acc[w]; x; x &= x - 1)
+                *dst++ = t->rank_entry[w * 64 + __builtin_ctzll(x)];
+    return out;
+}
+
+/* edges(key) -> the oriented edges of an entry */
+static PyObject *table_py_edges(TableObject *t, PyObject *arg) {
+    long k = PyLong_AsLong(arg);
+    if (k == -1 && PyErr_Occurred()) return NULL;
+    if (k < 0 || k >= t->N) { PyErr_SetString(PyExc_IndexError, "no such entry"); return NULL; }
+    return Py_BuildValue("(iiii)", t->oe[k][0], t->oe[k][1], t->oe[k][2], t->oe[k][3]);
+}
+
+static PyObject *table_get_n(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->n); }
+static PyObject *table_get_N(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->N); }
+
+static PyMethodDef table_methods[] = {
+    {"lookup", (PyCFunction)table_py_lookup, METH_VARARGS,
+     "lookup(masks, values, m1) -> bytes of int64 entry ids satisfying the constraint, (hash, t) order"},
+    {"edges", (PyCFunction)table_py_edges, METH_O, "edges(key) -> oriented (top, right, bottom, left)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef table_getset[] = {
+    {"n", (getter)table_get_n, NULL, "tile side", NULL},
+    {"N", (getter)table_get_N, NULL, "entries", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stitcher._core.Table",
+    .tp_basicsize = sizeof(TableObject),
+    .tp_dealloc = (destructor)table_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Table(n, N, oe, pins, m, order): one tile size of the edge index as bitsets over ranks",
+    .tp_methods = table_methods,
+    .tp_getset = table_getset,
+    .tp_init = (initproc)table_init,
+    .tp_new = PyType_GenericNew,
+};
