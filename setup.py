@@ -1,4 +1,4 @@
-"""Build hook for the C kernel only; all other metadata lives in pyproject.toml."""
+"""Build hook for the C kernels (engine._kernel, stitcher._core) only; all other metadata lives in pyproject.toml."""
 
 import platform
 

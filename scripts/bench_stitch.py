@@ -14,7 +14,8 @@ hit rate per n against the library size of that n before each run. Prints markdo
 ``--warm-lib FILE`` times placement only: per packer, one warm-up stitch (caches), then one
 drain-off stitch per day, each on a fresh copy of FILE (so every run starts from the same
 library), at ``--speed-G``; it prints placements/s by the stats' wall clock, the stitch's CPU
-seconds and the load average (the machine is shared), and skips everything else.
+seconds and the load average (the machine is shared), and skips everything else. Its ``path``
+column says whether the C twin ``stitcher._core`` ran (else the Python reference: not built).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from packers import make_packing  # noqa: E402
 from packers.packing import validate_packing  # noqa: E402
 from stitcher.index import MemoryIndex, SqlIndex  # noqa: E402
+from stitcher.index import _core as stitcher_core  # noqa: E402  (None: the Python reference path ran)
 from stitcher.stitch import stitch  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
 from tilelib.store import Library  # noqa: E402
@@ -121,7 +123,8 @@ def warm_copies(path: str, G: int, days: list[int], packers: list[str]) -> None:
             if k == 0:
                 continue   # warm-up: process-level caches
             st = res.stats
-            rows.append({"packer": name, "day": day, "placements": st.placements,
+            rows.append({"packer": name, "day": day, "path": "C" if stitcher_core is not None else "python",
+                         "placements": st.placements,
                          "place s": round(st.seconds["place"], 3),
                          "placements/s": round(st.placements / st.seconds["place"]),
                          "stitch cpu s": round(cpu, 3), "load": round(os.getloadavg()[0], 2)})

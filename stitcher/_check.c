@@ -282,6 +282,8 @@ int checker_ready(CheckerObject *c) {
     Py_DECREF(adj);
     if (!fast) return -1;
     Py_ssize_t na = PySequence_Fast_GET_SIZE(fast);
+    PyMem_Free(c->rows);
+    PyMem_Free(c->smalls);
     c->rows = PyMem_Malloc(sizeof(Row) * (size_t)(4 * na + 1));
     c->smalls = PyMem_Malloc(sizeof(Small) * (size_t)(na + 1));
     if (!c->rows || !c->smalls) { Py_DECREF(fast); PyErr_NoMemory(); return -1; }

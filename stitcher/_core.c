@@ -237,6 +237,24 @@ static int pool_select(const TableObject *t, const uint64_t *pin, int pass, int3
     return lo * 64 + __builtin_ctzll(x);
 }
 
+/* The extras of the pool (t->x_pool) and their positions in the merged order (t->x_mpos): an
+ * extra inserted at rank q follows the pool's ranked members below q and the pool's earlier
+ * extras. Needs t->prefix of the pool. Returns how many. */
+static int pool_extras(TableObject *t, const uint64_t *pin, int pass, int known) {
+    int nx = 0;
+    for (int h = 0; h < t->nhit; h++) {
+        int q = t->x_hit[h];
+        if (((t->x_pin[q] >> known) & 1) == pass) continue;   /* pass 0 wants the bit set */
+        int32_t ins = t->x_ins[q], w = ins >> 6, below;
+        if (w >= t->W) below = t->prefix[t->W];
+        else below = t->prefix[w] + __builtin_popcountll(pool_word(t, pin, pass, w) & ((1ull << (ins & 63)) - 1));
+        t->x_pool[nx] = q;
+        t->x_mpos[nx] = below + nx;
+        nx++;
+    }
+    return nx;
+}
+
 typedef struct { int64_t pos, val; } Swap;
 
 static PyObject *py_choose(PyObject *mod, PyObject *args) {
@@ -257,8 +275,7 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
     }
     if (known < 0 || known > 15) { PyErr_SetString(PyExc_ValueError, "known is a side mask 0..15"); return NULL; }
     if (parse_quad(om, masks, "masks") < 0 || parse_quad(ov, vals, "values") < 0) return NULL;
-    int r = table_lookup(t, masks, vals, m1);
-    if (r <= 0) { if (r < 0) return NULL; Py_RETURN_NONE; }
+    if (table_lookup(t, masks, vals, m1) < 0) return NULL;
     const int W = t->W;
     const uint64_t *pin = t->pin + (size_t)known * W;
     int64_t cnt[2] = {0, 0};
@@ -266,6 +283,7 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
         cnt[0] += __builtin_popcountll(t->acc[w] & pin[w]);
         cnt[1] += __builtin_popcountll(t->acc[w] & ~pin[w]);
     }
+    for (int h = 0; h < t->nhit; h++) cnt[!((t->x_pin[t->x_hit[h]] >> known) & 1)]++;
     if (cnt[0] + cnt[1] == 0) Py_RETURN_NONE;
     int64_t first = -1, budget = tries;
     int first_pref = 0;
@@ -278,6 +296,7 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
         int32_t acc = 0;
         for (int w = 0; w < W; w++) { t->prefix[w] = acc; acc += __builtin_popcountll(pool_word(t, pin, pass, w)); }
         t->prefix[W] = acc;
+        int nx = pool_extras(t, pin, pass, known);
         int64_t limit = budget < m ? budget : m, best = -1;
         int nmoved = 0, best_score = 0, passed = 0;
         for (int64_t k = 0; k < limit; k++) {
@@ -291,7 +310,14 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
             }
             if (at < 0) { at = nmoved++; moved[at].pos = j; }
             moved[at].val = vk;
-            int64_t key = t->rank_entry[pool_select(t, pin, pass, (int32_t)vj)];
+            int64_t key = -1;
+            int32_t before = 0;   /* extras of the pool merged before position vj */
+            for (int q = 0; q < nx && key < 0; q++) {
+                if (t->x_mpos[q] == vj) key = t->x_id[t->x_pool[q]];
+                else if (t->x_mpos[q] < vj) before++;
+                else break;
+            }
+            if (key < 0) key = t->rank_entry[pool_select(t, pin, pass, (int32_t)vj - before)];
             budget--;
             if (first < 0) { first = key; first_pref = pass == 0; }
             if (!chk) { res = Py_BuildValue("(LOO)", (long long)key, pass ? Py_False : Py_True, Py_True); goto out; }

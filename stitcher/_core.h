@@ -41,6 +41,7 @@ void board_constraint(const BoardObject *b, int x0, int y0, int n, uint32_t mask
 typedef struct {
     PyObject_HEAD
     int n, N, W;                 /* side, entries, 64-bit words per bitset */
+    int N0;                      /* entries 0..N0-1 are ranked in the bitsets; N0..N-1 are extras */
     uint16_t (*oe)[4];           /* oriented edges by entry id */
     int32_t *rank_entry;         /* entry id of each rank ((hash, t) order) */
     uint64_t *all, *m1, *pin;    /* every rank; m = 1 ranks; pin[16][W]: pin bit S set */
@@ -49,11 +50,19 @@ typedef struct {
     uint64_t *vb;
     uint64_t *acc, *pool;        /* scratch (one lookup at a time: the GIL is held throughout) */
     int32_t *prefix;
+    /* extras (entries added after the bitsets were built), in (hash, t) order: id, insertion
+     * point among the ranks (how many ranked entries sort before it), pin bitmap, m == 1 */
+    int E;
+    int32_t *x_id, *x_ins;
+    uint16_t *x_pin;
+    uint8_t *x_m1;
+    int nhit;                    /* scratch: the extras the last lookup matched (x_hit), a pool's */
+    int32_t *x_hit, *x_pool, *x_mpos;   /* extras and their merged positions (x_pool, x_mpos) */
 } TableObject;
 extern PyTypeObject TableType;
 
-/* Candidate bitset of a constraint into t->acc; returns 0 if empty for sure, 1 otherwise,
- * -1 with a Python error on bad input. */
+/* Candidates of a constraint: ranked ones as the bitset t->acc, extras as t->x_hit[0..nhit-1];
+ * returns 0, or -1 with a Python error on bad input. */
 int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4], int m1);
 int parse_quad(PyObject *seq, uint32_t out[4], const char *what);
 

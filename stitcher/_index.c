@@ -10,7 +10,10 @@
  *   pin   pin bitmap bit S set (the preferred pool of a square whose known sides are S),
  *   m1    m = 1 (the seed tile).
  *
- * A Table is immutable: the Python side builds a new one after every add (drain only).
+ * Entries added later (the drain's tiles) do not re-rank everything: ``extend`` appends them as
+ * *extras*, a short list in (hash, t) order with each one's insertion point among the ranks;
+ * a lookup tests them one by one and merges them into the order (the Python side rebuilds the
+ * Table once the extras pass index.EXTRA_LIMIT entries).
  */
 #include "_core.h"
 
@@ -32,6 +35,10 @@ static void table_free_arrays(TableObject *t) {
     PyMem_Free(t->acc); PyMem_Free(t->pool); PyMem_Free(t->prefix);
     t->oe = NULL; t->rank_entry = NULL; t->all = t->m1 = t->pin = t->cb = t->vb = NULL;
     t->vidx = NULL; t->acc = t->pool = NULL; t->prefix = NULL;
+    PyMem_Free(t->x_id); PyMem_Free(t->x_ins); PyMem_Free(t->x_pin); PyMem_Free(t->x_m1);
+    PyMem_Free(t->x_hit); PyMem_Free(t->x_pool); PyMem_Free(t->x_mpos);
+    t->x_id = t->x_ins = t->x_hit = t->x_pool = t->x_mpos = NULL; t->x_pin = NULL; t->x_m1 = NULL;
+    t->E = t->nhit = 0;
 }
 
 static void table_dealloc(TableObject *t) {
@@ -63,7 +70,7 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     table_free_arrays(t);
     int W = (int)((N + 63) / 64);
     if (W == 0) W = 1;
-    t->n = n; t->N = (int)N; t->W = W;
+    t->n = n; t->N = t->N0 = (int)N; t->W = W;
     uint32_t full = (1u << n) - 1;
     t->oe = PyMem_Calloc(N ? N : 1, sizeof *t->oe);
     t->rank_entry = PyMem_Calloc(N ? N : 1, sizeof(int32_t));
@@ -109,8 +116,77 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     rc = 0;
 done:
     PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m); PyBuffer_Release(&b_order);
-    if (rc < 0) table_free_arrays(t), t->N = 0;
+    if (rc < 0) table_free_arrays(t), t->N = t->N0 = 0;
     return rc;
+}
+
+/* extend(oe_new, ids, ins, pins, m): entries N..N+k-1 get the oriented edges oe_new (k, 4); the
+ * extras become ids (every entry past the ranked ones, in (hash, t) order) with their insertion
+ * points, pin bitmaps and m. All int64 buffers. */
+static PyObject *table_py_extend(TableObject *t, PyObject *args) {
+    PyObject *o_oe, *o_ids, *o_ins, *o_pins, *o_m;
+    if (!PyArg_ParseTuple(args, "OOOOO", &o_oe, &o_ids, &o_ins, &o_pins, &o_m)) return NULL;
+    if (!t->acc) { PyErr_SetString(PyExc_ValueError, "Table is not initialised"); return NULL; }
+    Py_buffer b_oe;
+    if (PyObject_GetBuffer(o_oe, &b_oe, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t k = b_oe.len / 32;
+    PyBuffer_Release(&b_oe);
+    Py_ssize_t E = (Py_ssize_t)(t->N - t->N0) + k;
+    Py_buffer bo, bi, bn, bp, bm;
+    if (get_i64(o_oe, &bo, 4 * k, "oe") < 0) return NULL;
+    if (get_i64(o_ids, &bi, E, "ids") < 0) { PyBuffer_Release(&bo); return NULL; }
+    if (get_i64(o_ins, &bn, E, "ins") < 0) { PyBuffer_Release(&bo); PyBuffer_Release(&bi); return NULL; }
+    if (get_i64(o_pins, &bp, E, "pins") < 0) {
+        PyBuffer_Release(&bo); PyBuffer_Release(&bi); PyBuffer_Release(&bn);
+        return NULL;
+    }
+    if (get_i64(o_m, &bm, E, "m") < 0) {
+        PyBuffer_Release(&bo); PyBuffer_Release(&bi); PyBuffer_Release(&bn); PyBuffer_Release(&bp);
+        return NULL;
+    }
+    const int64_t *OE = bo.buf, *IDS = bi.buf, *INS = bn.buf, *PINS = bp.buf, *M = bm.buf;
+    PyObject *res = NULL;
+    const uint32_t full = (1u << t->n) - 1;
+    int N = t->N + (int)k;
+    for (Py_ssize_t q = 0; q < 4 * k; q++)
+        if (OE[q] < 0 || OE[q] > (int64_t)full) { PyErr_SetString(PyExc_ValueError, "edge out of range"); goto done; }
+    for (Py_ssize_t q = 0; q < E; q++)
+        if (IDS[q] < t->N0 || IDS[q] >= N || INS[q] < 0 || INS[q] > t->N0 || (q && INS[q] < INS[q - 1])
+                || PINS[q] < 0 || PINS[q] > 0xffff) {
+            PyErr_SetString(PyExc_ValueError, "extras out of range or not in order");
+            goto done;
+        }
+    uint16_t (*oe)[4] = PyMem_Realloc(t->oe, sizeof *oe * (size_t)(N ? N : 1));
+    if (!oe) { PyErr_NoMemory(); goto done; }
+    t->oe = oe;
+    size_t sz = (size_t)(E ? E : 1);
+    int32_t *id = PyMem_Realloc(t->x_id, sz * 4), *ins = id ? PyMem_Realloc(t->x_ins, sz * 4) : NULL;
+    if (id) t->x_id = id;
+    if (ins) t->x_ins = ins;
+    uint16_t *pin = ins ? PyMem_Realloc(t->x_pin, sz * 2) : NULL;
+    if (pin) t->x_pin = pin;
+    uint8_t *m1 = pin ? PyMem_Realloc(t->x_m1, sz) : NULL;
+    if (m1) t->x_m1 = m1;
+    int32_t *hit = m1 ? PyMem_Realloc(t->x_hit, sz * 4) : NULL;
+    if (hit) t->x_hit = hit;
+    int32_t *pool = hit ? PyMem_Realloc(t->x_pool, sz * 4) : NULL;
+    if (pool) t->x_pool = pool;
+    int32_t *mpos = pool ? PyMem_Realloc(t->x_mpos, sz * 4) : NULL;
+    if (!mpos) { PyErr_NoMemory(); goto done; }
+    t->x_mpos = mpos;
+    for (Py_ssize_t q = 0; q < k; q++)
+        for (int s = 0; s < 4; s++) t->oe[t->N + q][s] = (uint16_t)OE[4 * q + s];
+    for (Py_ssize_t q = 0; q < E; q++) {
+        t->x_id[q] = (int32_t)IDS[q]; t->x_ins[q] = (int32_t)INS[q];
+        t->x_pin[q] = (uint16_t)PINS[q]; t->x_m1[q] = M[q] == 1;
+    }
+    t->N = N;
+    t->E = (int)E;
+    t->nhit = 0;
+    res = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&bo); PyBuffer_Release(&bi); PyBuffer_Release(&bn); PyBuffer_Release(&bp); PyBuffer_Release(&bm);
+    return res;
 }
 
 int parse_quad(PyObject *seq, uint32_t out[4], const char *what) {
@@ -139,7 +215,7 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
     const int n = t->n, W = t->W;
     const uint32_t full = (1u << n) - 1;
     const uint64_t *ops[4 * CMAXN];
-    int nops = 0;
+    int nops = 0, empty = 0;
     if (!t->acc) { PyErr_SetString(PyExc_ValueError, "Table is not initialised"); return -1; }
     for (int s = 0; s < 4; s++) {
         if ((masks[s] & ~full) || (vals[s] & ~masks[s])) {
@@ -149,8 +225,8 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
         if (!masks[s]) continue;
         if (masks[s] == full) {
             int32_t slot = t->vidx[(s << n) | vals[s]];
-            if (slot < 0) return 0;
-            ops[nops++] = t->vb + (size_t)slot * W;
+            if (slot < 0) empty = 1;
+            else ops[nops++] = t->vb + (size_t)slot * W;
         } else {
             for (int p = 0; p < n; p++)
                 if ((masks[s] >> p) & 1)
@@ -158,12 +234,24 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
         }
     }
     uint64_t *acc = t->acc;
-    memcpy(acc, m1 ? t->m1 : t->all, (size_t)W * 8);
-    for (int k = 0; k < nops; k++) {
-        const uint64_t *op = ops[k];
-        for (int w = 0; w < W; w++) acc[w] &= op[w];
+    if (empty) {
+        memset(acc, 0, (size_t)W * 8);
+    } else {
+        memcpy(acc, m1 ? t->m1 : t->all, (size_t)W * 8);
+        for (int k = 0; k < nops; k++) {
+            const uint64_t *op = ops[k];
+            for (int w = 0; w < W; w++) acc[w] &= op[w];
+        }
     }
-    return 1;
+    t->nhit = 0;
+    for (int q = 0; q < t->E; q++) {
+        const uint16_t *e = t->oe[t->x_id[q]];
+        if ((m1 && !t->x_m1[q]) || (e[0] & masks[0]) != vals[0] || (e[1] & masks[1]) != vals[1]
+                || (e[2] & masks[2]) != vals[2] || (e[3] & masks[3]) != vals[3])
+            continue;
+        t->x_hit[t->nhit++] = q;
+    }
+    return 0;
 }
 
 /* lookup(masks, values, m1) -> bytes of int64 entry ids in (hash, t) order */
@@ -173,17 +261,20 @@ static PyObject *table_py_lookup(TableObject *t, PyObject *args) {
     uint32_t masks[4], vals[4];
     if (!PyArg_ParseTuple(args, "OOp", &om, &ov, &m1)) return NULL;
     if (parse_quad(om, masks, "masks") < 0 || parse_quad(ov, vals, "values") < 0) return NULL;
-    int r = table_lookup(t, masks, vals, m1);
-    if (r < 0) return NULL;
-    Py_ssize_t cnt = 0;
-    if (r) for (int w = 0; w < t->W; w++) cnt += __builtin_popcountll(t->acc[w]);
+    if (table_lookup(t, masks, vals, m1) < 0) return NULL;
+    Py_ssize_t cnt = t->nhit;
+    for (int w = 0; w < t->W; w++) cnt += __builtin_popcountll(t->acc[w]);
     PyObject *out = PyBytes_FromStringAndSize(NULL, cnt * 8);
     if (!out) return NULL;
     int64_t *dst = (int64_t *)PyBytes_AS_STRING(out);
-    if (r)
-        for (int w = 0; w < t->W; w++)
-            for (uint64_t x = t->acc[w]; x; x &= x - 1)
-                *dst++ = t->rank_entry[w * 64 + __builtin_ctzll(x)];
+    int h = 0;   /* merge: the extras inserted before rank r come before it */
+    for (int w = 0; w < t->W; w++)
+        for (uint64_t x = t->acc[w]; x; x &= x - 1) {
+            int r = w * 64 + __builtin_ctzll(x);
+            for (; h < t->nhit && t->x_ins[t->x_hit[h]] <= r; h++) *dst++ = t->x_id[t->x_hit[h]];
+            *dst++ = t->rank_entry[r];
+        }
+    for (; h < t->nhit; h++) *dst++ = t->x_id[t->x_hit[h]];
     return out;
 }
 
@@ -197,17 +288,21 @@ static PyObject *table_py_edges(TableObject *t, PyObject *arg) {
 
 static PyObject *table_get_n(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->n); }
 static PyObject *table_get_N(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->N); }
+static PyObject *table_get_E(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->E); }
 
 static PyMethodDef table_methods[] = {
     {"lookup", (PyCFunction)table_py_lookup, METH_VARARGS,
      "lookup(masks, values, m1) -> bytes of int64 entry ids satisfying the constraint, (hash, t) order"},
     {"edges", (PyCFunction)table_py_edges, METH_O, "edges(key) -> oriented (top, right, bottom, left)"},
+    {"extend", (PyCFunction)table_py_extend, METH_VARARGS,
+     "extend(oe_new, ids, ins, pins, m): append entries; ids/ins/pins/m describe every extra, (hash, t) order"},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef table_getset[] = {
     {"n", (getter)table_get_n, NULL, "tile side", NULL},
     {"N", (getter)table_get_N, NULL, "entries", NULL},
+    {"E", (getter)table_get_E, NULL, "extras (entries not in the bitsets)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

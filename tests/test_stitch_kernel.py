@@ -1,0 +1,312 @@
+"""The C twin of the stitcher's hot path (``stitcher._core``) gives exactly what the Python
+reference gives: board reads and writes (``board.PyBoard``), index lookups
+(``_SizeIndex.lookup_py``), seeded draws (``Stream.randbelow``, ``place.choose``), the forward
+check (``check.PyForwardCheck``) and the exact 6×6 table (``small.solutions_edges``) — on random
+cases, with the stream state compared after every draw sequence. A last test runs the pinned
+stitch with the extension blocked, so the pure-Python path keeps the pinned digest too.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from packers import make_packing
+from packers.packing import adjacency
+from stitcher import _core
+from stitcher.board import Board, PyBoard, SeamConflict
+from stitcher.check import ForwardCheck, PyForwardCheck
+from stitcher.index import MemoryIndex
+from stitcher.place import choose
+from stitcher.small import solutions_edges
+from tilelib.constraint import Constraint
+from tilelib.rng import Stream
+from tilelib.rules import valid_lines
+
+SETTINGS = settings(max_examples=60, deadline=None)
+
+
+def stream_state(s: Stream) -> tuple:
+    return s._counter, s._buf, s._pos
+
+
+def twin_streams(seed: bytes) -> tuple[Stream, Stream]:
+    return Stream(seed, "t"), Stream(seed, "t")
+
+
+# ---------------------------------------------------------------- the stream
+
+
+@SETTINGS
+@given(st.binary(min_size=32, max_size=32), st.lists(st.integers(1, 1 << 40), min_size=1, max_size=40))
+def test_randbelow_draws_what_the_stream_draws(seed, ns):
+    a, b = twin_streams(seed)
+    assert [a.randbelow(n) for n in ns] == [_core.randbelow(b, n) for n in ns]
+    assert stream_state(a) == stream_state(b)
+    assert a.bytes(5) == b.bytes(5)
+
+
+def test_randbelow_rejects_bad_bounds():
+    with pytest.raises(ValueError):
+        _core.randbelow(Stream(b"\0" * 32), 0)
+    with pytest.raises(AttributeError):
+        _core.randbelow(object(), 5)      # not a Stream
+
+
+# ---------------------------------------------------------------- the board
+
+
+@SETTINGS
+@given(st.integers(0, 1 << 30), st.integers(10, 40))
+def test_board_matches_the_numpy_board(seed, G):
+    rng = np.random.default_rng(seed)
+    a, b = PyBoard(G), Board(G)
+    placed = []
+    for _ in range(40):
+        op = rng.integers(0, 3)
+        n = int(rng.choice([2, 4, 6, 8]))
+        if n > G:
+            continue
+        x, y = (int(v) for v in rng.integers(0, G - n + 1, size=2))
+        if op == 0 or not placed:
+            # edges from a random grid (consistent corners) or fully random (corners may clash)
+            edges = tuple(int(v) for v in rng.integers(0, 1 << n, size=4))
+            results = []
+            for board in (a, b):
+                try:
+                    board.place(x, y, n, edges)
+                    results.append(True)
+                except SeamConflict:
+                    results.append(False)
+            assert results[0] == results[1]
+            if results[0]:
+                placed.append((x, y, n))
+        elif op == 1:
+            x, y, n = placed.pop(int(rng.integers(0, len(placed))))
+            a.remove(x, y, n)
+            b.remove(x, y, n)
+        assert a.constraint(x, y, n) == b.constraint(x, y, n)
+        assert (a.values == b.values).all() and (a.known == b.known).all() and (a.holders == b.holders).all()
+
+
+def test_board_rejects_windows_off_the_board():
+    b = Board(10)
+    with pytest.raises(ValueError):
+        b.constraint(6, 0, 6)
+    with pytest.raises(ValueError):
+        b.place(0, 0, 6, (1 << 6, 0, 0, 0))
+    with pytest.raises(ValueError):
+        b.core.remove(-1, 0, 6)
+
+
+# ---------------------------------------------------------------- the index and the draws
+
+
+@lru_cache(maxsize=4)
+def random_index(seed: int) -> MemoryIndex:
+    """Tiles of n = 6 and 8 with random valid lines as edges (not necessarily of one grid: the
+    index does not care; the numpy lookup of a partly known side assumes valid lines)."""
+    rng = np.random.default_rng(seed)
+    idx = MemoryIndex()
+    for n, count in ((6, 300), (8, 120)):
+        rows = []
+        lines = valid_lines(n)
+        for _ in range(count):
+            m = int(rng.integers(1, 4))
+            edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
+            rows.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
+        idx._size(n).add(rows[:count // 2])
+        for r in rows[count // 2:]:      # one at a time, as the drain adds them
+            idx.add(r[0], n, r[1], r[2], r[3])
+    return idx
+
+
+def random_constraint(rng, idx: MemoryIndex, n: int) -> Constraint:
+    """Masks over the edges of a real entry (a hit) or random values (usually a miss)."""
+    si = idx._size(n)
+    full = (1 << n) - 1
+    masks = []
+    for _s in range(4):
+        kind = rng.integers(0, 3)
+        masks.append(0 if kind == 0 else full if kind == 1 else int(rng.integers(0, full + 1)))
+    if rng.integers(0, 4):
+        e = si.OE[int(rng.integers(0, si.size))]
+    else:
+        e = rng.integers(0, full + 1, size=4)
+    return Constraint(n, tuple(masks), tuple(int(v) & m for v, m in zip(e, masks)))
+
+
+@SETTINGS
+@given(st.integers(0, 1 << 30))
+def test_lookup_matches_the_numpy_lookup(seed):
+    rng = np.random.default_rng(seed)
+    idx = random_index(seed % 3)
+    for _ in range(20):
+        n = int(rng.choice([6, 8]))
+        c = random_constraint(rng, idx, n)
+        for m1 in (False, True):
+            got = idx._size(n).lookup(c, m1)
+            assert got.tolist() == idx._size(n).lookup_py(c, m1).tolist()
+
+
+@SETTINGS
+@given(st.integers(0, 1 << 30), st.binary(min_size=32, max_size=32), st.integers(1, 40))
+def test_choose_without_check_matches_python(seed, sseed, tries):
+    rng = np.random.default_rng(seed)
+    idx = random_index(seed % 3)
+    a, b = twin_streams(sseed)
+    for _ in range(10):
+        n = int(rng.choice([6, 8]))
+        c = random_constraint(rng, idx, n)
+        m1, known = bool(rng.integers(0, 2)), int(rng.integers(0, 16))
+        keys, pins = idx.lookup(c, m1)
+        want = choose(keys, pins, known, a, tries=tries)
+        got = idx.choose(c, m1, known, b, tries=tries)
+        assert (None if want is None else (int(want[0]), want[1], want[2])) == got
+        assert stream_state(a) == stream_state(b)
+
+
+def test_tiles_added_one_by_one_merge_into_the_order():
+    """Drained tiles join the C table as extras (merged into the (hash, t) order at lookup) until
+    EXTRA_LIMIT, then the table is rebuilt: lookups and draws match Python throughout."""
+    rng = np.random.default_rng(5)
+    idx = MemoryIndex()
+    lines = valid_lines(6)
+    si = idx._size(6)
+    a, b = twin_streams(b"\x05" * 32)
+    extras_seen = rebuilt = 0
+    for k in range(80):
+        edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
+        m = int(rng.integers(1, 3))
+        idx.add(rng.bytes(32).hex(), 6, edges, m, int(rng.integers(0, 16 ** (m - 1))))
+        extras_seen = max(extras_seen, si.table.E)
+        rebuilt += si.table.E == 0
+        for _ in range(5):
+            c = random_constraint(rng, idx, 6)
+            m1, known = bool(rng.integers(0, 2)), int(rng.integers(0, 16))
+            assert si.lookup(c, m1).tolist() == si.lookup_py(c, m1).tolist()
+            keys, pins = idx.lookup(c, m1)
+            want = choose(keys, pins, known, a)
+            assert (None if want is None else (int(want[0]), want[1], want[2])) == idx.choose(c, m1, known, b)
+            assert stream_state(a) == stream_state(b)
+        c = Constraint(6, (0, 0, 0, 0), (0, 0, 0, 0))
+        assert si.lookup(c, False).tolist() == si.lookup_py(c, False).tolist()
+    assert extras_seen == 512 and rebuilt >= 2
+
+
+# ---------------------------------------------------------------- the forward check
+
+
+def random_case(seed: int, G: int, packer: str):
+    """A real packing, a board of random known cells, some squares placed, some split."""
+    rng = np.random.default_rng(seed)
+    packing = make_packing(packer, G, seed.to_bytes(32, "big"))
+    squares = list(packing.squares)
+    adj = adjacency(packing.squares)
+    placements = [("h", 0) if rng.random() < 0.4 else None for _ in squares]
+    children = {j: [] for j in range(len(squares)) if rng.random() < 0.05}
+    board = Board(packing.G)
+    board.known[...] = rng.random((packing.G, packing.G)) < rng.random()
+    board.values[...] = rng.integers(0, 2, size=(packing.G, packing.G))
+    return rng, squares, adj, placements, children, board
+
+
+@SETTINGS
+@given(st.integers(0, 1 << 30), st.sampled_from(["big-first", "grown", "bands", "substitution"]))
+def test_forward_check_matches_the_python_check(seed, packer):
+    rng, squares, adj, placements, children, board = random_case(seed, 61, packer)
+    py = PyForwardCheck(board, squares, adj, placements, children)
+    fc = ForwardCheck(board, squares, adj, placements, children)
+    seen = set()
+    for _ in range(30):
+        i = int(rng.integers(0, len(squares)))
+        n = squares[i][2] + 1
+        edges = tuple(int(v) for v in rng.integers(0, 1 << n, size=4))
+        got = fc.score(i, edges)
+        assert got == py.score(i, edges), (i, edges)
+        seen.add(min(got, 2))
+    assert seen & {1, 2} or seen == {0}
+
+
+def test_forward_check_both_outcomes_are_seen():
+    """The random cases above are not all 0 or all 'no neighbour': both outcomes occur."""
+    scores = []
+    for seed in range(6):
+        rng, squares, adj, placements, children, board = random_case(seed, 61, "big-first")
+        fc = ForwardCheck(board, squares, adj, placements, children)
+        for i in range(0, len(squares), 7):
+            n = squares[i][2] + 1
+            scores.append(fc.score(i, tuple(int(v) for v in rng.integers(0, 1 << n, size=4))))
+    assert 0 in scores and any(0 < s < _core.NONE_AFFECTED for s in scores)
+
+
+@SETTINGS
+@given(st.integers(0, 1 << 30), st.binary(min_size=32, max_size=32))
+def test_choose_with_check_matches_python(seed, sseed):
+    """The C draw loop with a C Checker takes the key place.choose takes with the same scores."""
+    rng, squares, adj, placements, children, board = random_case(seed, 61, "big-first")
+    idx = random_index(seed % 3)
+    fc = ForwardCheck(board, squares, adj, placements, children)
+    a, b = twin_streams(sseed)
+    for _ in range(8):
+        n = int(rng.choice([6, 8]))
+        cands = [k for k, sq in enumerate(squares) if sq[2] + 1 == n]
+        if not cands:
+            continue
+        i = cands[int(rng.integers(0, len(cands)))]
+        c = random_constraint(rng, idx, n)
+        known, best_of = int(rng.integers(0, 16)), int(rng.integers(1, 3))
+        table = idx.table(n)
+        check = fc.checker(i, table)
+        keys, pins = idx.lookup(c, False)
+        want = choose(keys, pins, known, a, check=lambda k: check(int(k)), best_of=best_of)
+        got = idx.choose(c, False, known, b, check=fc.checker(i, table), best_of=best_of)
+        assert (None if want is None else (int(want[0]), want[1], want[2])) == got
+        assert stream_state(a) == stream_state(b)
+
+
+def test_checker_rejects_bad_input():
+    rng, squares, adj, placements, children, board = random_case(1, 61, "big-first")
+    fc = ForwardCheck(board, squares, adj, placements, children)
+    with pytest.raises(TypeError):
+        fc.checker(0)(5)                 # a key without a table
+    with pytest.raises(ValueError):
+        fc.checker(0)((1, 2, 3))
+    with pytest.raises(ValueError):
+        fc.checker(0)((1 << 20, 0, 0, 0))
+
+
+def test_exact_table_is_the_python_table():
+    got = sorted(_core.solutions_edges6())
+    want = sorted(map(tuple, solutions_edges(6).tolist()))
+    assert got == want and len(got) == 4140
+
+
+# ---------------------------------------------------------------- the reference path end to end
+
+
+def test_pinned_digest_without_the_extension():
+    """With ``stitcher._core`` blocked the Python reference path runs and keeps the pinned digest."""
+    code = (
+        "import sys, tempfile, pathlib, hashlib, json\n"
+        "sys.modules['stitcher._core'] = None\n"
+        "sys.path.insert(0, 'tests')\n"
+        "import test_stitch_seams as t\n"
+        "from stitcher import board, check, index\n"
+        "assert board._core is None and check.ForwardCheck is check.PyForwardCheck\n"
+        "d = pathlib.Path(tempfile.mkdtemp())\n"
+        "with t.pin_library(d / 'pin.sqlite') as lib:\n"
+        "    parts, counts = t.pinned_stitches(lib)\n"
+        "assert counts == t.PIN_COUNTS, counts\n"
+        "assert hashlib.sha256(json.dumps(parts).encode()).hexdigest() == t.PIN_DIGEST\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
