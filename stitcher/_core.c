@@ -274,6 +274,7 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
         chk = (CheckerObject *)check;
     }
     if (known < 0 || known > 15) { PyErr_SetString(PyExc_ValueError, "known is a side mask 0..15"); return NULL; }
+    if (tries < 1) { PyErr_SetString(PyExc_ValueError, "tries must be >= 1"); return NULL; }
     if (parse_quad(om, masks, "masks") < 0 || parse_quad(ov, vals, "values") < 0) return NULL;
     if (table_lookup(t, masks, vals, m1) < 0) return NULL;
     const int W = t->W;

@@ -11,6 +11,11 @@ with a side that no valid line can complete) is taken; at most ``tries`` are
 checked. If none passes, the first drawn is taken anyway (flagged), so a
 library hit is never thrown away. The same seed and library give the same
 placements.
+
+``index.MemoryIndex.choose`` runs this same loop in C (``stitcher._core.choose``:
+same pools, same partial Fisher–Yates, same bytes of the same stream) when the
+check is a C ``Checker`` or none; ``choose`` here stays the reference and runs
+for Python checks and for the SQL index.
 """
 
 from __future__ import annotations
