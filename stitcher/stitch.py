@@ -65,7 +65,6 @@ from stitcher.fallback import split_square
 from stitcher.index import MemoryIndex
 from stitcher.order import (ZONE, bfs_distance, known_sides, placement_order, ring, side_known,
                             unit_owner)
-from stitcher.place import choose
 from stitcher.stats import StitchStats
 from tilelib import ledger
 from tilelib.errors import TilesError
