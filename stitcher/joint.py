@@ -23,6 +23,7 @@ from ortools.sat.python import cp_model
 from tilelib.rng import Stream
 
 TIME_LIMIT = 10.0
+JOINT_TRIES = 2   # seeded attempts per window-aware completion (a grid may not thin)
 
 
 def joint_complete(values: np.ndarray, known: np.ndarray, square: tuple[int, int, int],

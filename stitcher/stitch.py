@@ -26,14 +26,10 @@
    drained. ``drain="deferred"`` instead finishes the first pass and then
    retries the missed squares against what they face by then (measured:
    more nofits, since later neighbours add constraints).
-4. **Repair** (drain on): before giving a square up, placed neighbours are
-   taken off (one at a time, then all at once), the square is made
-   window-aware, and the neighbours are put back; failing that, the square
-   and the neighbours taken off are completed together in one model
-   (``joint.joint_complete_many``) and each grid becomes a new tile — last
-   of all with every placed neighbour off and the other open windows left
-   out of the model (they get their own turn, and repair, later). Measured
-   on a warm G = 301 board: fill 0.9952 -> 0.9997. Else everything is undone.
+4. **Repair** (drain on, ``repair.py``): before giving a square up, placed
+   neighbours are taken off and the square is remade with them — first
+   putting them back by lookup, then completing all of them together in one
+   model. Else everything is undone.
 5. **Fallback**: a square still unfilled is split (``fallback.split_square``)
    into smaller squares and zone rectangles; the new squares go through
    steps 2–5 at once (so failures end, at worst, as zones). With
@@ -60,19 +56,18 @@ from packers.packing import Packing, adjacency, group_zones
 from stitcher.board import Board
 from stitcher.check import ForwardCheck
 from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
-from stitcher.joint import joint_complete, joint_complete_many
+from stitcher.joint import JOINT_TRIES, joint_complete
 from stitcher.fallback import split_square
 from stitcher.index import MemoryIndex
 from stitcher.order import (ZONE, bfs_distance, known_sides, placement_order, ring, side_known,
                             unit_owner)
+from stitcher.repair import repair
 from stitcher.stats import StitchStats
 from tilelib import ledger
 from tilelib.errors import TilesError
 from tilelib.rng import Stream
 
-REPAIR_TRIES = 4
 BEST_OF = 1
-JOINT_TRIES = 2
 JOINT_MISS = "joint-miss"
 
 
@@ -205,7 +200,6 @@ class _Run:
 
     def make_joint(self, i: int):
         """A tile for square i from ``joint.joint_complete`` (its unplaced neighbours stay completable)."""
-        is_seed = i == self.seed
         others = [self.squares[j] for j in self.adj[i] if self.placements[j] is None and j not in self.children]
         for a in range(JOINT_TRIES):
             self.st.cp_calls += 1
@@ -213,8 +207,7 @@ class _Run:
             grid = joint_complete(self.board.values, self.board.known, self.squares[i], others, sub)
             if grid is None:
                 break
-            tile = tile_from_grid(grid, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
-                                  sub.child("thin"))
+            tile = tile_from_grid(grid, *self.tile_params(i), sub.child("thin"))
             if tile is not None:
                 self.st.bump(self.squares[i][2] + 1, "joint")
                 return "tile", tile
@@ -301,7 +294,7 @@ class _Run:
                     self.st.bump(n, "failed")
         elif prev is None:
             self.record(c)
-        if self.drain and self.lookahead and self.repair(i):
+        if self.drain and self.lookahead and repair(self, i):
             return
         self.split(i)
 
@@ -311,100 +304,9 @@ class _Run:
         self.placements[i] = None
         self.st.placements -= 1
 
-    def repair(self, i: int) -> bool:
-        """Local repair before a split: take placed neighbours off (one at a time, most recent
-        first, up to REPAIR_TRIES; then all of them at once), make square i with their windows
-        free (``make_joint``), then put them back by lookup or ``make_joint``. If that fails for
-        every set, the same sets are tried once more with square i and the neighbours taken off
-        completed together (``joint.joint_complete_many``: one model, every grid distinct-valid),
-        each grid thinned to a new tile. Whatever cannot be put back undoes the attempt (new tiles
-        stay in the library). Never moves the seed."""
-        with self.draining():
-            near = [k for k in self.adj[i] if self.placements[k] is not None and k != self.seed]
-            near.sort(key=lambda k: -self.order_of.get(k, 0))
-            sets = [[k] for k in near[:REPAIR_TRIES]]
-            if len(near) > 1:
-                sets.append(near)
-            for ks in sets:
-                if self.repair_with(i, ks):
-                    self.st.bump(self.squares[i][2] + 1, "repaired")
-                    return True
-            for ks, keep in [(ks, True) for ks in sets[::-1]] + [(near, False)]:
-                if self.repair_together(i, ks, keep):
-                    self.st.bump(self.squares[i][2] + 1, "repaired")
-                    self.st.bump(self.squares[i][2] + 1, "repaired_together")
-                    return True
-            return False
-
     def tile_params(self, j: int) -> tuple[int, int | None]:
         """(seam_mask, m_max) a new tile for square j is thinned with (the seed: 0 and 1)."""
         return (0, 1) if j == self.seed else (self.known[j], self.m_max)
-
-    def repair_together(self, i: int, ks: list[int], keep_others: bool = True) -> bool:
-        """Take ks off, complete square i and ks in one model (keeping the other unplaced
-        neighbours' windows completable if ``keep_others``), thin every grid, place them all;
-        else put ks back as they were."""
-        old = {k: (self.placements[k], self.edges_of[k]) for k in ks}
-        for k in ks:
-            self.unplace(k)
-        group = [i] + ks
-        inside = set(group)
-        others = sorted({j for g in group for j in self.adj[g] if j not in inside
-                         and self.placements[j] is None and j not in self.children}) if keep_others else []
-        tiles = None
-        for a in range(JOINT_TRIES):
-            self.st.cp_calls += 1
-            sub = self.drain_stream.child(f"{self.drains}/together/{a}")
-            grids = joint_complete_many(self.board.values, self.board.known,
-                                        [self.squares[j] for j in group],
-                                        [self.squares[j] for j in others], sub)
-            if grids is None:
-                break
-            made = [tile_from_grid(g, *self.tile_params(j), sub.child(f"thin/{j}")) for j, g in zip(group, grids)]
-            if all(t is not None for t in made):
-                tiles = made
-                break
-        self.drains += 1
-        if tiles is not None:
-            for j, tile in zip(group, tiles):
-                self.install(j, tile)
-            return True
-        self.put_back(old)
-        return False
-
-    def put_back(self, old: dict) -> None:
-        """Re-place squares taken off by a failed repair with their old tiles."""
-        for k, (p, e) in old.items():
-            xk, yk, sk = self.squares[k]
-            self.board.place(xk, yk, sk + 1, e)
-            self.placements[k], self.edges_of[k] = p, e
-            self.st.placements += 1
-
-    def repair_with(self, i: int, ks: list[int]) -> bool:
-        old = {k: (self.placements[k], self.edges_of[k]) for k in ks}
-        for k in ks:
-            self.unplace(k)
-        kind, tile = self.make_joint(i)
-        done: list[int] = []
-        if kind == "tile":
-            self.install(i, tile)
-            done.append(i)
-            for k in ks:
-                ok, _ck = self.try_place(k)
-                if not ok:
-                    kind2, tile2 = self.make_joint(k)
-                    if kind2 == "tile":
-                        self.install(k, tile2)
-                        ok = True
-                if not ok:
-                    break
-                done.append(k)
-            else:
-                return True
-        for j in done:
-            self.unplace(j)
-        self.put_back(old)
-        return False
 
     def split(self, i: int) -> None:
         """Fallback: replace square i by smaller squares and zones, and place those at once."""

@@ -17,13 +17,13 @@ import importlib
 stitch_mod = importlib.import_module("stitcher.stitch")  # the package re-exports the function `stitch`
 from packers.packing import Packing, validate_packing
 from stitcher.board import Board, SeamConflict
-from stitcher.drain import NOFIT, TILE, NofitSet, drain_misses, generate
+from stitcher.drain import NOFIT, NofitSet, drain_misses, generate
 from stitcher.fallback import split_square
 from stitcher.order import placement_order
+from stitcher.repair import repair_together
 from stitcher.stitch import StitchError, _Run, stitch
 from tilelib import ledger
 from tilelib.constraint import Constraint, push_forward
-from tilelib.query import find
 from tilelib.rng import Stream
 from tilelib.rules import valid_lines, violations
 from tilelib.store import Library
@@ -339,7 +339,7 @@ def test_repair_together_remakes_a_square_and_the_neighbours_it_takes_off(lib):
     c = infeasible_constraint()
     run, c = _hand_case(lib, c.values[2])
     assert run.board.constraint(5, 5, 6).contains(c)
-    assert run.repair_together(3, [1, 2], keep_others=False)
+    assert repair_together(run, 3, [1, 2], keep_others=False)
     grids = {}
     for k in (1, 2, 3):
         h, t = run.placements[k]
@@ -361,6 +361,6 @@ def test_repair_together_that_fails_puts_everything_back(lib):
     fails and the board and placements are exactly as before."""
     run, _c = _hand_case(lib, 0b111000 if infeasible_constraint().values[3] & 1 else 0b000111)
     before = (run.board.values.copy(), run.board.known.copy(), list(run.placements), dict(run.edges_of))
-    assert not run.repair_together(3, [1, 2], keep_others=False)
+    assert not repair_together(run, 3, [1, 2], keep_others=False)
     assert (run.board.values == before[0]).all() and (run.board.known == before[1]).all()
     assert run.placements == before[2] and run.edges_of == before[3]
