@@ -378,14 +378,17 @@ class _Run:
         for i, prev in pending:
             self.resolve(i, prev)
         t1 = time.perf_counter()
+        # placement = the square loop less its drain and ledger work (DECISIONS.md, "placements/s")
+        st.seconds["place"] = (t1 - t0) - st.seconds["drain"] - st.seconds["ledger"]
         self.lib.conn.commit()
-        st.seconds["ledger"] += time.perf_counter() - t1
+        t2 = time.perf_counter()
+        st.seconds["ledger"] += t2 - t1
         packing, placements = self.assemble()
         st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
         st.zone_fraction_before = self.packing.zone_fraction()
         st.zone_fraction_after = packing.zone_fraction()
+        st.seconds["assemble"] = time.perf_counter() - t2
         st.seconds["total"] = time.perf_counter() - t0 + st.seconds["geometry"] + st.seconds["index"]
-        st.seconds["place"] = (time.perf_counter() - t0) - st.seconds["drain"] - st.seconds["ledger"]
         return StitchResult(placements, packing, st)
 
     def assemble(self) -> tuple[Packing, list]:
