@@ -63,8 +63,10 @@ def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tup
 
     def rules(line, m: int) -> None:
         if all(isinstance(v, int) for v in line):
-            if sum(line) != m // 2:
-                _false(model)  # a fixed line breaks balance: infeasible
+            # a wholly known line (pieces of several neighbours' edges) can break balance or
+            # have three equal cells in a row: then there is no grid
+            if sum(line) != m // 2 or any(line[j] == line[j + 1] == line[j + 2] for j in range(m - 2)):
+                _false(model)
             return
         model.Add(sum(line) == m // 2)
         for j in range(m - 2):
@@ -102,6 +104,14 @@ def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tup
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = stream.randbelow(1 << 30)
     solver.parameters.max_time_in_seconds = time_limit
+    # These models are small SAT problems (most of the work is proving a doomed window
+    # infeasible): presolve, LP relaxation, symmetry detection and probing cost more than they
+    # save. Measured on 300 models captured from a warm G = 301 stitch (124 feasible): solve time
+    # 7.4 s -> 1.3 s with the encoding of ``_distinct`` below, same verdicts.
+    solver.parameters.cp_model_presolve = False
+    solver.parameters.linearization_level = 0
+    solver.parameters.symmetry_level = 0
+    solver.parameters.cp_model_probing_level = 0
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
@@ -118,7 +128,11 @@ def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tup
 
 
 def _distinct(model: cp_model.CpModel, lines) -> None:
-    """Every two lines of the window differ somewhere (pairs already differing in fixed cells skip)."""
+    """Every two lines of the window differ somewhere (pairs already differing in fixed cells skip).
+
+    One literal per cell pair that can differ, and one clause "some literal holds": against a
+    fixed cell the literal is the free cell itself (or its negation); between two free cells it is
+    a new d with d -> (u != v) (two clauses; the converse is not needed for "differ somewhere")."""
     m = len(lines)
     for a in range(m):
         for b in range(a + 1, m):
@@ -129,21 +143,13 @@ def _distinct(model: cp_model.CpModel, lines) -> None:
             for u, v in zip(la, lb):
                 if isinstance(u, int) and isinstance(v, int):
                     continue
-                d = model.NewBoolVar("")
                 if isinstance(u, int) or isinstance(v, int):
                     const, lit = (u, v) if isinstance(u, int) else (v, u)
-                    # d <=> lit != const
-                    if const:
-                        model.Add(lit == 0).OnlyEnforceIf(d)
-                        model.Add(lit == 1).OnlyEnforceIf(d.Not())
-                    else:
-                        model.Add(lit == 1).OnlyEnforceIf(d)
-                        model.Add(lit == 0).OnlyEnforceIf(d.Not())
-                else:
-                    model.AddBoolOr([u, v]).OnlyEnforceIf(d)
-                    model.AddBoolOr([u.Not(), v.Not()]).OnlyEnforceIf(d)
-                    model.AddBoolOr([u.Not(), v, d])
-                    model.AddBoolOr([u, v.Not(), d])
+                    diffs.append(lit.Not() if const else lit)
+                    continue
+                d = model.NewBoolVar("")
+                model.AddBoolOr([u, v]).OnlyEnforceIf(d)
+                model.AddBoolOr([u.Not(), v.Not()]).OnlyEnforceIf(d)
                 diffs.append(d)
             model.AddBoolOr(diffs)
 

@@ -20,6 +20,7 @@ from stitcher.board import Board, SeamConflict
 from stitcher.drain import NOFIT, NofitSet, drain_misses, generate
 from stitcher.fallback import split_square
 from stitcher.order import placement_order
+from stitcher.joint import joint_complete
 from stitcher.repair import repair_together
 from stitcher.stitch import StitchError, _Run, stitch
 from tilelib import ledger
@@ -364,3 +365,19 @@ def test_repair_together_that_fails_puts_everything_back(lib):
     assert not repair_together(run, 3, [1, 2], keep_others=False)
     assert (run.board.values == before[0]).all() and (run.board.known == before[1]).all()
     assert run.placements == before[2] and run.edges_of == before[3]
+
+
+@pytest.mark.parametrize("row", [[1, 1, 1, 0, 0, 0], [0, 1, 1, 1, 0, 0], [1, 1, 0, 1, 0, 1]])
+def test_joint_complete_refuses_a_wholly_known_line_that_breaks_a_rule(row):
+    """A window row known in full (pieces of several neighbours' edges) that is balanced but has
+    three equal cells in a row, or is unbalanced, admits no grid: None, never an invalid grid."""
+    values = np.zeros((8, 8), dtype=np.uint8)
+    known = np.zeros((8, 8), dtype=np.uint8)
+    values[1, 1:7] = row
+    known[1, 1:7] = 1
+    got = joint_complete(values, known, (1, 1, 5), [], Stream(SEED, "j"))
+    assert got is None
+    ok = [0, 1, 1, 0, 1, 0]
+    values[1, 1:7] = ok
+    grid = joint_complete(values, known, (1, 1, 5), [], Stream(SEED, "j"))
+    assert grid is not None and not violations(grid) and grid[0].tolist() == ok
