@@ -61,7 +61,6 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     m = default_m_max(n) if m_max is None else m_max
     params = GenParams.make(n, m_max=m, seam_mask=seam_mask, targets=Targets(max_tries=1))
     vals, known = constraint_cells(c)
-    ones = np.ones((n, n), dtype=np.uint8)
     backups = []
     for j in range(max(min(completions, max_tries), 1)):
         grid = complete(n, vals, known, stream.child(f"c/{j}"))
@@ -70,11 +69,11 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
         if accept is not None and not accept(edges(grid)):
             backups.append((j, grid))
             continue
-        tile = _thin(params, stream, j, grid, ones)
+        tile = _thin(params, stream, j, grid)
         if tile is not None:
             return TILE, tile
     for j, grid in backups:
-        tile = _thin(params, stream, j, grid, ones)
+        tile = _thin(params, stream, j, grid)
         if tile is not None:
             return TILE, tile
     return FAILED, None
@@ -86,12 +85,14 @@ def tile_from_grid(grid: np.ndarray, seam_mask: int, m_max: int | None, stream: 
     n = grid.shape[0]
     m = default_m_max(n) if m_max is None else m_max
     params = GenParams.make(n, m_max=m, seam_mask=seam_mask, targets=Targets(max_tries=1))
-    return _thin(params, stream, 0, grid, np.ones((n, n), dtype=np.uint8))
+    return _thin(params, stream, 0, grid)
 
 
-def _thin(params, stream: Stream, j: int, grid, ones) -> Tile | None:
+def _thin(params, stream: Stream, j: int, grid) -> Tile | None:
+    """Thin and rate a complete valid grid as is (``make_tile``'s ``solution`` path: the same tile
+    as completing it with every cell fixed, without a CP-SAT call that could only return it)."""
     try:
-        return make_tile(params, stream.child(f"make/{j}"), (grid, ones))
+        return make_tile(params, stream.child(f"make/{j}"), solution=grid)
     except GenerationFailed:
         return None
 

@@ -215,3 +215,21 @@ def test_needs_targets_are_met():
         assert f.needs_unique == 1
         f = make_tile(GenParams.make(6, 1, 0, Targets(needs_bifurcation=True)), Stream(bytes([i]) * 32, "b")).features
         assert f.needs_bifurcation == 1 and f.ladder >= 4
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([6, 8, 10]), st.integers(0, 15), st.integers(1, 3))
+def test_thinning_a_grid_as_solution_equals_completing_it_fully_fixed(seed, n, seam, m_max):
+    """The drain thins complete grids with ``solution=grid``; that must give exactly what the
+    fixed-cells path (a CP-SAT completion with every cell fixed, which can only return the grid)
+    gives: the same tile, or the same failure."""
+    grid = random_solution(n, Stream(seed.to_bytes(4, "big"), "sol"))
+    params = GenParams.make(n, m_max=m_max, seam_mask=seam, targets=Targets(max_tries=1))
+
+    def outcome(**kw):
+        try:
+            return make_tile(params, Stream(b"t" * 32, "make"), **kw)
+        except GenerationFailed:
+            return "failed"
+
+    assert outcome(solution=grid) == outcome(fixed=(grid, np.ones((n, n), dtype=np.uint8)))
