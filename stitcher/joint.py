@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from ortools.sat.python import cp_model
 
+from stitcher.check import line_counts
 from tilelib.rng import Stream
 
 TIME_LIMIT = 10.0
@@ -43,6 +44,8 @@ def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tup
     agreeing on shared cells and with the known board cells, with every window in ``others``
     still rows/columns-completable; None if CP-SAT finds none in the time limit. One square gives
     exactly ``joint_complete``'s model."""
+    if not _lines_completable(values, known, list(squares) + list(others)):
+        return None
     model = cp_model.CpModel()
     var: dict[tuple[int, int], object] = {}
 
@@ -125,6 +128,25 @@ def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tup
                 g[i, j] = v if isinstance(v, int) else int(solver.BooleanValue(v))
         out.append(g)
     return out
+
+
+def _lines_completable(values: np.ndarray, known: np.ndarray, windows) -> bool:
+    """False if some row or column of some window has known cells no valid line matches.
+
+    Every such line carries balance and no-three-in-a-row in the model, so CP-SAT would answer
+    "infeasible" too: this returns the same None without building the model. Measured on 300
+    models captured from a warm stitch: 106 of the 176 infeasible ones end here (~0.5 ms each
+    instead of ~12 ms)."""
+    for (x, y, s) in windows:
+        n = s + 1
+        w = 1 << np.arange(n - 1, -1, -1)
+        K = known[y:y + n, x:x + n].astype(np.int64)
+        V = values[y:y + n, x:x + n].astype(np.int64) & K
+        for masks, vals in (((K * w).sum(1), (V * w).sum(1)), ((K.T * w).sum(1), (V.T * w).sum(1))):
+            for m, v in zip(masks.tolist(), vals.tolist()):
+                if m and v not in line_counts(n, m):
+                    return False
+    return True
 
 
 def _distinct(model: cp_model.CpModel, lines) -> None:

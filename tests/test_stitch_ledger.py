@@ -20,7 +20,7 @@ from stitcher.board import Board, SeamConflict
 from stitcher.drain import NOFIT, NofitSet, drain_misses, generate
 from stitcher.fallback import split_square
 from stitcher.order import placement_order
-from stitcher.joint import joint_complete
+from stitcher.joint import _lines_completable as joint_lines_completable, joint_complete
 from stitcher.repair import repair_together
 from stitcher.stitch import StitchError, _Run, stitch
 from tilelib import ledger
@@ -381,3 +381,25 @@ def test_joint_complete_refuses_a_wholly_known_line_that_breaks_a_rule(row):
     values[1, 1:7] = ok
     grid = joint_complete(values, known, (1, 1, 5), [], Stream(SEED, "j"))
     assert grid is not None and not violations(grid) and grid[0].tolist() == ok
+
+
+@settings(max_examples=200, deadline=None)
+@given(hst.integers(0, 2**64 - 1), hst.floats(0.2, 0.9))
+def test_joint_line_precheck_is_the_brute_force_rule(seed, density):
+    """``joint._lines_completable`` is False exactly when some row or column of the window has
+    known cells that no valid line (balanced, no three in a row) matches — a condition under which
+    the CP-SAT model is infeasible too, so skipping the model changes no answer."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 2, (8, 8), dtype=np.uint8)
+    known = (rng.random((8, 8)) < density).astype(np.uint8)
+    n = 6
+    lines = [[int(b) for b in f"{v:0{n}b}"] for v in valid_lines(n)]
+
+    def ok(vs, ks):
+        return any(all(not k or l[i] == v for i, (v, k) in enumerate(zip(vs, ks))) for l in lines)
+
+    V, K = values[1:7, 1:7], known[1:7, 1:7]
+    brute = all(ok(V[r], K[r]) and ok(V[:, r], K[:, r]) for r in range(n))
+    assert joint_lines_completable(values, known, [(1, 1, 5)]) == brute
+    if not brute:
+        assert joint_complete(values, known, (1, 1, 5), [], Stream(SEED, "j")) is None
