@@ -17,7 +17,6 @@ from typing import Iterable
 
 import sqlite_utils
 
-from tilelib import bits
 from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
                             SchemaTooNew, UnknownTile)
 from tilelib.tile import Features, Tile, content_hash
