@@ -108,33 +108,28 @@ class NofitSet:
 
     def __init__(self, conn) -> None:
         self.conn = conn
-        self._by_n: dict[int, list[Constraint]] = {}
-        self._arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # n -> (masks, values), (k, 4)
 
-    def _list(self, n: int) -> list[Constraint]:
-        if n not in self._by_n:
-            self._by_n[n] = []
+    def _images(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The known sets of side n as image rows, read from the ledger at the first question."""
+        if n not in self._arrays:
+            empty = np.zeros((0, 4), dtype=np.int64)
+            self._arrays[n] = (empty, empty)
             for c in ledger.nofit_constraints(self.conn, n):
                 self.add(c)
-        return self._by_n[n]
+        return self._arrays[n]
 
     def settled(self, c: Constraint) -> bool:
-        self._list(c.n)
-        got = self._arrays.get(c.n)
-        if got is None:
-            return False
-        M, V = got
+        M, V = self._images(c.n)
         cm = np.array(c.masks, dtype=np.int64)
         cv = np.array(c.values, dtype=np.int64)
         return bool((((cm & M) == M) & ((cv & M) == V)).all(axis=1).any())
 
     def add(self, c: Constraint) -> None:
-        self._list(c.n).append(c)
+        M, V = self._images(c.n)
         images = [push_forward(c, t) for t in TRANSFORMS]
-        M = np.array([b.masks for b in images], dtype=np.int64)
-        V = np.array([b.values for b in images], dtype=np.int64)
-        old = self._arrays.get(c.n)
-        self._arrays[c.n] = (M, V) if old is None else (np.vstack([old[0], M]), np.vstack([old[1], V]))
+        self._arrays[c.n] = (np.vstack([M, [b.masks for b in images]]),
+                             np.vstack([V, [b.values for b in images]]))
 
 
 @dataclass

@@ -221,14 +221,13 @@ class _Run:
 
     def make(self, i: int, c) -> str:
         """Drain square i against constraint c: place a new tile, or say NOFIT/FAILED."""
-        is_seed = i == self.seed
         with self.draining():
             kind, tile = JOINT_MISS, None
             if self.lookahead:
                 kind, tile = self.make_joint(i)
             if kind != "tile":
                 self.st.cp_calls += 1
-                kind, tile = generate(c, 0 if is_seed else self.known[i], 1 if is_seed else self.m_max,
+                kind, tile = generate(c, *self.tile_params(i),
                                       self.drain_stream.child(str(self.drains)), self.max_tries,
                                       accept=(lambda e: self.harmless(i, e)) if self.lookahead else None)
             self.drains += 1
