@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from packers import make_packing  # noqa: E402
 from stitcher.stitch import stitch  # noqa: E402
+from tilelib.errors import TilesError  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
 from tilelib.store import Library  # noqa: E402
 
@@ -78,8 +79,17 @@ def main() -> None:
     ap.add_argument("--days", default="101,102")
     ap.add_argument("--fractions", default="1/16,1/8,1/4,1/2,1")
     a = ap.parse_args()
-    days = [int(d) for d in a.days.split(",")]
-    fracs = [Fraction(f) for f in a.fractions.split(",")]
+    try:
+        days = [int(d) for d in a.days.split(",")]
+        fracs = [Fraction(f) for f in a.fractions.split(",")]
+    except ValueError as e:
+        ap.error(f"--days takes integers and --fractions fractions, comma-separated ({e})")
+    if not all(0 < f <= 1 for f in fracs):
+        ap.error("every --fractions value must be in (0, 1]")
+    try:
+        Library.open(a.lib).close()   # a clear error for a missing file or a non-library
+    except TilesError as e:
+        ap.error(str(e))
     print(f"# bench_hitcurve: {a.lib}, G={a.G}, big-first days {days}, drain off (frozen library)\n")
     print("| fraction | " + " | ".join(f"n={n}: tiles → hit" for n in NS) + " |")
     print("|---|" + "---|" * len(NS))

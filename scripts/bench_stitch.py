@@ -36,6 +36,7 @@ from packers.packing import validate_packing  # noqa: E402
 from stitcher.index import MemoryIndex, SqlIndex  # noqa: E402
 from stitcher.index import _core as stitcher_core  # noqa: E402  (None: the Python reference path ran)
 from stitcher.stitch import stitch  # noqa: E402
+from tilelib.errors import TilesError  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
 from tilelib.store import Library  # noqa: E402
 
@@ -143,6 +144,10 @@ def main() -> None:
     ap.add_argument("--packers", default="big-first,grown")
     a = ap.parse_args()
     if a.warm_lib:
+        try:
+            Library.open(a.warm_lib).close()   # a clear error for a missing file or a non-library
+        except TilesError as e:
+            ap.error(str(e))
         warm_copies(a.warm_lib, a.speed_G, [int(d) for d in a.days.split(",")], a.packers.split(","))
         return
     path = a.lib or os.path.join(tempfile.mkdtemp(), "bench.sqlite")
