@@ -75,3 +75,14 @@ CREATE TABLE IF NOT EXISTS manifests (
     json         TEXT NOT NULL,
     created      INTEGER NOT NULL
 );
+
+-- Tamper evidence (issue 11; FORMAT §5). tiles never updates or deletes a tiles or
+-- manifests row itself (a rebuilt day's manifest is a new row), so any such change
+-- marks the file; the next publish check then re-verifies every row instead of only
+-- those added since the last verified push. 'verified:' keys never enter a snapshot.
+CREATE TRIGGER IF NOT EXISTS tiles_updated AFTER UPDATE ON tiles
+BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'tiles updated'); END;
+CREATE TRIGGER IF NOT EXISTS tiles_deleted AFTER DELETE ON tiles
+BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'tiles deleted'); END;
+CREATE TRIGGER IF NOT EXISTS manifests_updated AFTER UPDATE ON manifests
+BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'manifests updated'); END;

@@ -1,25 +1,31 @@
-"""Pull and push a tile library against a remote (SPEC §11): no row is ever lost.
+"""Pull and push a tile library against a remote (FORMAT §11): no row is ever lost, nothing corrupt is published.
 
-Invariant: the snapshot HEAD names holds every row of every snapshot HEAD ever
-named. Push keeps it by merging the HEAD it read (ETag E) into the local file
-before snapshotting, and swapping HEAD only ``if_match=E``; a lost race means
-someone else moved HEAD, so we read it again, merge it, re-snapshot, retry
-(bounded exponential backoff with jitter). Pull downloads to a temp file, checks
-size, sha256, ``PRAGMA integrity_check`` and that it is a tiles library, and
-only then merges it (``tilelib.merge``, one transaction, local rows never
-dropped): a bad snapshot leaves the local file byte-for-byte untouched.
+Invariant: the snapshot HEAD names holds every row of every sound snapshot HEAD
+ever named. Push keeps it by merging the HEAD it read (ETag E) into the local
+file before snapshotting, and swapping HEAD only ``if_match=E``; a lost race
+means someone else moved HEAD, so we read it again, merge it, re-snapshot, retry
+(bounded exponential backoff with jitter).
+
+Nothing corrupt leaves the machine: before any byte is published the local file
+passes ``check_before_publish`` (pages, rows, stored manifests; exit 3 naming
+the first bad row, remote untouched). Pull proves a downloaded snapshot whole
+(``remote.snapshot.fetch_verified``) before merging it (``tilelib.merge``, one
+transaction, local rows never dropped). A poisoned remote heals: when HEAD's
+snapshot fails, pull and push fall back along HEAD's chain to the newest sound
+snapshot and say so in one line, and push publishes a good HEAD on top.
 
 Local bookkeeping lives in the library's ``meta`` table, per remote URL:
-``remote_etag:<url>`` (the ETag of the last HEAD merged or written) and
-``remote_state:<url>`` (JSON: etag, snapshot sha, fingerprint of that snapshot).
-Since libraries only grow, "local fingerprint == remote snapshot fingerprint"
-after merging means there is nothing to push. These keys are stripped from
-snapshots before hashing, so a snapshot carries no one's sync state.
+``remote_etag:<url>`` (the ETag of the last HEAD merged or written),
+``remote_state:<url>`` (JSON: etag, snapshot sha, fingerprint of that snapshot,
+and the snapshot actually used when HEAD's was bad) and ``verified:rowids``
+(how far the last push's check reached). Since libraries only grow, "local
+fingerprint == remote snapshot fingerprint" after merging means there is
+nothing to push. These keys are stripped from snapshots before hashing, so a
+snapshot carries no one's sync state.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -33,22 +39,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tilelib.errors import CorruptLibrary, HashMismatch, NotALibrary, RemoteError, SchemaTooNew
-from tilelib.merge import MergeStats, check_source_schema, fingerprint, merge_file, verify_tiles
-from tilelib.store import Library
+from tilelib.checks import CheckReport, check_connection
+from tilelib.errors import CorruptLibrary, HashMismatch, RemoteError
+from tilelib.merge import MergeStats, fingerprint, merge_file
+from tilelib.store import Library, schema_sql
 
 from remote.backend import SHA_RE, Backend, Head, LostRace, ProgressFactory, SnapshotInfo
+from remote.snapshot import (BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file,
+                             strip_state)
 
 MAX_HEAD_BYTES = 64 * 1024
-STATE_PREFIXES = ("remote_etag:", "remote_state:")
+HISTORY = 16          # ancestors a HEAD names besides its parent (the fallback chain)
+PUSH_CHECKS = ("new", "full")
 
 
 class BadHead(RemoteError):
     """HEAD.json exists but is not what SPEC §11 says it must be."""
-
-
-class BadSnapshot(RemoteError):
-    """A downloaded snapshot failed a check (size, sha256, integrity, not a library)."""
 
 
 # ---------------------------------------------------------------- HEAD.json
@@ -61,6 +67,15 @@ class HeadInfo:
     tiles: int
     parent: str | None
     etag: str
+    history: tuple[str, ...] = ()   # older ancestors, newest first (after ``parent``)
+
+    def chain(self) -> list[str]:
+        """HEAD's snapshot, its parent, then the recorded ancestors: the fallback order."""
+        out: list[str] = []
+        for sha in (self.snapshot, self.parent, *self.history):
+            if sha and sha not in out:
+                out.append(sha)
+        return out
 
 
 def parse_head(head: Head, where: str) -> HeadInfo:
@@ -85,12 +100,20 @@ def parse_head(head: Head, where: str) -> HeadInfo:
         v = doc.get(key)
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise bad(f"{key!r} must be a non-negative integer")
-    return HeadInfo(snap, doc["size"], doc["tiles"], parent, head.etag)
+    hist = doc.get("history", [])
+    if not isinstance(hist, list) or len(hist) > 4 * HISTORY or \
+            not all(isinstance(h, str) and SHA_RE.match(h) for h in hist):
+        raise bad("'history' must be a list of sha256 hex digests")
+    return HeadInfo(snap, doc["size"], doc["tiles"], parent, head.etag, tuple(hist))
 
 
-def head_body(snapshot: str, size: int, tiles: int, parent: str | None, library_id: str | None) -> bytes:
-    """HEAD.json bytes. ``pushed_at`` and ``nonce`` make every HEAD body (hence ETag) unique."""
+def head_body(snapshot: str, size: int, tiles: int, parent: str | None, library_id: str | None,
+              history: list[str] | tuple[str, ...] = ()) -> bytes:
+    """HEAD.json bytes. ``pushed_at`` and ``nonce`` make every HEAD body (hence ETag) unique;
+    ``history`` lists older ancestors (after ``parent``), newest first, so a client can fall back
+    along the chain when HEAD's snapshot turns out bad."""
     doc = {"snapshot": snapshot, "size": size, "tiles": tiles, "parent": parent,
+           "history": list(history)[:HISTORY],
            "library_id": library_id, "pushed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "nonce": uuid.uuid4().hex}
     return (json.dumps(doc, indent=1) + "\n").encode()
@@ -101,9 +124,20 @@ def head_body(snapshot: str, size: int, tiles: int, parent: str | None, library_
 
 @dataclass(frozen=True)
 class SyncState:
+    """What this file last merged from or wrote to a remote.
+
+    ``snapshot`` is the snapshot HEAD named (ETag ``etag``); ``used`` the one actually
+    merged, which differs when HEAD's was bad and the pull fell back (then a push must
+    publish a good HEAD on top even with nothing new of its own)."""
+
     etag: str
     snapshot: str
     fingerprint: tuple[int, ...]
+    used: str | None = None
+
+    @property
+    def head_bad(self) -> bool:
+        return self.used is not None and self.used != self.snapshot
 
 
 def read_state(lib: Library, url: str) -> SyncState | None:
@@ -112,90 +146,78 @@ def read_state(lib: Library, url: str) -> SyncState | None:
         return None
     try:
         d = json.loads(row[0])
-        return SyncState(d["etag"], d["snapshot"], tuple(d["fingerprint"]))
+        return SyncState(d["etag"], d["snapshot"], tuple(d["fingerprint"]), d.get("used"))
     except (ValueError, KeyError, TypeError):
         return None  # unreadable bookkeeping only costs a re-merge
 
 
 def write_state(conn: sqlite3.Connection, url: str, state: SyncState) -> None:
-    doc = json.dumps({"etag": state.etag, "snapshot": state.snapshot, "fingerprint": list(state.fingerprint)})
+    doc = json.dumps({"etag": state.etag, "snapshot": state.snapshot, "fingerprint": list(state.fingerprint),
+                      "used": state.used})
     with conn:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_etag:{url}", state.etag))
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_state:{url}", doc))
 
 
-def _strip_state(conn: sqlite3.Connection) -> None:
-    with conn:
-        for p in STATE_PREFIXES:
-            conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(p), p))
+# ---------------------------------------------------------------- the publish check
 
 
-# ---------------------------------------------------------------- snapshots
+TAMPER_TRIGGERS = ("tiles_updated", "tiles_deleted", "manifests_updated")
 
 
-def sha256_file(path: Path) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+def read_watermark(lib: Library) -> tuple[int, int]:
+    """(tiles rowid, manifests rowid) up to which the last push verified this file; (0, 0) when that
+    cannot be trusted: never verified, a row was updated or deleted since (the schema's triggers set
+    ``verified:dirty``), or a trigger is missing (dropped, or a file older than them)."""
+    meta = dict(lib.conn.execute("SELECT key, value FROM meta WHERE key LIKE 'verified:%'").fetchall())
+    have = {r[0] for r in lib.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    if "verified:dirty" in meta or not have.issuperset(TAMPER_TRIGGERS):
+        return 0, 0
+    try:
+        t, m = json.loads(meta.get("verified:rowids", "[0, 0]"))
+        return int(t), int(m)
+    except (ValueError, TypeError):
+        return 0, 0
 
 
-def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tuple[int, ...]]:
-    """VACUUM INTO a file in ``workdir``; return (path, sha256, size, tiles, fingerprint)."""
-    out = workdir / "snapshot.sqlite"
+def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
+    """Prove the local file sound before any byte of it is published; CorruptLibrary (exit 3) if not.
+
+    ``check="new"``: ``PRAGMA quick_check`` and the rows and manifests added since the last
+    verified push (its cost follows what changed: bench_publish); everything when
+    ``read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
+    ``integrity_check``, every row re-hashed, every manifest parsed."""
+    if check not in PUSH_CHECKS:
+        raise ValueError(f"check must be one of {PUSH_CHECKS}, not {check!r}")
     if lib.conn.in_transaction:
         lib.conn.commit()
-    lib.conn.execute("VACUUM INTO ?", (str(out),))
-    conn = sqlite3.connect(out)
+    since_t, since_m = read_watermark(lib) if check == "new" else (0, 0)
     try:
-        _strip_state(conn)
-        tiles = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
-        fp = tuple(fingerprint(conn))
-    finally:
-        conn.close()
-    return out, sha256_file(out), out.stat().st_size, tiles, fp
+        return check_connection(lib.conn, str(lib.path), integrity="quick" if check == "new" else "full",
+                                since_tile=since_t, since_manifest=since_m)
+    except CorruptLibrary as err:
+        raise type(err)(f"push refused, the remote is untouched: {err}") from err
 
 
-def fetch_verified(backend: Backend, info: HeadInfo, workdir: Path, progress: ProgressFactory | None,
-                   integrity: str = "full") -> Path:
-    """Download HEAD's snapshot into ``workdir`` and prove it sound, else BadSnapshot. Returns its path.
+def _write_watermark(lib: Library, rep: CheckReport) -> None:
+    """Record how far the check reached, clear the dirty mark, and make sure the triggers exist."""
+    with lib.conn:
+        for stmt in _trigger_statements():
+            lib.conn.execute(stmt)
+        lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
+        lib.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
+                         (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),))
 
-    ``integrity="full"`` runs ``PRAGMA integrity_check`` as SPEC §11 says (it cross-checks
-    every index and dominates pull time: ~1.5 s per 100 MB); ``"quick"`` runs
-    ``PRAGMA quick_check`` (no index cross-check, ~20x faster). The sha256 check comes
-    first either way, so "quick" only trusts the pusher's VACUUM INTO to build sound indexes."""
-    if integrity not in ("full", "quick"):
-        raise ValueError(f"integrity must be 'full' or 'quick', not {integrity!r}")
-    dest = workdir / f"pull-{info.snapshot[:16]}.sqlite"
-    short = info.snapshot[:12]
-    size = backend.get_snapshot(info.snapshot, dest, progress)
-    where = f"remote {backend.url}"
-    if size != info.size:
-        raise BadSnapshot(f"{where}: snapshot {short}… is {size} bytes but HEAD says {info.size}; refusing it")
-    actual = sha256_file(dest)
-    if actual != info.snapshot:
-        raise BadSnapshot(f"{where}: snapshot {short}… fails its sha256 check (the bytes hash to "
-                          f"{actual[:12]}…): it was altered or damaged; refusing it")
-    try:
-        conn = sqlite3.connect(f"file:{dest}?mode=ro", uri=True)
-        try:
-            # integrity_check cross-checks every index against its table: memory-mapping the
-            # file and a large page cache make it ~1.8x faster (bench_sync).
-            conn.execute(f"PRAGMA mmap_size = {1 << 31}")
-            conn.execute("PRAGMA cache_size = -262144")
-            pragma = "integrity_check" if integrity == "full" else "quick_check"
-            res = [r[0] for r in conn.execute(f"PRAGMA {pragma}").fetchall()]
-            if res != ["ok"]:
-                raise BadSnapshot(f"{where}: snapshot {short}… fails PRAGMA {pragma}: {res[0]}")
-            conn.execute("ATTACH DATABASE ? AS snap", (f"file:{dest}?mode=ro",))
-            check_source_schema(conn, f"snapshot {short}…", "snap")
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as err:
-        raise BadSnapshot(f"{where}: snapshot {short}… is not a readable SQLite file ({err})") from None
-    except (NotALibrary, CorruptLibrary) as err:
-        raise BadSnapshot(f"{where}: {err}") from None
-    except SchemaTooNew as err:
-        raise SchemaTooNew(f"{where}: {err}; upgrade tiles to pull it") from None
-    return dest
+
+def _trigger_statements() -> list[str]:
+    """The schema's CREATE TRIGGER statements (installs them in files made before they existed)."""
+    sql = schema_sql()
+    out, pos = [], 0
+    while (i := sql.find("CREATE TRIGGER", pos)) >= 0:
+        j = sql.index("END;", i) + 4
+        out.append(sql[i:j])
+        pos = j
+    return out
 
 
 # ---------------------------------------------------------------- pull
@@ -209,6 +231,7 @@ class PullResult:
     bytes: int
     seconds: float
     merge: MergeStats | None = None
+    note: str | None = None  # one line when HEAD's snapshot was bad and an earlier one was used
 
 
 STALE_WORKDIR_SECONDS = 24 * 3600
@@ -229,17 +252,15 @@ def _workdir(lib_path: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=".tiles-sync-", dir=lib_path.parent))
 
 
-def _clone(tmp: Path, dest: Path, url: str, info: HeadInfo, verify: str) -> int | None:
+def _clone(tmp: Path, dest: Path, url: str, info: HeadInfo, used: str) -> int | None:
     """Make the verified snapshot the new local library (no local file yet). None if one appeared meanwhile."""
     conn = sqlite3.connect(tmp)
     try:
-        with _bad_rows_are_remote_errors(url):
-            verify_tiles(conn, verify, f"snapshot {info.snapshot[:12]}…", "main", only_new=False)
         tiles = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
-        _strip_state(conn)
+        strip_state(conn)
         with conn:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
-        write_state(conn, url, SyncState(info.etag, info.snapshot, tuple(fingerprint(conn))))
+        write_state(conn, url, SyncState(info.etag, info.snapshot, tuple(fingerprint(conn)), used))
     finally:
         conn.close()
     try:
@@ -255,16 +276,24 @@ def _bad_rows_are_remote_errors(url: str):
     try:
         yield
     except HashMismatch as err:
-        raise BadSnapshot(f"remote {url}: {err}") from None
+        raise BadSnapshot(f"remote {url}: {err}") from err
 
 
 def _local_missing(path: Path) -> bool:
     return not path.exists() or path.stat().st_size == 0
 
 
+def _fetch(backend: Backend, info: HeadInfo, work: Path, progress, integrity: str) -> Fetched:
+    return fetch_good(backend, info.chain(), info.size, work, progress, integrity)
+
+
 def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
          verify: str = "new", integrity: str = "full") -> PullResult:
-    """Merge the remote's HEAD snapshot into the local library (creating it if absent)."""
+    """Merge the remote's HEAD snapshot into the local library (creating it if absent).
+
+    When HEAD's snapshot fails its checks, the newest sound snapshot along HEAD's chain is
+    merged instead (``PullResult.note`` says so) and HEAD is remembered as bad, so the next
+    push publishes a good HEAD on top of it."""
     t0 = time.perf_counter()
     path = Path(library)
     url = str(backend.url)
@@ -277,20 +306,23 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
         if lib is not None:
             st = read_state(lib, url)
             if st is not None and st.etag == info.etag and st.snapshot == info.snapshot:
-                return PullResult("up_to_date", info.snapshot, 0, 0, time.perf_counter() - t0)
+                note = (f"HEAD's snapshot {info.snapshot[:12]}… is bad; this file holds {st.used[:12]}… "
+                        "(a push publishes a good HEAD)") if st.head_bad else None
+                return PullResult("up_to_date", info.snapshot, 0, 0, time.perf_counter() - t0, note=note)
         work = _workdir(path)
         try:
-            tmp = fetch_verified(backend, info, work, progress, integrity)
+            got = _fetch(backend, info, work, progress, integrity)
             if lib is None:
-                added = _clone(tmp, path, url, info, verify)
+                added = _clone(got.path, path, url, info, got.snapshot)
                 if added is not None:
-                    return PullResult("cloned", info.snapshot, added, info.size, time.perf_counter() - t0)
+                    return PullResult("cloned", got.snapshot, added, got.path.stat().st_size,
+                                      time.perf_counter() - t0, note=got.note())
                 lib = Library.open(path, create=True)  # a file appeared (or was empty): merge instead
             with _bad_rows_are_remote_errors(url):
-                stats = merge_file(lib, tmp, verify=verify)
-            write_state(lib.conn, url, SyncState(info.etag, info.snapshot, stats.source_fingerprint))
-            return PullResult("merged", info.snapshot, stats.tiles_added, info.size,
-                              time.perf_counter() - t0, stats)
+                stats = merge_file(lib, got.path, verify=verify)
+            write_state(lib.conn, url, SyncState(info.etag, info.snapshot, stats.source_fingerprint, got.snapshot))
+            return PullResult("merged", got.snapshot, stats.tiles_added, got.path.stat().st_size,
+                              time.perf_counter() - t0, stats, got.note())
         finally:
             shutil.rmtree(work, ignore_errors=True)
     finally:
@@ -310,6 +342,8 @@ class PushResult:
     bytes: int             # bytes uploaded (0 if the snapshot already existed)
     attempts: int
     seconds: float
+    note: str | None = None        # one line when HEAD's snapshot was bad and a good HEAD replaced it
+    check: CheckReport | None = None
 
 
 def backoff(attempt: int, base: float = 0.05, cap: float = 2.0) -> float:
@@ -318,54 +352,67 @@ def backoff(attempt: int, base: float = 0.05, cap: float = 2.0) -> float:
 
 
 def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
-         verify: str = "new", integrity: str = "full", max_attempts: int = 20,
+         verify: str = "new", integrity: str = "full", check: str = "new", max_attempts: int = 20,
          before_swap: Callable[[], None] | None = None,
          sleep: Callable[[float], None] = time.sleep) -> PushResult:
     """Publish the local library as the remote's new HEAD, merging whatever others pushed first.
 
+    First the local file must pass ``check_before_publish`` (exit 3, remote untouched). A HEAD
+    whose snapshot is bad is replaced by one built on the newest sound snapshot before it.
     ``before_swap`` is called after the snapshot upload and before the HEAD swap
     (fault-injection point for tests)."""
     t0 = time.perf_counter()
     path = Path(library)
     url = str(backend.url)
     with Library.open(path) as lib:
+        rep = check_before_publish(lib, check)
         backend.prepare()
         library_id = lib.meta().get("library_id")
-        merged = 0
+        merged, note = 0, None
         work = _workdir(path)
         try:
             for attempt in range(1, max_attempts + 1):
                 head = backend.get_head()
                 info = parse_head(head, url) if head is not None else None
+                base, history = None, []
                 if info is not None:
                     st = read_state(lib, url)
                     if st is None or st.etag != info.etag or st.snapshot != info.snapshot:
-                        tmp = fetch_verified(backend, info, work, progress, integrity)
+                        got = _fetch(backend, info, work, progress, integrity)
                         with _bad_rows_are_remote_errors(url):
-                            stats = merge_file(lib, tmp, verify=verify)
-                        tmp.unlink()
+                            stats = merge_file(lib, got.path, verify=verify)
+                        got.path.unlink()
                         merged += stats.tiles_added
-                        st = SyncState(info.etag, info.snapshot, stats.source_fingerprint)
+                        st = SyncState(info.etag, info.snapshot, stats.source_fingerprint, got.snapshot)
                         write_state(lib.conn, url, st)
-                    if tuple(fingerprint(lib.conn)) == st.fingerprint:
+                    note = (f"HEAD's snapshot {info.snapshot[:12]}… was bad; published a good HEAD on "
+                            f"{st.used[:12]}…") if st.head_bad else None
+                    base = st.used or info.snapshot
+                    chain = info.chain()
+                    history = chain[chain.index(base) + 1:] if base in chain else []
+                    if tuple(fingerprint(lib.conn)) == st.fingerprint and not st.head_bad:
+                        _write_watermark(lib, rep)
                         return PushResult("up_to_date", info.snapshot, 0, merged, 0, attempt,
-                                          time.perf_counter() - t0)
+                                          time.perf_counter() - t0, check=rep)
                 snap, sha, size, tiles, fp = make_snapshot(lib, work)
                 if info is not None and sha == info.snapshot:  # byte-identical to HEAD: nothing new
-                    return PushResult("up_to_date", sha, 0, merged, 0, attempt, time.perf_counter() - t0)
+                    _write_watermark(lib, rep)
+                    return PushResult("up_to_date", sha, 0, merged, 0, attempt, time.perf_counter() - t0,
+                                      check=rep)
                 sent = backend.put_snapshot(sha, snap, progress)
                 snap.unlink()
                 if before_swap is not None:
                     before_swap()
-                body = head_body(sha, size, tiles, info.snapshot if info else None, library_id)
+                body = head_body(sha, size, tiles, base, library_id, history)
                 try:
                     etag = backend.put_head(body, info.etag if info else None)
                 except LostRace:
                     sleep(backoff(attempt))
                     continue
                 write_state(lib.conn, url, SyncState(etag, sha, fp))
+                _write_watermark(lib, rep)
                 return PushResult("pushed", sha, tiles - (info.tiles if info else 0), merged,
-                                  size if sent else 0, attempt, time.perf_counter() - t0)
+                                  size if sent else 0, attempt, time.perf_counter() - t0, note, rep)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     raise RemoteError(f"remote {url}: HEAD kept changing; gave up after {max_attempts} attempts "
@@ -406,4 +453,4 @@ def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | Non
 
 __all__ = ["BadHead", "BadSnapshot", "HeadInfo", "PullResult", "PushResult", "SyncState",
            "parse_head", "head_body", "pull", "push", "prune", "current_snapshot", "make_snapshot",
-           "fetch_verified", "read_state"]
+           "fetch_verified", "fetch_good", "sha256_file", "strip_state", "Fetched", "read_state", "check_before_publish", "read_watermark"]

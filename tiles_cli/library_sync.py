@@ -29,6 +29,18 @@ IntegrityOpt = typer.Option("full", "--integrity", help="Check of a downloaded s
                             "full (PRAGMA integrity_check, SPEC default) or quick (PRAGMA quick_check).")
 
 
+CheckOpt = typer.Option("new", "--check", help="What push proves about the local file before publishing it: "
+                        "new (PRAGMA quick_check and the rows and manifests added since the last verified "
+                        "push; everything if a row was changed) or full (integrity_check, every row, every "
+                        "manifest).")
+
+
+def _note(note: str | None) -> None:
+    """A poisoned remote was healed around: say so, on stderr, in one line."""
+    if note:
+        typer.echo(f"tiles: {note}", err=True)
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
@@ -48,6 +60,7 @@ def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
     modes = _modes(verify, integrity)
     backend = open_backend(remote)
     r = pull(library, backend, progress=progress, **modes)
+    _note(r.note)
     if r.status == "empty":
         typer.echo(f"remote {backend.url} is empty; nothing to pull")
     elif r.status == "up_to_date":
@@ -60,11 +73,16 @@ def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
 
 @library_app.command("push")
 def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
-             integrity: str = IntegrityOpt) -> None:
-    """Publish the local library as the remote's HEAD (merging what others pushed first)."""
+             integrity: str = IntegrityOpt, check: str = CheckOpt) -> None:
+    """Publish the local library as the remote's HEAD (merging what others pushed first).
+
+    Nothing corrupt is published: the file must pass --check first (exit 3 naming the first bad row)."""
     modes = _modes(verify, integrity)
+    if check not in ("new", "full"):
+        raise BadInput(f"--check must be new or full, not {check!r}")
     backend = open_backend(remote)
-    r = push(library, backend, progress=progress, **modes)
+    r = push(library, backend, progress=progress, check=check, **modes)
+    _note(r.note)
     merged = f" (merged {r.merged_tiles:,} from the remote first)" if r.merged_tiles else ""
     if r.status == "up_to_date":
         typer.echo(f"nothing to push: remote is up to date at snapshot {r.snapshot[:12]}…{merged}")

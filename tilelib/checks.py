@@ -1,0 +1,161 @@
+"""Checks that decide whether a library file may be used or published (issue 11: nothing corrupt leaves a machine).
+
+Three kinds of damage, three checks, each naming the first offending row:
+
+- **pages** — ``PRAGMA quick_check`` (page and b-tree structure, ~20x faster)
+  or ``PRAGMA integrity_check`` (also cross-checks every index against its
+  table: what FORMAT §11 asks of a pulled snapshot). ``CorruptLibrary``.
+- **rows** — every ``tiles`` row re-hashed (``sha256(n|solution|givens|seam_mask)``
+  must equal its key); ``since`` limits it to rows with a larger rowid, so a
+  check can cost what changed since the last verified one. ``HashMismatch``
+  names the hash and rowid.
+- **manifests** — every stored manifest parses with the referee's parser (the
+  one manifest gate), and its ``day`` and ``seed_commit`` equal the row's
+  columns (the commitment the row is filed under). ``CorruptLibrary`` names
+  the day.
+
+``check_file`` runs them in that order on a path (read-only) and returns a
+``CheckReport`` with counts and seconds; every failure is a ``CorruptLibrary``
+(exit 3). The manifest parser lives in ``referee.manifest``, above this
+package, so it is imported when a manifest is checked, not at import time.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError
+from tilelib.store import SQLITE_MAGIC
+from tilelib.tile import content_hash
+
+INTEGRITY_MODES = ("quick", "full")
+
+
+@dataclass
+class CheckReport:
+    """What a passing check covered: rows and manifests checked, and seconds per check."""
+
+    integrity: str
+    rows_checked: int = 0
+    rows_total: int = 0
+    manifests_checked: int = 0
+    max_rowid: int = 0
+    max_manifest_rowid: int = 0
+    seconds: dict = field(default_factory=dict)
+
+    def line(self) -> str:
+        return (f"{self.integrity} check ok, {self.rows_checked:,} of {self.rows_total:,} rows re-hashed, "
+                f"{self.manifests_checked} manifest(s) parsed")
+
+
+def check_pages(conn: sqlite3.Connection, label: str, integrity: str = "quick") -> None:
+    """``PRAGMA quick_check`` or ``integrity_check``; CorruptLibrary with SQLite's first complaint."""
+    if integrity not in INTEGRITY_MODES:
+        raise ValueError(f"integrity must be one of {INTEGRITY_MODES}, not {integrity!r}")
+    pragma = "quick_check" if integrity == "quick" else "integrity_check"
+    try:
+        res = [r[0] for r in conn.execute(f"PRAGMA {pragma}").fetchall()]
+    except sqlite3.DatabaseError as err:
+        raise CorruptLibrary(f"{label} is damaged: PRAGMA {pragma} fails ({err})") from err
+    if res != ["ok"]:
+        raise CorruptLibrary(f"{label} is damaged: PRAGMA {pragma} says {res[0]}")
+
+
+def check_rows(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[int, int]:
+    """Re-hash every tiles row with rowid > ``since``; HashMismatch/CorruptLibrary at the first bad one.
+    Returns (rows checked, largest rowid seen)."""
+    cur = conn.execute("SELECT rowid, hash, n, solution, givens, seam_mask FROM tiles WHERE rowid > ? "
+                       "ORDER BY rowid", (since,))
+    checked, top = 0, since
+    try:
+        while rows := cur.fetchmany(8192):
+            for rowid, h, n, sol, giv, seam in rows:
+                try:
+                    actual = content_hash(n, bytes(sol), bytes(giv), seam)
+                except (TypeError, ValueError) as err:
+                    raise CorruptLibrary(f"{label}: tile row {rowid} ({h}) is malformed ({err})") from err
+                if actual != h:
+                    raise HashMismatch(f"{label}: tile row {rowid} ({h}) hashes to {actual}: its content "
+                                       "was changed after it was stored")
+            checked += len(rows)
+            top = rows[-1][0]
+    except sqlite3.DatabaseError as err:
+        raise CorruptLibrary(f"{label} is damaged: reading tiles fails ({err})") from err
+    return checked, top
+
+
+def manifest_row_problem(day: str, seed_commit: str, text) -> str | None:
+    """Why a stored manifests row is bad, or None: it must parse (the referee's gate) and be filed under
+    its own day and seed commitment."""
+    from referee.manifest import from_json  # above tilelib in the layering; see the module docstring
+    from tilelib.errors import BadInput
+
+    if not isinstance(text, str):
+        return f"its json column holds a {type(text).__name__}, not text"
+    try:
+        m = from_json(text)
+    except BadInput as err:
+        return str(err)
+    if m.day != day:
+        return f"it is filed under day {day} but its manifest says {m.day}"
+    if m.seed_commit != seed_commit:
+        return "its seed_commit column differs from the manifest's seed_commit"
+    return None
+
+
+def check_manifests(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[int, int]:
+    """Parse every manifests row with rowid > ``since``; CorruptLibrary naming the first bad day.
+    Returns (rows checked, largest rowid seen)."""
+    checked, top = 0, since
+    try:
+        rows = conn.execute("SELECT rowid, day, seed_commit, json FROM manifests WHERE rowid > ? ORDER BY rowid",
+                            (since,)).fetchall()
+    except sqlite3.DatabaseError as err:
+        raise CorruptLibrary(f"{label} is damaged: reading manifests fails ({err})") from err
+    for rowid, day, commit, text in rows:
+        why = manifest_row_problem(day, commit, text)
+        if why is not None:
+            raise CorruptLibrary(f"{label}: stored manifest of {day} is damaged: {why}")
+        checked, top = checked + 1, rowid
+    return checked, top
+
+
+def check_connection(conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since_tile: int = 0,
+                     since_manifest: int = 0) -> CheckReport:
+    """Pages, then rows (rowid > since_tile), then manifests (rowid > since_manifest)."""
+    rep = CheckReport(integrity)
+    t0 = time.perf_counter()
+    check_pages(conn, label, integrity)
+    t1 = time.perf_counter()
+    rep.rows_checked, rep.max_rowid = check_rows(conn, label, since_tile)
+    t2 = time.perf_counter()
+    rep.manifests_checked, rep.max_manifest_rowid = check_manifests(conn, label, since_manifest)
+    t3 = time.perf_counter()
+    rep.rows_total = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
+    rep.seconds = {"pages": round(t1 - t0, 4), "rows": round(t2 - t1, 4), "manifests": round(t3 - t2, 4)}
+    return rep
+
+
+def check_file(path: str | Path, *, integrity: str = "quick", since_tile: int = 0,
+               since_manifest: int = 0) -> CheckReport:
+    """``check_connection`` on a file opened read-only; a missing, empty or non-SQLite file is an error."""
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        raise LibraryError(f"no library file at {p} to check")
+    with open(p, "rb") as fh:
+        if fh.read(16) != SQLITE_MAGIC:
+            raise CorruptLibrary(f"{p} is not a SQLite file")
+    conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+    try:
+        conn.execute(f"PRAGMA mmap_size = {1 << 31}")
+        return check_connection(conn, str(p), integrity=integrity, since_tile=since_tile,
+                                since_manifest=since_manifest)
+    finally:
+        conn.close()
+
+
+__all__ = ["CheckReport", "INTEGRITY_MODES", "check_pages", "check_rows", "check_manifests",
+           "check_connection", "check_file", "manifest_row_problem"]
