@@ -1,10 +1,19 @@
-"""`tiles daily build` (SPEC §9): pull, seed, pack, stitch + drain, clues, verify, manifest, push.
+"""`tiles daily build` (FORMAT §9): pull, check, seed, pack, stitch + drain, clues, verify, manifest, push.
 
 One function, ``build(options, log)``, runs the stages in order, times each,
-and reports through ``log`` (one line per stage). It is idempotent per day (a
-day whose manifest is already in the library is reported and skipped unless
-``force``), holds a lock so two builds never run at once, and ships only a
-board that the referee's full, independent ``verify`` finds ``frontier``.
+and reports through ``log`` (one line per stage). It holds a lock so two
+builds never run at once, refuses a damaged library before any work (exit 3:
+an empty file, a failing quick_check, rows or stored manifests changed since
+they were verified), and ships only a board that the referee's full,
+independent ``verify`` finds ``frontier``.
+
+With a remote, the build first publishes whatever an earlier run left
+unpushed, so it starts from exactly the snapshot HEAD names; the manifest
+records that snapshot and the versions that decide the output (``build``,
+FORMAT §13), and ``tiles referee verify --replay`` reruns the build from them.
+It is idempotent per day: a day whose manifest is already in the library is
+not rebuilt (unless ``force``), but its manifest file is rewritten if lost and
+the library is still pushed if the earlier push failed.
 The secret and the seed never reach the manifest or the log; only the
 commitment does.
 """
@@ -17,16 +26,20 @@ from pathlib import Path
 from typing import Callable
 
 from daily.lock import build_lock
+from daily.provenance import build_record
 from daily.seed import day_seed, seed_commit
-from packers import DEFAULT_PACKER, check_size, make_packing
+from packers import DEFAULT_PACKER, check_request, check_size, make_packing
+from referee import gate
 from referee.board import build_board
 from referee.frontier import add_clues
 from referee.manifest import Manifest
 from referee.verify import verify
 from stitcher.stitch import stitch
 from tilelib import ledger
-from tilelib.errors import VerificationFailed
+from tilelib.checks import check_library, mark_verified
+from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write
+from tilelib.merge import fingerprint
 from tilelib.rng import Stream
 from tilelib.store import Library
 
@@ -43,6 +56,7 @@ class BuildOptions:
     secret: str | None = None
     remote: str | None = None
     force: bool = False
+    start_snapshot: str | None = None  # replay: record this start snapshot (there is no remote to ask)
 
 
 @dataclass
@@ -69,6 +83,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
           progress: Callable[[int, int], None] | None = None) -> BuildResult:
     """Run the nightly build for ``opts.day``; see the module docstring."""
     size = check_size(opts.size)
+    check_request(opts.packer, size, opts.params)    # bad input: fail before any file is touched
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     commit = seed_commit(seed)
     res = BuildResult(opts.day, skipped=False)
@@ -78,55 +93,28 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
         sec[name] = round(time.perf_counter() - t0, 3)
         log(f"{name:<8} {sec[name]:7.2f} s  {msg}")
 
+    _refuse_empty(opts.library)
     with build_lock(opts.library):
+        start = opts.start_snapshot
         if opts.remote:
-            from remote.backend import open_backend
-            from remote.sync import pull
-            t0 = time.perf_counter()
-            r = pull(opts.library, open_backend(opts.remote))
-            stage("pull", t0, f"{r.status}, {r.tiles_added:,} tiles added")
+            start = _sync_before(opts, stage, log)
         with Library.open(opts.library, create=True) as lib:
-            if ledger.get_manifest(lib.conn, opts.day) is not None and not opts.force:
-                log(f"manifest for {opts.day} already in {opts.library}; nothing to do (--force rebuilds)")
-                res.skipped = True
-                return res
             t0 = time.perf_counter()
-            packing = make_packing(opts.packer, size, seed, opts.params)
-            stage("pack", t0, f"{opts.packer} G={size}: {len(packing.squares):,} squares, "
-                              f"zone {100 * packing.zone_fraction():.2f}%")
-
-            t0 = time.perf_counter()
-            st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress)
-            s = st.stats
-            res.stitch = _summary(s)
-            stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
-                                f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
-                                f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}, "
-                                f"final fill {100 * s.final_fill:.2f}%")
-
-            t0 = time.perf_counter()
-            manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
-                                tuple(t for _, t in st.placements))
-            clues = add_clues(build_board(manifest, lib))
-            stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
-                     "clues": len(clues), "stitch": res.stitch}
-            manifest = manifest.with_clues(clues, status="frontier", stats=stats)
-            stage("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
-                               f"per 100 tiles)")
-
-            t0 = time.perf_counter()
-            report = verify(manifest, lib)
-            if report.status != "frontier":
-                raise VerificationFailed(f"board of {opts.day} is {report.status}, not frontier; not shipped")
-            stage("verify", t0, report.line())
-
-            path = opts.out_dir / f"{opts.day}.json"
-            text = manifest.to_json()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, text)
-            ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force)
-            res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
-            res.tiles, res.clues = manifest.tile_count(), len(clues)
+            rep = check_library(lib, "new")          # exit 3 before any work on a damaged file
+            mark_verified(lib, rep)
+            stage("check", t0, rep.line())
+            done = gate.stored(lib, opts.day)
+            if done is not None and not opts.force:
+                path = opts.out_dir / f"{opts.day}.json"
+                text = done.to_json()
+                if not path.is_file() or path.read_bytes() != text.encode("ascii"):
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(path, text)             # a lost or damaged manifest file is rewritten
+                    log(f"manifest for {opts.day} rewritten from the library to {path}")
+                log(f"manifest for {opts.day} already in {opts.library}; nothing to build (--force rebuilds)")
+                res.skipped, res.manifest_path, res.status = True, path, done.status
+            else:
+                _build_day(opts, lib, size, seed, commit, start, res, stage, progress)
         if opts.remote:
             from remote.backend import open_backend
             from remote.sync import push
@@ -134,3 +122,77 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
             r = push(opts.library, open_backend(opts.remote))
             stage("push", t0, f"{r.status}, {r.new_tiles:,} new tiles, {r.attempts} attempt(s)")
     return res
+
+
+def _refuse_empty(path: Path) -> None:
+    """A zero-length library file is damage (a crash, a full disk), never silently replaced."""
+    if path.is_dir():
+        raise BadInput(f"library path {path} is a directory")
+    if path.exists() and path.stat().st_size == 0:
+        raise CorruptLibrary(f"{path} is empty (zero bytes): refusing to build on it; restore it, or delete it "
+                             "to start a new library")
+
+
+def _sync_before(opts: BuildOptions, stage, log) -> str | None:
+    """Pull; push what a failed earlier run left unpublished, so the build starts from exactly the
+    snapshot HEAD names. Returns that snapshot's sha (the manifest's ``build.snapshot``)."""
+    from remote.backend import open_backend
+    from remote.sync import pull, push, read_state
+
+    backend = open_backend(opts.remote)
+    t0 = time.perf_counter()
+    r = pull(opts.library, backend)
+    if r.note:
+        log(r.note)
+    stage("pull", t0, f"{r.status}, {r.tiles_added:,} tiles added")
+    with Library.open(opts.library, create=True) as lib:
+        st = read_state(lib, str(backend.url))
+        ahead = st is None or st.head_bad or tuple(fingerprint(lib.conn)) != st.fingerprint
+    if not ahead:
+        return st.snapshot
+    t0 = time.perf_counter()
+    p = push(opts.library, backend)
+    stage("push", t0, f"{p.status} before building (an earlier push had not landed), "
+                      f"{p.new_tiles:,} new tiles")
+    return p.snapshot
+
+
+def _build_day(opts, lib, size, seed, commit, start, res, stage, progress) -> None:
+    """Pack, stitch + drain, clues, verify, write the manifest (the stages of one day)."""
+    t0 = time.perf_counter()
+    packing = make_packing(opts.packer, size, seed, opts.params)
+    stage("pack", t0, f"{opts.packer} G={size}: {len(packing.squares):,} squares, "
+                      f"zone {100 * packing.zone_fraction():.2f}%")
+
+    t0 = time.perf_counter()
+    st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress)
+    s = st.stats
+    res.stitch = _summary(s)
+    stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
+                        f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
+                        f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}, "
+                        f"final fill {100 * s.final_fill:.2f}%")
+
+    t0 = time.perf_counter()
+    manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
+                        tuple(t for _, t in st.placements), build=build_record(start))
+    clues = add_clues(build_board(manifest, lib))
+    stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
+             "clues": len(clues), "stitch": res.stitch}
+    manifest = manifest.with_clues(clues, status="frontier", stats=stats)
+    stage("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
+                       f"per 100 tiles)")
+
+    t0 = time.perf_counter()
+    report = verify(manifest, lib)
+    if report.status != "frontier":
+        raise VerificationFailed(f"board of {opts.day} is {report.status}, not frontier; not shipped")
+    stage("verify", t0, report.line())
+
+    path = opts.out_dir / f"{opts.day}.json"
+    text = manifest.to_json()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text)
+    ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force)
+    res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
+    res.tiles, res.clues = manifest.tile_count(), len(clues)

@@ -60,21 +60,27 @@ def check_size(G) -> int:
     return G
 
 
+def check_request(name: str, G, params: dict | None = None) -> dict:
+    """Validate a packing request without packing: the packer exists, G is a board size, the params
+    are the packer's (BadInput otherwise). Returns the effective params."""
+    packer = get_packer(name)
+    check_size(G)
+    try:
+        return packer.check_params(dict(params or {}))
+    except ValueError as e:
+        raise BadInput(f"{name}: {e}") from None
+
+
 def make_packing(name: str, G: int, seed: bytes, params: dict | None = None) -> Packing:
     """Pack a G×G board with packer ``name`` from a 32-byte seed, via ``Stream(seed, "pack/" + name)``.
 
     Raises BadInput for an unknown packer, a bad size or bad params.
     """
-    packer = get_packer(name)
-    G = check_size(G)
+    p = check_request(name, G, params)
     if not isinstance(seed, (bytes, bytearray)):
         raise BadInput("seed must be bytes")
-    try:
-        p = packer.check_params(dict(params or {}))
-    except ValueError as e:
-        raise BadInput(f"{name}: {e}") from None
-    return packer.pack(G - 1, Stream(bytes(seed), "pack/" + name), p)
+    return get_packer(name).pack(G - 1, Stream(bytes(seed), "pack/" + name), p)
 
 
 __all__ = ["PACKERS", "DEFAULT_PACKER", "Packer", "Packing", "get_packer", "make_packing",
-           "validate_packing", "from_json", "check_size"]
+           "validate_packing", "from_json", "check_size", "check_request"]

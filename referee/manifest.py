@@ -17,8 +17,10 @@ manifest's sha256 is stable.
 naming the offending field. It checks shape and local sanity only (types,
 formats, ranges, ids = list order, clues inside the board, no duplicate
 clue); geometry (overlap, cover) and everything that needs the library is
-``referee.verify``'s job. Unknown top-level keys are ignored (SPEC: "more
-keys may be added") and are not written back.
+``referee.verify``'s job. The optional ``build`` key (FORMAT §13: the
+snapshot the build started from and the versions that decide its output)
+is kept and written after ``stats``; other unknown top-level keys are
+ignored (FORMAT §9: "more keys may be added") and are not written back.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ FORMAT = "tiles-manifest/1"
 STATUSES = ("frontier", "unique", "ambiguous")
 KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
              "clues", "status", "stats")
+OPTIONAL_KEYS = ("build",)   # written after KEY_ORDER when present, sorted keys inside
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -53,6 +56,7 @@ class Manifest:
     clues: tuple[tuple[int, int], ...] = ()
     status: str = "frontier"
     stats: Mapping[str, Any] = field(default_factory=dict)
+    build: Mapping[str, Any] | None = None   # FORMAT §13: the start snapshot and versions, for replay
 
     __hash__ = None  # stats/params are dicts: compares by content, not hashable
 
@@ -72,7 +76,7 @@ class Manifest:
         return {"id": i, "x0": x0, "y0": y0, "n": s + 1, "hash": self.hashes[i], "t": self.transforms[i]}
 
     def with_clues(self, clues, status: str | None = None, stats: Mapping | None = None) -> "Manifest":
-        """A copy with other clues (and optionally status / stats)."""
+        """A copy with other clues (and optionally status / stats); ``build`` is kept."""
         return replace(self, clues=tuple((int(r), int(c)) for r, c in clues),
                        status=self.status if status is None else status,
                        stats=dict(self.stats) if stats is None else dict(stats))
@@ -94,6 +98,7 @@ class Manifest:
             "clues": [[r, c] for r, c in self.clues],
             "status": self.status,
             "stats": dict(self.stats),
+            **({"build": dict(self.build)} if self.build is not None else {}),
         }
 
     def to_json(self) -> str:
@@ -107,7 +112,9 @@ class Manifest:
                 raise BadInput(f"manifest: cannot write {key}: {e}") from None
 
         out = []
-        for key in KEY_ORDER:
+        for key in (*KEY_ORDER, *OPTIONAL_KEYS):
+            if key not in d:
+                continue
             v = d[key]
             if key in ("tiles", "zones", "clues") and v:
                 # tiles keep their own key order (id, x0, y0, n, hash, t): no sort_keys there
@@ -215,8 +222,25 @@ def from_json(obj: Any) -> Manifest:
     stats = obj["stats"]
     if not isinstance(stats, dict):
         raise _bad("stats must be an object")
+    build = _build(obj["build"]) if "build" in obj else None
     return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
-                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats))
+                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
+                    build=build)
+
+
+def _build(b: Any) -> dict:
+    """FORMAT §13's ``build`` object: {"snapshot": sha256 hex or null, "versions": {name: string or int}}."""
+    if not isinstance(b, dict) or set(b) - {"snapshot", "versions"}:
+        raise _bad("build must be an object with keys snapshot and versions")
+    snap = b.get("snapshot")
+    if snap is not None and (not isinstance(snap, str) or not _HEX64.fullmatch(snap)):
+        raise _bad("build.snapshot must be null or 64 lower-case hex digits")
+    ver = b.get("versions", {})
+    if not isinstance(ver, dict) or len(ver) > 16 or not all(
+            isinstance(k, str) and len(k) <= 32 and (type(v) is int or (isinstance(v, str) and len(v) <= 64))
+            for k, v in ver.items()):
+        raise _bad("build.versions must map up to 16 names to short strings or integers")
+    return {"snapshot": snap, "versions": dict(ver)}
 
 
 def load(path) -> Manifest:

@@ -1,8 +1,11 @@
 """``verify(manifest, lib, seed=None)``: SPEC §10's checks in SPEC order, stopping at the first failure.
 
-1. ``packing`` — ``packers.validate_packing`` (the one packing validator).
+1. ``packing`` — ``packers.validate_packing`` (the one packing validator);
+   ``claims`` — the packer exists at the manifest's version and the stated
+   stats (tiles, clues, zone share) agree with the board.
 2. ``tiles`` — in tile id order (each distinct hash checked once): the row
-   exists and hashes to its key (``Library.get``), its n fits the square,
+   exists (else ``LibraryOutOfDate``, exit 3: pull) and hashes to its key
+   (else ``CorruptLibrary``, exit 3: a damaged library, not a bad board), its n fits the square,
    ``tilelib.audit.tile_problems`` (rules, canonical orientation, no corner
    given, alts/alt_sides/flip/pins/pin_depth/blank consistent), and the
    engine recount: the givens alone admit exactly m solutions and they are
@@ -39,7 +42,7 @@ from referee.frontier import Settled, settle
 from referee.manifest import Manifest, seed_commit
 from tilelib import bits
 from tilelib.audit import tile_problems
-from tilelib.errors import CorruptLibrary, TilesError, UnknownTile, VerificationFailed
+from tilelib.errors import CorruptLibrary, LibraryError, TilesError, UnknownTile, VerificationFailed
 from tilelib.store import Library
 from tilelib.tile import Tile
 
@@ -78,6 +81,60 @@ def check_packing(m: Manifest) -> None:
         raise CheckFailed("packing", str(e).removeprefix("packing: ")) from None
 
 
+class LibraryOutOfDate(LibraryError):
+    """The manifest names a tile this library lacks: pull first (exit 3), it is not proof of fraud."""
+
+
+def check_claims(m: Manifest) -> None:
+    """What the manifest claims about itself, checked without library or seed: the packer exists at
+    the manifest's version, and the stats it states agree with the board (tiles, clues, zone share)."""
+    p = m.packing
+    packer = PACKERS.get(p.name)
+    if packer is None:
+        raise CheckFailed("claims", f"unknown packer {p.name!r} (known: {', '.join(sorted(PACKERS))})")
+    if packer.version != p.version:
+        raise CheckFailed("claims", f"packer {p.name} is version {packer.version} here; the manifest says "
+                                    f"{p.version}")
+    st = m.stats
+    want = {"tiles": m.tile_count(), "clues": len(m.clues)}
+    for key, value in want.items():
+        if key in st and st[key] != value:
+            raise CheckFailed("claims", f"stats.{key} is {st[key]!r} but the board has {value}")
+    if "zone_fraction" in st:
+        zf = round(p.zone_fraction(), 6)
+        if not isinstance(st["zone_fraction"], (int, float)) or abs(st["zone_fraction"] - zf) > 1e-6:
+            raise CheckFailed("claims", f"stats.zone_fraction is {st['zone_fraction']!r} but the packing's "
+                                        f"zone share is {zf}")
+
+
+def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -> dict[str, Tile]:
+    """In tile id order: every tile row exists (else LibraryOutOfDate), hashes to its key (else
+    CorruptLibrary, exit 3: a damaged library, not a fraudulent board) and fits its square;
+    ``inspect(i, hash, tile)`` runs once per distinct hash, at its first tile. Returns canonical
+    tiles by hash."""
+    tiles: dict[str, Tile] = {}
+    for i, (x0, y0, s) in enumerate(m.packing.squares):
+        h = m.hashes[i]
+        tile = tiles.get(h)
+        fresh = tile is None
+        if fresh:
+            try:
+                tile = tiles[h] = lib.get(h)
+            except UnknownTile:
+                raise LibraryOutOfDate(f"tiles: tile {i}: the library {lib.path} has no tile {h}: library out "
+                                       "of date, run `tiles library pull`") from None
+            except CorruptLibrary as e:  # HashMismatch included
+                raise type(e)(f"tiles: tile {i}: library row {h} is corrupt ({e})") from e
+        if tile.n != s + 1:
+            raise CheckFailed("tiles", f"tile {i}: library tile {h[:12]}… has n={tile.n}, "
+                                       f"the square at ({x0},{y0}) needs n={s + 1}")
+        if fresh and inspect is not None:
+            inspect(i, h, tile)
+        if on_tile is not None:
+            on_tile()
+    return tiles
+
+
 def tile_row_problems(tile: Tile, deep: bool = False) -> list[str]:
     """Everything wrong with one canonical library tile, including the engine recount of m/alts."""
     out = tile_problems(tile)
@@ -110,32 +167,15 @@ def tile_row_problems(tile: Tile, deep: bool = False) -> list[str]:
 
 
 def check_tiles(m: Manifest, lib: Library, deep: bool = False, on_tile=None) -> dict[str, Tile]:
-    """Step 2, in tile id order: the row exists and is untampered, its n fits the square, and (once per
-    distinct hash) ``tile_row_problems``. Returns the canonical tiles by hash. ``on_tile()`` is called
-    after each tile (progress bars)."""
-    tiles: dict[str, Tile] = {}
-    for i, (x0, y0, s) in enumerate(m.packing.squares):
-        h = m.hashes[i]
-        tile = tiles.get(h)
-        fresh = tile is None
-        if fresh:
-            try:
-                tile = lib.get(h)
-            except UnknownTile:
-                raise CheckFailed("tiles", f"tile {i}: no row with hash {h} in the library") from None
-            except CorruptLibrary as e:  # HashMismatch included
-                raise CheckFailed("tiles", f"tile {i}: library row {h} is corrupt ({e})") from None
-        if tile.n != s + 1:
-            raise CheckFailed("tiles", f"tile {i}: library tile {h[:12]}… has n={tile.n}, "
-                                       f"the square at ({x0},{y0}) needs n={s + 1}")
-        if fresh:
-            probs = tile_row_problems(tile, deep)
-            if probs:
-                raise CheckFailed("tiles", f"tile {i} ({h[:12]}…): {probs[0]}")
-            tiles[h] = tile
-        if on_tile is not None:
-            on_tile()
-    return tiles
+    """Step 2, in tile id order: ``check_tiles_present`` (row exists, untampered, fits its square) and,
+    once per distinct hash, ``tile_row_problems``. Returns the canonical tiles by hash. ``on_tile()`` is
+    called after each tile (progress bars)."""
+    def inspect(i: int, h: str, tile: Tile) -> None:
+        probs = tile_row_problems(tile, deep)
+        if probs:
+            raise CheckFailed("tiles", f"tile {i} ({h[:12]}…): {probs[0]}")
+
+    return check_tiles_present(m, lib, on_tile, inspect)
 
 
 def check_clues(board: Board) -> None:
@@ -200,6 +240,7 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     tm: dict[str, float] = {}
     t0 = time.perf_counter()
     check_packing(manifest)
+    check_claims(manifest)
     t1 = time.perf_counter()
     tm["packing"] = t1 - t0
     tiles = check_tiles(manifest, lib, deep, on_tile)
@@ -223,5 +264,5 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
                         packing_vs_seed=seed_result)
 
 
-__all__ = ["VerifyReport", "verify", "check_packing", "check_tiles", "check_clues", "check_frontier",
+__all__ = ["VerifyReport", "verify", "check_packing", "check_claims", "check_tiles_present", "LibraryOutOfDate", "check_tiles", "check_clues", "check_frontier",
            "check_seed", "tile_row_problems"]

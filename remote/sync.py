@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tilelib.checks import CheckReport, check_connection
+from tilelib.checks import CheckReport, check_library, mark_verified, read_watermark
 from tilelib.errors import CorruptLibrary, HashMismatch, RemoteError
 from tilelib.merge import MergeStats, fingerprint, merge_file
-from tilelib.store import Library, schema_sql
+from tilelib.store import Library
 
 from remote.backend import SHA_RE, Backend, Head, LostRace, ProgressFactory, SnapshotInfo
 from remote.snapshot import (BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file,
@@ -50,7 +50,6 @@ from remote.snapshot import (BadSnapshot, Fetched, fetch_good, fetch_verified, m
 
 MAX_HEAD_BYTES = 64 * 1024
 HISTORY = 16          # ancestors a HEAD names besides its parent (the fallback chain)
-PUSH_CHECKS = ("new", "full")
 
 
 class BadHead(RemoteError):
@@ -162,62 +161,17 @@ def write_state(conn: sqlite3.Connection, url: str, state: SyncState) -> None:
 # ---------------------------------------------------------------- the publish check
 
 
-TAMPER_TRIGGERS = ("tiles_updated", "tiles_deleted", "manifests_updated")
-
-
-def read_watermark(lib: Library) -> tuple[int, int]:
-    """(tiles rowid, manifests rowid) up to which the last push verified this file; (0, 0) when that
-    cannot be trusted: never verified, a row was updated or deleted since (the schema's triggers set
-    ``verified:dirty``), or a trigger is missing (dropped, or a file older than them)."""
-    meta = dict(lib.conn.execute("SELECT key, value FROM meta WHERE key LIKE 'verified:%'").fetchall())
-    have = {r[0] for r in lib.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    if "verified:dirty" in meta or not have.issuperset(TAMPER_TRIGGERS):
-        return 0, 0
-    try:
-        t, m = json.loads(meta.get("verified:rowids", "[0, 0]"))
-        return int(t), int(m)
-    except (ValueError, TypeError):
-        return 0, 0
-
-
 def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
     """Prove the local file sound before any byte of it is published; CorruptLibrary (exit 3) if not.
 
     ``check="new"``: ``PRAGMA quick_check`` and the rows and manifests added since the last
     verified push (its cost follows what changed: bench_publish); everything when
-    ``read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
+    ``tilelib.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
     ``integrity_check``, every row re-hashed, every manifest parsed."""
-    if check not in PUSH_CHECKS:
-        raise ValueError(f"check must be one of {PUSH_CHECKS}, not {check!r}")
-    if lib.conn.in_transaction:
-        lib.conn.commit()
-    since_t, since_m = read_watermark(lib) if check == "new" else (0, 0)
     try:
-        return check_connection(lib.conn, str(lib.path), integrity="quick" if check == "new" else "full",
-                                since_tile=since_t, since_manifest=since_m)
+        return check_library(lib, check)
     except CorruptLibrary as err:
         raise type(err)(f"push refused, the remote is untouched: {err}") from err
-
-
-def _write_watermark(lib: Library, rep: CheckReport) -> None:
-    """Record how far the check reached, clear the dirty mark, and make sure the triggers exist."""
-    with lib.conn:
-        for stmt in _trigger_statements():
-            lib.conn.execute(stmt)
-        lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
-        lib.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
-                         (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),))
-
-
-def _trigger_statements() -> list[str]:
-    """The schema's CREATE TRIGGER statements (installs them in files made before they existed)."""
-    sql = schema_sql()
-    out, pos = [], 0
-    while (i := sql.find("CREATE TRIGGER", pos)) >= 0:
-        j = sql.index("END;", i) + 4
-        out.append(sql[i:j])
-        pos = j
-    return out
 
 
 # ---------------------------------------------------------------- pull
@@ -391,12 +345,12 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                     chain = info.chain()
                     history = chain[chain.index(base) + 1:] if base in chain else []
                     if tuple(fingerprint(lib.conn)) == st.fingerprint and not st.head_bad:
-                        _write_watermark(lib, rep)
+                        mark_verified(lib, rep)
                         return PushResult("up_to_date", info.snapshot, 0, merged, 0, attempt,
                                           time.perf_counter() - t0, check=rep)
                 snap, sha, size, tiles, fp = make_snapshot(lib, work)
                 if info is not None and sha == info.snapshot:  # byte-identical to HEAD: nothing new
-                    _write_watermark(lib, rep)
+                    mark_verified(lib, rep)
                     return PushResult("up_to_date", sha, 0, merged, 0, attempt, time.perf_counter() - t0,
                                       check=rep)
                 sent = backend.put_snapshot(sha, snap, progress)
@@ -410,7 +364,7 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                     sleep(backoff(attempt))
                     continue
                 write_state(lib.conn, url, SyncState(etag, sha, fp))
-                _write_watermark(lib, rep)
+                mark_verified(lib, rep)
                 return PushResult("pushed", sha, tiles - (info.tiles if info else 0), merged,
                                   size if sent else 0, attempt, time.perf_counter() - t0, note, rep)
         finally:

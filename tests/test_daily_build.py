@@ -38,7 +38,7 @@ def test_g61_from_an_empty_library_is_frontier_and_verifies_independently(tmp_pa
         report = verify(m, lib, SEED)          # full SPEC §10 check, seed included
     assert report.status == "frontier"
     stages = [line.split()[0] for line in logs]
-    assert stages == ["pack", "stitch", "clues", "verify"]
+    assert stages == ["check", "pack", "stitch", "clues", "verify"]
 
 
 def test_second_run_for_a_day_is_a_no_op_unless_forced(tmp_path):

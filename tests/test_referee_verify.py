@@ -17,7 +17,7 @@ from referee.board import CheckFailed, build_board
 from referee.manifest import from_json
 from referee.verify import verify
 from referee_support import board21 as shared_board21, copy_fixture, zoned13 as shared_zoned13
-from tilelib.errors import VerificationFailed, exit_code
+from tilelib.errors import LibraryError, VerificationFailed, exit_code
 from tilelib.store import Library
 
 SEED = bytes(range(32))
@@ -67,10 +67,21 @@ def test_the_fixture_verifies_as_frontier_with_its_seed(fx):
     assert b.owners.max() == 4 or b.owners.max() == 3
 
 
-def test_unknown_hash_is_a_tiles_failure(fx):
+def library_failure(manifest, fx) -> str:
+    """A verification that stops because the library is behind or damaged: exit 3, one line."""
+    with pytest.raises(LibraryError) as e:
+        run_verify(manifest, fx, None)
+    assert exit_code(e.value) == 3 and not isinstance(e.value, VerificationFailed)
+    msg = str(e.value)
+    assert msg.startswith("tiles: ") and "\n" not in msg
+    return msg
+
+
+def test_unknown_hash_means_the_library_is_out_of_date(fx):
+    """Issue 11: a tile the local library lacks is "pull first" (exit 3), not proof of a bad board."""
     m = mutate(fx.manifest, lambda d: d["tiles"][3].update(hash="0" * 64))
-    step, msg = step_of(m, fx)
-    assert step == "tiles" and "tile 3" in msg and "no row" in msg
+    msg = library_failure(m, fx)
+    assert "tile 3" in msg and "out of date" in msg and "tiles library pull" in msg
 
 
 def test_another_tiles_hash_breaks_the_seams(fx):
@@ -157,8 +168,8 @@ def test_tampered_solution_row_is_a_tiles_failure(fx):
         sol = bytearray(c.execute("SELECT solution FROM tiles WHERE hash = ?", (h,)).fetchone()[0])
         sol[1] ^= 0x10
         c.execute("UPDATE tiles SET solution = ? WHERE hash = ?", (bytes(sol), h))
-    step, msg = step_of(fx.manifest, fx)
-    assert step == "tiles" and "tile 5" in msg and "corrupt" in msg
+    msg = library_failure(fx.manifest, fx)          # issue 11: a damaged library is exit 3, not 5
+    assert "tile 5" in msg and "corrupt" in msg and h in msg
 
 
 def test_tampered_features_caught_by_the_engine_recount(fx):
@@ -195,7 +206,19 @@ def test_wrong_seed_and_a_packing_the_seed_does_not_make(fx):
     assert step == "seed" and "neither the one packer grown draws" in msg
     m = mutate(fx.manifest, lambda d: d["packer"].update(version=99))
     step, msg = step_of(m, fx, SEED)
-    assert step == "seed" and "version" in msg
+    assert step == "claims" and "version" in msg      # issue 11: caught before any seed is needed
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda d: d["packer"].update(name="nope"), "unknown packer 'nope'"),
+    (lambda d: d["packer"].update(version=99), "version"),
+    (lambda d: d["stats"].update(tiles=d["stats"].get("tiles", 0) + 1), "stats.tiles"),
+    (lambda d: d["stats"].update(clues=7), "stats.clues"),
+    (lambda d: d["stats"].update(zone_fraction=0.5), "stats.zone_fraction"),
+])
+def test_claims_are_checked_without_a_seed(fx, change, words):
+    step, msg = step_of(mutate(fx.manifest, change), fx)
+    assert step == "claims" and words in msg
 
 
 def test_seed_accepts_a_refinement_of_the_drawn_packing_and_nothing_else(fx):

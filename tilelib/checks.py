@@ -22,6 +22,7 @@ package, so it is imported when a manifest is checked, not at import time.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -157,5 +158,63 @@ def check_file(path: str | Path, *, integrity: str = "quick", since_tile: int = 
         conn.close()
 
 
-__all__ = ["CheckReport", "INTEGRITY_MODES", "check_pages", "check_rows", "check_manifests",
+# ---------------------------------------------------------------- since the last verified check
+
+CHECK_MODES = ("new", "full")
+TAMPER_TRIGGERS = ("tiles_updated", "tiles_deleted", "manifests_updated")
+
+
+def read_watermark(lib) -> tuple[int, int]:
+    """(tiles rowid, manifests rowid) up to which the last ``mark_verified`` check reached; (0, 0) when
+    that cannot be trusted: never verified, a row was updated or deleted since (the schema's triggers
+    set ``verified:dirty``), or a trigger is missing (dropped, or a file older than them)."""
+    conn = lib.conn
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'verified:%'").fetchall())
+    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    if "verified:dirty" in meta or not have.issuperset(TAMPER_TRIGGERS):
+        return 0, 0
+    try:
+        t, m = json.loads(meta.get("verified:rowids", "[0, 0]"))
+        return int(t), int(m)
+    except (ValueError, TypeError):
+        return 0, 0
+
+
+def check_library(lib, mode: str = "new") -> CheckReport:
+    """``mode="new"``: quick_check and the rows/manifests past ``read_watermark``; ``"full"``:
+    integrity_check, every row, every manifest. CorruptLibrary (exit 3) naming the first bad row."""
+    if mode not in CHECK_MODES:
+        raise ValueError(f"check mode must be one of {CHECK_MODES}, not {mode!r}")
+    if lib.conn.in_transaction:
+        lib.conn.commit()
+    since_t, since_m = read_watermark(lib) if mode == "new" else (0, 0)
+    return check_connection(lib.conn, str(lib.path), integrity="quick" if mode == "new" else "full",
+                            since_tile=since_t, since_manifest=since_m)
+
+
+def _trigger_statements() -> list[str]:
+    """The schema's CREATE TRIGGER statements (installs them in files made before they existed)."""
+    from tilelib.store import schema_sql
+
+    sql = schema_sql()
+    out, pos = [], 0
+    while (i := sql.find("CREATE TRIGGER", pos)) >= 0:
+        j = sql.index("END;", i) + 4
+        out.append(sql[i:j])
+        pos = j
+    return out
+
+
+def mark_verified(lib, rep: CheckReport) -> None:
+    """Record how far a passing check reached, clear the dirty mark, and make sure the triggers exist
+    (``verified:`` keys are per file and never enter a snapshot)."""
+    with lib.conn:
+        for stmt in _trigger_statements():
+            lib.conn.execute(stmt)
+        lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
+        lib.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
+                         (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),))
+
+
+__all__ = ["CHECK_MODES", "read_watermark", "check_library", "mark_verified", "CheckReport", "INTEGRITY_MODES", "check_pages", "check_rows", "check_manifests",
            "check_connection", "check_file", "manifest_row_problem"]

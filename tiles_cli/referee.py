@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from referee.board import build_board
+from referee import gate
 from referee.judge import Judge
 from referee.manifest import load
 from referee.records import tile_record
@@ -71,8 +71,8 @@ def judge_command(
             text = Path(submission).read_bytes()
         except OSError as e:
             raise BadInput(f"cannot read {submission}: {e.strerror}") from None
-    m = load(manifest)
+    m = gate.load(manifest)                   # nothing is scored on a board verify would reject
     with Library.open(library) as lib:
-        board = build_board(m, lib)
+        board = gate.admit_board(m, lib)
     for verdict in Judge(m, board, runs).judge(text):
         typer.echo(json.dumps(verdict))
