@@ -152,7 +152,7 @@ def _sync_before(opts: BuildOptions, stage, log) -> str | None:
         return st.snapshot
     t0 = time.perf_counter()
     p = push(opts.library, backend)
-    stage("push", t0, f"{p.status} before building (an earlier push had not landed), "
+    stage("push", t0, f"{p.status} the start state before building (local rows the remote lacked), "
                       f"{p.new_tiles:,} new tiles")
     return p.snapshot
 

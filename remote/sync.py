@@ -152,7 +152,7 @@ def read_state(lib: Library, url: str) -> SyncState | None:
 
 def write_state(conn: sqlite3.Connection, url: str, state: SyncState) -> None:
     doc = json.dumps({"etag": state.etag, "snapshot": state.snapshot, "fingerprint": list(state.fingerprint),
-                      "used": state.used})
+                      "used": state.used, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     with conn:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_etag:{url}", state.etag))
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_state:{url}", doc))
@@ -373,6 +373,63 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                       f"(local rows merged so far are kept; run push again)")
 
 
+# ---------------------------------------------------------------- status
+
+
+@dataclass(frozen=True)
+class SyncStatus:
+    """Local file against the remote: what a push would add, whether a pull would bring anything."""
+
+    url: str
+    head: HeadInfo | None
+    head_pushed_at: str | None
+    synced_at: str | None          # when this file last merged from or wrote to the remote
+    ahead_tiles: int
+    ahead_manifests: int
+    behind: bool                   # HEAD moved since this file last synced
+    head_bad: bool
+    last_day: str | None
+
+    def line(self) -> str:
+        if self.head is None:
+            where = f"remote {self.url} is empty"
+        else:
+            where = f"remote {self.url}: HEAD {self.head.snapshot[:12]}… ({self.head.tiles:,} tiles" + \
+                    (f", pushed {self.head_pushed_at})" if self.head_pushed_at else ")")
+        if self.ahead_tiles or self.ahead_manifests:
+            ahead = (f"local is ahead of remote by {self.ahead_tiles:,} tiles, {self.ahead_manifests} "
+                     f"manifest{'s' if self.ahead_manifests != 1 else ''} (push)")
+        else:
+            ahead = "local has nothing the remote lacks"
+        parts = [where, ahead, "behind: HEAD moved since the last sync (pull)" if self.behind else "not behind"]
+        if self.head_bad:
+            parts.append("HEAD's snapshot is bad (a push publishes a good HEAD)")
+        parts.append(f"last built day {self.last_day or 'none'}; last sync {self.synced_at or 'never'}")
+        return "; ".join(parts)
+
+
+def status(library: str | Path, backend: Backend) -> SyncStatus:
+    """Compare the local library with the remote without transferring a snapshot."""
+    url = str(backend.url)
+    head = backend.get_head()
+    info = parse_head(head, url) if head is not None else None
+    pushed_at = None
+    if head is not None:
+        try:
+            pushed_at = json.loads(head.body).get("pushed_at")
+        except ValueError:
+            pass
+    with Library.open(library) as lib:
+        fp = fingerprint(lib.conn)
+        st = read_state(lib, url)
+        row = lib.conn.execute("SELECT value FROM meta WHERE key = ?", (f"remote_state:{url}",)).fetchone()
+        synced = json.loads(row[0]).get("at") if row else None
+        last = lib.conn.execute("SELECT max(day) FROM manifests").fetchone()[0]
+    base = st.fingerprint if st is not None else (0, 0)
+    return SyncStatus(url, info, pushed_at, synced, max(0, fp[0] - base[0]), max(0, fp[1] - base[1]),
+                      info is not None and (st is None or st.etag != info.etag), bool(st and st.head_bad), last)
+
+
 # ---------------------------------------------------------------- snapshots
 
 
@@ -407,4 +464,4 @@ def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | Non
 
 __all__ = ["BadHead", "BadSnapshot", "HeadInfo", "PullResult", "PushResult", "SyncState",
            "parse_head", "head_body", "pull", "push", "prune", "current_snapshot", "make_snapshot",
-           "fetch_verified", "fetch_good", "sha256_file", "strip_state", "Fetched", "read_state", "check_before_publish", "read_watermark"]
+           "fetch_verified", "fetch_good", "sha256_file", "strip_state", "Fetched", "read_state", "check_before_publish", "read_watermark", "status", "SyncStatus"]

@@ -5,7 +5,8 @@ solver: hash, canonical orientation, edge columns, the rules, corner givens,
 and the consistency of every feature derived from the alternatives (SPEC §4).
 Whether the alternatives are *all* the solutions needs the engine and is the
 referee's job. ``verify_library`` runs SQLite's integrity check and then
-``tile_problems`` on every row.
+``tile_problems`` on every row, then parses every stored manifest
+(``tilelib.checks.manifest_row_problem``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from tilelib import bits
+from tilelib.checks import manifest_row_problem
 from tilelib.errors import CorruptLibrary, HashMismatch
 from tilelib.rules import violations
 from tilelib.store import Library, row_to_tile
@@ -131,4 +133,8 @@ def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> Au
             problems += [(row["hash"], p) for p in tile_problems(tile, stored_edges=edges)]
         if on_row:
             on_row()
+    for day, commit, text in lib.conn.execute("SELECT day, seed_commit, json FROM manifests ORDER BY day"):
+        why = manifest_row_problem(day, commit, text)
+        if why is not None:
+            problems.append((f"manifest {day}", why))
     return AuditReport(rows, problems)

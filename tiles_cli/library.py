@@ -10,6 +10,7 @@ import typer
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
 from tilelib.audit import verify_library
+from tilelib.checks import check_pages
 from tilelib.errors import VerificationFailed
 from tilelib.store import Library
 
@@ -33,8 +34,9 @@ def init(library: Path = LibraryOpt) -> None:
 @library_app.command("stats")
 def stats(library: Path = LibraryOpt,
           as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
-    """Counts per n, m and ladder level; misses; manifests; bytes per tile."""
+    """Counts per n, m and ladder level; misses; manifests; bytes per tile. A damaged file is exit 3."""
     with Library.open(library) as lib:
+        check_pages(lib.conn, str(library), "quick")
         s = lib.stats()
     if as_json:
         typer.echo(json.dumps(s, sort_keys=True))
@@ -51,7 +53,7 @@ def stats(library: Path = LibraryOpt,
 
 @library_app.command("verify")
 def verify(library: Path = LibraryOpt) -> None:
-    """Recompute every hash, rule check and feature; list bad rows; exit 5 if any."""
+    """Recompute every hash, rule check and feature, parse every stored manifest; list bad rows; exit 5 if any."""
     with Library.open(library) as lib:
         with progress("verifying", total=lib.count_tiles()) as bar:
             report = verify_library(lib, on_row=bar.advance)

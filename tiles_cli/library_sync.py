@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from remote.backend import open_backend
-from remote.sync import prune, pull, push, current_snapshot
+from remote.sync import prune, pull, push, current_snapshot, status
 from tiles_cli.library import library_app
 from tiles_cli.options import LibraryOpt, RemoteOpt
 from tiles_cli.progress import progress
@@ -90,6 +90,12 @@ def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
     retries = f", {r.attempts - 1} lost race(s) retried" if r.attempts > 1 else ""
     typer.echo(f"pushed {r.new_tiles:,} new tiles, snapshot {r.snapshot[:12]}…, "
                f"{_mb(r.bytes)} in {r.seconds:.1f} s{retries}{merged}")
+
+
+@library_app.command("status")
+def status_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
+    """Local library against the remote: ahead (push), behind (pull), last built day, last sync."""
+    typer.echo(status(library, open_backend(remote)).line())
 
 
 @library_app.command("snapshots")

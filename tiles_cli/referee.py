@@ -34,13 +34,25 @@ def verify_command(
     seed: Optional[str] = typer.Option(None, "--seed", help="The revealed seed (64 hex digits): check the "
                                                            "commitment and re-draw the packing."),
     deep: bool = typer.Option(False, "--deep", help="Also re-run the difficulty ladder on every tile (slow)."),
+    replay: bool = typer.Option(False, "--replay", help="With --seed: fetch the snapshot the build started "
+                                "from and rerun the whole build; the board must come out byte for byte."),
+    remote: Optional[str] = typer.Option(None, "--remote", envvar="TILES_REMOTE",
+                                         help="Remote holding the start snapshot, for --replay (env "
+                                              "TILES_REMOTE); an https:// remote needs no credentials."),
 ) -> None:
-    """Check a manifest against the library (SPEC §10); print one line, or name the first failure (exit 5)."""
+    """Check a manifest against the library (FORMAT §10); print one line, or name the first failure (exit 5)."""
     seed_bytes = seed_from_hex(seed) if seed is not None else None
+    if replay and seed_bytes is None:
+        raise BadInput("--replay needs --seed (the revealed seed of the day)")
     m = load(manifest)
     with Library.open(library) as lib, progress("checking tiles", total=m.tile_count()) as bar:
         report = verify(m, lib, seed_bytes, deep=deep, on_tile=bar.advance)
     typer.echo(report.line())
+    if replay:
+        from daily.replay import replay as run_replay
+
+        rep = run_replay(m, seed_bytes, remote, log=lambda line: typer.echo(f"tiles replay: {line}", err=True))
+        typer.echo(rep.line())
 
 
 @referee_app.command("tile")
