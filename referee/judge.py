@@ -27,7 +27,6 @@ is ``BadInput`` and writes nothing; so is a ``--runs`` file that is not a runs f
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any
 from packers.packing import adjacency
 from referee.board import Board
 from referee.manifest import Manifest
+from tilelib import jsonin
 from tilelib.errors import BadInput, CorruptLibrary
 
 RUNS_SCHEMA = """
@@ -51,6 +51,8 @@ CREATE INDEX IF NOT EXISTS moves_run ON moves (run, correct, tile);
 RUNS_KIND = "tiles-runs/1"
 MAX_RUN_NAME = 200
 MAX_CELLS_STORED = 256  # cells strings are stored up to this length (a 16×16 window)
+MAX_MOVES = 4096        # moves per submission: a run spans many submissions, each one transaction
+MAX_SUBMISSION_BYTES = 4 << 20
 
 
 def seam_neighbours(squares) -> list[set[int]]:
@@ -76,6 +78,10 @@ def open_runs(path: str | Path) -> sqlite3.Connection:
     """Open a runs file, creating it if absent or empty. An existing file that is not a runs file (a tile
     library, say) is refused with BadInput and left untouched."""
     p = Path(path)
+    if p.is_dir():
+        raise BadInput(f"--runs {p} is a directory, not a runs file")
+    if not p.parent.is_dir():
+        raise BadInput(f"--runs {p}: the folder {p.parent} does not exist")
     fresh = not p.exists() or p.stat().st_size == 0
     if not fresh:
         with open(p, "rb") as fh:
@@ -101,16 +107,8 @@ def open_runs(path: str | Path) -> sqlite3.Connection:
 def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
     """(run, raw moves) of a submission; BadInput if it is not that shape at all."""
     obj = text
-    if isinstance(obj, (bytes, bytearray)):
-        try:
-            obj = obj.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadInput("submission: not UTF-8") from None
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except ValueError as e:
-            raise BadInput(f"submission: not valid JSON ({e})") from None
+    if isinstance(obj, (bytes, bytearray, str)):
+        obj = jsonin.parse(obj, "submission", MAX_SUBMISSION_BYTES)
     if not isinstance(obj, dict):
         raise BadInput("submission: must be a JSON object {\"run\": ..., \"moves\": [...]}")
     run = obj.get("run")
@@ -120,6 +118,8 @@ def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
     moves = obj.get("moves")
     if not isinstance(moves, list):
         raise BadInput("submission: 'moves' must be a list")
+    if len(moves) > MAX_MOVES:
+        raise BadInput(f"submission: {len(moves):,} moves is over the limit of {MAX_MOVES:,} per submission")
     return run, moves
 
 

@@ -33,12 +33,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from packers.packing import Packing, from_json as packing_from_json
+from tilelib import jsonin
 from tilelib.errors import BadInput
 
 FORMAT = "tiles-manifest/1"
 STATUSES = ("frontier", "unique", "ambiguous")
 KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
              "clues", "status", "stats")
+MAX_MANIFEST_BYTES = 64 << 20   # a G=4096 board (the largest) is ~16 MB
 OPTIONAL_KEYS = ("build",)   # written after KEY_ORDER when present, sorted keys inside
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -157,22 +159,10 @@ def check_day(day: Any, what: str = "day") -> str:
     return day
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 def from_json(obj: Any) -> Manifest:
     """Parse a manifest (dict, or JSON text/bytes); BadInput naming the first malformed field."""
-    if isinstance(obj, (bytes, bytearray)):
-        try:
-            obj = obj.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _bad("not UTF-8") from None
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj, parse_constant=_no_constant)
-        except ValueError as e:
-            raise _bad(f"not valid JSON ({e})") from None
+    if isinstance(obj, (bytes, bytearray, str)):
+        obj = jsonin.parse(obj, "manifest", MAX_MANIFEST_BYTES)
     if not isinstance(obj, dict):
         raise _bad("top level must be a JSON object")
     for key in KEY_ORDER:
@@ -244,13 +234,8 @@ def _build(b: Any) -> dict:
 
 
 def load(path) -> Manifest:
-    """Read and parse a manifest file; BadInput if it cannot be read or is malformed."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as e:
-        raise _bad(f"cannot read {path}: {e.strerror}") from None
-    return from_json(data)
+    """Read and parse a manifest file; BadInput if it cannot be read, is over the size cap, or is malformed."""
+    return from_json(jsonin.read_file(path, "manifest", MAX_MANIFEST_BYTES))
 
 
 def seed_commit(seed: bytes) -> str:

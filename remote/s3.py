@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+from urllib.parse import urlsplit
 from pathlib import Path
 
 import boto3
@@ -28,7 +29,7 @@ from boto3.exceptions import S3UploadFailedError
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 
-from tilelib.errors import RemoteError
+from tilelib.errors import BadInput, RemoteError
 
 from remote.backend import (HEAD_NAME, SNAPSHOT_DIR, SHA_RE, Backend, Head, LostRace, ProgressFactory,
                             SnapshotInfo, snapshot_name)
@@ -52,10 +53,27 @@ _clients: dict[tuple, object] = {}
 _clients_lock = threading.Lock()
 
 
-def make_client(endpoint: str | None = None, *, max_attempts: int = 3, connect_timeout: float = 10,
-                read_timeout: float = 60):
+def check_endpoint(endpoint: str) -> str:
+    """An S3 endpoint URL: http(s)://host[:port][/path]; BadInput naming TILES_S3_ENDPOINT otherwise."""
+    try:
+        u = urlsplit(endpoint)
+        u.port  # noqa: B018  (raises ValueError for a bad port)
+    except ValueError as err:
+        raise BadInput(f"TILES_S3_ENDPOINT {endpoint!r} is not a URL ({err})") from err
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise BadInput(f"TILES_S3_ENDPOINT {endpoint!r} must be an http:// or https:// URL with a host")
+    return endpoint
+
+
+# Timeouts: a server that accepts connections but never answers must fail in well under 30 s
+# (2 attempts x (5 s connect + 8 s per read) + backoff). Each read of a large transfer is a
+# separate 8 s window, so big snapshots still stream.
+def make_client(endpoint: str | None = None, *, max_attempts: int = 2, connect_timeout: float = 5,
+                read_timeout: float = 8):
     """A boto3 S3 client configured for R2/S3/moto from the environment (cached per configuration)."""
     endpoint = endpoint if endpoint is not None else (os.environ.get("TILES_S3_ENDPOINT") or None)
+    if endpoint is not None:
+        check_endpoint(endpoint)
     key = (endpoint, max_attempts, connect_timeout, read_timeout, *(os.environ.get(k) for k in _ENV_KEYS))
     with _clients_lock:
         if key not in _clients:

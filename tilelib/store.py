@@ -17,7 +17,7 @@ from typing import Iterable
 
 import sqlite_utils
 
-from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
+from tilelib.errors import (BadInput, CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
                             SchemaTooNew, UnknownTile)
 from tilelib.tile import Features, Tile, content_hash
 
@@ -60,6 +60,19 @@ def row_to_tile(row: dict) -> Tile:
     return tile
 
 
+def check_path(path: str | Path) -> Path:
+    """A library path that can name a file: BadInput for a directory, or a path under a file."""
+    p = Path(path)
+    if p.is_dir():
+        raise BadInput(f"library path {p} is a directory, not a library file")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise BadInput(f"library path {p} is under {parent}, which is a file")
+            break
+    return p
+
+
 class Library:
     """An open tile library file. Use ``Library.open`` / ``Library.create``; close when done."""
 
@@ -73,7 +86,7 @@ class Library:
     @classmethod
     def create(cls, path: str | Path) -> "Library":
         """Create a new library file (or open it if it already is one)."""
-        p = Path(path)
+        p = check_path(path)
         if p.exists() and p.stat().st_size > 0:
             return cls.open(p)
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -87,7 +100,7 @@ class Library:
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False) -> "Library":
         """Open an existing library; raise a clear LibraryError if it is not one we can use."""
-        p = Path(path)
+        p = check_path(path)
         if not p.exists() or p.stat().st_size == 0:
             if create:
                 return cls.create(p)

@@ -26,6 +26,9 @@ def register(app: typer.Typer) -> None:
     """Commands live on ``library_app`` (registered at import); nothing to add to the root app."""
 
 
+MAX_COUNT = 10_000_000   # one run's tiles; a year of libraries is ~2M
+
+
 @library_app.command("generate")
 def generate_command(
     n: int = typer.Option(..., "--n", help="Tile side: 6, 8, 10, 12, 14 or 16."),
@@ -43,8 +46,8 @@ def generate_command(
     params = GenParams.make(n, m_max, seam_mask,
                             Targets(min_ladder=min_ladder, needs_unique=needs_unique,
                                     needs_bifurcation=needs_bifurcation))
-    if count < 1:
-        raise BadInput(f"--count must be at least 1, got {count}")
+    if not 1 <= count <= MAX_COUNT:
+        raise BadInput(f"--count must be in 1..{MAX_COUNT:,}, got {count} (run it again for more)")
     if workers < 1:
         raise BadInput(f"--workers must be at least 1, got {workers}")
     seed_bytes = seed_from_hex(seed) if seed is not None else new_seed()

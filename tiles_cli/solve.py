@@ -15,6 +15,9 @@ import typer
 from engine.report import parse_puzzle, read_puzzles, solve_report
 from tilelib.errors import BadInput
 
+MAX_N = 16          # the largest tile; the C kernel's limit
+MAX_K = 1_000_000   # counting stops at k; past a million the count says nothing a player needs
+
 
 def solve_command(
     givens: Optional[str] = typer.Option(None, "--givens", help="One puzzle: n*n chars of 0, 1, '.', row-major."),
@@ -25,8 +28,8 @@ def solve_command(
     """Count (to K), solve and rate puzzles; one JSON object per line."""
     if (givens is None) == (file is None):
         raise BadInput("give exactly one of --givens STRING or --file FILE")
-    if k < 1:
-        raise BadInput(f"--k must be at least 1, got {k}")
+    if not 1 <= k <= MAX_K:
+        raise BadInput(f"--k must be in 1..{MAX_K:,}, got {k}")
     if givens is not None:
         puzzles = [parse_puzzle(givens, n)]
     else:
@@ -35,6 +38,9 @@ def solve_command(
         except (OSError, UnicodeDecodeError) as e:
             raise BadInput(f"cannot read {file}: {e}") from None
         puzzles = read_puzzles(text.splitlines(), n)
+    big = next((p.n for p in puzzles if p.n > MAX_N), None)
+    if big is not None:
+        raise BadInput(f"tiles solve takes puzzles of side n <= {MAX_N}, got n={big}")
     for p in puzzles:
         typer.echo(json.dumps(solve_report(p, k)))
 
