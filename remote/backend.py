@@ -106,5 +106,8 @@ def open_backend(url: str | RemoteURL | None) -> Backend:
     if u.scheme == "s3":
         from remote.s3 import S3Backend
         return S3Backend(u)
+    if u.scheme in ("http", "https"):
+        from remote.http import HttpBackend
+        return HttpBackend(u)
     from remote.local import LocalBackend
     return LocalBackend(u)

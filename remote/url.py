@@ -1,4 +1,5 @@
-"""Remote URLs (SPEC §11): ``s3://bucket/prefix`` and ``file:///absolute/dir``; anything else is BadInput.
+"""Remote URLs (FORMAT §11): ``s3://bucket/prefix``, ``file:///absolute/dir`` and the read-only
+``https://host/prefix`` (``http://`` for loopback hosts only); anything else is BadInput.
 
 Parsing is strict on purpose: a typo in a remote URL must fail before any byte
 moves, not create a second remote somewhere unexpected.
@@ -27,8 +28,11 @@ class RemoteURL:
     bucket: str = ""
     prefix: str = ""   # no leading or trailing slash; "" means the bucket root
     path: str = ""     # absolute directory for file://
+    base: str = ""     # http(s)://host[:port][/prefix] without a trailing slash, for https://
 
     def __str__(self) -> str:
+        if self.scheme in ("http", "https"):
+            return self.base
         if self.scheme == "s3":
             return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
         return f"file://{self.path}"
@@ -50,7 +54,30 @@ def parse_remote(url: str) -> RemoteURL:
         return _parse_s3(url, parts.netloc, parts.path)
     if parts.scheme == "file":
         return _parse_file(url, parts.netloc, parts.path)
-    raise BadInput(f"remote URL {url!r} must start with s3:// or file:///")
+    if parts.scheme in ("http", "https"):
+        return _parse_http(url, parts)
+    raise BadInput(f"remote URL {url!r} must start with s3://, file:/// or https://")
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _parse_http(url: str, parts) -> RemoteURL:
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError as err:
+        raise BadInput(f"remote URL {url!r}: {err}") from err
+    if not host or parts.username or parts.password:
+        raise BadInput(f"remote URL {url!r} must name a host (and no credentials)")
+    if parts.scheme == "http" and host not in LOOPBACK:
+        raise BadInput(f"remote URL {url!r}: use https:// (plain http:// only for a loopback mirror)")
+    segs = [p for p in parts.path.split("/") if p]
+    for p in segs:
+        if p in (".", "..") or not _PREFIX_PART.match(p):
+            raise BadInput(f"remote URL {url!r}: path part {p!r} is not allowed")
+    netloc = f"[{host}]" if ":" in host else host
+    base = f"{parts.scheme}://{netloc}" + (f":{port}" if port else "") + "".join("/" + p for p in segs)
+    return RemoteURL(parts.scheme, base=base)
 
 
 def _parse_s3(url: str, netloc: str, path: str) -> RemoteURL:

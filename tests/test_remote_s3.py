@@ -159,8 +159,10 @@ def test_wrong_credentials_refused_right_ones_work(auth_server, tmp_path, capsys
 def test_cli_refuses_bad_remote_urls_before_any_io(tmp_path, capsys):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 1)
-    code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "https://example.invalid/x"], capsys)
-    assert code == 2 and "must start with s3:// or file:///" in err
+    code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "ftp://example.invalid/x"], capsys)
+    assert code == 2 and "must start with s3://, file:/// or https://" in err
+    code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "http://example.invalid/x"], capsys)
+    assert code == 2 and "use https://" in err
 
 
 def test_eight_cli_pushers_in_separate_processes_all_exit_0(bucket, s3_env, tmp_path):

@@ -1,4 +1,4 @@
-"""remote.url: the two accepted remote URL forms, their normal form, and everything that must be refused."""
+"""remote.url: the accepted remote URL forms (s3, file, read-only https), their normal form, and everything that must be refused."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ from tilelib.errors import BadInput
     ("file:///srv/tiles/", RemoteURL("file", path="/srv/tiles")),
     ("file://localhost/srv/x", RemoteURL("file", path="/srv/x")),
     ("file:///srv/with%20space", RemoteURL("file", path="/srv/with space")),
+    # issue 11: a public, read-only remote over https (http only on loopback)
+    ("https://pub-1a2b.r2.dev/tiles/lib/", RemoteURL("https", base="https://pub-1a2b.r2.dev/tiles/lib")),
+    ("https://bucket.s3.amazonaws.com/p", RemoteURL("https", base="https://bucket.s3.amazonaws.com/p")),
+    ("https://example.org", RemoteURL("https", base="https://example.org")),
+    ("http://127.0.0.1:8123//mirror/", RemoteURL("http", base="http://127.0.0.1:8123/mirror")),
+    ("http://[::1]:9/x", RemoteURL("http", base="http://[::1]:9/x")),
 ])
 def test_accepts(url, expected):
     assert parse_remote(url) == expected
@@ -32,7 +38,8 @@ def test_keys_and_str():
 
 
 @pytest.mark.parametrize("url", [
-    "", "   ", None, "http://x/y", "https://bucket.s3.amazonaws.com/p", "/srv/tiles", "tiles.sqlite",
+    "", "   ", None, "http://x/y", "http://10.0.0.1/p", "https://", "https://user:pw@host/p",
+    "https://host/a/../b", "https://host:notaport/p", "https://host/p?x=1", "/srv/tiles", "tiles.sqlite",
     "s3://", "s3:///p", "s3://ab", "s3://Upper", "s3://-bucket", "s3://bucket-", "s3://a..b",
     "s3://bucket_x", "s3://" + "b" * 64, "s3://bucket/../x", "s3://bucket/./x", "s3://bucket/a b",
     "s3://bucket/p?versionId=1", "s3://bucket/p#frag", "file://host/srv", "file:relative/dir",
