@@ -39,7 +39,6 @@ from tilelib import ledger
 from tilelib.checks import check_library, mark_verified
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write
-from tilelib.merge import fingerprint
 from tilelib.rng import Stream
 from tilelib.store import Library
 
@@ -56,7 +55,7 @@ class BuildOptions:
     secret: str | None = None
     remote: str | None = None
     force: bool = False
-    start_snapshot: str | None = None  # replay: record this start snapshot (there is no remote to ask)
+    start: dict | None = None  # replay: record this start state {snapshot, deltas} (no remote to ask)
 
 
 @dataclass
@@ -96,7 +95,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
 
     _refuse_empty(opts.library)
     with build_lock(opts.library):
-        start = opts.start_snapshot
+        start = opts.start
         if opts.remote:
             start = _sync_before(opts, stage, log)
         with Library.open(opts.library, create=True) as lib:
@@ -145,11 +144,11 @@ def _refuse_empty(path: Path) -> None:
                              "to start a new library")
 
 
-def _sync_before(opts: BuildOptions, stage, log) -> str | None:
+def _sync_before(opts: BuildOptions, stage, log) -> dict:
     """Pull; push what a failed earlier run left unpublished, so the build starts from exactly the
-    snapshot HEAD names. Returns that snapshot's sha (the manifest's ``build.snapshot``)."""
+    state HEAD names. Returns that state: its base snapshot and deltas (the manifest's ``build``)."""
     from remote.backend import open_backend
-    from remote.sync import pull, push, read_state
+    from remote.sync import ahead, pull, push, read_state
 
     backend = open_backend(opts.remote)
     t0 = time.perf_counter()
@@ -159,14 +158,15 @@ def _sync_before(opts: BuildOptions, stage, log) -> str | None:
     stage("pull", t0, f"{r.status}, {r.tiles_added:,} tiles added")
     with Library.open(opts.library, create=True) as lib:
         st = read_state(lib, str(backend.url))
-        ahead = st is None or st.head_bad or tuple(fingerprint(lib.conn)) != st.fingerprint
-    if not ahead:
-        return st.snapshot
-    t0 = time.perf_counter()
-    p = push(opts.library, backend)
-    stage("push", t0, f"{p.status} the start state before building (local rows the remote lacked), "
-                      f"{p.new_tiles:,} new tiles")
-    return p.snapshot
+        unpublished = ahead(lib, str(backend.url))
+    if unpublished:
+        t0 = time.perf_counter()
+        p = push(opts.library, backend)
+        stage("push", t0, f"{p.status} the start state before building (local rows the remote lacked), "
+                          f"{p.new_tiles:,} new tiles")
+    with Library.open(opts.library) as lib:
+        st = read_state(lib, str(backend.url))
+    return {"snapshot": st.used or st.snapshot, "deltas": list(st.deltas)}
 
 
 def _build_day(opts, lib, size, seed, commit, start, res, stage, progress) -> None:

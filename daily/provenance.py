@@ -1,5 +1,5 @@
-"""Where a board came from (FORMAT §13): the snapshot its build started from and the versions that
-decide its output, recorded in the manifest's ``build`` key so anyone can replay the build.
+"""Where a board came from (FORMAT §13): the remote state its build started from (a base snapshot
+and the deltas on top of it) and the versions that decide its output, recorded in the manifest's ``build`` key so anyone can replay the build.
 
 A board is a pure function of (seed, start snapshot, code); the code is named by the versions of
 the parts whose output it fixes: this package, the generator (``GENERATOR_VERSION``), OR-tools
@@ -28,9 +28,11 @@ def versions() -> dict[str, str | int]:
             "python": ".".join(platform.python_version_tuple()[:2])}
 
 
-def build_record(snapshot: str | None) -> dict:
-    """The manifest's ``build`` value for a build that started from ``snapshot`` (None: no remote)."""
-    return {"snapshot": snapshot, "versions": versions()}
+def build_record(start: dict | None) -> dict:
+    """The manifest's ``build`` value for a build that started from ``start`` = {"snapshot": base sha,
+    "deltas": [sha, …]} (None: no remote, so nothing to replay from)."""
+    start = start or {"snapshot": None, "deltas": []}
+    return {"snapshot": start["snapshot"], "deltas": list(start.get("deltas", [])), "versions": versions()}
 
 
 def version_mismatch(recorded: dict) -> str | None:

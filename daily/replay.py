@@ -80,7 +80,10 @@ def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None
     from daily.build import BuildOptions, build
     from referee.manifest import load
     from remote.backend import open_backend
+    from remote.delta import is_delta
     from remote.snapshot import fetch_verified
+    from tilelib.merge import merge_file
+    from tilelib.store import Library
 
     b = m.build or {}
     snap = b.get("snapshot")
@@ -97,13 +100,23 @@ def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="tiles-replay-", dir=workdir))
     try:
-        got = fetch_verified(open_backend(remote), snap, work, None, "quick")
+        backend = open_backend(remote)
+        got = fetch_verified(backend, snap, work, None, "quick")
         lib = work / "library.sqlite"
         shutil.move(got, lib)
-        log(f"fetched start snapshot {snap[:12]}…")
+        deltas = list(b.get("deltas", []))
+        with Library.open(lib) as into:
+            for sha in deltas:
+                d = fetch_verified(backend, sha, work, None, "quick")
+                if not is_delta(d):
+                    raise ReplayImpossible(f"the start state's delta {sha[:12]}… is not a delta file")
+                merge_file(into, d)
+                d.unlink()
+        log(f"fetched start state: snapshot {snap[:12]}… and {len(deltas)} delta(s)")
         p = m.packing
         opts = BuildOptions(day=m.day, library=lib, out_dir=work / "out", size=p.P + 1, packer=p.name,
-                            params=dict(p.params), seed=seed, remote=None, force=True, start_snapshot=snap)
+                            params=dict(p.params), seed=seed, remote=None, force=True,
+                            start={"snapshot": snap, "deltas": deltas})
         res = build(opts, log=log)
         again = load(res.manifest_path)
     finally:

@@ -219,18 +219,23 @@ def from_json(obj: Any) -> Manifest:
 
 
 def _build(b: Any) -> dict:
-    """FORMAT §13's ``build`` object: {"snapshot": sha256 hex or null, "versions": {name: string or int}}."""
-    if not isinstance(b, dict) or set(b) - {"snapshot", "versions"}:
-        raise _bad("build must be an object with keys snapshot and versions")
+    """FORMAT §13's ``build`` object: {"snapshot": sha256 hex or null, "deltas": [sha256 hex, …],
+    "versions": {name: string or int}}."""
+    if not isinstance(b, dict) or set(b) - {"snapshot", "deltas", "versions"}:
+        raise _bad("build must be an object with keys snapshot, deltas and versions")
     snap = b.get("snapshot")
     if snap is not None and (not isinstance(snap, str) or not _HEX64.fullmatch(snap)):
         raise _bad("build.snapshot must be null or 64 lower-case hex digits")
+    deltas = b.get("deltas", [])
+    if not isinstance(deltas, list) or len(deltas) > 256 or \
+            not all(isinstance(d, str) and _HEX64.fullmatch(d) for d in deltas):
+        raise _bad("build.deltas must be a list of up to 256 sha256 hex digests")
     ver = b.get("versions", {})
     if not isinstance(ver, dict) or len(ver) > 16 or not all(
             isinstance(k, str) and len(k) <= 32 and (type(v) is int or (isinstance(v, str) and len(v) <= 64))
             for k, v in ver.items()):
         raise _bad("build.versions must map up to 16 names to short strings or integers")
-    return {"snapshot": snap, "versions": dict(ver)}
+    return {"snapshot": snap, "deltas": list(deltas), "versions": dict(ver)}
 
 
 def load(path) -> Manifest:

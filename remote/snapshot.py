@@ -28,8 +28,9 @@ from tilelib.merge import check_source_schema, fingerprint
 from tilelib.store import Library
 
 from remote.backend import Backend, ProgressFactory
+from remote.delta import is_delta
 
-STATE_PREFIXES = ("remote_etag:", "remote_state:", "verified:")
+STATE_PREFIXES = ("remote_etag:", "remote_state:", "remote_mark:", "verified:")
 MAX_FALLBACK = 32
 
 
@@ -47,6 +48,8 @@ def strip_state(conn: sqlite3.Connection) -> None:
     with conn:
         for p in STATE_PREFIXES:
             conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(p), p))
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'misses_touched'").fetchone():
+            conn.execute("DELETE FROM misses_touched")
 
 
 def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tuple[int, ...]]:
@@ -157,6 +160,9 @@ def fetch_good(backend: Backend, chain: list[str], head_size: int | None, workdi
     for i, sha in enumerate(order):
         try:
             path = fetch_verified(backend, sha, workdir, progress, integrity, head_size if i == 0 else None)
+            if is_delta(path):
+                path.unlink()
+                raise BadSnapshot(f"remote {backend.url}: {sha[:12]}… is a delta, not a base snapshot")
         except BadSnapshot as err:
             first_err = first_err or err
             skipped.append((sha, str(err).split(": ", 1)[-1]))

@@ -1,10 +1,13 @@
 """Pull and push a tile library against a remote (FORMAT §11): no row is ever lost, nothing corrupt is published.
 
-Invariant: the snapshot HEAD names holds every row of every sound snapshot HEAD
-ever named. Push keeps it by merging the HEAD it read (ETag E) into the local
+Invariant: the state HEAD names (a base snapshot plus the deltas on top of it,
+``remote.head``) holds every row of every sound state HEAD ever named. Push keeps it by merging the HEAD it read (ETag E) into the local
 file before snapshotting, and swapping HEAD only ``if_match=E``; a lost race
 means someone else moved HEAD, so we read it again, merge it, re-snapshot, retry
-(bounded exponential backoff with jitter).
+(bounded exponential backoff with jitter). A push sends only what the remote
+lacks, as a delta (``remote.delta``), and a pull fetches only the deltas it has
+not merged; every ``MAX_DELTAS`` deltas (or when they reach a quarter of the
+base) a push compacts them into a full snapshot.
 
 Nothing corrupt leaves the machine: before any byte is published the local file
 passes ``check_before_publish`` (pages, rows, stored manifests; exit 3 naming
@@ -27,135 +30,26 @@ snapshot carries no one's sync state.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import sqlite3
-import tempfile
 import time
-import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tilelib.checks import CheckReport, check_library, mark_verified, read_watermark
-from tilelib.errors import CorruptLibrary, HashMismatch, RemoteError
-from tilelib.merge import MergeStats, fingerprint, merge_file
+from tilelib.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
+from tilelib.errors import CorruptLibrary, RemoteError
+from tilelib.merge import MergeStats, fingerprint
 from tilelib.store import Library
 
-from remote.backend import SHA_RE, Backend, Head, LostRace, ProgressFactory, SnapshotInfo
+from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
+from remote.catchup import STALE_WORKDIR_SECONDS, catch_up, local_missing, workdir
+from remote.delta import (COMPACT_FRACTION, COMPACT_MIN_BYTES, MAX_DELTAS, Mark, current_mark, ensure_sync_schema,
+                          make_delta, pending, read_mark, write_mark)
+from remote.head import BadHead, DeltaRef, HeadInfo, head_body, parse_head
 from remote.snapshot import (BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file,
                              strip_state)
-
-MAX_HEAD_BYTES = 64 * 1024
-HISTORY = 16          # ancestors a HEAD names besides its parent (the fallback chain)
-
-
-class BadHead(RemoteError):
-    """HEAD.json exists but is not what SPEC §11 says it must be."""
-
-
-# ---------------------------------------------------------------- HEAD.json
-
-
-@dataclass(frozen=True)
-class HeadInfo:
-    snapshot: str
-    size: int
-    tiles: int
-    parent: str | None
-    etag: str
-    history: tuple[str, ...] = ()   # older ancestors, newest first (after ``parent``)
-
-    def chain(self) -> list[str]:
-        """HEAD's snapshot, its parent, then the recorded ancestors: the fallback order."""
-        out: list[str] = []
-        for sha in (self.snapshot, self.parent, *self.history):
-            if sha and sha not in out:
-                out.append(sha)
-        return out
-
-
-def parse_head(head: Head, where: str) -> HeadInfo:
-    """Validate HEAD.json bytes; BadHead with the reason if anything is off."""
-    def bad(why: str) -> BadHead:
-        return BadHead(f"remote {where}: HEAD.json is malformed ({why}); refusing to use it")
-
-    if len(head.body) > MAX_HEAD_BYTES:
-        raise bad(f"{len(head.body)} bytes")
-    try:
-        doc = json.loads(head.body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise bad(f"not JSON: {err}") from None
-    if not isinstance(doc, dict):
-        raise bad("not a JSON object")
-    snap, parent = doc.get("snapshot"), doc.get("parent")
-    if not isinstance(snap, str) or not SHA_RE.match(snap):
-        raise bad("'snapshot' must be a lower-case sha256 hex digest")
-    if parent is not None and (not isinstance(parent, str) or not SHA_RE.match(parent)):
-        raise bad("'parent' must be null or a sha256 hex digest")
-    for key in ("size", "tiles"):
-        v = doc.get(key)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise bad(f"{key!r} must be a non-negative integer")
-    hist = doc.get("history", [])
-    if not isinstance(hist, list) or len(hist) > 4 * HISTORY or \
-            not all(isinstance(h, str) and SHA_RE.match(h) for h in hist):
-        raise bad("'history' must be a list of sha256 hex digests")
-    return HeadInfo(snap, doc["size"], doc["tiles"], parent, head.etag, tuple(hist))
-
-
-def head_body(snapshot: str, size: int, tiles: int, parent: str | None, library_id: str | None,
-              history: list[str] | tuple[str, ...] = ()) -> bytes:
-    """HEAD.json bytes. ``pushed_at`` and ``nonce`` make every HEAD body (hence ETag) unique;
-    ``history`` lists older ancestors (after ``parent``), newest first, so a client can fall back
-    along the chain when HEAD's snapshot turns out bad."""
-    doc = {"snapshot": snapshot, "size": size, "tiles": tiles, "parent": parent,
-           "history": list(history)[:HISTORY],
-           "library_id": library_id, "pushed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "nonce": uuid.uuid4().hex}
-    return (json.dumps(doc, indent=1) + "\n").encode()
-
-
-# ---------------------------------------------------------------- local sync state
-
-
-@dataclass(frozen=True)
-class SyncState:
-    """What this file last merged from or wrote to a remote.
-
-    ``snapshot`` is the snapshot HEAD named (ETag ``etag``); ``used`` the one actually
-    merged, which differs when HEAD's was bad and the pull fell back (then a push must
-    publish a good HEAD on top even with nothing new of its own)."""
-
-    etag: str
-    snapshot: str
-    fingerprint: tuple[int, ...]
-    used: str | None = None
-
-    @property
-    def head_bad(self) -> bool:
-        return self.used is not None and self.used != self.snapshot
-
-
-def read_state(lib: Library, url: str) -> SyncState | None:
-    row = lib.conn.execute("SELECT value FROM meta WHERE key = ?", (f"remote_state:{url}",)).fetchone()
-    if row is None:
-        return None
-    try:
-        d = json.loads(row[0])
-        return SyncState(d["etag"], d["snapshot"], tuple(d["fingerprint"]), d.get("used"))
-    except (ValueError, KeyError, TypeError):
-        return None  # unreadable bookkeeping only costs a re-merge
-
-
-def write_state(conn: sqlite3.Connection, url: str, state: SyncState) -> None:
-    doc = json.dumps({"etag": state.etag, "snapshot": state.snapshot, "fingerprint": list(state.fingerprint),
-                      "used": state.used, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    with conn:
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_etag:{url}", state.etag))
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_state:{url}", doc))
+from remote.state import SyncState, ahead, read_state, write_state
 
 
 # ---------------------------------------------------------------- the publish check
@@ -167,9 +61,17 @@ def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
     ``check="new"``: ``PRAGMA quick_check`` and the rows and manifests added since the last
     verified push (its cost follows what changed: bench_publish); everything when
     ``tilelib.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
-    ``integrity_check``, every row re-hashed, every manifest parsed."""
+    ``integrity_check``, every row re-hashed, every manifest parsed. A delta is checked whole
+    again before it is uploaded (``_check_delta``)."""
     try:
         return check_library(lib, check)
+    except CorruptLibrary as err:
+        raise type(err)(f"push refused, the remote is untouched: {err}") from err
+
+
+def _check_delta(path: Path) -> None:
+    try:
+        check_file(path, integrity="full")
     except CorruptLibrary as err:
         raise type(err)(f"push refused, the remote is untouched: {err}") from err
 
@@ -180,103 +82,40 @@ def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
 @dataclass(frozen=True)
 class PullResult:
     status: str            # "empty" | "up_to_date" | "cloned" | "merged"
-    snapshot: str | None
+    snapshot: str | None   # the base merged (HEAD's, or the sound one a fallback found)
     tiles_added: int
-    bytes: int
+    bytes: int             # bytes downloaded
     seconds: float
     merge: MergeStats | None = None
-    note: str | None = None  # one line when HEAD's snapshot was bad and an earlier one was used
-
-
-STALE_WORKDIR_SECONDS = 24 * 3600
-
-
-def _workdir(lib_path: Path) -> Path:
-    """A temp dir next to the library (same file system: renames are atomic, no /tmp size limits).
-
-    Work dirs left by a killed pull/push are removed once they are a day old
-    (younger ones may belong to a sync still running)."""
-    lib_path.parent.mkdir(parents=True, exist_ok=True)
-    for old in lib_path.parent.glob(".tiles-sync-*"):
-        try:
-            if time.time() - old.stat().st_mtime > STALE_WORKDIR_SECONDS:
-                shutil.rmtree(old, ignore_errors=True)
-        except OSError:
-            pass
-    return Path(tempfile.mkdtemp(prefix=".tiles-sync-", dir=lib_path.parent))
-
-
-def _clone(tmp: Path, dest: Path, url: str, info: HeadInfo, used: str) -> int | None:
-    """Make the verified snapshot the new local library (no local file yet). None if one appeared meanwhile."""
-    conn = sqlite3.connect(tmp)
-    try:
-        tiles = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
-        strip_state(conn)
-        with conn:
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
-        write_state(conn, url, SyncState(info.etag, info.snapshot, tuple(fingerprint(conn)), used))
-    finally:
-        conn.close()
-    try:
-        os.link(tmp, dest)  # fails if dest exists: never clobber a library that appeared meanwhile
-    except FileExistsError:
-        return None
-    return tiles
-
-
-@contextmanager
-def _bad_rows_are_remote_errors(url: str):
-    """A snapshot row whose content does not match its hash is bad remote data: RemoteError (exit 4)."""
-    try:
-        yield
-    except HashMismatch as err:
-        raise BadSnapshot(f"remote {url}: {err}") from err
-
-
-def _local_missing(path: Path) -> bool:
-    return not path.exists() or path.stat().st_size == 0
-
-
-def _fetch(backend: Backend, info: HeadInfo, work: Path, progress, integrity: str) -> Fetched:
-    return fetch_good(backend, info.chain(), info.size, work, progress, integrity)
+    note: str | None = None  # one line when HEAD's base or a delta was bad and an earlier state was used
 
 
 def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
          verify: str = "new", integrity: str = "full") -> PullResult:
-    """Merge the remote's HEAD snapshot into the local library (creating it if absent).
-
-    When HEAD's snapshot fails its checks, the newest sound snapshot along HEAD's chain is
-    merged instead (``PullResult.note`` says so) and HEAD is remembered as bad, so the next
-    push publishes a good HEAD on top of it."""
+    """Merge the remote's state into the local library (creating it if absent): only the deltas it
+    lacks when its base is current. A bad HEAD is healed around (``PullResult.note`` says how) and
+    remembered, so the next push publishes a good HEAD on top of it."""
     t0 = time.perf_counter()
     path = Path(library)
     url = str(backend.url)
-    lib = None if _local_missing(path) else Library.open(path)
+    lib = None if local_missing(path) else Library.open(path)
     try:
         head = backend.get_head()
         if head is None:
             return PullResult("empty", None, 0, 0, time.perf_counter() - t0)
         info = parse_head(head, url)
-        if lib is not None:
-            st = read_state(lib, url)
-            if st is not None and st.etag == info.etag and st.snapshot == info.snapshot:
-                note = (f"HEAD's snapshot {info.snapshot[:12]}… is bad; this file holds {st.used[:12]}… "
-                        "(a push publishes a good HEAD)") if st.head_bad else None
-                return PullResult("up_to_date", info.snapshot, 0, 0, time.perf_counter() - t0, note=note)
-        work = _workdir(path)
+        st = read_state(lib, url) if lib is not None else None
+        if st is not None and st.etag == info.etag and st.snapshot == info.snapshot:
+            note = (f"HEAD on the remote is bad; this file holds the sound state before it (base "
+                    f"{(st.used or st.snapshot)[:12]}…, {len(st.deltas)} delta(s)); a push publishes a good "
+                    "HEAD") if st.head_bad else None
+            return PullResult("up_to_date", st.used or info.snapshot, 0, 0, time.perf_counter() - t0, note=note)
+        work = workdir(path)
         try:
-            got = _fetch(backend, info, work, progress, integrity)
-            if lib is None:
-                added = _clone(got.path, path, url, info, got.snapshot)
-                if added is not None:
-                    return PullResult("cloned", got.snapshot, added, got.path.stat().st_size,
-                                      time.perf_counter() - t0, note=got.note())
-                lib = Library.open(path, create=True)  # a file appeared (or was empty): merge instead
-            with _bad_rows_are_remote_errors(url):
-                stats = merge_file(lib, got.path, verify=verify)
-            write_state(lib.conn, url, SyncState(info.etag, info.snapshot, stats.source_fingerprint, got.snapshot))
-            return PullResult("merged", got.snapshot, stats.tiles_added, got.path.stat().st_size,
-                              time.perf_counter() - t0, stats, got.note())
+            cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
+            lib = cu.lib
+            return PullResult("cloned" if cu.cloned else "merged", cu.state.used, cu.added, cu.bytes,
+                              time.perf_counter() - t0, note=cu.note())
         finally:
             shutil.rmtree(work, ignore_errors=True)
     finally:
@@ -290,14 +129,15 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
 @dataclass(frozen=True)
 class PushResult:
     status: str            # "pushed" | "up_to_date"
-    snapshot: str | None
-    new_tiles: int         # tiles in the new HEAD snapshot that the previous HEAD lacked
+    snapshot: str | None   # the object uploaded (a delta or a full snapshot), or HEAD's base
+    new_tiles: int         # tiles the new HEAD has that the previous HEAD lacked
     merged_tiles: int      # tiles merged from the remote into the local file on the way
-    bytes: int             # bytes uploaded (0 if the snapshot already existed)
+    bytes: int             # bytes uploaded (0 if the object already existed)
     attempts: int
     seconds: float
-    note: str | None = None        # one line when HEAD's snapshot was bad and a good HEAD replaced it
+    note: str | None = None        # one line when HEAD was bad and a good HEAD replaced it
     check: CheckReport | None = None
+    kind: str = "snapshot"         # "delta" or "snapshot" (a full one: first push, compaction, healing)
 
 
 def backoff(attempt: int, base: float = 0.05, cap: float = 2.0) -> float:
@@ -305,16 +145,23 @@ def backoff(attempt: int, base: float = 0.05, cap: float = 2.0) -> float:
     return min(cap, base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
 
 
+def _compact(info: HeadInfo | None, mark: Mark | None, st: SyncState | None) -> bool:
+    """Whether this push must write a full snapshot instead of a delta."""
+    big = info is not None and info.delta_bytes >= max(COMPACT_MIN_BYTES, COMPACT_FRACTION * info.size)
+    return (info is None or mark is None or st is None or st.head_bad or len(info.deltas) >= MAX_DELTAS
+            or big)
+
+
 def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
          verify: str = "new", integrity: str = "full", check: str = "new", max_attempts: int = 20,
-         before_swap: Callable[[], None] | None = None,
+         before_swap: Callable[[], None] | None = None, compact: bool = False,
          sleep: Callable[[float], None] = time.sleep) -> PushResult:
-    """Publish the local library as the remote's new HEAD, merging whatever others pushed first.
+    """Publish the local library on the remote, merging whatever others pushed first.
 
-    First the local file must pass ``check_before_publish`` (exit 3, remote untouched). A HEAD
-    whose snapshot is bad is replaced by one built on the newest sound snapshot before it.
-    ``before_swap`` is called after the snapshot upload and before the HEAD swap
-    (fault-injection point for tests)."""
+    First the local file must pass ``check_before_publish`` (exit 3, remote untouched). Then only
+    what the remote lacks is uploaded, as a delta checked whole; a full snapshot is written for the
+    first push, every ``MAX_DELTAS`` deltas, when ``compact`` is asked, and to replace a bad HEAD.
+    ``before_swap`` is called after the upload and before the HEAD swap (fault injection for tests)."""
     t0 = time.perf_counter()
     path = Path(library)
     url = str(backend.url)
@@ -322,55 +169,97 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
         rep = check_before_publish(lib, check)
         backend.prepare()
         library_id = lib.meta().get("library_id")
-        merged, note = 0, None
-        work = _workdir(path)
+        merged, notes = 0, []
+        work = workdir(path)
         try:
             for attempt in range(1, max_attempts + 1):
                 head = backend.get_head()
                 info = parse_head(head, url) if head is not None else None
-                base, history = None, []
-                if info is not None:
-                    st = read_state(lib, url)
-                    if st is None or st.etag != info.etag or st.snapshot != info.snapshot:
-                        got = _fetch(backend, info, work, progress, integrity)
-                        with _bad_rows_are_remote_errors(url):
-                            stats = merge_file(lib, got.path, verify=verify)
-                        got.path.unlink()
-                        merged += stats.tiles_added
-                        st = SyncState(info.etag, info.snapshot, stats.source_fingerprint, got.snapshot)
-                        write_state(lib.conn, url, st)
-                    note = (f"HEAD's snapshot {info.snapshot[:12]}… was bad; published a good HEAD on "
-                            f"{st.used[:12]}…") if st.head_bad else None
-                    base = st.used or info.snapshot
-                    chain = info.chain()
-                    history = chain[chain.index(base) + 1:] if base in chain else []
-                    if tuple(fingerprint(lib.conn)) == st.fingerprint and not st.head_bad:
+                st = read_state(lib, url)
+                if info is not None and not (st and st.etag == info.etag and st.snapshot == info.snapshot):
+                    cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
+                    st, merged = cu.state, merged + cu.added
+                    notes += [n for n in cu.notes if n not in notes]
+                elif info is not None and st.head_bad and not notes:
+                    notes.append("HEAD on the remote was bad (this file holds the sound state before it)")
+                mark = read_mark(lib, url)
+                if info is not None and not st.head_bad:
+                    legacy_same = mark is None and tuple(fingerprint(lib.conn)) == st.fingerprint
+                    if (mark is not None and not pending(lib, mark)) or legacy_same:
+                        if legacy_same:
+                            write_mark(lib.conn, url, current_mark(lib.conn), clear_touched=True)
                         mark_verified(lib, rep)
                         return PushResult("up_to_date", info.snapshot, 0, merged, 0, attempt,
                                           time.perf_counter() - t0, check=rep)
-                snap, sha, size, tiles, fp = make_snapshot(lib, work)
-                if info is not None and sha == info.snapshot:  # byte-identical to HEAD: nothing new
-                    mark_verified(lib, rep)
-                    return PushResult("up_to_date", sha, 0, merged, 0, attempt, time.perf_counter() - t0,
-                                      check=rep)
-                sent = backend.put_snapshot(sha, snap, progress)
-                snap.unlink()
-                if before_swap is not None:
-                    before_swap()
-                body = head_body(sha, size, tiles, base, library_id, history)
-                try:
-                    etag = backend.put_head(body, info.etag if info else None)
-                except LostRace:
+                if compact or _compact(info, mark, st):
+                    res = _push_full(lib, backend, info, st, work, progress, library_id, before_swap)
+                else:
+                    res = _push_delta(lib, backend, info, st, mark, work, progress, library_id, before_swap)
+                if res is None:                       # lost the race: someone moved HEAD
                     sleep(backoff(attempt))
                     continue
-                write_state(lib.conn, url, SyncState(etag, sha, fp))
                 mark_verified(lib, rep)
-                return PushResult("pushed", sha, tiles - (info.tiles if info else 0), merged,
-                                  size if sent else 0, attempt, time.perf_counter() - t0, note, rep)
+                sha, sent, new_tiles, kind = res
+                note = ("; ".join(notes) + "; published a good HEAD on top") if notes else None
+                return PushResult("pushed", sha, new_tiles, merged, sent, attempt, time.perf_counter() - t0,
+                                  note, rep, kind)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     raise RemoteError(f"remote {url}: HEAD kept changing; gave up after {max_attempts} attempts "
                       f"(local rows merged so far are kept; run push again)")
+
+
+def _swap(lib: Library, backend: Backend, info: HeadInfo | None, body: bytes, state: SyncState,
+          reach: Mark, before_swap) -> bool:
+    if before_swap is not None:
+        before_swap()
+    try:
+        etag = backend.put_head(body, info.etag if info else None)
+    except LostRace:
+        return False
+    url = str(backend.url)
+    write_state(lib.conn, url, SyncState(etag, state.snapshot, state.fingerprint, state.used, state.deltas))
+    write_mark(lib.conn, url, reach, clear_touched=True)
+    ensure_sync_schema(lib.conn)     # from now on misses updates are tracked for the next delta
+    return True
+
+
+def _push_delta(lib, backend, info: HeadInfo, st: SyncState, mark: Mark, work, progress, library_id,
+                before_swap):
+    """Upload the rows past ``mark`` as one delta on top of HEAD's state; None if the race was lost."""
+    dpath, reach, _, _ = make_delta(lib, mark, work)
+    _check_delta(dpath)
+    sha, size = sha256_file(dpath), dpath.stat().st_size
+    sent = backend.put_snapshot(sha, dpath, progress)
+    dpath.unlink()
+    deltas = info.deltas + (DeltaRef(sha, size),)
+    tiles = lib.count_tiles()
+    body = head_body(info.snapshot, info.size, tiles, info.parent, library_id, info.history, deltas,
+                     info.parent_deltas)
+    state = SyncState("", info.snapshot, tuple(fingerprint(lib.conn)), info.snapshot, tuple(d.sha for d in deltas))
+    if not _swap(lib, backend, info, body, state, reach, before_swap):
+        return None
+    return sha, (size if sent else 0), tiles - info.tiles, "delta"
+
+
+def _push_full(lib, backend, info: HeadInfo | None, st: SyncState | None, work, progress, library_id,
+               before_swap):
+    """Upload a full snapshot as the new base; None if the race was lost."""
+    reach = current_mark(lib.conn)
+    snap, sha, size, tiles, fp = make_snapshot(lib, work)
+    sent = backend.put_snapshot(sha, snap, progress)
+    snap.unlink()
+    parent, parent_deltas, history = None, (), []
+    if info is not None:
+        parent = (st.used if st is not None and st.used else None) or info.snapshot
+        merged = set(st.deltas) if st is not None else set()
+        parent_deltas = tuple(d for d in info.deltas_of(parent) if d.sha in merged)
+        chain = info.chain()
+        history = chain[chain.index(parent) + 1:] if parent in chain else []
+    body = head_body(sha, size, tiles, parent, library_id, history, (), parent_deltas)
+    if not _swap(lib, backend, info, body, SyncState("", sha, fp, sha, ()), reach, before_swap):
+        return None
+    return sha, (size if sent else 0), max(0, tiles - (info.tiles if info else 0)), "snapshot"
 
 
 # ---------------------------------------------------------------- status
@@ -420,13 +309,20 @@ def status(library: str | Path, backend: Backend) -> SyncStatus:
         except ValueError:
             pass
     with Library.open(library) as lib:
-        fp = fingerprint(lib.conn)
         st = read_state(lib, url)
+        mark = read_mark(lib, url)
         row = lib.conn.execute("SELECT value FROM meta WHERE key = ?", (f"remote_state:{url}",)).fetchone()
         synced = json.loads(row[0]).get("at") if row else None
         last = lib.conn.execute("SELECT max(day) FROM manifests").fetchone()[0]
-    base = st.fingerprint if st is not None else (0, 0)
-    return SyncStatus(url, info, pushed_at, synced, max(0, fp[0] - base[0]), max(0, fp[1] - base[1]),
+        if mark is not None:
+            q = lib.conn.execute
+            ahead_t = q("SELECT count(*) FROM tiles WHERE rowid > ?", (mark.tiles,)).fetchone()[0]
+            ahead_m = q("SELECT count(*) FROM manifests WHERE rowid > ?", (mark.manifests,)).fetchone()[0]
+        else:
+            fp = fingerprint(lib.conn)
+            base = st.fingerprint if st is not None else (0, 0)
+            ahead_t, ahead_m = max(0, fp[0] - base[0]), max(0, fp[1] - base[1])
+    return SyncStatus(url, info, pushed_at, synced, ahead_t, ahead_m,
                       info is not None and (st is None or st.etag != info.etag), bool(st and st.head_bad), last)
 
 
@@ -440,8 +336,9 @@ def current_snapshot(backend: Backend) -> str | None:
 
 def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | None = None
           ) -> tuple[list[SnapshotInfo], list[SnapshotInfo]]:
-    """Delete all but the ``keep`` newest snapshots; never HEAD's or its parent's, nor any younger than
-    ``min_age`` seconds (a concurrent push may be about to point HEAD at it). Returns (deleted, kept)."""
+    """Delete all but the ``keep`` newest snapshots (deltas count as snapshots); never HEAD's base, its
+    deltas, its parent or the parent's deltas, nor any younger than ``min_age`` seconds (a concurrent
+    push may be about to point HEAD at it). Returns (deleted, kept)."""
     if keep < 0:
         raise ValueError("keep must be >= 0")
     now = time.time() if now is None else now
@@ -449,7 +346,7 @@ def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | Non
     protect = set()
     if head is not None:
         info = parse_head(head, str(backend.url))
-        protect = {info.snapshot, info.parent}
+        protect = {info.snapshot, info.parent, *(d.sha for d in info.deltas + info.parent_deltas)}
     snaps = backend.list_snapshots()
     newest = {s.sha for s in snaps[len(snaps) - keep:]} if keep else set()
     deleted, kept = [], []
@@ -462,6 +359,7 @@ def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | Non
     return deleted, kept
 
 
-__all__ = ["BadHead", "BadSnapshot", "HeadInfo", "PullResult", "PushResult", "SyncState",
+__all__ = ["BadHead", "BadSnapshot", "HeadInfo", "PullResult", "PushResult", "SyncState", "SyncStatus",
            "parse_head", "head_body", "pull", "push", "prune", "current_snapshot", "make_snapshot",
-           "fetch_verified", "fetch_good", "sha256_file", "strip_state", "Fetched", "read_state", "check_before_publish", "read_watermark", "status", "SyncStatus"]
+           "fetch_verified", "fetch_good", "sha256_file", "strip_state", "Fetched", "read_state", "ahead",
+           "check_before_publish", "read_watermark", "status", "STALE_WORKDIR_SECONDS", "write_state"]

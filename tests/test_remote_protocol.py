@@ -30,16 +30,23 @@ def head_of(url: str) -> dict:
 
 
 def remote_tiles(url: str, tmp_path: Path) -> set[str]:
-    """The tile hashes of the snapshot HEAD names (downloaded and sha256-checked independently)."""
+    """The tile hashes of the state HEAD names: its base snapshot and every delta on top of it
+    (each downloaded and sha256- and size-checked independently)."""
     b = open_backend(url)
     doc = head_of(url)
-    dest = tmp_path / f"check-{doc['snapshot'][:8]}.sqlite"
-    b.get_snapshot(doc["snapshot"], dest)
-    assert hashlib.sha256(dest.read_bytes()).hexdigest() == doc["snapshot"]
-    assert dest.stat().st_size == doc["size"]
-    hashes = tile_hashes(dest)
+    hashes: set[str] = set()
+    for sha, size in [(doc["snapshot"], doc["size"])] + [(d["sha"], d["size"]) for d in doc.get("deltas", [])]:
+        dest = tmp_path / f"check-{sha[:8]}.sqlite"
+        b.get_snapshot(sha, dest)
+        assert hashlib.sha256(dest.read_bytes()).hexdigest() == sha
+        assert dest.stat().st_size == size
+        hashes |= tile_hashes(dest)
     assert len(hashes) == doc["tiles"]
     return hashes
+
+
+def delta_shas(url: str) -> list[str]:
+    return [d["sha"] for d in head_of(url).get("deltas", [])]
 
 
 def test_push_then_clone_then_incremental_push(remote_url, tmp_path):
@@ -60,13 +67,16 @@ def test_push_then_clone_then_incremental_push(remote_url, tmp_path):
 
     extra = add_tiles(b, 2, 12)
     r2 = push(b, open_backend(remote_url))
-    assert (r2.status, r2.new_tiles) == ("pushed", 12)
-    assert head_of(remote_url)["parent"] == r1.snapshot
+    assert (r2.status, r2.new_tiles, r2.kind) == ("pushed", 12, "delta")   # issue 12: only the new rows
+    assert head_of(remote_url)["snapshot"] == r1.snapshot and delta_shas(remote_url) == [r2.snapshot]
     assert remote_tiles(remote_url, tmp_path) == ha | extra
 
     assert pull(b, open_backend(remote_url)).status == "up_to_date"
     r3 = push(b, open_backend(remote_url))
-    assert r3.status == "up_to_date" and head_of(remote_url)["snapshot"] == r2.snapshot
+    assert r3.status == "up_to_date" and delta_shas(remote_url) == [r2.snapshot]
+    pa = pull(a, open_backend(remote_url))             # a fetches only the delta
+    assert (pa.status, pa.tiles_added) == ("merged", 12) and pa.bytes == head_of(remote_url)["deltas"][0]["size"]
+    assert tile_hashes(a) == ha | extra
 
 
 def test_pull_merges_and_never_drops_local_rows(remote_url, tmp_path):
@@ -112,7 +122,7 @@ def test_lost_race_is_merged_and_retried(remote_url, tmp_path):
     assert fired[0].status == "pushed" and fired[0].new_tiles == 7
     assert (r.status, r.attempts, r.merged_tiles, r.new_tiles) == ("pushed", 2, 7, 9)
     assert remote_tiles(remote_url, tmp_path) == h0 | ha | hb
-    assert head_of(remote_url)["parent"] == fired[0].snapshot
+    assert delta_shas(remote_url) == [fired[0].snapshot, r.snapshot]
 
 
 def test_eight_concurrent_pushers_lose_nothing(remote_url, tmp_path):
@@ -277,6 +287,8 @@ def test_head_naming_a_missing_snapshot_is_a_clear_error(remote_url, tmp_path):
 
 
 def test_prune_keeps_head_parent_and_newest(remote_url, tmp_path):
+    """Every object HEAD names (base and deltas, parent and its deltas) survives pruning; what two
+    compactions left behind goes."""
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 3)
     shas = [push(a, open_backend(remote_url)).snapshot]
@@ -284,13 +296,22 @@ def test_prune_keeps_head_parent_and_newest(remote_url, tmp_path):
         add_tiles(a, 10 + i, 2)
         shas.append(push(a, open_backend(remote_url)).snapshot)
     b = open_backend(remote_url)
-    assert {s.sha for s in b.list_snapshots()} == set(shas)
+    assert {s.sha for s in b.list_snapshots()} == set(shas) and delta_shas(remote_url) == shas[1:]
     deleted, kept = prune(b, keep=0, min_age=3600)  # all too young: nothing goes
     assert deleted == [] and len(kept) == 5
+    deleted, kept = prune(b, keep=0, min_age=0)     # all named by HEAD: nothing goes
+    assert deleted == [] and len(kept) == 5
+    add_tiles(a, 20, 2)
+    c1 = push(a, open_backend(remote_url), compact=True)
+    doc = head_of(remote_url)
+    assert c1.kind == "snapshot" and doc["parent"] == shas[0] and doc["deltas"] == []
+    assert [d["sha"] for d in doc["parent_deltas"]] == shas[1:]
+    add_tiles(a, 21, 2)
+    c2 = push(a, open_backend(remote_url), compact=True)
     deleted, kept = prune(b, keep=0, min_age=0)
-    assert {s.sha for s in kept} == {shas[-1], shas[-2]} and len(deleted) == 3
+    assert {s.sha for s in kept} == {c2.snapshot, c1.snapshot} and len(deleted) == 5
     fresh = tmp_path / "fresh.sqlite"
-    assert pull(fresh, open_backend(remote_url)).tiles_added == 11
+    assert pull(fresh, open_backend(remote_url)).tiles_added == 3 + 4 * 2 + 2 * 2
 
 
 def test_empty_remote(remote_url, tmp_path):

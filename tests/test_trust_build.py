@@ -68,11 +68,13 @@ def tampered(built, tmp_path, change) -> Path:
 
 def test_manifest_records_the_start_snapshot_and_versions(built):
     m1, m2 = load(built["first"].manifest_path), load(built["second"].manifest_path)
-    assert m1.build["snapshot"] and m2.build["snapshot"] and m1.build["snapshot"] != m2.build["snapshot"]
+    assert m1.build["snapshot"] and m2.build["snapshot"]
     assert set(m2.build["versions"]) == {"tiles", "generator", "ortools", "python"}
-    # day 2 started from HEAD as day 1's push left it: the snapshot HEAD named then
+    # day 2 started from the state day 1's push left: the same base, one delta (day 1's rows) more
     head = json.loads(open_backend(built["url"]).get_head().body)
-    assert head["parent"] == m2.build["snapshot"]
+    deltas = [d["sha"] for d in head["deltas"]]
+    assert m2.build["snapshot"] == m1.build["snapshot"] == head["snapshot"]
+    assert m2.build["deltas"] == deltas[:-1] and m1.build["deltas"] == deltas[:-2] and len(deltas) >= 2
 
 
 @pytest.mark.slow

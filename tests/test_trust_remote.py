@@ -253,12 +253,27 @@ def test_no_sound_snapshot_at_all_is_an_error(remote_url, tmp_path):
 
 
 def test_head_history_lets_a_client_fall_back_several_snapshots(remote_url, tmp_path):
+    """Bases (full snapshots: the first push and every compaction) form the chain HEAD names."""
     a = tmp_path / "a.sqlite"
-    make_library(a, 1, 4)
+    ha = make_library(a, 1, 4)
     shas = [push(a, open_backend(remote_url)).snapshot]
     for seed in (2, 3):
-        add_tiles(a, seed, 2)
-        shas.append(push(a, open_backend(remote_url)).snapshot)
+        ha |= add_tiles(a, seed, 2)
+        shas.append(push(a, open_backend(remote_url), compact=True).snapshot)
     doc = head_doc(remote_url)
-    assert doc["parent"] == shas[1] and doc["history"] == [shas[0]]
+    assert doc["snapshot"] == shas[2] and doc["parent"] == shas[1] and doc["history"] == [shas[0]]
+    # poison the two newest bases: a fresh client falls back two bases along the history
+    b = open_backend(remote_url)
+    for sha in shas[1:]:
+        raw = tmp_path / f"{sha[:8]}.sqlite"
+        b.get_snapshot(sha, raw)
+        flip_page_header(raw)
+        if remote_url.startswith("file://"):
+            (Path(remote_url[7:]) / "snapshots" / f"{sha}.sqlite").write_bytes(raw.read_bytes())
+        else:
+            b.client.put_object(Bucket=b.url.bucket, Key=b.url.key(f"snapshots/{sha}.sqlite"),
+                                Body=raw.read_bytes())
+    fresh = tmp_path / "fresh.sqlite"
+    r = pull(fresh, open_backend(remote_url))
+    assert r.snapshot == shas[0] and "2 snapshot(s) back" in r.note
     shutil.copy(a, tmp_path / "keep.sqlite")

@@ -73,7 +73,9 @@ def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
 
 @library_app.command("push")
 def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
-             integrity: str = IntegrityOpt, check: str = CheckOpt) -> None:
+             integrity: str = IntegrityOpt, check: str = CheckOpt,
+             compact: bool = typer.Option(False, "--compact", help="Write a full snapshot even if a delta "
+                                          "would do (pushes compact by themselves every 16 deltas).")) -> None:
     """Publish the local library as the remote's HEAD (merging what others pushed first).
 
     Nothing corrupt is published: the file must pass --check first (exit 3 naming the first bad row)."""
@@ -81,14 +83,14 @@ def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
     if check not in ("new", "full"):
         raise BadInput(f"--check must be new or full, not {check!r}")
     backend = open_backend(remote)
-    r = push(library, backend, progress=progress, check=check, **modes)
+    r = push(library, backend, progress=progress, check=check, compact=compact, **modes)
     _note(r.note)
     merged = f" (merged {r.merged_tiles:,} from the remote first)" if r.merged_tiles else ""
     if r.status == "up_to_date":
         typer.echo(f"nothing to push: remote is up to date at snapshot {r.snapshot[:12]}…{merged}")
         return
     retries = f", {r.attempts - 1} lost race(s) retried" if r.attempts > 1 else ""
-    typer.echo(f"pushed {r.new_tiles:,} new tiles, snapshot {r.snapshot[:12]}…, "
+    typer.echo(f"pushed {r.new_tiles:,} new tiles, {r.kind} {r.snapshot[:12]}…, "
                f"{_mb(r.bytes)} in {r.seconds:.1f} s{retries}{merged}")
 
 

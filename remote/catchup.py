@@ -1,0 +1,151 @@
+"""Catching up with HEAD (FORMAT §11): merge into the local file what the remote has and it has not.
+
+Only new deltas when the base is already merged; else the newest sound base along HEAD's chain
+(``remote.snapshot.fetch_good``) and its deltas. A bad delta stops the chain there and marks
+HEAD bad; a bad base is healed around. Both ``pull`` and ``push`` (before publishing) use it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tilelib.errors import HashMismatch
+from tilelib.merge import fingerprint, merge_file
+from tilelib.store import Library
+
+from remote.backend import Backend
+from remote.delta import current_mark, ensure_sync_schema, is_delta, pending, read_mark, write_mark
+from remote.head import HeadInfo
+from remote.snapshot import BadSnapshot, Fetched, fetch_good, fetch_verified, strip_state
+from remote.state import SyncState, write_state
+
+
+STALE_WORKDIR_SECONDS = 24 * 3600
+
+
+def workdir(lib_path: Path) -> Path:
+    """A temp dir next to the library (same file system: renames are atomic, no /tmp size limits).
+
+    Work dirs left by a killed pull/push are removed once they are a day old
+    (younger ones may belong to a sync still running)."""
+    lib_path.parent.mkdir(parents=True, exist_ok=True)
+    for old in lib_path.parent.glob(".tiles-sync-*"):
+        try:
+            if time.time() - old.stat().st_mtime > STALE_WORKDIR_SECONDS:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
+    return Path(tempfile.mkdtemp(prefix=".tiles-sync-", dir=lib_path.parent))
+
+
+def _clone(tmp: Path, dest: Path) -> bool:
+    """Make the verified base snapshot the new local library (no local file yet). False if one appeared
+    meanwhile."""
+    conn = sqlite3.connect(tmp)
+    try:
+        strip_state(conn)
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
+    finally:
+        conn.close()
+    try:
+        os.link(tmp, dest)  # fails if dest exists: never clobber a library that appeared meanwhile
+    except FileExistsError:
+        return False
+    return True
+
+
+@contextmanager
+def _bad_rows_are_remote_errors(url: str):
+    """A snapshot row whose content does not match its hash is bad remote data: RemoteError (exit 4)."""
+    try:
+        yield
+    except HashMismatch as err:
+        raise BadSnapshot(f"remote {url}: {err}") from err
+
+
+def local_missing(path: Path) -> bool:
+    return not path.exists() or path.stat().st_size == 0
+
+
+@dataclass
+class CatchUp:
+    """What merging HEAD's state into the local file did."""
+
+    lib: Library
+    state: SyncState
+    added: int = 0
+    bytes: int = 0
+    cloned: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def note(self) -> str | None:
+        return "; ".join(self.notes) or None
+
+
+def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, st: SyncState | None,
+              work: Path, progress, verify: str, integrity: str) -> CatchUp:
+    """Merge what HEAD has and this file has not: only new deltas when the base is already merged,
+    else the (newest sound) base and its deltas. A bad delta stops the chain there (HEAD is then
+    marked bad). Marks advance only when nothing local was waiting to be pushed."""
+    url = str(backend.url)
+    mark = read_mark(lib, url) if lib is not None else None
+    waiting = lib is None or mark is None or pending(lib, mark)
+    heads = tuple(d.sha for d in info.deltas)
+    have_base = st is not None and not st.head_bad and st.snapshot == info.snapshot and \
+        heads[:len(st.deltas)] == st.deltas
+    cu_added, nbytes, notes, cloned, bad = 0, 0, [], False, False
+    if have_base:
+        base, merged, todo = info.snapshot, st.deltas, info.deltas[len(st.deltas):]
+    else:
+        got = _fetch(backend, info, work, progress, integrity)
+        base, merged, todo = got.snapshot, (), info.deltas_of(got.snapshot)
+        nbytes += got.path.stat().st_size
+        if got.note():
+            notes.append(got.note())
+        bad = got.healed
+        if lib is None and _clone(got.path, path):
+            lib, cloned = Library.open(path), True
+            cu_added = lib.count_tiles()
+        else:
+            lib = lib or Library.open(path, create=True)   # a file appeared (or was empty): merge instead
+            with _bad_rows_are_remote_errors(url):
+                cu_added += merge_file(lib, got.path, verify=verify).tiles_added
+        ensure_sync_schema(lib.conn)
+    for d in todo:
+        try:
+            p = fetch_verified(backend, d.sha, work, progress, integrity, d.size)
+            if not is_delta(p):
+                raise BadSnapshot(f"remote {url}: {d.sha[:12]}… is listed as a delta but is not one")
+            with _bad_rows_are_remote_errors(url):
+                cu_added += merge_file(lib, p, verify=verify).tiles_added
+            p.unlink()
+        except BadSnapshot as err:
+            notes.append(f"HEAD's delta {d.sha[:12]}… is bad ({str(err).split(': ', 1)[-1]}); using the "
+                         f"{len(merged)} delta(s) before it")
+            bad = True
+            break
+        nbytes += d.size
+        merged += (d.sha,)
+    if cloned or not waiting:
+        write_mark(lib.conn, url, current_mark(lib.conn), clear_touched=True)
+    # the fingerprint stands for "the remote's content" only when the file holds nothing else
+    fp = tuple(fingerprint(lib.conn)) if (cloned or not waiting) else ()
+    state = SyncState(info.etag, info.snapshot, fp, base, merged, bad)
+    write_state(lib.conn, url, state)
+    return CatchUp(lib, state, cu_added, nbytes, cloned, notes)
+
+
+def _fetch(backend: Backend, info: HeadInfo, work: Path, progress, integrity: str) -> Fetched:
+    return fetch_good(backend, info.chain(), info.size, work, progress, integrity)
+
+
+__all__ = ["CatchUp", "STALE_WORKDIR_SECONDS", "catch_up", "local_missing", "workdir"]
