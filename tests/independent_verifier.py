@@ -9,7 +9,9 @@ checks (§6, §10.3) and frontier propagation (§10.4), where each tile's
 candidate solutions are enumerated by brute force from the Takuzu rules (§1)
 — plus, with a seed, the commitment of §9 (re-drawing the packing needs the
 packers' code, which FORMAT.md does not restate, so that part of §10.5 is out
-of scope here).
+of scope here). It also re-implements the seed derivation (§9), the random
+stream's bytes (§7) and the manifest's one text layout (§9), which is what a
+byte-for-byte replay comparison (§13) needs.
 
     python independent_verifier.py MANIFEST LIBRARY [--seed HEX]
 
@@ -124,6 +126,46 @@ def parse_manifest(text: str) -> dict:
     return {"G": G, "P": b["pitch"], "seed_commit": m["seed_commit"], "seed_tile": m["seed_tile"],
             "squares": squares, "hashes": hashes, "ts": ts, "zones": zones, "clues": clues,
             "status": m["status"]}
+
+
+def manifest_text(m: dict) -> str:
+    """§9's one text layout of a manifest dict (what a replay compares byte for byte)."""
+    def compact(v) -> str:
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True, allow_nan=False)
+
+    parts = []
+    for key in KEYS + (("build",) if "build" in m else ()):
+        v = m[key]
+        if key in ("tiles", "zones", "clues") and v:
+            items = [json.dumps(x, separators=(",", ":"), ensure_ascii=True) for x in v]  # keys as given
+            text = "[\n  " + ",\n  ".join(items) + "\n ]"
+        elif key == "packer":
+            text = ('{"name":' + json.dumps(v["name"]) + ',"version":' + json.dumps(v["version"])
+                    + ',"params":' + compact(v.get("params", {})) + "}")
+        else:
+            text = compact(v)
+        parts.append(json.dumps(key) + ":" + text)
+    return "{" + ",\n ".join(parts) + "}\n"
+
+
+# ---------------------------------------------------------------- §7 stream, §9 seed
+
+
+def stream_bytes(seed: bytes, label: str, k: int) -> bytes:
+    """The first k bytes of Stream(seed, label): sha256(seed ‖ len(L) ‖ L ‖ i) blocks, i = 0, 1, …"""
+    lab = label.encode("utf-8")
+    out = b""
+    i = 0
+    while len(out) < k:
+        out += hashlib.sha256(seed + len(lab).to_bytes(4, "big") + lab + i.to_bytes(8, "big")).digest()
+        i += 1
+    return out[:k]
+
+
+def day_seed(secret: str, day: str) -> bytes:
+    """§9: HMAC-SHA256(key = secret as UTF-8, message = "tiles-daily:" + day)."""
+    import hmac
+    return hmac.new(secret.encode("utf-8"), ("tiles-daily:" + day).encode("utf-8"), hashlib.sha256).digest()
 
 
 # ---------------------------------------------------------------- §2 bits, §3 transforms

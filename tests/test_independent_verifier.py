@@ -112,6 +112,18 @@ def test_the_verifier_reproduces_the_documents_examples():
     assert len(iv.valid_lines(6)) == 14
 
 
+def test_the_verifier_reproduces_the_seed_stream_and_manifest_layout(boards):
+    f, st_ = doc.fields("seed"), doc.fields("stream")
+    seed = iv.day_seed(f["secret"], f["day"])
+    assert seed.hex() == f["seed"] and iv.hashlib.sha256(seed).hexdigest() == f["seed_commit"]
+    assert iv.stream_bytes(bytes.fromhex(st_["seed"]), st_["label"], 32).hex() == st_["block0"]
+    text = doc.blocks()["manifest"]
+    assert iv.manifest_text(json.loads(text)) == text
+    for name in ("g61", "g27"):
+        built = boards[name][0]
+        assert iv.manifest_text(json.loads(built)) == built
+
+
 def test_the_verifiers_transforms_match_the_projects_edge_map_and_composition():
     rng = np.random.default_rng(7)
     for t in range(16):
