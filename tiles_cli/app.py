@@ -16,7 +16,8 @@ import typer
 from tilelib.errors import TilesError, exit_code
 
 app = typer.Typer(
-    help="Build one huge Takuzu board a day from a content-addressed tile library.",
+    help="Build one huge Takuzu board a day from a content-addressed tile library. "
+         "Formats and rules: docs/FORMAT.md.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
