@@ -5,7 +5,7 @@ A run is created for a day with a random id and a secret token; only sha256(toke
 Moves are judged by ``Judge.record`` — the same core as ``tiles referee judge`` — inside one
 ``BEGIN IMMEDIATE`` transaction per submission, against the run's solved set held in memory (so a
 move costs O(tile), never a board rebuild or a scan of the run). If another writer (the CLI judge)
-added moves to the file since our last write, the cached run states are dropped and re-read.
+added moves to the file since we last looked, the cached run states are dropped and re-read.
 
 The service calls this from its event loop only (one thread), so there are no locks here.
 """
@@ -95,8 +95,17 @@ class RunStore:
         self._runs[run] = st
         return st, token
 
+    def _sync(self) -> None:
+        """Drop the cached run states if another writer (the CLI judge) added moves since we last looked:
+        one max(id) lookup on the moves rowid."""
+        last = self._max_move()
+        if last != self._last:
+            self._runs.clear()
+            self._last = last
+
     def get(self, run: str) -> RunState:
         """The run's state (read from the file the first time); NotFound if unknown or not on offer."""
+        self._sync()
         st = self._runs.get(run)
         if st is not None:
             return st
@@ -132,17 +141,17 @@ class RunStore:
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
         try:
-            if self._max_move() != self._last:     # someone else wrote: forget cached states
-                self._runs.clear()
-                st = self.get(run)
+            st = self.get(run)                     # re-read if another writer got in first
             trial = set(st.solved)
             verdicts = db.judge.record(c, run, moves, trial)
+            last = self._max_move()
             c.execute("COMMIT")
         except BaseException:
             if c.in_transaction:
                 c.execute("ROLLBACK")
+            self._runs.clear()
             raise
-        self._last = self._max_move()
+        self._last = last
         for v in verdicts:
             if v["correct"]:
                 t = v["tile"]
