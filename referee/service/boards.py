@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from packers.packing import adjacency
 from packers.render import colour_tiles
 from referee.board import Board, build_board
 from referee.judge import Judge
@@ -61,6 +62,7 @@ class DayBoard:
     board: Board
     judge: Judge
     colours: list[int]
+    touching: list[set[int]]    # tiles sharing at least one board cell (seam neighbours and corners)
     clues_by_tile: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
     @property
@@ -76,7 +78,8 @@ class DayBoard:
         for r, c in board.clues:
             for i in tiles_at(board, r, c):
                 by_tile.setdefault(i, []).append((r, c))
-        return cls(manifest, board, judge, colour_tiles(board.squares), by_tile)
+        touching = [set(nb) for nb in adjacency(board.squares)]
+        return cls(manifest, board, judge, colour_tiles(board.squares), touching, by_tile)
 
     def n(self, tile: int) -> int:
         return self.board.squares[tile][2] + 1
@@ -133,16 +136,16 @@ def given_cells(board: Board) -> dict:
     return {"G": board.G, "givens": enc(mask), "values": enc(vals), "tile_cells": enc(board.owners > 0)}
 
 
-def known_mask(board: Board, nbrs: list[set[int]], tile: int, solved: set[int]) -> np.ndarray:
+def known_mask(board: Board, touching: list[set[int]], tile: int, solved: set[int]) -> np.ndarray:
     """n×n bool: cells of ``tile``'s window that lie in the window of a tile solved in the run
-    (all of it when the tile itself is solved)."""
+    (all of it when the tile itself is solved). ``touching[i]``: the tiles sharing a cell with i."""
     x0, y0, s = board.squares[tile]
     n = s + 1
     out = np.zeros((n, n), dtype=bool)
     if tile in solved:
         out[...] = True
         return out
-    for j in nbrs[tile] & solved:
+    for j in touching[tile] & solved:
         xj, yj, sj = board.squares[j]
         r0, r1 = max(y0, yj), min(y0 + s, yj + sj)
         c0, c1 = max(x0, xj), min(x0 + s, xj + sj)
@@ -168,7 +171,7 @@ def puzzle_view(db: DayBoard, tile: int, solved: set[int]) -> dict:
     x0, y0, s = b.squares[tile]
     rows, cols = b.window(tile)
     giv = b.givens[rows, cols]
-    known = known_mask(b, db.judge.nbrs, tile, solved)
+    known = known_mask(b, db.touching, tile, solved)
     shown = giv | known
     sol = b.solution[rows, cols]
     puzzle = "".join("01"[int(v)] if sh else "." for v, sh in zip(sol.ravel(), shown.ravel()))
