@@ -154,7 +154,8 @@ def known_mask(board: Board, touching: list[set[int]], tile: int, solved: set[in
 
 
 def _mask(a: np.ndarray) -> str:
-    return "".join("01"[int(v)] for v in a.ravel())
+    """A bool/0-1 array as a row-major string of '0'/'1'."""
+    return (a.ravel().astype(np.uint8) + ord("0")).tobytes().decode("ascii")
 
 
 def puzzle_view(db: DayBoard, tile: int, solved: set[int]) -> dict:
@@ -174,7 +175,7 @@ def puzzle_view(db: DayBoard, tile: int, solved: set[int]) -> dict:
     known = known_mask(b, db.touching, tile, solved)
     shown = giv | known
     sol = b.solution[rows, cols]
-    puzzle = "".join("01"[int(v)] if sh else "." for v, sh in zip(sol.ravel(), shown.ravel()))
+    puzzle = np.where(shown, sol + ord("0"), ord(".")).astype(np.uint8).tobytes().decode("ascii")
     playable = tile not in solved and (tile == b.seed_tile or bool(db.judge.nbrs[tile] & solved))
     return {
         "day": db.day, "tile": tile, "x0": x0, "y0": y0, "n": s + 1, "seed": tile == b.seed_tile,
