@@ -126,11 +126,12 @@ async def client(k: int, port: int, day: str, db: DayBoard, until: float, batch:
         assert status == 201, r
         run, token = r["run"], r["token"]
         solved: set[int] = set()
+        open_: set[int] = frontier(db, solved)        # kept up to date move by move (cheap for the client)
         sent: list[tuple] = []
         while time.perf_counter() < until:
-            fr = sorted(frontier(db, solved))
-            if not fr:
+            if not open_:
                 break
+            fr = sorted(open_)
             tile = rng.choice(fr)
             t0 = time.perf_counter()
             status, g = await c.call("GET", f"/runs/{run}/tiles/{tile}")
@@ -158,6 +159,8 @@ async def client(k: int, port: int, day: str, db: DayBoard, until: float, batch:
                 sent.append((v["tile"], v["accepted"], v["correct"], v["reward"]))
                 if v["correct"]:
                     solved.add(v["tile"])
+                    open_.discard(v["tile"])
+                    open_ |= judge.nbrs[v["tile"]] - solved
         status, score = await c.call("GET", f"/runs/{run}")
     log["runs"][run] = (sent, score)
 

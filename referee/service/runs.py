@@ -5,7 +5,8 @@ A run is created for a day with a random id and a secret token; only sha256(toke
 Moves are judged by ``Judge.record`` — the same core as ``tiles referee judge`` — inside one
 ``BEGIN IMMEDIATE`` transaction per submission, against the run's solved set held in memory (so a
 move costs O(tile), never a board rebuild or a scan of the run). If another writer (the CLI judge)
-added moves to the file since we last looked, the cached run states are dropped and re-read.
+committed to the file since we last looked (``PRAGMA data_version``), the cached run states are
+dropped and re-read.
 
 The service calls this from its event loop only (one thread), so there are no locks here.
 """
@@ -58,13 +59,15 @@ class RunStore:
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
         self._runs: dict[str, RunState] = {}
-        self._last = self._max_move()
+        self._version = self._data_version()
 
     def close(self) -> None:
         self.conn.close()
 
-    def _max_move(self) -> int:
-        return self.conn.execute("SELECT coalesce(max(id), 0) FROM moves").fetchone()[0]
+    def _data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: changes when ANOTHER connection commits to the file (our own
+        commits leave it alone), so it tells cheaply whether someone else wrote since we last looked."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     def day(self, day: str) -> DayBoard:
         db = self.days.get(day)
@@ -96,12 +99,11 @@ class RunStore:
         return st, token
 
     def _sync(self) -> None:
-        """Drop the cached run states if another writer (the CLI judge) added moves since we last looked:
-        one max(id) lookup on the moves rowid."""
-        last = self._max_move()
-        if last != self._last:
+        """Drop the cached run states if another writer (the CLI judge) committed since we last looked."""
+        version = self._data_version()
+        if version != self._version:
             self._runs.clear()
-            self._last = last
+            self._version = version
 
     def get(self, run: str) -> RunState:
         """The run's state (read from the file the first time); NotFound if unknown or not on offer."""
@@ -142,20 +144,16 @@ class RunStore:
         c.execute("BEGIN IMMEDIATE")
         try:
             st = self.get(run)                     # re-read if another writer got in first
-            trial = set(st.solved)
-            verdicts = db.judge.record(c, run, moves, trial)
-            last = self._max_move()
+            verdicts = db.judge.record(c, run, moves, st.solved)   # adds the tiles it solves
             c.execute("COMMIT")
         except BaseException:
             if c.in_transaction:
                 c.execute("ROLLBACK")
-            self._runs.clear()
+            self._runs.clear()                     # st.solved may hold tiles of the rolled-back batch
             raise
-        self._last = last
         for v in verdicts:
             if v["correct"]:
                 t = v["tile"]
-                st.solved.add(t)
                 st.frontier.discard(t)
                 st.frontier |= db.judge.nbrs[t] - st.solved
                 st.reward += v["reward"]
