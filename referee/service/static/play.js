@@ -65,24 +65,29 @@ function buildBase() {
   }
   const pal = HUES.map((h) => [mix(h, [255, 255, 255], 0.35), mix(h, [255, 255, 255], 0.82), mix(h, [0, 0, 0], 0.55)]);
   const seam = [mix(SEAM, [255, 255, 255], 0.45), mix(SEAM, [255, 255, 255], 0.85), mix(SEAM, [0, 0, 0], 0.6)];
-  const canvas = document.createElement("canvas");
-  canvas.width = G; canvas.height = G;
-  const ctx = canvas.getContext("2d"), img = ctx.createImageData(G, G), d = img.data;
-  for (let k = 0; k < G * G; k++) {
-    let c;
-    if (owners[k] === 0) c = ZONE;
-    else {
-      const level = S.givens[k] ? (S.values[k] ? 2 : 1) : 0;
-      c = owners[k] >= 2 ? seam[level] : pal[hue[k]][level];
+  // two pictures: with givens (zoomed in) and hues only (zoomed out, where givens would be noise)
+  const paint = (withGivens) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = G; canvas.height = G;
+    const ctx = canvas.getContext("2d"), img = ctx.createImageData(G, G), d = img.data;
+    for (let k = 0; k < G * G; k++) {
+      let c;
+      if (owners[k] === 0) c = ZONE;
+      else {
+        const level = withGivens && S.givens[k] ? (S.values[k] ? 2 : 1) : 0;
+        c = owners[k] >= 2 ? (withGivens ? seam[level] : pal[hue[k]][2]) : pal[hue[k]][level];
+      }
+      d[4 * k] = c[0]; d[4 * k + 1] = c[1]; d[4 * k + 2] = c[2]; d[4 * k + 3] = 255;
     }
-    d[4 * k] = c[0]; d[4 * k + 1] = c[1]; d[4 * k + 2] = c[2]; d[4 * k + 3] = 255;
-  }
-  for (const [r, c, v] of S.board.clues) {
-    const k = r * G + c, col = v ? CLUE1 : CLUE0;
-    d[4 * k] = col[0]; d[4 * k + 1] = col[1]; d[4 * k + 2] = col[2];
-  }
-  ctx.putImageData(img, 0, 0);
-  S.base = canvas;
+    for (const [r, c, v] of S.board.clues) {
+      const k = r * G + c, col = v ? CLUE1 : CLUE0;
+      d[4 * k] = col[0]; d[4 * k + 1] = col[1]; d[4 * k + 2] = col[2];
+    }
+    ctx.putImageData(img, 0, 0);
+    return canvas;
+  };
+  S.base = paint(true);
+  S.baseHue = paint(false);
 }
 
 // ------------------------------------------------------------------ the view
@@ -128,8 +133,9 @@ function draw() {
   const c0 = Math.max(0, Math.floor(-v.ox / s)), r0 = Math.max(0, Math.floor(-v.oy / s));
   const c1 = Math.min(G, Math.ceil((W - v.ox) / s)), r1 = Math.min(G, Math.ceil((H - v.oy) / s));
   if (c1 <= c0 || r1 <= r0) return;
-  ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(S.base, c0, r0, c1 - c0, r1 - r0, v.ox + c0 * s, v.oy + r0 * s, (c1 - c0) * s, (r1 - r0) * s);
+  ctx.imageSmoothingEnabled = s < 2;
+  ctx.drawImage(s < 2 ? S.baseHue : S.base, c0, r0, c1 - c0, r1 - r0, v.ox + c0 * s, v.oy + r0 * s,
+                (c1 - c0) * s, (r1 - r0) * s);
   const X = (c) => v.ox + c * s, Y = (r) => v.oy + r * s;
   const visible = S.board.tiles.filter((t) => t.x0 < c1 && t.x0 + t.n > c0 && t.y0 < r1 && t.y0 + t.n > r0);
   if (s >= 6) {                                       // the cell grid
