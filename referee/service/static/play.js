@@ -400,13 +400,11 @@ $("submit").onclick = async () => {
     const v = r.verdicts[0];
     if (v.correct) {
       S.solvedCells.set(p.tile, cells);
-      const before = S.frontier.size;
       await refreshRun();
       setVerdict(`Correct! +${v.reward} · tile #${p.tile} solved · ${S.frontier.size} tiles playable`, "ok");
       const keep = $("verdict").textContent;
       await openTile(p.tile);
       setVerdict(keep, "ok");
-      void before;
     } else {
       setVerdict(`Not accepted: ${v.reason}`, "bad");
       renderEntry();
