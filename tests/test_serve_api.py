@@ -198,6 +198,8 @@ def test_leaderboard_and_analyzer(server, files):
     day = server.get(f"/days/{FUTURE}/analysis").json()
     mine = {r["run"]: r for r in day["runs"]}
     assert mine[a]["reward"] == 328 and mine[b]["reward"] == 292 and mine[b]["batches"] == 1
+    assert day["bucket"] == 60 and sum(x["reward"] for x in day["time"]) == sum(r["reward"] for r in day["runs"])
+    assert "bucket" in error(server.get(f"/days/{FUTURE}/analysis", params={"bucket": 0}), 400)
     board = server.get(f"/days/{FUTURE}/leaderboard").json()["runs"]
     ranks = [r["run"] for r in board if r["run"] in (a, b)]
     assert ranks == [a, b]

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from packers.packing import Packing
 from referee.board import CheckFailed
-from referee.service.analysis import day_series, run_series
+from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier, load_manifest, puzzle_view
 from referee_support import board21
 from tiles_cli.app import main
@@ -136,6 +136,11 @@ def test_run_series_per_batch_reward_and_mean_n():
     day = day_series([out, out[:1]])
     assert day[0] == {"batch": 1, "runs": 2, "mean_reward": 256.0, "solved": 2, "mean_n": 16.0}
     assert day[2] == {"batch": 3, "runs": 1, "mean_reward": 0.0, "solved": 0, "mean_n": None}
+    # two runs: one started at 100 (batches at +0, +1.5, +3), one at 102 (its batch 1 at +0)
+    tm = time_series([(100, out), (102, out[:1])], bucket=2)
+    assert tm == [{"t": 0, "batches": 2, "reward": 356, "solved": 3, "mean_n": 10.0},
+                  {"t": 2, "batches": 2, "reward": 256, "solved": 1, "mean_n": 16.0}]
+    assert time_series([], 60) == []
 
 
 @given(st.lists(st.tuples(st.integers(1, 5), st.booleans()), max_size=30))

@@ -163,9 +163,9 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     async def leaderboard(day: str, limit: int = Query(100, ge=1, le=1000)) -> JSONResponse:
         return JSONResponse({"day": day, "runs": store.leaderboard(day, limit)})
 
-    @app.get(f"{API}/days/{{day}}/analysis", summary="Analyzer over a day: reward and mean n per batch")
-    async def day_analysis(day: str) -> JSONResponse:
-        return JSONResponse(store.day_analysis(day))
+    @app.get(f"{API}/days/{{day}}/analysis", summary="Analyzer over a day: reward and mean n per batch ordinal and per time bucket")
+    async def day_analysis(day: str, bucket: float = Query(60.0, ge=1, le=86400)) -> JSONResponse:
+        return JSONResponse(store.day_analysis(day, bucket))
 
     # ------------------------------------------------------------ runs
 

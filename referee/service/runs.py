@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.judge import open_runs
-from referee.service.analysis import day_series, run_series
+from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
 from tilelib.errors import BadInput, Forbidden, NotFound
 
@@ -191,16 +191,18 @@ class RunStore:
         st = self.get(run)
         return {"run": run, "day": st.day, "batches": self._series(run, st.created, self.days[st.day])}
 
-    def day_analysis(self, day: str) -> dict:
-        """The analyzer over every run of a day: per batch ordinal, and each run's totals."""
+    def day_analysis(self, day: str, bucket: float = 60.0) -> dict:
+        """The analyzer over every run of a day: each run's totals, batch k of every run side by side,
+        and ``bucket``-second wall-clock buckets."""
         db = self.day(day)
         runs = self.conn.execute("SELECT run, created FROM runs WHERE board = ? ORDER BY created, run",
                                  (db.judge.digest,)).fetchall()
-        per_run = {run: self._series(run, created, db) for run, created in runs}
+        per_run = {run: (created, self._series(run, created, db)) for run, created in runs}
         summary = [{"run": r, "batches": len(s), "reward": s[-1]["total_reward"] if s else 0,
                     "solved": s[-1]["total_solved"] if s else 0,
-                    "mean_n": s[-1]["mean_n_so_far"] if s else None} for r, s in per_run.items()]
-        return {"day": day, "runs": summary, "batches": day_series(per_run.values())}
+                    "mean_n": s[-1]["mean_n_so_far"] if s else None} for r, (_c, s) in per_run.items()]
+        return {"day": day, "runs": summary, "batches": day_series(s for _c, s in per_run.values()),
+                "bucket": bucket, "time": time_series(per_run.values(), bucket)}
 
     def _series(self, run: str, created: int, db: DayBoard) -> list[dict]:
         batches = self.conn.execute("SELECT first_move, last_move, at FROM batches WHERE run = ? ORDER BY id",
