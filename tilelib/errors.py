@@ -23,7 +23,7 @@ class NotFound(BadInput):
 
 
 class Forbidden(BadInput):
-    """A write without the right secret token (HTTP 401/403 in the referee service)."""
+    """A write without the right secret token, or a secret asked for too early (HTTP 403 in the service)."""
 
 
 class TooLarge(BadInput):
