@@ -47,6 +47,12 @@ CREATE TABLE IF NOT EXISTS moves (
     accepted INTEGER NOT NULL, correct INTEGER NOT NULL, reward INTEGER NOT NULL, reason TEXT,
     at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS moves_run ON moves (run, correct, tile);
+CREATE TABLE IF NOT EXISTS batches (
+    id INTEGER PRIMARY KEY, run TEXT NOT NULL REFERENCES runs(run), first_move INTEGER NOT NULL,
+    last_move INTEGER NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS batches_run ON batches (run, id);
+CREATE TABLE IF NOT EXISTS tokens (
+    run TEXT PRIMARY KEY REFERENCES runs(run), token_sha256 TEXT NOT NULL, player TEXT);
 """
 RUNS_KIND = "tiles-runs/1"
 MAX_RUN_NAME = 200
@@ -201,18 +207,7 @@ class Judge:
                     raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
                 solved = {t for (t,) in conn.execute(
                     "SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
-                out = []
-                now = int(time.time())
-                for mv in moves:
-                    v = self.judge_move(mv, solved)
-                    cells = mv.get("cells") if isinstance(mv, dict) else None
-                    cells = _storable(cells[:MAX_CELLS_STORED]) if isinstance(cells, str) else None
-                    tile = v["tile"] if type(v["tile"]) is int and 0 <= v["tile"] < len(self.board.squares) else None
-                    conn.execute("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
-                                 "VALUES (?,?,?,?,?,?,?,?)",
-                                 (run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"],
-                                  v["reason"], now))
-                    out.append(v)
+                out = self.record(conn, run, moves, solved)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -221,6 +216,30 @@ class Judge:
             raise CorruptLibrary(f"{self.path}: {e}") from None
         finally:
             conn.close()
+        return out
+
+    def record(self, conn: sqlite3.Connection, run: str, moves: list, solved: set[int]) -> list[dict]:
+        """Judge ``moves`` in order against the run's ``solved`` tiles (updated in place) and store every
+        move plus one ``batches`` row (the submission, for the analyzer). The caller holds the
+        transaction. This is the one judging core: ``judge`` and the referee service both call it."""
+        out = []
+        now = time.time()
+        first = last = None
+        for mv in moves:
+            v = self.judge_move(mv, solved)
+            cells = mv.get("cells") if isinstance(mv, dict) else None
+            cells = _storable(cells[:MAX_CELLS_STORED]) if isinstance(cells, str) else None
+            tile = v["tile"] if type(v["tile"]) is int and 0 <= v["tile"] < len(self.board.squares) else None
+            cur = conn.execute("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
+                               "VALUES (?,?,?,?,?,?,?,?)",
+                               (run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"],
+                                v["reason"], int(now)))
+            first = cur.lastrowid if first is None else first
+            last = cur.lastrowid
+            out.append(v)
+        if first is not None:
+            conn.execute("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
+                         (run, first, last, now))
         return out
 
     def score(self, run: str) -> dict:

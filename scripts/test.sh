@@ -6,4 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# The play page's browser test drives Debian's chromium (apt); install it when missing (root, quiet).
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+    || echo "scripts/test.sh: could not install chromium with apt" >&2
+fi
 exec .venv/bin/python -m pytest "$@"

@@ -88,19 +88,31 @@ def test_verify_bad_input(files, capsys, tmp_path, how, code):
 def test_tile_record_canonical_and_oriented(files, capsys):
     fx, _ = files
     h, t = fx.manifest.hashes[1], fx.manifest.transforms[1]
-    assert run(["referee", "tile", h, "-L", str(fx.lib_path)]) == 0
+    assert run(["referee", "tile", h, "--with-solution", "-L", str(fx.lib_path)]) == 0
     rec = json.loads(capsys.readouterr().out)
     with Library.open(fx.lib_path) as lib:
         tile = lib.get(h)
     assert rec["hash"] == h and rec["t"] == 0 and rec["n"] == 6 and rec["m"] == tile.features.m
     assert len(rec["solution"]) == 36 and len(rec["alts"]) == tile.features.m - 1
     assert set(rec["puzzle"]) <= set("01.") and rec["puzzle"].count(".") == 36 - rec["givens"].count("1")
-    assert run(["referee", "tile", h.upper(), "--t", str(t), "-L", str(fx.lib_path)]) == 0
+    assert run(["referee", "tile", h.upper(), "--t", str(t), "--with-solution", "-L", str(fx.lib_path)]) == 0
     rec2 = json.loads(capsys.readouterr().out)
     # oriented by the manifest's t, the solution is the tile's window as it lies on the board
     x0, y0, s = fx.manifest.packing.squares[1]
     want = "".join(str(int(v)) for v in fx.solution[y0:y0 + s + 1, x0:x0 + s + 1].ravel())
     assert rec2["solution"] == want and rec2["hash"] == h and rec2["t"] == t
+
+
+def test_tile_record_hides_the_solution_unless_asked(files, capsys):
+    fx, _ = files
+    h = fx.manifest.hashes[1]
+    assert run(["referee", "tile", h, "-L", str(fx.lib_path)]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert not {"solution", "alts", "flip"} & set(rec)
+    assert rec["hash"] == h and len(rec["givens"]) == 36 and set(rec["puzzle"]) <= set("01.")
+    with Library.open(fx.lib_path) as lib:
+        sol = "".join(str(int(v)) for v in lib.get(h).solution_grid.ravel())
+    assert sol not in capsys.readouterr().out + json.dumps(rec)
 
 
 @pytest.mark.parametrize("args,code", [

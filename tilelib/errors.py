@@ -18,6 +18,18 @@ class BadInput(TilesError):
     """Malformed user input: a puzzle string, an argument, a JSON file, a seed."""
 
 
+class NotFound(BadInput):
+    """Asked for something that does not exist: a run, a day not on offer (HTTP 404 in the service)."""
+
+
+class Forbidden(BadInput):
+    """A write without the right secret token, or a secret asked for too early (HTTP 403 in the service)."""
+
+
+class TooLarge(BadInput):
+    """A request over a size limit: body bytes, moves per request (HTTP 413 in the service)."""
+
+
 class LibraryError(TilesError):
     """The tile library cannot be used as asked."""
 

@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "tiles_cli.library_generate",
     "tiles_cli.pack",
     "tiles_cli.referee",
+    "tiles_cli.referee_play",
     "tiles_cli.daily",
     "tiles_cli.solve",
 ]

@@ -80,9 +80,14 @@ def reveal(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
 def render(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
            png: Path = typer.Option(..., "--png", help="Output PNG file."),
            manifest: Path = typer.Option(None, "--manifest", help="Manifest file (default: the library's)."),
+           region: str = typer.Option(None, "--region", help="Only cells X,Y,W,H (columns X..X+W-1, rows "
+                                                             "Y..Y+H-1)."),
+           tile: int = typer.Option(None, "--tile", help="Only this tile's window (and a 2-cell margin)."),
+           scale: int = typer.Option(None, "--scale", help="Pixels per cell (1..64); a cell grid from 6 "
+                                                           "and tile ids once they fit."),
            library: Path = LibraryOpt) -> None:
-    """Draw the day's board: tile hues, zones grey, givens and clues, the seed tile marked."""
+    """Draw the day's board: tile hues, zones grey, givens and clues, the seed tile marked, a legend."""
     from daily.render import render_day
 
-    render_day(parse_day(date), library, png, manifest)
+    render_day(parse_day(date), library, png, manifest, region=region, tile=tile, scale=scale)
     typer.echo(f"wrote {png}")

@@ -59,11 +59,16 @@ def verify_command(
 def tile_command(
     hash_: str = typer.Argument(..., metavar="HASH", help="The tile's content hash (64 hex digits)."),
     t: int = typer.Option(0, "--t", help="Transform 0..15 to apply (0 = canonical orientation)."),
+    with_solution: bool = typer.Option(False, "--with-solution", help="Also print the solution, the "
+                                       "alternative solutions and the flip mask."),
     library: Path = LibraryOpt,
 ) -> None:
-    """Print a library tile as one JSON object (canonical, or oriented by --t)."""
+    """Print a library tile as one JSON object (canonical, or oriented by --t); no solution unless asked."""
     with Library.open(library) as lib:
         rec = tile_record(lib, hash_, t)
+    if not with_solution:
+        for key in ("solution", "alts", "flip"):
+            rec.pop(key)
     typer.echo(json.dumps(rec))
 
 

@@ -1,0 +1,443 @@
+// The play page of `tiles referee serve`: draws a day's board on a canvas (pan, zoom down to cells),
+// shows a clicked tile's puzzle in board position, lets a person fill it and submit through the API.
+// Plain JS, no build step; every number it shows comes from /api/v1.
+"use strict";
+
+const API = "/api/v1";
+const HUES = [[0xE6, 0x6B, 0x5B], [0xF2, 0xB1, 0x4C], [0x9C, 0xC9, 0x5A], [0x4F, 0xB3, 0xA9],
+              [0x5B, 0x8F, 0xDB], [0x9B, 0x7B, 0xD4], [0xE0, 0x82, 0xC0]];
+const SEAM = [0x8A, 0x80, 0x76], ZONE = [0xBD, 0xBD, 0xBD];
+const CLUE0 = [0xFF, 0xD8, 0x20], CLUE1 = [0xD8, 0x10, 0x10];
+const $ = (id) => document.getElementById(id);
+const mix = (c, w, t) => c.map((a, i) => Math.round(a * (1 - t) + w[i] * t));
+
+const S = {
+  day: null, board: null, G: 0, base: null, tileAt: null, givens: null, values: null,
+  run: null, token: null, solved: new Set(), frontier: new Set(), solvedCells: new Map(),
+  view: { s: 1, ox: 0, oy: 0 }, sel: null, puzzle: null, entry: null, dirty: true,
+};
+
+async function api(path, opts = {}) {
+  const res = await fetch(API + path, opts);
+  const body = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+  if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
+  return body;
+}
+
+function bits(b64, count) {
+  const raw = atob(b64), out = new Uint8Array(count);
+  for (let i = 0; i < count; i++) out[i] = (raw.charCodeAt(i >> 3) >> (7 - (i & 7))) & 1;
+  return out;
+}
+
+// ------------------------------------------------------------------ loading a day
+
+async function loadDay(day) {
+  const [board, cells] = await Promise.all([api(`/days/${day}`), api(`/days/${day}/cells`)]);
+  S.day = day; S.board = board; S.G = board.G;
+  S.givens = bits(cells.givens, S.G * S.G); S.values = bits(cells.values, S.G * S.G);
+  buildBase();
+  S.sel = null; S.puzzle = null;
+  showTile(null);
+  fit();
+  const saved = JSON.parse(localStorage.getItem(`tiles-run-${day}`) || "null");
+  S.run = null; S.token = null; S.solved = new Set(); S.frontier = new Set(); S.solvedCells = new Map();
+  if (saved) {
+    try { S.run = saved.run; S.token = saved.token; await refreshRun(); }
+    catch (e) { S.run = null; S.token = null; localStorage.removeItem(`tiles-run-${day}`); }
+  }
+  updateRunInfo();
+  S.dirty = true;
+}
+
+// One pixel per cell: tile hues (pale for a given 0, dark for a given 1), seams neutral, zones grey,
+// clues yellow / red. tileAt maps a cell to the tile a click there means (interiors win over seams).
+function buildBase() {
+  const G = S.G, tiles = S.board.tiles, owners = new Uint8Array(G * G), hue = new Int8Array(G * G);
+  S.tileAt = new Int32Array(G * G).fill(-1);
+  for (const t of tiles) {
+    for (let r = t.y0; r < t.y0 + t.n; r++) for (let c = t.x0; c < t.x0 + t.n; c++) {
+      const k = r * G + c; owners[k]++; hue[k] = t.colour; if (S.tileAt[k] < 0) S.tileAt[k] = t.id;
+    }
+  }
+  for (const t of tiles) {
+    for (let r = t.y0 + 1; r < t.y0 + t.n - 1; r++) for (let c = t.x0 + 1; c < t.x0 + t.n - 1; c++) S.tileAt[r * G + c] = t.id;
+  }
+  const pal = HUES.map((h) => [mix(h, [255, 255, 255], 0.35), mix(h, [255, 255, 255], 0.82), mix(h, [0, 0, 0], 0.55)]);
+  const seam = [mix(SEAM, [255, 255, 255], 0.45), mix(SEAM, [255, 255, 255], 0.85), mix(SEAM, [0, 0, 0], 0.6)];
+  // two pictures: with givens (zoomed in) and hues only (zoomed out, where givens would be noise)
+  const paint = (withGivens) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = G; canvas.height = G;
+    const ctx = canvas.getContext("2d"), img = ctx.createImageData(G, G), d = img.data;
+    for (let k = 0; k < G * G; k++) {
+      let c;
+      if (owners[k] === 0) c = ZONE;
+      else {
+        const level = withGivens && S.givens[k] ? (S.values[k] ? 2 : 1) : 0;
+        c = owners[k] >= 2 ? (withGivens ? seam[level] : pal[hue[k]][2]) : pal[hue[k]][level];
+      }
+      d[4 * k] = c[0]; d[4 * k + 1] = c[1]; d[4 * k + 2] = c[2]; d[4 * k + 3] = 255;
+    }
+    for (const [r, c, v] of S.board.clues) {
+      const k = r * G + c, col = v ? CLUE1 : CLUE0;
+      d[4 * k] = col[0]; d[4 * k + 1] = col[1]; d[4 * k + 2] = col[2];
+    }
+    ctx.putImageData(img, 0, 0);
+    return canvas;
+  };
+  S.base = paint(true);
+  S.baseHue = paint(false);
+}
+
+// ------------------------------------------------------------------ the view
+
+const cv = $("board"), ctx = cv.getContext("2d");
+
+function resize() {
+  const dpr = window.devicePixelRatio || 1, r = cv.getBoundingClientRect();
+  cv.width = Math.round(r.width * dpr); cv.height = Math.round(r.height * dpr);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  S.dirty = true;
+}
+
+function fit() {
+  const r = cv.getBoundingClientRect(), s = Math.min(r.width, r.height) / (S.G + 2);
+  S.view = { s, ox: (r.width - S.G * s) / 2, oy: (r.height - S.G * s) / 2 };
+  S.dirty = true;
+}
+
+function zoomAt(px, py, f) {
+  const v = S.view, r = cv.getBoundingClientRect();
+  const min = Math.min(r.width, r.height) / (S.G + 2) / 2, s = Math.max(min, Math.min(64, v.s * f));
+  v.ox = px - (px - v.ox) * (s / v.s); v.oy = py - (py - v.oy) * (s / v.s); v.s = s;
+  S.dirty = true;
+}
+
+function focusTile(id) {
+  const t = S.board.tiles[id], r = cv.getBoundingClientRect();
+  const s = Math.min(48, Math.min(r.width, r.height) * 0.45 / t.n);
+  S.view = { s, ox: r.width / 2 - (t.x0 + t.n / 2) * s, oy: r.height / 2 - (t.y0 + t.n / 2) * s };
+  S.dirty = true;
+}
+
+function cellAt(px, py) {
+  const v = S.view, c = Math.floor((px - v.ox) / v.s), r = Math.floor((py - v.oy) / v.s);
+  return r >= 0 && c >= 0 && r < S.G && c < S.G ? [r, c] : null;
+}
+
+function draw() {
+  if (!S.board) return;
+  const v = S.view, s = v.s, W = cv.clientWidth, H = cv.clientHeight, G = S.G;
+  ctx.clearRect(0, 0, W, H);
+  const c0 = Math.max(0, Math.floor(-v.ox / s)), r0 = Math.max(0, Math.floor(-v.oy / s));
+  const c1 = Math.min(G, Math.ceil((W - v.ox) / s)), r1 = Math.min(G, Math.ceil((H - v.oy) / s));
+  if (c1 <= c0 || r1 <= r0) return;
+  ctx.imageSmoothingEnabled = s < 2;
+  ctx.drawImage(s < 2 ? S.baseHue : S.base, c0, r0, c1 - c0, r1 - r0, v.ox + c0 * s, v.oy + r0 * s,
+                (c1 - c0) * s, (r1 - r0) * s);
+  const X = (c) => v.ox + c * s, Y = (r) => v.oy + r * s;
+  const visible = S.board.tiles.filter((t) => t.x0 < c1 && t.x0 + t.n > c0 && t.y0 < r1 && t.y0 + t.n > r0);
+  if (s >= 6) {                                       // the cell grid
+    ctx.strokeStyle = "rgba(0,0,0,0.12)"; ctx.lineWidth = 1; ctx.beginPath();
+    for (let c = c0; c <= c1; c++) { ctx.moveTo(X(c), Y(r0)); ctx.lineTo(X(c), Y(r1)); }
+    for (let r = r0; r <= r1; r++) { ctx.moveTo(X(c0), Y(r)); ctx.lineTo(X(c1), Y(r)); }
+    ctx.stroke();
+  }
+  if (s >= 1.5) {                                     // tile outlines through the seam cells' centres
+    ctx.strokeStyle = "rgba(40,30,20,0.55)"; ctx.lineWidth = s >= 6 ? 1.5 : 1; ctx.beginPath();
+    for (const t of visible) ctx.rect(X(t.x0 + 0.5), Y(t.y0 + 0.5), (t.n - 1) * s, (t.n - 1) * s);
+    ctx.stroke();
+  }
+  for (const t of visible) {                          // solved tiles
+    if (!S.solved.has(t.id)) continue;
+    ctx.fillStyle = "rgba(235,250,238,0.55)"; ctx.fillRect(X(t.x0), Y(t.y0), t.n * s, t.n * s);
+    ctx.strokeStyle = "#1f9d55"; ctx.lineWidth = Math.max(1, Math.min(3, s / 3));
+    ctx.strokeRect(X(t.x0) + 1, Y(t.y0) + 1, t.n * s - 2, t.n * s - 2);
+    if (t.n * s >= 18 && s < 14) {
+      ctx.fillStyle = "#1f9d55"; ctx.font = `bold ${Math.min(40, t.n * s * 0.5)}px system-ui`;
+      ctx.textAlign = "center"; ctx.textBaseline = "middle";
+      ctx.fillText("✓", X(t.x0 + t.n / 2), Y(t.y0 + t.n / 2));
+    }
+  }
+  if (s >= 14) drawValues(r0, r1, c0, c1, X, Y);
+  ctx.setLineDash([Math.max(2, s), Math.max(2, s / 2)]);
+  for (const t of visible) {                          // playable tiles
+    if (!S.frontier.has(t.id)) continue;
+    ctx.strokeStyle = "#e0a800"; ctx.lineWidth = Math.max(1.5, Math.min(3, s / 2));
+    ctx.strokeRect(X(t.x0) + 1, Y(t.y0) + 1, t.n * s - 2, t.n * s - 2);
+  }
+  ctx.setLineDash([]);
+  const seed = S.board.tiles[S.board.seed_tile];      // the seed tile, framed in black
+  ctx.strokeStyle = "#111"; ctx.lineWidth = Math.max(2, Math.min(4, s));
+  ctx.strokeRect(X(seed.x0) - 1, Y(seed.y0) - 1, seed.n * s + 2, seed.n * s + 2);
+  if (S.sel !== null) {
+    const t = S.board.tiles[S.sel];
+    ctx.strokeStyle = "#1e5fd0"; ctx.lineWidth = 3;
+    ctx.strokeRect(X(t.x0) - 3, Y(t.y0) - 3, t.n * s + 6, t.n * s + 6);
+  }
+  for (const [r, c] of S.board.clues) {               // clue rings, findable at any zoom
+    if (r < r0 - 2 || r > r1 + 2 || c < c0 - 2 || c > c1 + 2) continue;
+    ctx.strokeStyle = "#d81010"; ctx.lineWidth = 2;
+    const rad = Math.max(5, s * 1.2);
+    ctx.beginPath(); ctx.arc(X(c + 0.5), Y(r + 0.5), rad, 0, 2 * Math.PI); ctx.stroke();
+  }
+  if (s >= 3) {                                       // tile ids
+    ctx.font = `${Math.max(9, Math.min(13, s * 0.9))}px system-ui`; ctx.textAlign = "left"; ctx.textBaseline = "top";
+    for (const t of visible) {
+      if (t.n * s < 40) continue;
+      ctx.fillStyle = "rgba(255,255,255,0.75)";
+      const label = `#${t.id}`, w = ctx.measureText(label).width + 4;
+      ctx.fillRect(X(t.x0 + 1), Y(t.y0 + 1), w, 14); ctx.fillStyle = "#222";
+      ctx.fillText(label, X(t.x0 + 1) + 2, Y(t.y0 + 1) + 1);
+    }
+  }
+}
+
+function drawValues(r0, r1, c0, c1, X, Y) {
+  const s = S.view.s, G = S.G;
+  ctx.font = `600 ${Math.round(s * 0.55)}px ui-monospace, monospace`; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+  for (let r = r0; r < r1; r++) for (let c = c0; c < c1; c++) {
+    const k = r * G + c;
+    if (!S.givens[k]) continue;
+    ctx.fillStyle = S.values[k] ? "#fff" : "#333";
+    ctx.fillText(S.values[k] ? "1" : "0", X(c + 0.5), Y(r + 0.5));
+  }
+  ctx.fillStyle = "#0a7d3b";
+  for (const [id, cells] of S.solvedCells) {
+    const t = S.board.tiles[id];
+    for (let i = 0; i < t.n * t.n; i++) {
+      const r = t.y0 + Math.floor(i / t.n), c = t.x0 + (i % t.n);
+      if (r < r0 || r >= r1 || c < c0 || c >= c1 || S.givens[r * G + c]) continue;
+      ctx.fillText(cells[i], X(c + 0.5), Y(r + 0.5));
+    }
+  }
+}
+
+function frame() { if (S.dirty) { S.dirty = false; draw(); } requestAnimationFrame(frame); }
+
+// ------------------------------------------------------------------ pointer
+
+let drag = null;
+cv.addEventListener("pointerdown", (e) => {
+  drag = { x: e.offsetX, y: e.offsetY, ox: S.view.ox, oy: S.view.oy, moved: false };
+  cv.setPointerCapture(e.pointerId);
+});
+cv.addEventListener("pointermove", (e) => {
+  const cell = S.board && cellAt(e.offsetX, e.offsetY);
+  if (cell) {
+    const id = S.tileAt[cell[0] * S.G + cell[1]];
+    $("status").textContent = `row ${cell[0]}, col ${cell[1]}` + (id >= 0 ? ` · tile #${id} (n=${S.board.tiles[id].n})` : " · zone")
+      + ` · ${S.view.s.toFixed(1)} px/cell`;
+  }
+  if (!drag) return;
+  const dx = e.offsetX - drag.x, dy = e.offsetY - drag.y;
+  if (Math.abs(dx) + Math.abs(dy) > 4) { drag.moved = true; cv.classList.add("dragging"); }
+  if (drag.moved) { S.view.ox = drag.ox + dx; S.view.oy = drag.oy + dy; S.dirty = true; }
+});
+cv.addEventListener("pointerup", (e) => {
+  const d = drag; drag = null; cv.classList.remove("dragging");
+  if (!d || d.moved || !S.board) return;
+  const cell = cellAt(e.offsetX, e.offsetY);
+  if (!cell) return;
+  const id = S.tileAt[cell[0] * S.G + cell[1]];
+  if (id >= 0) openTile(id);
+});
+cv.addEventListener("wheel", (e) => { e.preventDefault(); zoomAt(e.offsetX, e.offsetY, Math.pow(1.0015, -e.deltaY)); }, { passive: false });
+$("zin").onclick = () => zoomAt(cv.clientWidth / 2, cv.clientHeight / 2, 1.6);
+$("zout").onclick = () => zoomAt(cv.clientWidth / 2, cv.clientHeight / 2, 1 / 1.6);
+$("zfit").onclick = fit;
+$("zseed").onclick = () => { focusTile(S.board.seed_tile); openTile(S.board.seed_tile); };
+window.addEventListener("resize", resize);
+
+// ------------------------------------------------------------------ runs
+
+function saveRun() { localStorage.setItem(`tiles-run-${S.day}`, JSON.stringify({ run: S.run, token: S.token })); }
+
+async function refreshRun() {
+  const [score, fr] = await Promise.all([api(`/runs/${S.run}`), api(`/runs/${S.run}/frontier`)]);
+  S.solved = new Set(fr.solved); S.frontier = new Set(fr.tiles);
+  showScore(score);
+  S.dirty = true;
+}
+
+function showScore(score) {
+  $("reward").textContent = score.reward; $("solved").textContent = score.solved; $("playable").textContent = score.frontier;
+  const chips = $("frontier"); chips.textContent = "";
+  const ids = [...S.frontier].sort((a, b) => a - b);
+  if (!ids.length) chips.textContent = S.run ? "nothing left: the board is solved" : "—";
+  for (const id of ids.slice(0, 80)) {
+    const b = document.createElement("button");
+    b.textContent = `#${id} · n${S.board.tiles[id].n}`;
+    b.onclick = () => { focusTile(id); openTile(id); };
+    chips.appendChild(b);
+  }
+  if (ids.length > 80) chips.appendChild(document.createTextNode(` +${ids.length - 80} more`));
+}
+
+function updateRunInfo() {
+  $("runinfo").textContent = S.run ? `run ${S.run}` : "no run: start one to play";
+  if (!S.run) showScore({ reward: 0, solved: 0, frontier: 0 });
+}
+
+$("newrun").onclick = async () => {
+  try {
+    const player = $("player").value.trim();
+    const r = await api(`/days/${S.day}/runs`, { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(player ? { player } : {}) });
+    S.run = r.run; S.token = r.token; S.solvedCells = new Map(); saveRun();
+    await refreshRun(); updateRunInfo();
+    if (S.sel !== null) openTile(S.sel);
+    setVerdict(`New run ${r.run}. Start with the seed tile #${S.board.seed_tile} (black frame).`, "ok");
+  } catch (e) { setVerdict(e.message, "bad"); }
+};
+
+// ------------------------------------------------------------------ the puzzle panel
+
+function setVerdict(text, cls) { const v = $("verdict"); v.textContent = text; v.className = cls || ""; }
+
+async function openTile(id) {
+  S.sel = id; S.dirty = true;
+  try {
+    const p = await api(S.run ? `/runs/${S.run}/tiles/${id}` : `/days/${S.day}/tiles/${id}`);
+    if (S.sel !== id) return;
+    S.puzzle = p; S.entry = p.puzzle.split("");
+    if (p.solved && S.solvedCells.has(id)) S.entry = S.solvedCells.get(id).split("");
+    showTile(p);
+  } catch (e) { setVerdict(e.message, "bad"); }
+}
+
+function showTile(p) {
+  const grid = $("grid"); grid.textContent = "";
+  $("actions").hidden = !p;
+  if (!p) { $("tiletitle").textContent = "Pick a tile"; return; }
+  const state = p.solved ? "solved ✓" : p.playable ? "playable" : S.run ? "locked: solve a neighbour first" : "start a run to play";
+  $("tiletitle").textContent = `Tile #${p.tile} · ${p.n}×${p.n}${p.seed ? " · seed" : ""} · ${state}`;
+  $("tilehint").textContent = `Board cells rows ${p.y0}–${p.y0 + p.n - 1}, cols ${p.x0}–${p.x0 + p.n - 1}. `
+    + `Reward ${p.n * p.n}. Neighbours: ${p.neighbours.map((n) => "#" + n).join(" ")}`;
+  grid.style.gridTemplateColumns = `repeat(${p.n}, auto)`;
+  grid.className = p.n <= 10 ? "big" : "";
+  const clue = new Set(p.clues.map(([r, c]) => `${r - p.y0},${c - p.x0}`));
+  for (let i = 0; i < p.n * p.n; i++) {
+    const r = Math.floor(i / p.n), c = i % p.n, el = document.createElement("div");
+    el.className = "c"; el.dataset.r = r; el.dataset.c = c; el.dataset.i = i; el.tabIndex = 0;
+    if (p.puzzle[i] !== ".") el.classList.add("fixed");
+    if (p.known[i] === "1") el.classList.add("known");
+    if (p.zone[i] === "1") el.classList.add("zone");
+    if (clue.has(`${r},${c}`)) el.classList.add("clue");
+    el.addEventListener("click", () => cycle(i, 1));
+    el.addEventListener("contextmenu", (e) => { e.preventDefault(); cycle(i, -1); });
+    el.addEventListener("keydown", (e) => key(e, i));
+    grid.appendChild(el);
+  }
+  renderEntry();
+  setVerdict("");
+}
+
+function cycle(i, dir) {
+  const p = S.puzzle;
+  if (!p || p.puzzle[i] !== "." || p.solved) return;
+  const order = [".", "0", "1"], k = order.indexOf(S.entry[i]);
+  S.entry[i] = order[(k + dir + 3) % 3];
+  renderEntry();
+}
+
+function key(e, i) {
+  const p = S.puzzle, n = p.n, moves = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -n, ArrowDown: n };
+  if (e.key in moves) {
+    const j = i + moves[e.key];
+    if (j >= 0 && j < n * n) $("grid").children[j].focus();
+    e.preventDefault(); return;
+  }
+  if (p.puzzle[i] !== "." || p.solved) return;
+  const v = { "0": "0", "1": "1", " ": ".", Backspace: ".", Delete: "." }[e.key];
+  if (v === undefined) return;
+  e.preventDefault(); S.entry[i] = v; renderEntry();
+  if (v !== "." && i + 1 < n * n) $("grid").children[i + 1].focus();
+}
+
+// Rows and columns that break a Takuzu rule (three alike in a line, more than n/2 of one value).
+function badCells(e, n) {
+  const bad = new Set(), at = (r, c) => e[r * n + c];
+  for (let d = 0; d < 2; d++) for (let a = 0; a < n; a++) {
+    const cell = (b) => (d === 0 ? [a, b] : [b, a]);
+    let zeros = 0, ones = 0;
+    for (let b = 0; b < n; b++) {
+      const v = at(...cell(b));
+      zeros += v === "0"; ones += v === "1";
+      if (b >= 2 && v !== "." && v === at(...cell(b - 1)) && v === at(...cell(b - 2))) {
+        for (let k = b - 2; k <= b; k++) bad.add(cell(k)[0] * n + cell(k)[1]);
+      }
+    }
+    if (zeros > n / 2 || ones > n / 2) for (let b = 0; b < n; b++) bad.add(cell(b)[0] * n + cell(b)[1]);
+  }
+  return bad;
+}
+
+function renderEntry() {
+  const p = S.puzzle, cells = $("grid").children, bad = badCells(S.entry, p.n);
+  let empty = 0;
+  for (let i = 0; i < cells.length; i++) {
+    const v = S.entry[i];
+    cells[i].textContent = v === "." ? "" : v;
+    cells[i].classList.toggle("entered", p.puzzle[i] === "." && v !== ".");
+    cells[i].classList.toggle("bad", bad.has(i));
+    empty += v === ".";
+  }
+  $("filled").textContent = p.solved ? "" : empty ? `${empty} cells to fill` : bad.size ? "a rule is broken" : "ready";
+  $("submit").disabled = !S.run || p.solved || !p.playable || empty > 0;
+}
+
+$("clear").onclick = () => { if (S.puzzle && !S.puzzle.solved) { S.entry = S.puzzle.puzzle.split(""); renderEntry(); } };
+
+$("submit").onclick = async () => {
+  const p = S.puzzle, cells = S.entry.join("");
+  $("submit").disabled = true;
+  try {
+    const r = await api(`/runs/${S.run}/moves`, { method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${S.token}` },
+      body: JSON.stringify({ moves: [{ tile: p.tile, cells }] }) });
+    const v = r.verdicts[0];
+    if (v.correct) {
+      S.solvedCells.set(p.tile, cells);
+      await refreshRun();
+      setVerdict(`Correct! +${v.reward} · tile #${p.tile} solved · ${S.frontier.size} tiles playable`, "ok");
+      const keep = $("verdict").textContent;
+      await openTile(p.tile);
+      setVerdict(keep, "ok");
+    } else {
+      setVerdict(`Not accepted: ${v.reason}`, "bad");
+      renderEntry();
+    }
+  } catch (e) { setVerdict(e.message, "bad"); renderEntry(); }
+};
+
+// ------------------------------------------------------------------ start
+
+async function start() {
+  resize();
+  const days = await api("/days"), sel = $("day");
+  for (const d of days) {
+    const o = document.createElement("option");
+    o.value = d.day; o.textContent = `${d.day} · G=${d.G}${d.over ? " · over" : ""}`; sel.appendChild(o);
+  }
+  const want = new URLSearchParams(location.search).get("day");
+  const day = days.some((d) => d.day === want) ? want : (days.length ? days[days.length - 1].day : null);
+  if (!day) { setVerdict("no days on offer", "bad"); return; }
+  sel.value = day;
+  sel.onchange = () => loadDay(sel.value);
+  await loadDay(day);
+  requestAnimationFrame(frame);
+  window.tilesPlay.ready = true;
+}
+
+// For people poking from the console and for the browser test: where a board cell is on screen.
+window.tilesPlay = {
+  ready: false, state: S,
+  cellToClient(r, c) {
+    const b = cv.getBoundingClientRect(), v = S.view;
+    return { x: b.left + v.ox + (c + 0.5) * v.s, y: b.top + v.oy + (r + 0.5) * v.s };
+  },
+  focusTile,
+};
+start().catch((e) => setVerdict(e.message, "bad"));

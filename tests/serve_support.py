@@ -1,0 +1,54 @@
+"""A real `tiles referee serve` on 127.0.0.1 for the API and browser tests: a subprocess on a free
+port, waited for until it answers, stopped (and reaped) afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(lib: Path, runs: Path, manifests: list[Path], *extra: str, timeout: float = 120.0):
+    """Run the service over these manifests; yield its base URL (http://127.0.0.1:PORT)."""
+    port = free_port()
+    args = [sys.executable, "-m", "tiles_cli.app", "referee", "serve", "-L", str(lib), "--runs", str(runs),
+            "--port", str(port), *[a for m in manifests for a in ("--manifest", str(m))], *extra]
+    log = open(runs.with_suffix(".log"), "w")
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        t0 = time.monotonic()
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"serve exited {proc.returncode}: {runs.with_suffix('.log').read_text()}")
+            try:
+                if httpx.get(f"{base}/api/v1/days", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError("serve did not come up")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
