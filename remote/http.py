@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tilelib.errors import RemoteError
 
-from remote.backend import HEAD_NAME, Backend, Head, ProgressFactory, SnapshotInfo, snapshot_name
+from remote.backend import (Backend, HEAD_NAME, Head, ProgressFactory, SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
 TIMEOUT = 10.0          # seconds per connect and per read: a silent host fails well inside 30 s
@@ -31,6 +31,7 @@ class ReadOnlyRemote(RemoteError):
     """A write was asked of an https:// remote, which is read-only."""
 
 
+@register("http", "https")
 class HttpBackend(Backend):
     def __init__(self, url: RemoteURL) -> None:
         self.url = url

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from tilelib.errors import RemoteError
 
-from remote.backend import (HEAD_NAME, SNAPSHOT_DIR, SHA_RE, Backend, Head, LostRace, ProgressFactory,
-                            SnapshotInfo, snapshot_name)
+from remote.backend import (Backend, HEAD_NAME, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
+                            SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
 CHUNK = 1 << 20
@@ -55,6 +55,7 @@ def copy_with_progress(src: Path, dst_fh, progress: ProgressFactory | None, labe
     return done
 
 
+@register("file")
 class LocalBackend(Backend):
     def __init__(self, url: RemoteURL) -> None:
         self.url = url

@@ -31,8 +31,8 @@ from botocore.config import Config
 
 from tilelib.errors import BadInput, RemoteError
 
-from remote.backend import (HEAD_NAME, SNAPSHOT_DIR, SHA_RE, Backend, Head, LostRace, ProgressFactory,
-                            SnapshotInfo, snapshot_name)
+from remote.backend import (Backend, HEAD_NAME, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
+                            SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
 MiB = 1 << 20
@@ -99,6 +99,7 @@ def _code(err: bex.ClientError) -> tuple[str, int]:
     return str(e.get("Code", "")), int(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
 
 
+@register("s3")
 class S3Backend(Backend):
     def __init__(self, url: RemoteURL, client=None, *, multipart_threshold: int = 8 * MiB,
                  multipart_chunksize: int = 8 * MiB, max_concurrency: int = 10) -> None:
@@ -137,59 +138,58 @@ class S3Backend(Backend):
             return RemoteError(f"{where}: {doing} failed: {str(err).splitlines()[0]}")
         raise err
 
+    _RAISE = object()
+
+    def _call(self, doing: str, fn, *, missing=_RAISE, race: bool = False, race_on_missing: bool = False):
+        """Run one S3 call and translate what goes wrong, in one place: a 404 (not a missing
+        bucket) returns ``missing`` (or calls it, if callable) when given; with ``race`` a refused
+        condition is ``LostRace``; anything else becomes one ``RemoteError`` line (``_fail``), the
+        boto error kept as its cause."""
+        try:
+            return fn()
+        except bex.ClientError as err:
+            code, status = _code(err)
+            if race and (code in LOST_RACE_CODES or status in (409, 412) or (race_on_missing and code == "NoSuchKey")):
+                raise LostRace(f"remote {self.url}: HEAD changed under us ({code or status})") from err
+            if missing is not self._RAISE and (code == "NoSuchKey" or status == 404) and code != "NoSuchBucket":
+                return missing() if callable(missing) else missing
+            raise self._fail(err, doing) from err
+        except (LostRace, RemoteError):
+            raise
+        except Exception as err:  # noqa: BLE001 - translated or re-raised by _fail
+            raise self._fail(err, doing) from err
+
     # ------------------------------------------------------------ Backend
 
     def get_head(self) -> Head | None:
-        try:
+        def get():
             r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME))
             return Head(r["Body"].read(), r["ETag"])
-        except bex.ClientError as err:
-            code, status = _code(err)
-            if code == "NoSuchKey" or (status == 404 and code != "NoSuchBucket"):
-                return None
-            raise self._fail(err, "reading HEAD.json") from None
-        except Exception as err:  # noqa: BLE001 - translated or re-raised by _fail
-            raise self._fail(err, "reading HEAD.json") from None
+        return self._call("reading HEAD.json", get, missing=None)
 
     def put_head(self, body: bytes, if_match: str | None) -> str:
         cond = {"IfMatch": if_match} if if_match is not None else {"IfNoneMatch": "*"}
-        try:
-            r = self.client.put_object(Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME), Body=body,
-                                       ContentType="application/json", **cond)
-            return r["ETag"]
-        except bex.ClientError as err:
-            code, status = _code(err)
-            if code in LOST_RACE_CODES or status in (409, 412) or (if_match and code == "NoSuchKey"):
-                raise LostRace(f"remote {self.url}: HEAD changed under us ({code or status})") from None
-            raise self._fail(err, "writing HEAD.json") from None
-        except Exception as err:  # noqa: BLE001
-            raise self._fail(err, "writing HEAD.json") from None
+        return self._call("writing HEAD.json", lambda: self.client.put_object(
+            Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME), Body=body, ContentType="application/json",
+            **cond)["ETag"], race=True, race_on_missing=if_match is not None)
 
     def has_snapshot(self, sha: str) -> bool:
-        try:
-            self.client.head_object(Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha)))
-            return True
-        except bex.ClientError as err:
-            code, status = _code(err)
-            if status == 404 and code != "NoSuchBucket":
-                return False
-            raise self._fail(err, "checking a snapshot") from None
-        except Exception as err:  # noqa: BLE001
-            raise self._fail(err, "checking a snapshot") from None
+        return self._call("checking a snapshot", lambda: self.client.head_object(
+            Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha))) is not None, missing=False)
 
     def put_snapshot(self, sha: str, src: Path, progress: ProgressFactory | None = None) -> bool:
         if self.has_snapshot(sha):
             return False
         size = Path(src).stat().st_size
-        try:
+
+        def upload() -> bool:
             if progress is None:
                 self._upload(src, sha, None)
             else:
                 with progress("upload", size) as bar:
                     self._upload(src, sha, bar.advance)
             return True
-        except Exception as err:  # noqa: BLE001
-            raise self._fail(err, "uploading the snapshot") from None
+        return self._call("uploading the snapshot", upload)
 
     def _upload(self, src: Path, sha: str, callback) -> None:
         self.client.upload_file(str(src), self.url.bucket, self.url.key(snapshot_name(sha)),
@@ -198,7 +198,8 @@ class S3Backend(Backend):
 
     def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
         key = self.url.key(snapshot_name(sha))
-        try:
+
+        def download() -> None:
             if progress is None:
                 self.client.download_file(self.url.bucket, key, str(dest), Config=self.transfer)
             else:
@@ -206,19 +207,17 @@ class S3Backend(Backend):
                 with progress("download", size) as bar:
                     self.client.download_file(self.url.bucket, key, str(dest), Config=self.transfer,
                                               Callback=bar.advance)
-        except bex.ClientError as err:
-            code, status = _code(err)
-            if status == 404 and code != "NoSuchBucket":
-                raise RemoteError(f"remote {self.url}: HEAD names snapshot {sha[:12]}… but it is missing") from None
-            raise self._fail(err, "downloading the snapshot") from None
-        except Exception as err:  # noqa: BLE001
-            raise self._fail(err, "downloading the snapshot") from None
+
+        def missing():
+            raise RemoteError(f"remote {self.url}: HEAD names snapshot {sha[:12]}… but it is missing")
+        self._call("downloading the snapshot", download, missing=missing)
         return Path(dest).stat().st_size
 
     def list_snapshots(self) -> list[SnapshotInfo]:
         prefix = self.url.key(SNAPSHOT_DIR + "/")
-        out = []
-        try:
+
+        def listing() -> list[SnapshotInfo]:
+            out = []
             for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.url.bucket,
                                                                                Prefix=prefix):
                 for obj in page.get("Contents", []):
@@ -226,12 +225,9 @@ class S3Backend(Backend):
                     sha = name.removesuffix(".sqlite")
                     if name.endswith(".sqlite") and SHA_RE.match(sha):
                         out.append(SnapshotInfo(sha, int(obj["Size"]), obj["LastModified"].timestamp()))
-        except Exception as err:  # noqa: BLE001
-            raise self._fail(err, "listing snapshots") from None
-        return sorted(out, key=lambda s: (s.modified, s.sha))
+            return out
+        return sorted(self._call("listing snapshots", listing), key=lambda s: (s.modified, s.sha))
 
     def delete_snapshot(self, sha: str) -> None:
-        try:
-            self.client.delete_object(Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha)))
-        except Exception as err:  # noqa: BLE001
-            raise self._fail(err, "deleting a snapshot") from None
+        self._call("deleting a snapshot", lambda: self.client.delete_object(
+            Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha))))
