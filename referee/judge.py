@@ -36,6 +36,7 @@ from packers.packing import adjacency
 from referee.board import Board
 from referee.manifest import Manifest
 from tilelib import jsonin
+from tilelib.db import transaction
 from tilelib.errors import BadInput, CorruptLibrary
 
 RUNS_SCHEMA = """
@@ -197,8 +198,7 @@ class Judge:
         run, moves = parse_submission(submission)
         conn = open_runs(self.path)
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(conn):
                 row = conn.execute("SELECT board, day FROM runs WHERE run = ?", (run,)).fetchone()
                 if row is None:
                     conn.execute("INSERT INTO runs VALUES (?,?,?,?)",
@@ -208,12 +208,8 @@ class Judge:
                 solved = {t for (t,) in conn.execute(
                     "SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
                 out = self.record(conn, run, moves, solved)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         except sqlite3.DatabaseError as e:
-            raise CorruptLibrary(f"{self.path}: {e}") from None
+            raise CorruptLibrary(f"{self.path}: {e}") from e
         finally:
             conn.close()
         return out

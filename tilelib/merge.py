@@ -31,6 +31,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilelib.db import transaction
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library
 from tilelib.tile import content_hash
@@ -162,17 +163,12 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
     conn.execute(f"PRAGMA cache_size = {MERGE_CACHE_KIB}")
     try:
         check_source_schema(conn, label)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             checked = verify_tiles(conn, verify, label)
             tiles, manifests, conflicts, added, updated = _merge_rows(conn)
             source_fp = tuple(fingerprint(conn, ALIAS))
             local_only = tuple(fingerprint(conn, "main")) != source_fp
             source_tiles = conn.execute(f"SELECT count(*) FROM {ALIAS}.tiles").fetchone()[0]
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     except sqlite3.DatabaseError as err:
         raise CorruptLibrary(f"merging {label} failed: {err}") from None
     finally:

@@ -24,6 +24,7 @@ from pathlib import Path
 from referee.judge import open_runs
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
+from tilelib.db import transaction
 from tilelib.errors import BadInput, Forbidden, NotFound
 
 MAX_PLAYER = 40
@@ -85,15 +86,9 @@ class RunStore:
             raise BadInput(f"'player' must be a printable name of 1..{MAX_PLAYER} characters")
         run, token = "r" + secrets.token_hex(8), secrets.token_urlsafe(24)
         now = int(time.time())
-        c = self.conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(self.conn) as c:
             c.execute("INSERT INTO runs VALUES (?,?,?,?)", (run, db.judge.digest, day, now))
             c.execute("INSERT INTO tokens VALUES (?,?,?)", (run, _sha(token), player))
-            c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
         st = RunState(run, day, player, _sha(token), now, set(), frontier(db, set()), 0, 0)
         self._runs[run] = st
         return st, token
@@ -140,15 +135,11 @@ class RunStore:
         st = self.get(run)
         self.authorise(st, token)
         db = self.days[st.day]
-        c = self.conn
-        c.execute("BEGIN IMMEDIATE")
         try:
-            st = self.get(run)                     # re-read if another writer got in first
-            verdicts = db.judge.record(c, run, moves, st.solved)   # adds the tiles it solves
-            c.execute("COMMIT")
+            with transaction(self.conn) as c:
+                st = self.get(run)                     # re-read if another writer got in first
+                verdicts = db.judge.record(c, run, moves, st.solved)   # adds the tiles it solves
         except BaseException:
-            if c.in_transaction:
-                c.execute("ROLLBACK")
             self._runs.clear()                     # st.solved may hold tiles of the rolled-back batch
             raise
         for v in verdicts:
