@@ -8,16 +8,15 @@ is one ``tiles: error:`` line (no traceback), and that nothing was written where
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from cli_support import run_tiles
 from referee.manifest import from_json
 from referee_support import board21 as shared_board21, copy_fixture
 
@@ -29,10 +28,7 @@ def fx(tmp_path_factory):
     return shared_board21(tmp_path_factory)
 
 
-def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("TILES_", "AWS_"))}
-    return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True, text=True,
-                          env=dict(e, **(env or {})), timeout=timeout)
+cli = run_tiles
 
 
 def refused(r: subprocess.CompletedProcess, code: int, *words: str) -> None:

@@ -8,10 +8,7 @@ module and tampers with copies of its manifest.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from daily.build import BuildOptions, build
 from daily.replay import ReplayImpossible, first_difference, replay
 from referee.board import CheckFailed
 from referee.manifest import from_json, load
+from cli_support import run_tiles
 from remote.backend import open_backend
 from tilelib import ledger
 from tilelib.errors import CorruptLibrary, RemoteError, exit_code
@@ -30,10 +28,7 @@ SEED_HEX = SEED.hex()
 DAY = "2026-11-20"
 
 
-def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("TILES_")}
-    return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True, text=True,
-                          env=dict(e, **(env or {})))
+cli = run_tiles
 
 
 def run(lib: Path, out: Path, remote: str | None, day: str = DAY, size: int = 61, **kw):

@@ -12,12 +12,11 @@ import hashlib
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_support import run_tiles
 from remote.backend import open_backend
 from remote.sync import BadSnapshot, pull, push, read_watermark
 from remote_support import add_tiles, make_library, tile_hashes
@@ -57,10 +56,7 @@ def flip_page_header(path: Path, name: str = "sqlite_autoindex_tiles_1") -> None
     path.write_bytes(bytes(data))
 
 
-def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    import os
-    return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})))
+cli = run_tiles
 
 
 # ---------------------------------------------------------------- publish only what verifies
