@@ -27,7 +27,7 @@ from typing import Callable
 
 from daily.lock import build_lock
 from daily.provenance import build_record
-from daily.seed import day_seed, seed_commit
+from daily.seed import day_seed
 from packers import DEFAULT_PACKER, check_request, check_size, make_packing
 from referee import gate
 from referee.board import build_board
@@ -37,6 +37,7 @@ from referee.verify import verify
 from stitcher.stitch import stitch
 from tilelib import ledger
 from tilelib.checks import check_library, mark_verified
+from tilelib.days import seed_commit
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write
 from tilelib.rng import Stream

@@ -12,23 +12,17 @@ import datetime as dt
 import hashlib
 import hmac
 
-from referee.manifest import seed_commit  # noqa: F401  (the one definition; re-exported)
+from tilelib.days import check_day, seed_commit  # noqa: F401  (the one definitions; re-exported)
 from tilelib.errors import BadInput
 
 SECRET_ENV = "TILES_SECRET"
 
 
 def parse_day(text: str | None, today: dt.date | None = None) -> str:
-    """An ISO date string YYYY-MM-DD (default: today, UTC); BadInput if malformed."""
+    """An ISO date string YYYY-MM-DD (default: today, UTC); BadInput if malformed (``tilelib.days``)."""
     if text is None:
         return (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
-    try:
-        day = dt.date.fromisoformat(text)
-    except ValueError:
-        raise BadInput(f"date {text!r} is not an ISO date YYYY-MM-DD") from None
-    if day.isoformat() != text:
-        raise BadInput(f"date {text!r} is not an ISO date YYYY-MM-DD")
-    return text
+    return check_day(text, "--date")
 
 
 def day_seed(secret: str | None, day: str) -> bytes:

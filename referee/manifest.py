@@ -25,7 +25,6 @@ ignored (FORMAT §9: "more keys may be added") and are not written back.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import re
@@ -33,7 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from packers.packing import Packing, from_json as packing_from_json
-from tilelib import jsonin
+from tilelib import days, jsonin
+from tilelib.days import seed_commit  # noqa: F401  (re-exported: the one definition is tilelib.days)
 from tilelib.errors import BadInput
 
 FORMAT = "tiles-manifest/1"
@@ -43,7 +43,6 @@ KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "ti
 MAX_MANIFEST_BYTES = 64 << 20   # a G=4096 board (the largest) is ~16 MB
 OPTIONAL_KEYS = ("build",)   # written after KEY_ORDER when present, sorted keys inside
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -149,14 +148,9 @@ def _int(v: Any, what: str) -> int:
 
 
 def check_day(day: Any, what: str = "day") -> str:
-    """An ISO date YYYY-MM-DD that exists on the calendar; BadInput otherwise."""
-    if not isinstance(day, str) or not _DAY.fullmatch(day):
-        raise _bad(f"{what} must be an ISO date YYYY-MM-DD, got {day!r}")
-    try:
-        _dt.date.fromisoformat(day)
-    except ValueError:
-        raise _bad(f"{what} {day!r} is not a calendar date") from None
-    return day
+    """An ISO date YYYY-MM-DD that exists on the calendar (``tilelib.days.check_day``), named as a
+    manifest field in the message."""
+    return days.check_day(day, f"manifest: {what}")
 
 
 def from_json(obj: Any) -> Manifest:
@@ -241,8 +235,3 @@ def _build(b: Any) -> dict:
 def load(path) -> Manifest:
     """Read and parse a manifest file; BadInput if it cannot be read, is over the size cap, or is malformed."""
     return from_json(jsonin.read_file(path, "manifest", MAX_MANIFEST_BYTES))
-
-
-def seed_commit(seed: bytes) -> str:
-    """SPEC §9: sha256 over the 32 raw seed bytes, lower-case hex."""
-    return hashlib.sha256(bytes(seed)).hexdigest()

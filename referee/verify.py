@@ -39,9 +39,10 @@ from packers import PACKERS, make_packing, validate_packing
 from packers.packing import refinement_problem
 from referee.board import Board, CheckFailed, assemble
 from referee.frontier import Settled, settle
-from referee.manifest import Manifest, seed_commit
+from referee.manifest import Manifest
 from tilelib import bits
 from tilelib.audit import tile_problems
+from tilelib.days import seed_commit
 from tilelib.errors import CorruptLibrary, LibraryError, TilesError, UnknownTile, VerificationFailed
 from tilelib.store import Library
 from tilelib.tile import Tile
