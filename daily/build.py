@@ -39,7 +39,7 @@ from tilelib import ledger
 from tilelib.checks import check_library, mark_verified
 from tilelib.days import seed_commit
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
-from tilelib.fsio import atomic_write
+from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
 from tilelib.store import Library
 
@@ -84,7 +84,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
     """Run the nightly build for ``opts.day``; see the module docstring."""
     size = check_size(opts.size)
     check_request(opts.packer, size, opts.params)    # bad input: fail before any file is touched
-    _check_out_dir(opts.out_dir)
+    check_placeable(opts.out_dir, "--out", want_dir=True)   # checked before any work, not after it
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     commit = seed_commit(seed)
     res = BuildResult(opts.day, skipped=False)
@@ -123,17 +123,6 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
             r = push(opts.library, open_backend(opts.remote))
             stage("push", t0, f"{r.status}, {r.new_tiles:,} new tiles, {r.attempts} attempt(s)")
     return res
-
-
-def _check_out_dir(out: Path) -> None:
-    """--out must be a directory or creatable as one: checked before any work, not after it."""
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"--out {out} is a file, not a directory")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise BadInput(f"--out {out} is under {parent}, which is a file")
-            break
 
 
 def _refuse_empty(path: Path) -> None:

@@ -86,16 +86,23 @@ class LibraryOutOfDate(LibraryError):
     """The manifest names a tile this library lacks: pull first (exit 3), it is not proof of fraud."""
 
 
+def _known_packer(m: Manifest, step: str) -> None:
+    """The manifest's packer exists here at the manifest's version (else CheckFailed at ``step``)."""
+    p = m.packing
+    packer = PACKERS.get(p.name)
+    if packer is None:
+        raise CheckFailed(step, f"unknown packer {p.name!r} (known: {', '.join(sorted(PACKERS))}): the "
+                                "packing cannot be re-drawn")
+    if packer.version != p.version:
+        raise CheckFailed(step, f"packer {p.name} is version {packer.version} here; the manifest was packed "
+                                f"with version {p.version}")
+
+
 def check_claims(m: Manifest) -> None:
     """What the manifest claims about itself, checked without library or seed: the packer exists at
     the manifest's version, and the stats it states agree with the board (tiles, clues, zone share)."""
     p = m.packing
-    packer = PACKERS.get(p.name)
-    if packer is None:
-        raise CheckFailed("claims", f"unknown packer {p.name!r} (known: {', '.join(sorted(PACKERS))})")
-    if packer.version != p.version:
-        raise CheckFailed("claims", f"packer {p.name} is version {packer.version} here; the manifest says "
-                                    f"{p.version}")
+    _known_packer(m, "claims")
     st = m.stats
     want = {"tiles": m.tile_count(), "clues": len(m.clues)}
     for key, value in want.items():
@@ -213,12 +220,7 @@ def check_seed(m: Manifest, seed: bytes) -> str:
     if seed_commit(seed) != m.seed_commit:
         raise CheckFailed("seed", "sha256(seed) does not equal the manifest's seed_commit")
     p = m.packing
-    packer = PACKERS.get(p.name)
-    if packer is None:
-        raise CheckFailed("seed", f"unknown packer {p.name!r}: the packing cannot be re-drawn")
-    if packer.version != p.version:
-        raise CheckFailed("seed", f"packer {p.name} is version {packer.version} here; the manifest was "
-                                  f"packed with version {p.version}")
+    _known_packer(m, "seed")
     try:
         again = make_packing(p.name, p.P + 1, seed, dict(p.params))
     except TilesError as e:

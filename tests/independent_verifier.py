@@ -125,7 +125,7 @@ def parse_manifest(text: str) -> dict:
     _need(isinstance(m["stats"], dict), "stats is not an object")
     return {"G": G, "P": b["pitch"], "seed_commit": m["seed_commit"], "seed_tile": m["seed_tile"],
             "squares": squares, "hashes": hashes, "ts": ts, "zones": zones, "clues": clues,
-            "status": m["status"]}
+            "status": m["status"], "packer": m["packer"], "stats": m["stats"]}
 
 
 def manifest_text(m: dict) -> str:
@@ -469,6 +469,26 @@ def check_packing(mf: dict) -> None:
         raise Rejected("packing", f"gap at pitch unit ({x},{y})")
 
 
+PACKER_VERSIONS = {"big-first": 1, "grown": 1, "bands": 1, "substitution": 1}   # FORMAT §7
+
+
+def check_claims(mf: dict) -> None:
+    """FORMAT §10.1 claims: a known packer at its version; stated tiles, clues and zone share agree."""
+    pk = mf["packer"]
+    if not isinstance(pk, dict) or PACKER_VERSIONS.get(pk.get("name")) != pk.get("version"):
+        raise Rejected("claims", f"packer {pk!r} is not one of FORMAT §7 at its version")
+    st = mf["stats"]
+    if "tiles" in st and st["tiles"] != len(mf["squares"]):
+        raise Rejected("claims", "stats.tiles differs from the board")
+    if "clues" in st and st["clues"] != len(mf["clues"]):
+        raise Rejected("claims", "stats.clues differs from the board")
+    if "zone_fraction" in st:
+        area = sum(w * h for z in mf["zones"] for (_x, _y, w, h) in z)
+        if not isinstance(st["zone_fraction"], (int, float)) or \
+                abs(st["zone_fraction"] - round(area / mf["P"] ** 2, 6)) > 1e-6:
+            raise Rejected("claims", "stats.zone_fraction differs from the packing's zone share")
+
+
 def load_tiles(mf: dict, conn: sqlite3.Connection) -> dict[str, dict]:
     """§10.2 in id order, each distinct hash once."""
     out: dict[str, dict] = {}
@@ -601,6 +621,7 @@ def verify(manifest_text: str, library_path: str, seed: bytes | None = None) -> 
     """FORMAT §10 steps 1–4 (and the commitment of step 5); Rejected at the first failure."""
     mf = parse_manifest(manifest_text)
     check_packing(mf)
+    check_claims(mf)
     conn = sqlite3.connect(f"file:{library_path}?mode=ro", uri=True)
     try:
         tiles = load_tiles(mf, conn)

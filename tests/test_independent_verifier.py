@@ -24,6 +24,7 @@ import format_doc as doc
 import independent_verifier as iv
 from daily.build import BuildOptions, build
 from referee.board import CheckFailed
+from tilelib.errors import LibraryError
 from referee.manifest import from_json
 from referee.verify import verify as referee_verify
 from tilelib.errors import BadInput
@@ -61,6 +62,9 @@ def referee(text: str, lib_path: Path, seed: bytes | None = None):
             return "ok", referee_verify(m, lib, seed)
         except CheckFailed as e:
             return "rejected", e.step
+        except LibraryError as e:        # a missing or damaged row: exit 3 (FORMAT §10.2), still step "tiles"
+            assert str(e).startswith("tiles: "), e
+            return "rejected", "tiles"
 
 
 def independent(text: str, lib_path: Path, seed: bytes | None = None):
@@ -211,7 +215,11 @@ def _tampers(text: str):
     if d["zones"]:
         yield "zone dropped", lambda m: m.update(zones=[]), "packing"
     if d["clues"]:
-        yield "clue removed", lambda m: m.update(clues=[]), "frontier"
+        # a forger who keeps stats consistent is caught by propagation; one who does not, by the claims
+        yield "clue removed", lambda m: (m.update(clues=[]), m["stats"].update(clues=0)), "frontier"
+        yield "clue removed, stats left", lambda m: m.update(clues=[]), "claims"
+    yield "unknown packer", lambda m: m["packer"].update(name="nope"), "claims"
+    yield "stated tile count off", lambda m: m["stats"].update(tiles=m["stats"].get("tiles", 0) + 1), "claims"
     x0, y0, n = first["x0"], first["y0"], first["n"]
     yield "clue on tile 0's bottom-right corner", \
         lambda m: m.update(clues=m["clues"] + [[y0 + n - 1, x0 + n - 1]]), None    # a junction or not

@@ -24,3 +24,19 @@ def atomic_write(path: str | Path, data: bytes | str) -> Path:
         tmp.unlink(missing_ok=True)
         raise BadInput(f"cannot write {p}: {e.strerror}") from None
     return p
+
+
+def check_placeable(path: str | Path, what: str, *, want_dir: bool = False) -> Path:
+    """``path`` can become a file (or, ``want_dir``, a directory): BadInput naming ``what`` when it is
+    the wrong kind already or lies under a file. Nothing is created."""
+    p = Path(path)
+    if want_dir and p.exists() and not p.is_dir():
+        raise BadInput(f"{what} {p} is a file, not a directory")
+    if not want_dir and p.is_dir():
+        raise BadInput(f"{what} {p} is a directory, not a file")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise BadInput(f"{what} {p} is under {parent}, which is a file")
+            break
+    return p

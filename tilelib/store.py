@@ -17,8 +17,9 @@ from typing import Iterable
 
 import sqlite_utils
 
-from tilelib.errors import (BadInput, CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
+from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
                             SchemaTooNew, UnknownTile)
+from tilelib.fsio import check_placeable
 from tilelib.tile import Features, Tile, content_hash
 
 SCHEMA_VERSION = 1
@@ -62,15 +63,7 @@ def row_to_tile(row: dict) -> Tile:
 
 def check_path(path: str | Path) -> Path:
     """A library path that can name a file: BadInput for a directory, or a path under a file."""
-    p = Path(path)
-    if p.is_dir():
-        raise BadInput(f"library path {p} is a directory, not a library file")
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise BadInput(f"library path {p} is under {parent}, which is a file")
-            break
-    return p
+    return check_placeable(path, "library path")
 
 
 class Library:
