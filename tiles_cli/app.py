@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "tiles_cli.library",
     "tiles_cli.library_sync",
     "tiles_cli.library_generate",
+    "tiles_cli.library_misses",
     "tiles_cli.pack",
     "tiles_cli.referee",
     "tiles_cli.referee_play",
