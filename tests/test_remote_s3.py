@@ -165,6 +165,7 @@ def test_cli_refuses_bad_remote_urls_before_any_io(tmp_path, capsys):
     assert code == 2 and "use https://" in err
 
 
+@pytest.mark.slow
 def test_eight_cli_pushers_in_separate_processes_all_exit_0(bucket, s3_env, tmp_path):
     """SPEC §11 end to end: eight `tiles library push` processes at once, disjoint rows, nothing lost."""
     import subprocess

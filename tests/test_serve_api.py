@@ -216,6 +216,7 @@ def test_openapi_docs_and_the_page_are_served(server):
     assert httpx.get(base + "/static/play.js").status_code == 200
 
 
+@pytest.mark.slow
 def test_state_survives_a_restart_and_sees_the_cli_judges_writes(files, tmp_path):
     fx, d, truth = files
     runs = tmp_path / "runs.sqlite"
