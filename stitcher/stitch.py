@@ -135,7 +135,7 @@ class _Run:
         t1 = time.perf_counter()
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
-        self.index = index if index is not None else MemoryIndex.load(lib.conn, range(6, top + 1, 2))
+        self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2))
         t2 = time.perf_counter()
         self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0}
         self.nofits = NofitSet(self.conn)

@@ -23,6 +23,7 @@ from packers.packing import adjacency
 from stitcher import _core
 from stitcher.board import Board, PyBoard, SeamConflict
 from stitcher.check import ForwardCheck, PyForwardCheck
+from stitcher import index as index_module
 from stitcher.index import MemoryIndex
 from stitcher.place import choose
 from stitcher.small import solutions_edges
@@ -173,9 +174,11 @@ def test_choose_without_check_matches_python(seed, sseed, tries):
         assert stream_state(a) == stream_state(b)
 
 
-def test_tiles_added_one_by_one_merge_into_the_order():
+def test_tiles_added_one_by_one_merge_into_the_order(monkeypatch):
     """Drained tiles join the C table as extras (merged into the (hash, t) order at lookup) until
-    EXTRA_LIMIT, then the table is rebuilt: lookups and draws match Python throughout."""
+    EXTRA_LIMIT, then the table is rebuilt: lookups and draws match Python throughout. (The limit
+    is set to 512 entries here so that 80 tiles cross it more than once.)"""
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 512)
     rng = np.random.default_rng(5)
     idx = MemoryIndex()
     lines = valid_lines(6)
