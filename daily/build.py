@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from daily.lock import build_lock
+from daily.observe import disk_writes, peak_rss_bytes
 from daily.seed import day_seed, seed_commit
 from packers import DEFAULT_PACKER, check_size, make_packing
 from referee.board import build_board
@@ -56,6 +57,16 @@ class BuildResult:
     verify_line: str = ""
     seconds: dict = field(default_factory=dict)
     stitch: dict = field(default_factory=dict)
+    stages: dict = field(default_factory=dict)          # per stage: seconds, what it did, bytes written
+    stitch_detail: dict = field(default_factory=dict)   # StitchStats.as_dict(): timings inside the stitch
+
+    def summary(self) -> dict:
+        """The machine-readable summary ``tiles daily build --json`` prints (one JSON object)."""
+        return {"day": self.day, "skipped": self.skipped, "status": self.status,
+                "manifest": str(self.manifest_path) if self.manifest_path else None, "tiles": self.tiles,
+                "clues": self.clues, "verify": self.verify_line, "stages": self.stages,
+                "stitch": self.stitch_detail, "peak_rss_bytes": peak_rss_bytes(),
+                "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values())}
 
 
 def _summary(stats) -> dict:
@@ -66,16 +77,24 @@ def _summary(stats) -> dict:
 
 
 def build(opts: BuildOptions, log: Callable[[str], None] = print,
-          progress: Callable[[int, int], None] | None = None) -> BuildResult:
-    """Run the nightly build for ``opts.day``; see the module docstring."""
+          progress: Callable[..., None] | None = None) -> BuildResult:
+    """Run the nightly build for ``opts.day``; see the module docstring. ``progress(done, total,
+    stats)`` is called after each square of the stitch (``daily.observe.ProgressLog`` logs it)."""
     size = check_size(opts.size)
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     commit = seed_commit(seed)
     res = BuildResult(opts.day, skipped=False)
     sec = res.seconds
 
-    def stage(name: str, t0: float, msg: str) -> None:
+    written = [disk_writes()]
+
+    def stage(name: str, t0: float, msg: str, **detail) -> None:
         sec[name] = round(time.perf_counter() - t0, 3)
+        w = disk_writes()
+        # bytes written since the previous stage ended (stages run back to back)
+        res.stages[name] = {"seconds": sec[name], **detail,
+                            "disk_write_bytes": None if w is None or written[0] is None else w - written[0]}
+        written[0] = w
         log(f"{name:<8} {sec[name]:7.2f} s  {msg}")
 
     with build_lock(opts.library):
@@ -93,16 +112,20 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
             t0 = time.perf_counter()
             packing = make_packing(opts.packer, size, seed, opts.params)
             stage("pack", t0, f"{opts.packer} G={size}: {len(packing.squares):,} squares, "
-                              f"zone {100 * packing.zone_fraction():.2f}%")
+                              f"zone {100 * packing.zone_fraction():.2f}%",
+                  squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
 
             t0 = time.perf_counter()
             st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress)
             s = st.stats
             res.stitch = _summary(s)
+            res.stitch_detail = s.as_dict()
             stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
                                 f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
                                 f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}, "
-                                f"final fill {100 * s.final_fill:.2f}%")
+                                f"final fill {100 * s.final_fill:.2f}%",
+                  placements=s.placements, made=s.made,
+                  **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})
 
             t0 = time.perf_counter()
             manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
@@ -112,13 +135,13 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
                      "clues": len(clues), "stitch": res.stitch}
             manifest = manifest.with_clues(clues, status="frontier", stats=stats)
             stage("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
-                               f"per 100 tiles)")
+                               f"per 100 tiles)", clues=len(clues))
 
             t0 = time.perf_counter()
             report = verify(manifest, lib)
             if report.status != "frontier":
                 raise VerificationFailed(f"board of {opts.day} is {report.status}, not frontier; not shipped")
-            stage("verify", t0, report.line())
+            stage("verify", t0, report.line(), status=report.status)
 
             path = opts.out_dir / f"{opts.day}.json"
             text = manifest.to_json()

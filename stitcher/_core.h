@@ -50,6 +50,9 @@ typedef struct {
     int32_t *post_off, *post;    /* ranks with whole side s == v: post[post_off[slot] .. post_off[slot+1]),
                                   * ascending (a posting list, not a bitset: memory O(entries), not
                                   * O(values x entries), which at n = 16 was ~5,000 bitsets of N bits) */
+    int32_t *dense;              /* dense[slot]: its bitset in vb when its list holds >= W ranks, else -1 */
+    uint64_t *vb;                /* the bitsets of the dense slots (at most 4N / W = 256 of them) */
+    uint16_t (*oe_rank)[4];      /* oriented edges by rank (a posting walk reads them in order) */
     uint64_t *acc, *pool;        /* scratch (one lookup at a time: the GIL is held throughout) */
     int32_t *prefix;
     /* extras (entries added after the bitsets were built), in (hash, t) order: id, insertion

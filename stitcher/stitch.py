@@ -137,7 +137,11 @@ class _Run:
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
         self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2))
         t2 = time.perf_counter()
-        self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0}
+        self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0, "index_add": 0.0}
+        info = getattr(self.index, "info", None)
+        if info is not None:
+            self.st.index = {"source": info.source, "new_rows": info.new_rows, "written": info.written,
+                             "active": {n: si.size // 16 for n, si in sorted(self.index.sizes.items())}}
         self.nofits = NofitSet(self.conn)
         self.board = Board(packing.G)
         self.fcheck = ForwardCheck(self.board, self.squares, self.adj, self.placements, self.children)
@@ -250,9 +254,12 @@ class _Run:
     def install(self, i: int, tile) -> None:
         """Append a new tile to the library and the index, and place it on square i."""
         x, y, s = self.squares[i]
-        h, t = self.lib.insert(tile)
+        h, t = self.lib.insert(tile, commit=False)      # committed with the ledger, at the end
         canon = tile.canonical()[0]
+        t0 = time.perf_counter()
         self.index.add(h, s + 1, canon.edges, canon.features.m, canon.features.alt_sides)
+        self.st.seconds["index_add"] += time.perf_counter() - t0
+        self.st.made += 1
         self.board.place(x, y, s + 1, tile.edges)
         self.placements[i] = (h, t)
         self.edges_of[i] = tile.edges
@@ -372,7 +379,7 @@ class _Run:
                     pending.append((i, (miss, c)))
             self.done += 1
             if self.progress:
-                self.progress(self.done, total)
+                self.progress(self.done, total, st)
         st.first_fill = first_area / st.square_area if st.square_area else 1.0
         for i, prev in pending:
             self.resolve(i, prev)
@@ -417,7 +424,7 @@ class _Run:
 
 
 def stitch(packing: Packing, lib, stream: Stream, *, drain: bool = True, m_max: int | None = None,
-           progress: Callable[[int, int], None] | None = None, index=None,
+           progress: Callable[[int, int, StitchStats], None] | None = None, index=None,
            max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True) -> StitchResult:
     """Assign every square a library tile (see the module doc). ``index`` defaults to a fresh
     ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite per square)."""
