@@ -73,13 +73,13 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
     from tilelib.symmetry import transform_edges
 
     conn = sqlite3.connect(lib_path)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if mode == "warm":
         idx = MemoryIndex.open(conn, lib_path, NS)
     else:
         idx = MemoryIndex.load(conn, NS)
     load_s = time.perf_counter() - t0
-    out = {"load_s": load_s, "rss_after_load_mb": peak_rss_mb(),
+    out = {"load_s": load_s, "load_cpu_s": time.process_time() - c0, "rss_after_load_mb": peak_rss_mb(),
            "active": {n: idx._size(n).size // 16 for n in NS}}
     info = getattr(idx, "info", None)
     if info is not None:
@@ -144,7 +144,8 @@ def child_build(lib_path: Path, out: Path, G: int) -> dict:
     wall = time.perf_counter() - t0
     io1 = io_counters()
     n1 = sqlite3.connect(lib_path).execute("SELECT count(*) FROM tiles").fetchone()[0]
-    return {"wall_s": wall, "seconds": res.seconds, "stitch": res.stitch,
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "seconds": res.seconds, "stitch": res.stitch,
             "stitch_detail": getattr(res, "stitch_detail", {}), "status": res.status,
             "peak_rss_mb": peak_rss_mb(), "write_bytes": io1.get("write_bytes", 0) - io0.get("write_bytes", 0),
             "wchar": io1.get("wchar", 0) - io0.get("wchar", 0), "lib_bytes_before": size0,
@@ -185,6 +186,8 @@ def main() -> None:
     ap.add_argument("--baseline", default=None)
     ap.add_argument("--baseline-max", default="1M")
     ap.add_argument("--skip-build", action="store_true", help="index/lookups/adds only")
+    ap.add_argument("--build-only", action="store_true",
+                    help="only the sidecar (one timed open) and the daily build")
     ap.add_argument("--child", nargs="*", default=None)
     args = ap.parse_args()
     if args.child is not None:
@@ -222,10 +225,12 @@ def main() -> None:
         shutil.copyfile(src, lib)
         r = {"tiles": tiles, "distinct_solutions": distinct, "per_n": per_n, "file_mb": lib.stat().st_size / 1e6,
              "lib_ready_s": built_s, "load_at_start": uptime()}
-        r["cold"] = run_child(ROOT, ["micro", str(lib), "cold"])       # a scan; writes no sidecar
         t1 = time.perf_counter()
+        if not args.build_only:
+            r["cold"] = run_child(ROOT, ["micro", str(lib), "cold"])       # a scan; writes no sidecar
         r["warm_first"] = run_child(ROOT, ["micro", str(lib), "warm"])  # scan + write the sidecar
-        r["warm"] = run_child(ROOT, ["micro", str(lib), "warm"])        # the sidecar: a nightly open
+        if not args.build_only:
+            r["warm"] = run_child(ROOT, ["micro", str(lib), "warm"])    # the sidecar: a nightly open
         r["micro_s"] = time.perf_counter() - t1
         if args.baseline and size <= parse_size(args.baseline_max):
             r["base"] = run_child(Path(args.baseline), ["micro", str(lib), "cold"])
@@ -233,20 +238,29 @@ def main() -> None:
             r["build"] = run_child(ROOT, ["build", str(lib), str(d)])
         r["load_at_end"] = uptime()
         results[size] = r
+        if "build" in r:
+            print(json.dumps({"size": size, "build": r["build"]}), file=sys.stderr, flush=True)
         print(f"size {size:,}: done, load {r['load_at_end']}", file=sys.stderr, flush=True)
         (work / "results.json").write_text(json.dumps(results, indent=1))
     report(results)
 
 
 def report(results: dict) -> None:
-    print("\n### Libraries and the index\n")
-    print("| tiles | distinct solutions | file MB | index cold (scan) s | index warm (sidecar) s | "
-          "baseline index s | RSS after warm load MB | baseline RSS MB | active tiles (all n) |")
+    micro = {k: r for k, r in results.items() if "warm" in r}
+    build = results
+    results = micro
+    print("\n### Libraries and the index (wall s / CPU s of the loading process)\n")
+    print("| tiles | distinct solutions | file MB | index cold (scan) | index warm (sidecar) | "
+          "baseline index | RSS after warm load MB | baseline RSS MB | active tiles (all n) |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def ws(d):
+        return f"{d['load_s']:.2f} / {d.get('load_cpu_s', float('nan')):.2f}" if d else "–"
+
     for size, r in results.items():
         b = r.get("base", {})
-        print(f"| {r['tiles']:,} | {r['distinct_solutions']:,} | {r['file_mb']:.0f} | {r['cold']['load_s']:.2f} | "
-              f"{r['warm']['load_s']:.2f} | {b.get('load_s', float('nan')):.2f} | "
+        print(f"| {r['tiles']:,} | {r['distinct_solutions']:,} | {r['file_mb']:.0f} | {ws(r['cold'])} | "
+              f"{ws(r['warm'])} | {ws(b)} | "
               f"{r['warm']['rss_after_load_mb']:.0f} | {b.get('rss_after_load_mb', float('nan')):.0f} | "
               f"{sum(r['warm']['active'].values()):,} |")
     print("\n### Lookups and draws (µs, p50 / p99), this code vs baseline\n")
@@ -270,18 +284,19 @@ def report(results: dict) -> None:
             b = r.get("base", {}).get("add_ms", {}).get(str(n))
             fb = f"{b[0]:.3f} / {b[1]:.3f} / {b[2]:.1f} ({b[3]})" if b else "–"
             print(f"| {r['tiles']:,} | {n} | {a[0]:.3f} / {a[1]:.3f} / {a[2]:.1f} ({a[3]}) | {fb} |")
+    results = build
     if any("build" in r for r in results.values()):
         print("\n### G = 1000 daily build, drain on (one run per size)\n")
-        print("| tiles | wall s | pack | stitch | of which index | place | drain | index adds | ledger | clues | "
+        print("| tiles | wall s | CPU s | pack | stitch | of which index | place | drain | index adds | ledger | clues | "
               "verify | peak RSS MB | written MB | library MB before → after | new tiles | final fill | "
               "load avg start → end |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
         for size, r in results.items():
             bd = r.get("build")
             if not bd:
                 continue
             s, sd = bd["seconds"], bd.get("stitch_detail", {}).get("seconds", {})
-            print(f"| {r['tiles']:,} | {bd['wall_s']:.0f} | {s.get('pack', 0):.1f} | {s.get('stitch', 0):.1f} | "
+            print(f"| {r['tiles']:,} | {bd['wall_s']:.0f} | {bd.get('cpu_s', float('nan')):.0f} | {s.get('pack', 0):.1f} | {s.get('stitch', 0):.1f} | "
                   f"{sd.get('index', float('nan')):.2f} | {sd.get('place', float('nan')):.1f} | "
                   f"{sd.get('drain', float('nan')):.1f} | {sd.get('index_add', float('nan')):.2f} | "
                   f"{sd.get('ledger', float('nan')):.2f} | {s.get('clues', 0):.1f} | {s.get('verify', 0):.1f} | "

@@ -194,8 +194,9 @@ def build_reals(cache: Path, *, workers: int = 2, log=print) -> Path:
     if path.exists() and tag.exists() and tag.read_text() == f"{BUILDER} {REAL}":
         return path
     tmp = cache / "reals.partial.sqlite"
-    if tmp.exists():
-        tmp.unlink()
+    for stale in (tmp, tmp.with_name(tmp.name + "-journal")):
+        if stale.exists():
+            stale.unlink()
     Library.create(tmp).close()
     conn = _connect(tmp)
     t0 = time.perf_counter()
@@ -218,8 +219,9 @@ def build_library(cache: Path, size: int, *, workers: int = 2, log=print) -> Pat
         return path
     reals = build_reals(cache, workers=workers, log=log)
     tmp = cache / f"lib-{size}.partial.sqlite"
-    if tmp.exists():
-        tmp.unlink()
+    for stale in (tmp, tmp.with_name(tmp.name + "-journal")):   # a killed build's hot journal would
+        if stale.exists():                                       # "roll back" onto the fresh copy
+            stale.unlink()
     t0 = time.perf_counter()
     conn = _connect(reals)
     nreal = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
