@@ -223,6 +223,8 @@ def main() -> None:
         d.mkdir(parents=True)
         lib = d / "lib.sqlite"
         shutil.copyfile(src, lib)
+        os.sync()   # else the copy's dirty pages are written back when the build fsyncs the file,
+        #             and /proc/self/io charges them to the build's write_bytes
         r = {"tiles": tiles, "distinct_solutions": distinct, "per_n": per_n, "file_mb": lib.stat().st_size / 1e6,
              "lib_ready_s": built_s, "load_at_start": uptime()}
         t1 = time.perf_counter()
@@ -288,7 +290,7 @@ def report(results: dict) -> None:
     if any("build" in r for r in results.values()):
         print("\n### G = 1000 daily build, drain on (one run per size)\n")
         print("| tiles | wall s | CPU s | pack | stitch | of which index | place | drain | index adds | ledger | clues | "
-              "verify | peak RSS MB | written MB | library MB before → after | new tiles | final fill | "
+              "verify | peak RSS MB | written MB (write_bytes / wchar) | library MB before → after | new tiles | final fill | "
               "load avg start → end |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
         for size, r in results.items():
@@ -300,7 +302,7 @@ def report(results: dict) -> None:
                   f"{sd.get('index', float('nan')):.2f} | {sd.get('place', float('nan')):.1f} | "
                   f"{sd.get('drain', float('nan')):.1f} | {sd.get('index_add', float('nan')):.2f} | "
                   f"{sd.get('ledger', float('nan')):.2f} | {s.get('clues', 0):.1f} | {s.get('verify', 0):.1f} | "
-                  f"{bd['peak_rss_mb']:.0f} | {bd['write_bytes'] / 1e6:.1f} | "
+                  f"{bd['peak_rss_mb']:.0f} | {bd['write_bytes'] / 1e6:.1f} / {bd['wchar'] / 1e6:.1f} | "
                   f"{bd['lib_bytes_before'] / 1e6:.0f} → {bd['lib_bytes_after'] / 1e6:.0f} | {bd['new_tiles']:,} | "
                   f"{bd['stitch'].get('final_fill', float('nan')):.4f} | {r['load_at_start']} → {r['load_at_end']} |")
 

@@ -68,6 +68,7 @@ from tilelib.errors import TilesError
 from tilelib.rng import Stream
 
 BEST_OF = 1
+STITCH_CACHE_KIB = 256 * 1024    # SQLite page cache of the library connection during a stitch
 JOINT_MISS = "joint-miss"
 
 
@@ -111,6 +112,10 @@ class _Run:
         drain = bool(drain)
         self.lib, self.drain, self.m_max = lib, drain, m_max
         self.conn = _Deferred(lib.conn)
+        # The stitch's rows and ledger writes are one transaction; with SQLite's default 2 MB page
+        # cache its dirty pages spill to the file mid-transaction and are written again when
+        # re-dirtied (measured: 583 MB written at a 363 MB library). Pages it touches stay cached.
+        lib.conn.execute(f"PRAGMA cache_size = {-STITCH_CACHE_KIB}")
         self.progress, self.max_tries = progress, max_tries
         self.place_stream = stream.child("place")
         self.drain_stream = stream.child("drain")
