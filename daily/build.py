@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from daily.lock import build_lock
-from daily.observe import disk_writes, peak_rss_bytes
+from daily.observe import disk_writes, peak_rss_bytes, write_calls
 from daily.seed import day_seed, seed_commit
 from packers import DEFAULT_PACKER, check_size, make_packing
 from referee.board import build_board
@@ -66,7 +66,8 @@ class BuildResult:
                 "manifest": str(self.manifest_path) if self.manifest_path else None, "tiles": self.tiles,
                 "clues": self.clues, "verify": self.verify_line, "stages": self.stages,
                 "stitch": self.stitch_detail, "peak_rss_bytes": peak_rss_bytes(),
-                "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values())}
+                "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values()),
+                "write_call_bytes": sum(v.get("write_call_bytes") or 0 for v in self.stages.values())}
 
 
 def _summary(stats) -> dict:
@@ -86,15 +87,16 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
     res = BuildResult(opts.day, skipped=False)
     sec = res.seconds
 
-    written = [disk_writes()]
+    written = [disk_writes(), write_calls()]
 
     def stage(name: str, t0: float, msg: str, **detail) -> None:
         sec[name] = round(time.perf_counter() - t0, 3)
-        w = disk_writes()
+        w = [disk_writes(), write_calls()]
         # bytes written since the previous stage ended (stages run back to back)
-        res.stages[name] = {"seconds": sec[name], **detail,
-                            "disk_write_bytes": None if w is None or written[0] is None else w - written[0]}
-        written[0] = w
+        res.stages[name] = {"seconds": sec[name], **detail} | {
+            key: None if a is None or b is None else a - b
+            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, written)}
+        written[:] = w
         log(f"{name:<8} {sec[name]:7.2f} s  {msg}")
 
     with build_lock(opts.library):

@@ -18,16 +18,27 @@ from typing import Callable
 INTERVAL = 15.0
 
 
-def disk_writes() -> int | None:
-    """Bytes this process has caused to be written to storage so far (``write_bytes`` of
-    /proc/self/io), or None where the kernel does not say."""
+def _proc_io(key: str) -> int | None:
     try:
         for line in Path("/proc/self/io").read_text().splitlines():
-            if line.startswith("write_bytes:"):
+            if line.startswith(key + ":"):
                 return int(line.split(":")[1])
     except (OSError, ValueError):
         pass
     return None
+
+
+def disk_writes() -> int | None:
+    """Bytes this process has caused to be written to storage so far (``write_bytes`` of
+    /proc/self/io), or None where the kernel does not say. An fsync charges the process with
+    writing back whatever else is dirty in the file system, so on a busy machine this can
+    exceed what the process wrote; ``write_calls`` is the plain count."""
+    return _proc_io("write_bytes")
+
+
+def write_calls() -> int | None:
+    """Bytes this process has passed to write() and its kin so far (``wchar``), or None."""
+    return _proc_io("wchar")
 
 
 def peak_rss_bytes() -> int:

@@ -133,7 +133,8 @@ def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     assert s["status"] == "frontier" and not s["skipped"] and s["tiles"] > 0
     assert list(s["stages"]) == ["pack", "stitch", "clues", "verify"]
     for v in s["stages"].values():
-        assert v["seconds"] >= 0 and "disk_write_bytes" in v
+        assert v["seconds"] >= 0 and "disk_write_bytes" in v and "write_call_bytes" in v
+    assert s["stages"]["stitch"]["write_call_bytes"] > 0 and s["write_call_bytes"] > 0   # it inserted tiles
     st = s["stages"]["stitch"]
     assert st["placements"] == s["tiles"] and st["index"]["source"] == "scan"
     assert set(st["split"]) >= {"index", "place", "drain", "ledger", "index_add"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from daily.observe import ProgressLog, disk_writes, peak_rss_bytes
+from daily.observe import ProgressLog, disk_writes, peak_rss_bytes, write_calls
 from stitcher.stats import StitchStats
 
 
@@ -41,7 +41,7 @@ def test_progress_before_any_square_has_no_eta_and_works_without_stats():
 
 
 def test_io_counters_move_when_the_process_writes(tmp_path):
-    before = disk_writes()
+    before, calls = disk_writes(), write_calls()
     (tmp_path / "x").write_bytes(b"\x01" * (1 << 20))
     import os
     fd = os.open(tmp_path / "x", os.O_RDONLY)
@@ -50,4 +50,6 @@ def test_io_counters_move_when_the_process_writes(tmp_path):
     after = disk_writes()
     if before is not None:                    # Linux; tmpfs reports 0 written to storage
         assert after >= before
+    if calls is not None:
+        assert write_calls() - calls >= 1 << 20
     assert peak_rss_bytes() > 10 * 1024 * 1024
