@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from daily.lock import build_lock
+from daily.observe import disk_writes, peak_rss_bytes, write_calls
 from daily.provenance import build_record
 from daily.seed import day_seed
 from packers import DEFAULT_PACKER, check_request, check_size, make_packing
@@ -70,6 +71,17 @@ class BuildResult:
     verify_line: str = ""
     seconds: dict = field(default_factory=dict)
     stitch: dict = field(default_factory=dict)
+    stages: dict = field(default_factory=dict)          # per stage: seconds, what it did, bytes written
+    stitch_detail: dict = field(default_factory=dict)   # StitchStats.as_dict(): timings inside the stitch
+
+    def summary(self) -> dict:
+        """The machine-readable summary ``tiles daily build --json`` prints (one JSON object)."""
+        return {"day": self.day, "skipped": self.skipped, "status": self.status,
+                "manifest": str(self.manifest_path) if self.manifest_path else None, "tiles": self.tiles,
+                "clues": self.clues, "verify": self.verify_line, "stages": self.stages,
+                "stitch": self.stitch_detail, "peak_rss_bytes": peak_rss_bytes(),
+                "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values()),
+                "write_call_bytes": sum(v.get("write_call_bytes") or 0 for v in self.stages.values())}
 
 
 def _summary(stats) -> dict:
@@ -80,8 +92,9 @@ def _summary(stats) -> dict:
 
 
 def build(opts: BuildOptions, log: Callable[[str], None] = print,
-          progress: Callable[[int, int], None] | None = None) -> BuildResult:
-    """Run the nightly build for ``opts.day``; see the module docstring."""
+          progress: Callable[..., None] | None = None) -> BuildResult:
+    """Run the nightly build for ``opts.day``; see the module docstring. ``progress(done, total,
+    stats)`` is called after each square of the stitch (``daily.observe.ProgressLog`` logs it)."""
     size = check_size(opts.size)
     check_request(opts.packer, size, opts.params)    # bad input: fail before any file is touched
     check_placeable(opts.out_dir, "--out", want_dir=True)   # checked before any work, not after it
@@ -90,8 +103,16 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
     res = BuildResult(opts.day, skipped=False)
     sec = res.seconds
 
-    def stage(name: str, t0: float, msg: str) -> None:
+    written = [disk_writes(), write_calls()]
+
+    def stage(name: str, t0: float, msg: str, **detail) -> None:
         sec[name] = round(time.perf_counter() - t0, 3)
+        w = [disk_writes(), write_calls()]
+        # bytes written since the previous stage ended (stages run back to back)
+        res.stages[name] = {"seconds": sec[name], **detail} | {
+            key: None if a is None or b is None else a - b
+            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, written)}
+        written[:] = w
         log(f"{name:<8} {sec[name]:7.2f} s  {msg}")
 
     _refuse_empty(opts.library)
@@ -152,7 +173,7 @@ def _sync_before(opts: BuildOptions, stage, log) -> dict:
     if unpublished:
         t0 = time.perf_counter()
         p = push(opts.library, backend)
-        stage("push", t0, f"{p.status} the start state before building (local rows the remote lacked), "
+        stage("publish", t0, f"{p.status} the start state before building (local rows the remote lacked), "
                           f"{p.new_tiles:,} new tiles")
     with Library.open(opts.library) as lib:
         st = read_state(lib, str(backend.url))
@@ -164,16 +185,20 @@ def _build_day(opts, lib, size, seed, commit, start, res, stage, progress) -> No
     t0 = time.perf_counter()
     packing = make_packing(opts.packer, size, seed, opts.params)
     stage("pack", t0, f"{opts.packer} G={size}: {len(packing.squares):,} squares, "
-                      f"zone {100 * packing.zone_fraction():.2f}%")
+                      f"zone {100 * packing.zone_fraction():.2f}%",
+          squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
 
     t0 = time.perf_counter()
     st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress)
     s = st.stats
     res.stitch = _summary(s)
+    res.stitch_detail = s.as_dict()
     stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
                         f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
                         f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}, "
-                        f"final fill {100 * s.final_fill:.2f}%")
+                        f"final fill {100 * s.final_fill:.2f}%",
+          placements=s.placements, made=s.made,
+          **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})
 
     t0 = time.perf_counter()
     manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
@@ -183,13 +208,13 @@ def _build_day(opts, lib, size, seed, commit, start, res, stage, progress) -> No
              "clues": len(clues), "stitch": res.stitch}
     manifest = manifest.with_clues(clues, status="frontier", stats=stats)
     stage("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
-                       f"per 100 tiles)")
+                       f"per 100 tiles)", clues=len(clues))
 
     t0 = time.perf_counter()
     report = verify(manifest, lib)
     if report.status != "frontier":
         raise VerificationFailed(f"board of {opts.day} is {report.status}, not frontier; not shipped")
-    stage("verify", t0, report.line())
+    stage("verify", t0, report.line(), status=report.status)
 
     path = opts.out_dir / f"{opts.day}.json"
     text = manifest.to_json()

@@ -46,8 +46,13 @@ typedef struct {
     int32_t *rank_entry;         /* entry id of each rank ((hash, t) order) */
     uint64_t *all, *m1, *pin;    /* every rank; m = 1 ranks; pin[16][W]: pin bit S set */
     uint64_t *cb;                /* cb[((s * n + p) * 2 + b) * W]: side s has bit p == b */
-    int32_t *vidx;               /* vidx[s << n | v]: slot in vb of whole side s == v, or -1 */
-    uint64_t *vb;
+    int32_t *vidx;               /* vidx[s << n | v]: slot of whole side s == v, or -1 */
+    int32_t *post_off, *post;    /* ranks with whole side s == v: post[post_off[slot] .. post_off[slot+1]),
+                                  * ascending (a posting list, not a bitset: memory O(entries), not
+                                  * O(values x entries), which at n = 16 was ~5,000 bitsets of N bits) */
+    int32_t *dense;              /* dense[slot]: its bitset in vb when its list holds >= W ranks, else -1 */
+    uint64_t *vb;                /* the bitsets of the dense slots (at most 4N / W = 256 of them) */
+    uint16_t (*oe_rank)[4];      /* oriented edges by rank (a posting walk reads them in order) */
     uint64_t *acc, *pool;        /* scratch (one lookup at a time: the GIL is held throughout) */
     int32_t *prefix;
     /* extras (entries added after the bitsets were built), in (hash, t) order: id, insertion

@@ -5,10 +5,17 @@
  * sort keys); every set below is a bitset over ranks, so a lookup is a few word-wise ANDs and
  * its candidates come out already sorted:
  *
- *   vb    whole side s == v (one bitset per value present),
  *   cb    side s has bit p == b (a partly known side ANDs one per known cell),
  *   pin   pin bitmap bit S set (the preferred pool of a square whose known sides are S),
  *   m1    m = 1 (the seed tile).
+ *
+ * A whole side s == v is answered from a posting list (the ascending ranks with that value):
+ * the lookup walks the shortest posting list of its whole sides and tests each entry against
+ * every side, so its cost is that list, and memory is 4 int32 per entry (one bitset per
+ * (side, value) present cost values x entries bits: ~1.4 GB for n = 16 at a 1M library). A
+ * value held by at least W ranks (1 in 64: n = 6 and 8 sides) also gets a bitset ("dense",
+ * at most 4N / W of them, so at most 32 bytes per entry): when every whole side of a lookup
+ * is dense, word-wise ANDs beat walking a list longer than W. Both give the same set.
  *
  * Entries added later (the drain's tiles) do not re-rank everything: ``extend`` appends them as
  * *extras*, a short list in (hash, t) order with each one's insertion point among the ranks;
@@ -31,10 +38,12 @@ static int get_i64(PyObject *obj, Py_buffer *view, Py_ssize_t want, const char *
 
 static void table_free_arrays(TableObject *t) {
     PyMem_Free(t->oe); PyMem_Free(t->rank_entry); PyMem_Free(t->all); PyMem_Free(t->m1);
-    PyMem_Free(t->pin); PyMem_Free(t->cb); PyMem_Free(t->vidx); PyMem_Free(t->vb);
+    PyMem_Free(t->pin); PyMem_Free(t->cb); PyMem_Free(t->vidx); PyMem_Free(t->post_off); PyMem_Free(t->post);
+    PyMem_Free(t->dense); PyMem_Free(t->vb); PyMem_Free(t->oe_rank);
+    t->dense = NULL; t->vb = NULL; t->oe_rank = NULL;
     PyMem_Free(t->acc); PyMem_Free(t->pool); PyMem_Free(t->prefix);
-    t->oe = NULL; t->rank_entry = NULL; t->all = t->m1 = t->pin = t->cb = t->vb = NULL;
-    t->vidx = NULL; t->acc = t->pool = NULL; t->prefix = NULL;
+    t->oe = NULL; t->rank_entry = NULL; t->all = t->m1 = t->pin = t->cb = NULL;
+    t->vidx = t->post_off = t->post = NULL; t->acc = t->pool = NULL; t->prefix = NULL;
     PyMem_Free(t->x_id); PyMem_Free(t->x_ins); PyMem_Free(t->x_pin); PyMem_Free(t->x_m1);
     PyMem_Free(t->x_hit); PyMem_Free(t->x_pool); PyMem_Free(t->x_mpos);
     t->x_id = t->x_ins = t->x_hit = t->x_pool = t->x_mpos = NULL; t->x_pin = NULL; t->x_m1 = NULL;
@@ -94,11 +103,30 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
             int32_t *q = &t->vidx[(s << n) | t->oe[e][s]];
             if (*q < 0) *q = slots++;
         }
-    t->vb = PyMem_Calloc(slots ? (size_t)slots * W : 1, 8);
-    if (!t->vb) { PyErr_NoMemory(); goto done; }
+    t->post_off = PyMem_Calloc((size_t)slots + 1, sizeof(int32_t));
+    t->post = PyMem_Malloc(sizeof(int32_t) * (size_t)(4 * N ? 4 * N : 1));
+    if (!t->post_off || !t->post) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t e = 0; e < N; e++)
+        for (int s = 0; s < 4; s++) t->post_off[t->vidx[(s << n) | t->oe[e][s]] + 1]++;
+    for (int q = 0; q < slots; q++) t->post_off[q + 1] += t->post_off[q];
+    int32_t *fill = PyMem_Malloc(sizeof(int32_t) * (size_t)(slots ? slots : 1));
+    if (!fill) { PyErr_NoMemory(); goto done; }
+    memcpy(fill, t->post_off, sizeof(int32_t) * (size_t)slots);
+    t->dense = PyMem_Malloc(sizeof(int32_t) * (size_t)(slots ? slots : 1));
+    t->oe_rank = PyMem_Calloc(N ? N : 1, sizeof *t->oe_rank);
+    if (!t->dense || !t->oe_rank) { PyMem_Free(fill); PyErr_NoMemory(); goto done; }
+    int ndense = 0;
+    for (int q = 0; q < slots; q++)
+        t->dense[q] = t->post_off[q + 1] - t->post_off[q] >= W ? ndense++ : -1;
+    t->vb = PyMem_Calloc(ndense ? (size_t)ndense * W : 1, 8);
+    if (!t->vb) { PyMem_Free(fill); PyErr_NoMemory(); goto done; }
     for (Py_ssize_t r = 0; r < N; r++) {
         int64_t e = ORD[r];
-        if (e < 0 || e >= N) { PyErr_SetString(PyExc_ValueError, "order holds an entry out of range"); goto done; }
+        if (e < 0 || e >= N) {
+            PyMem_Free(fill);
+            PyErr_SetString(PyExc_ValueError, "order holds an entry out of range");
+            goto done;
+        }
         t->rank_entry[r] = (int32_t)e;
         size_t w = (size_t)r >> 6;
         uint64_t bit = 1ull << (r & 63);
@@ -108,11 +136,15 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
             if ((PINS[e] >> S) & 1) t->pin[(size_t)S * W + w] |= bit;
         for (int s = 0; s < 4; s++) {
             uint32_t v = t->oe[e][s];
-            t->vb[(size_t)t->vidx[(s << n) | v] * W + w] |= bit;
+            int32_t slot = t->vidx[(s << n) | v];
+            t->post[fill[slot]++] = (int32_t)r;
+            if (t->dense[slot] >= 0) t->vb[(size_t)t->dense[slot] * W + w] |= bit;
+            t->oe_rank[r][s] = (uint16_t)v;
             for (int p = 0; p < n; p++)
                 t->cb[((size_t)(s * n + p) * 2 + ((v >> p) & 1)) * W + w] |= bit;
         }
     }
+    PyMem_Free(fill);
     rc = 0;
 done:
     PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m); PyBuffer_Release(&b_order);
@@ -215,7 +247,9 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
     const int n = t->n, W = t->W;
     const uint32_t full = (1u << n) - 1;
     const uint64_t *ops[4 * CMAXN];
-    int nops = 0, empty = 0;
+    int nops = 0, empty = 0, best = -1;   /* best: the shortest posting list of a whole side */
+    int32_t wslots[4];
+    int nwhole = 0;
     if (!t->acc) { PyErr_SetString(PyExc_ValueError, "Table is not initialised"); return -1; }
     for (int s = 0; s < 4; s++) {
         if ((masks[s] & ~full) || (vals[s] & ~masks[s])) {
@@ -226,7 +260,9 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
         if (masks[s] == full) {
             int32_t slot = t->vidx[(s << n) | vals[s]];
             if (slot < 0) empty = 1;
-            else ops[nops++] = t->vb + (size_t)slot * W;
+            else wslots[nwhole++] = slot;
+            if (slot >= 0 && (best < 0 || t->post_off[slot + 1] - t->post_off[slot] < t->post_off[best + 1] - t->post_off[best]))
+                best = slot;
         } else {
             for (int p = 0; p < n; p++)
                 if ((masks[s] >> p) & 1)
@@ -236,7 +272,21 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
     uint64_t *acc = t->acc;
     if (empty) {
         memset(acc, 0, (size_t)W * 8);
+    } else if (best >= 0 && t->dense[best] < 0) {
+        /* every rank of the shortest whole-side list (shorter than W) that meets all four sides
+         * (and m = 1) */
+        memset(acc, 0, (size_t)W * 8);
+        const uint64_t *base = m1 ? t->m1 : t->all;
+        for (int32_t q = t->post_off[best], end = t->post_off[best + 1]; q < end; q++) {
+            int32_t r = t->post[q];
+            const uint16_t *e = t->oe_rank[r];
+            if (((base[r >> 6] >> (r & 63)) & 1) && (e[0] & masks[0]) == vals[0] && (e[1] & masks[1]) == vals[1]
+                    && (e[2] & masks[2]) == vals[2] && (e[3] & masks[3]) == vals[3])
+                acc[r >> 6] |= 1ull << (r & 63);
+        }
     } else {
+        /* no whole side, or all of them dense: AND the bitsets */
+        for (int k = 0; k < nwhole; k++) ops[nops++] = t->vb + (size_t)t->dense[wslots[k]] * W;
         memcpy(acc, m1 ? t->m1 : t->all, (size_t)W * 8);
         for (int k = 0; k < nops; k++) {
             const uint64_t *op = ops[k];

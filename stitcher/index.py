@@ -9,14 +9,19 @@ alternative of the ORIENTED tile differs from the solution on some side in S
 (always set for m = 1). The stitcher prefers candidates whose bit for "the
 sides known at this square's turn" is set.
 
-``MemoryIndex`` loads the few edge columns of the needed sizes once and
+``MemoryIndex`` loads the few edge columns of the needed sizes once (of each
+size only the active set: the ``active.ACTIVE_CAP`` tiles with the smallest
+hashes, persisted beside the library by ``MemoryIndex.open``; see
+``stitcher/active.py``) and
 expands each tile into its 16 oriented entries (entry = 16·row + t): oriented
 edges, pin bitmap, m, and a sort key (first 60 bits of the hash, then t; the
 SQL path sorts by the full hash, so the two orders agree unless two hashes
 share 60 bits). Buckets map (side, edge value) to entry ids sorted by key;
 a lookup starts from the smallest bucket of a whole side (or the union of the
 buckets of the lines matching a partial side) and filters the other sides
-with numpy (``_SizeIndex.lookup_py``, the reference). ``SqlIndex`` runs
+with numpy (``_SizeIndex.lookup_py``, the reference; the buckets are built at
+its first call and extended by later adds, never re-sorted: the answer is
+sorted at the end). ``SqlIndex`` runs
 ``tilelib.query.find`` per lookup. Which is faster is measured in
 ``scripts/bench_stitch.py``.
 
@@ -38,7 +43,7 @@ import numpy as np
 from tilelib.constraint import Constraint
 from tilelib.query import find, matching_lines
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask
-from tilelib.tile import nibbles
+from stitcher.active import ACTIVE_CAP, ActiveInfo, canonical_pins, load_active, scan
 from stitcher.place import TRIES, choose
 
 try:
@@ -47,13 +52,10 @@ except ImportError:   # not built: the numpy reference runs
     _core = None
 
 
-EXTRA_LIMIT = 512   # entries (32 tiles) appended to a C Table before it is rebuilt (~5 ms at 60k entries)
-
-
-def canonical_pins(m: int, alt_sides: int) -> int:
-    """16-bit pin bitmap of a canonical tile: bit S set iff every alt nibble meets S."""
-    nibs = nibbles(alt_sides, m - 1)
-    return sum(1 << S for S in range(16) if all(nib & S for nib in nibs))
+# Entries (256 tiles) appended to a C Table before it is rebuilt. A rebuild is O(entries): ~50 ms at
+# the cap's 524k entries, so rebuilding every 32 tiles (the old 512) cost seconds a night; a lookup
+# tests the extras one by one (a few µs for 4,096).
+EXTRA_LIMIT = 4096
 
 
 @lru_cache(maxsize=1)
@@ -88,7 +90,8 @@ class _SizeIndex:
         self.PINS = np.zeros(cap, dtype=np.uint16)
         self.M = np.zeros(cap, dtype=np.int64)
         self.SK = np.zeros(cap, dtype=np.uint64)
-        self.buckets: list[dict[int, np.ndarray]] = [{}, {}, {}, {}]
+        self._buckets: list[dict[int, np.ndarray]] | None = None   # lookup_py's, built at its first call
+        self._bucketed = 0                # entries in them
         self._all: np.ndarray | None = None
         self._ranked = 0                  # entries in the C table's bitsets (the rest are its extras)
         self._ranked_sk = self.SK[:0]     # their sort keys, ascending
@@ -110,14 +113,21 @@ class _SizeIndex:
         """Add canonical tiles (hash, edges, m, alt_sides); each becomes 16 oriented entries."""
         if not rows:
             return
+        self.add_arrays([r[0] for r in rows], np.array([r[1] for r in rows], dtype=np.int64),
+                        np.array([r[2] for r in rows], dtype=np.int64),
+                        np.array([canonical_pins(r[2], r[3]) for r in rows], dtype=np.int64))
+
+    def add_arrays(self, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray) -> None:
+        """Add canonical tiles as arrays: edges (k, 4), m (k,), canonical pin bitmaps (k,).
+        Cost O(k) plus the C table's extend (O(extras)) or, past EXTRA_LIMIT, its rebuild."""
+        if not len(hashes):
+            return
         n, full = self.n, (1 << self.n) - 1
         k0 = self.size
-        cnt = 16 * len(rows)
+        cnt = 16 * len(hashes)
         self._grow(k0 + cnt)
-        canon = np.array([r[1] for r in rows], dtype=np.int64)
         rev = _rev_table(n)
-        pins = np.array([canonical_pins(r[2], r[3]) for r in rows], dtype=np.int64)
-        h64 = np.array([int(r[0][:15], 16) for r in rows], dtype=np.uint64)
+        h64 = np.array([int(h[:15], 16) for h in hashes], dtype=np.uint64)
         perm = pin_perm()
         sl = slice(k0, k0 + cnt)
         for t in TRANSFORMS:
@@ -131,28 +141,33 @@ class _SizeIndex:
                 self.OE[ent, s] = v
             self.PINS[ent] = perm[t, pins]
             self.SK[ent] = (h64 << np.uint64(4)) | np.uint64(t)
-        self.M[sl] = np.repeat(np.array([r[2] for r in rows], dtype=np.int64), 16)
-        self.hashes.extend(r[0] for r in rows)
+        self.M[sl] = np.repeat(m, 16)
+        self.hashes.extend(hashes)
         self.size = k0 + cnt
-        ids = np.arange(k0, k0 + cnt, dtype=np.int64)
-        ids = ids[np.argsort(self.SK[sl], kind="stable")]
-        for s in range(4):
-            vals = self.OE[ids, s]
-            order = np.argsort(vals, kind="stable")
-            sv, si = vals[order], ids[order]
-            cuts = np.flatnonzero(np.diff(sv)) + 1
-            for part_v, part in zip(sv[np.r_[0, cuts]].tolist(), np.split(si, cuts)):
-                old = self.buckets[s].get(part_v)
-                if old is None:
-                    self.buckets[s][part_v] = part
-                else:
-                    merged = np.concatenate([old, part])
-                    self.buckets[s][part_v] = merged[np.argsort(self.SK[merged], kind="stable")]
         self._all = None
         if self.table is not None and self.size - self._ranked <= EXTRA_LIMIT:
             self._extend(k0)
         else:
             self.table = self._table()
+
+    def buckets(self) -> list[dict[int, np.ndarray]]:
+        """Per side, whole value -> entry ids in id order (not sorted: lookup_py sorts its answer).
+        Built at the first call, then extended by the entries added since."""
+        if self._buckets is None:
+            self._buckets = [{}, {}, {}, {}]
+        if self._bucketed < self.size:
+            ids = np.arange(self._bucketed, self.size, dtype=np.int64)
+            for s in range(4):
+                vals = self.OE[ids, s]
+                order = np.argsort(vals, kind="stable")
+                sv, si = vals[order], ids[order]
+                cuts = np.flatnonzero(np.diff(sv)) + 1
+                b = self._buckets[s]
+                for part_v, part in zip(sv[np.r_[0, cuts]].tolist(), np.split(si, cuts)):
+                    old = b.get(part_v)
+                    b[part_v] = part if old is None else np.concatenate([old, part])
+            self._bucketed = self.size
+        return self._buckets
 
     def _table(self):
         """The C twin of these entries (None without the extension)."""
@@ -192,26 +207,27 @@ class _SizeIndex:
         if not sides:
             cands = self.all_sorted()
         else:
+            buckets = self.buckets()
             whole = [s for s in sides if c.masks[s] == full]
             if whole:
                 best, cands = None, None
                 for s in whole:
-                    b = self.buckets[s].get(c.values[s])
+                    b = buckets[s].get(c.values[s])
                     if b is None:
                         return empty
                     if cands is None or len(b) < len(cands):
                         best, cands = s, b
             else:
                 best = min(sides, key=lambda s: len(matching_lines(n, c.masks[s], c.values[s])))
-                parts = [self.buckets[best].get(v) for v in matching_lines(n, c.masks[best], c.values[best])]
+                parts = [buckets[best].get(v) for v in matching_lines(n, c.masks[best], c.values[best])]
                 parts = [p for p in parts if p is not None]
                 if not parts:
                     return empty
                 cands = np.concatenate(parts)
-                cands = cands[np.argsort(self.SK[cands], kind="stable")]
             for s in sides:
                 if s != best and len(cands):
                     cands = cands[(self.OE[cands, s] & c.masks[s]) == c.values[s]]
+            cands = cands[np.lexsort((cands, self.SK[cands]))]    # (hash, t) order, as all_sorted
         if m1 and len(cands):
             cands = cands[self.M[cands] == 1]
         return cands
@@ -231,15 +247,33 @@ class MemoryIndex:
 
     def __init__(self) -> None:
         self.sizes: dict[int, _SizeIndex] = {}
+        self.info: ActiveInfo | None = None     # how ``open`` got the active set
 
     @staticmethod
-    def load(conn, ns) -> "MemoryIndex":
+    def load(conn, ns, cap: int = ACTIVE_CAP) -> "MemoryIndex":
+        """The index of the sizes ``ns``: of each, the active set (the ``cap`` smallest hashes),
+        read by one scan of the library (``open`` keeps it on disk instead)."""
+        act, _last, _read = scan(conn, cap)
+        return MemoryIndex.from_active(act, ns)
+
+    @staticmethod
+    def open(conn, library, ns, cap: int = ACTIVE_CAP) -> "MemoryIndex":
+        """``load``, with the active set read from (and kept in) the sidecar beside ``library``
+        (``active.load_active``): the same index, in O(rows added since the last open)."""
+        act, info = load_active(conn, library, cap)
+        idx = MemoryIndex.from_active(act, ns)
+        idx.info = info
+        return idx
+
+    @staticmethod
+    def from_active(act, ns) -> "MemoryIndex":
         idx = MemoryIndex()
         for n in sorted(set(ns)):
-            rows = [(h, (t, r, b, l), m, a) for h, t, r, b, l, m, a in conn.execute(
-                "SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE n = ? ORDER BY hash",
-                (n,))]
-            idx._size(n).add(rows)
+            a = act.get(n)
+            if a is not None and len(a):
+                idx._size(n).add_arrays([h.decode() for h in a.hashes.tolist()], a.edges, a.m, a.pins)
+            else:
+                idx._size(n)
         return idx
 
     def _size(self, n: int) -> _SizeIndex:

@@ -34,6 +34,8 @@ class StitchStats:
     zone_fraction_after: float = 0.0
     seconds: dict = field(default_factory=dict)
     cp_calls: int = 0
+    made: int = 0                 # tiles the drain made and placed (new library rows unless already there)
+    index: dict = field(default_factory=dict)     # how the index was had (MemoryIndex.open's info)
 
     def bump(self, n: int, key: int | str, by: int = 1) -> None:
         d = self.per_n.setdefault(n, dict.fromkeys(COUNTERS, 0))
@@ -48,4 +50,4 @@ class StitchStats:
                 "first_fill": self.first_fill, "final_fill": self.final_fill,
                 "zone_fraction_before": self.zone_fraction_before,
                 "zone_fraction_after": self.zone_fraction_after,
-                "cp_calls": self.cp_calls, "seconds": dict(self.seconds)}
+                "cp_calls": self.cp_calls, "made": self.made, "seconds": dict(self.seconds), "index": dict(self.index)}

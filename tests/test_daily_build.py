@@ -121,3 +121,26 @@ def test_cli_reveal(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == day_seed("k", "2020-01-01").hex()
     r = cli("daily", "reveal", "--date", "2999-01-01", env={"TILES_SECRET": "k"})
     assert r.returncode == 2 and "secret until" in r.stderr
+
+
+def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
+    lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
+    args = ("daily", "build", "--library", str(lib), "--out", str(out), "--size", "31", "--seed", "5eed" * 16,
+            "--json")
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["status"] == "frontier" and not s["skipped"] and s["tiles"] > 0
+    assert list(s["stages"]) == ["pack", "stitch", "clues", "verify"]
+    for v in s["stages"].values():
+        assert v["seconds"] >= 0 and "disk_write_bytes" in v and "write_call_bytes" in v
+    assert s["stages"]["stitch"]["write_call_bytes"] > 0 and s["write_call_bytes"] > 0   # it inserted tiles
+    st = s["stages"]["stitch"]
+    assert st["placements"] == s["tiles"] and st["index"]["source"] == "scan"
+    assert set(st["split"]) >= {"index", "place", "drain", "ledger", "index_add"}
+    assert s["stitch"]["per_n"] and s["peak_rss_bytes"] > 0
+    # the second build opens the index from the sidecar, reading only the rows the first one added
+    again = json.loads(cli(*args, "--force").stdout)
+    idx = again["stages"]["stitch"]["index"]
+    assert idx["source"] in ("sidecar", "refresh")
+    assert idx["new_rows"] == s["stages"]["stitch"]["made"] or idx["source"] == "sidecar"

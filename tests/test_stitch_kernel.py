@@ -23,6 +23,7 @@ from packers.packing import adjacency
 from stitcher import _core
 from stitcher.board import Board, PyBoard, SeamConflict
 from stitcher.check import ForwardCheck, PyForwardCheck
+from stitcher import index as index_module
 from stitcher.index import MemoryIndex
 from stitcher.place import choose
 from stitcher.small import solutions_edges
@@ -173,9 +174,11 @@ def test_choose_without_check_matches_python(seed, sseed, tries):
         assert stream_state(a) == stream_state(b)
 
 
-def test_tiles_added_one_by_one_merge_into_the_order():
+def test_tiles_added_one_by_one_merge_into_the_order(monkeypatch):
     """Drained tiles join the C table as extras (merged into the (hash, t) order at lookup) until
-    EXTRA_LIMIT, then the table is rebuilt: lookups and draws match Python throughout."""
+    EXTRA_LIMIT, then the table is rebuilt: lookups and draws match Python throughout. (The limit
+    is set to 512 entries here so that 80 tiles cross it more than once.)"""
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 512)
     rng = np.random.default_rng(5)
     idx = MemoryIndex()
     lines = valid_lines(6)
@@ -310,3 +313,46 @@ def test_pinned_digest_without_the_extension():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+@lru_cache(maxsize=2)
+def sparse_index(seed: int) -> MemoryIndex:
+    """n = 12 and 16 tiles: each whole-side value is held by fewer than 1 in 64 entries, so
+    lookups with a whole side walk its posting list (not the dense bitsets the n = 6 and 8
+    indexes above mostly use). Some tiles are added one by one (extras)."""
+    rng = np.random.default_rng(100 + seed)
+    idx = MemoryIndex()
+    for n, count in ((12, 400), (16, 200)):
+        lines = valid_lines(n)
+        rows = []
+        for _ in range(count):
+            m = int(rng.integers(1, 4))
+            # few distinct lines, so lookups on real edges find several entries
+            edges = tuple(int(lines[v]) for v in rng.integers(0, 40, size=4))
+            rows.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
+        idx._size(n).add(rows[:count - 20])
+        for r in rows[count - 20:]:
+            idx.add(r[0], n, r[1], r[2], r[3])
+    return idx
+
+
+@SETTINGS
+@given(st.integers(0, 1 << 30), st.binary(min_size=32, max_size=32))
+def test_lookups_and_draws_through_posting_lists_match_python(seed, sseed):
+    rng = np.random.default_rng(seed)
+    idx = sparse_index(seed % 2)
+    a, b = twin_streams(sseed)
+    walked = 0
+    for _ in range(20):
+        n = int(rng.choice([12, 16]))
+        si = idx._size(n)
+        c = random_constraint(rng, idx, n)
+        walked += any(m == (1 << n) - 1 for m in c.masks)
+        for m1 in (False, True):
+            assert si.lookup(c, m1).tolist() == si.lookup_py(c, m1).tolist()
+        known = int(rng.integers(0, 16))
+        keys, pins = idx.lookup(c, False)
+        want = choose(keys, pins, known, a)
+        assert (None if want is None else (int(want[0]), want[1], want[2])) == idx.choose(c, False, known, b)
+        assert stream_state(a) == stream_state(b)
+    assert walked

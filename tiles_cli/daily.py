@@ -46,9 +46,13 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
           seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
           out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
           force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
+          as_json: bool = typer.Option(False, "--json", help="Print a JSON summary of every stage on stdout."),
           library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
-    """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push."""
+    """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
+
+    Off a terminal (cron), the stitch logs a progress line at most every 15 s."""
     from daily.build import BuildOptions, build as run_build
+    from daily.observe import ProgressLog
 
     opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
                         params=_params(params), seed=seed_from_hex(seed) if seed else None,
@@ -56,11 +60,14 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
     if opts.seed is None:
         day_seed(opts.secret, opts.day)          # fail early, before any work, if no secret
     with progress("stitching") as bar:
-        def tick(done: int, total: int) -> None:
+        def tick(done: int, total: int, _stats=None) -> None:
             bar.total(total)
             bar.set(done)
 
-        res = run_build(opts, log=_log, progress=tick if sys.stderr.isatty() else None)
+        res = run_build(opts, log=_log, progress=tick if sys.stderr.isatty() else ProgressLog(_log))
+    if as_json:
+        typer.echo(json.dumps(res.summary()))
+        return
     if res.skipped:
         typer.echo(f"{res.day}: already built")
         return
