@@ -124,7 +124,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
             t0 = time.perf_counter()
             rep = check_library(lib, "new")          # exit 3 before any work on a damaged file
             mark_verified(lib, rep)
-            stage("check", t0, rep.line())
+            stage("check", t0, rep.line(), rows_checked=rep.rows_checked, integrity=rep.integrity)
             done = gate.stored(lib, opts.day)
             if done is not None and not opts.force:
                 path = opts.out_dir / f"{opts.day}.json"

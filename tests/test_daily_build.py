@@ -131,7 +131,7 @@ def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     assert s["status"] == "frontier" and not s["skipped"] and s["tiles"] > 0
-    assert list(s["stages"]) == ["pack", "stitch", "clues", "verify"]
+    assert list(s["stages"]) == ["check", "pack", "stitch", "clues", "verify"]
     for v in s["stages"].values():
         assert v["seconds"] >= 0 and "disk_write_bytes" in v and "write_call_bytes" in v
     assert s["stages"]["stitch"]["write_call_bytes"] > 0 and s["write_call_bytes"] > 0   # it inserted tiles
