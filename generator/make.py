@@ -113,6 +113,19 @@ class GenParams:
             raise BadInput("max_tries must be at least 1")
         return GenParams(n, m_max, seam_mask, t)
 
+    def describe(self) -> str:
+        """What the thinning really applies, for one line of output: the m limit in force (1 when
+        seam_mask is 0, whatever m_max says), the seam sides, and the difficulty window."""
+        t = self.targets
+        m = (f"m <= {self.m_max}" if self.seam_mask
+             else f"m = 1 (seam_mask 0 pins nothing{'; m_max ' + str(self.m_max) + ' unused' if self.m_max > 1 else ''})")
+        parts = [m, f"seam_mask {self.seam_mask}"]
+        if t.level:
+            parts.append(f"level {t.level}")
+        elif (t.min_ladder, t.max_ladder) != (0, 5):
+            parts.append(f"ladder {t.min_ladder}..{t.max_ladder}")
+        return ", ".join(parts)
+
     @property
     def m_limit(self) -> int:
         """The multiplicity cap thinning really applies: 1 when seam_mask is 0 (nothing can pin

@@ -9,11 +9,9 @@ from pathlib import Path
 
 import typer
 
-from daily.seed import SECRET_ENV, check_revealable, day_seed, parse_day
 from tiles_cli.options import LibraryOpt, RemoteOpt
 from tiles_cli.progress import progress
 from tilelib.errors import BadInput
-from tilelib.rng import seed_from_hex
 
 daily_app = typer.Typer(help="The daily board: build it, reveal its seed, draw it.", no_args_is_help=True)
 
@@ -49,6 +47,8 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
           library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push."""
     from daily.build import BuildOptions, build as run_build
+    from daily.seed import SECRET_ENV, day_seed, parse_day
+    from tilelib.rng import seed_from_hex
 
     opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
                         params=_params(params), seed=seed_from_hex(seed) if seed else None,
@@ -71,6 +71,8 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
 def reveal(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
            force: bool = typer.Option(False, "--force", help="Reveal even if the day is not over.")) -> None:
     """Print the day's seed (hex) once the day is over (UTC)."""
+    from daily.seed import SECRET_ENV, check_revealable, day_seed, parse_day
+
     day = parse_day(date)
     check_revealable(day, force=force)
     typer.echo(day_seed(os.environ.get(SECRET_ENV), day).hex())
@@ -83,6 +85,7 @@ def render(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
            library: Path = LibraryOpt) -> None:
     """Draw the day's board: tile hues, zones grey, givens and clues, the seed tile marked."""
     from daily.render import render_day
+    from daily.seed import parse_day
 
     render_day(parse_day(date), library, png, manifest)
     typer.echo(f"wrote {png}")

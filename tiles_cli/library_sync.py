@@ -10,8 +10,6 @@ from pathlib import Path
 
 import typer
 
-from remote.backend import open_backend
-from remote.sync import prune, pull, push, current_snapshot
 from tiles_cli.library import library_app
 from tiles_cli.options import LibraryOpt, RemoteOpt
 from tiles_cli.progress import progress
@@ -45,6 +43,9 @@ def _modes(verify: str, integrity: str) -> dict:
 def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
              integrity: str = IntegrityOpt) -> None:
     """Merge the remote's HEAD snapshot into the local library (never drops a local row)."""
+    from remote.backend import open_backend
+    from remote.sync import pull
+
     modes = _modes(verify, integrity)
     backend = open_backend(remote)
     r = pull(library, backend, progress=progress, **modes)
@@ -62,6 +63,9 @@ def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
 def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
              integrity: str = IntegrityOpt) -> None:
     """Publish the local library as the remote's HEAD (merging what others pushed first)."""
+    from remote.backend import open_backend
+    from remote.sync import push
+
     modes = _modes(verify, integrity)
     backend = open_backend(remote)
     r = push(library, backend, progress=progress, **modes)
@@ -83,6 +87,9 @@ def snapshots_cmd(remote: str = RemoteOpt,
                                                 help="Never prune a snapshot younger than this many seconds.")
                   ) -> None:
     """List the remote's snapshots (newest last); prune old ones only when asked."""
+    from remote.backend import open_backend
+    from remote.sync import current_snapshot, prune
+
     backend = open_backend(remote)
     if prune_keep is not None:
         deleted, kept = prune(backend, prune_keep, min_age)

@@ -9,16 +9,9 @@ from typing import Optional
 
 import typer
 
-from referee.board import build_board
-from referee.judge import Judge
-from referee.manifest import load
-from referee.records import tile_record
-from referee.verify import verify
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
 from tilelib.errors import BadInput
-from tilelib.rng import seed_from_hex
-from tilelib.store import Library
 
 referee_app = typer.Typer(help="Verify a day's board, look tiles up, judge runs.", no_args_is_help=True)
 
@@ -36,6 +29,11 @@ def verify_command(
     deep: bool = typer.Option(False, "--deep", help="Also re-run the difficulty ladder on every tile (slow)."),
 ) -> None:
     """Check a manifest against the library (SPEC §10); print one line, or name the first failure (exit 5)."""
+    from referee.manifest import load
+    from referee.verify import verify
+    from tilelib.rng import seed_from_hex
+    from tilelib.store import Library
+
     seed_bytes = seed_from_hex(seed) if seed is not None else None
     m = load(manifest)
     with Library.open(library) as lib, progress("checking tiles", total=m.tile_count()) as bar:
@@ -50,6 +48,9 @@ def tile_command(
     library: Path = LibraryOpt,
 ) -> None:
     """Print a library tile as one JSON object (canonical, or oriented by --t)."""
+    from referee.records import tile_record
+    from tilelib.store import Library
+
     with Library.open(library) as lib:
         rec = tile_record(lib, hash_, t)
     typer.echo(json.dumps(rec))
@@ -64,6 +65,11 @@ def judge_command(
     library: Path = LibraryOpt,
 ) -> None:
     """Judge a submission's moves; print one JSON verdict per move."""
+    from referee.board import build_board
+    from referee.judge import Judge
+    from referee.manifest import load
+    from tilelib.store import Library
+
     if submission == "-":
         text = sys.stdin.buffer.read()
     else:
