@@ -23,6 +23,7 @@ from referee.board import build_board
 from referee.frontier import add_clues
 from referee.manifest import Manifest
 from referee.verify import verify
+from tilelib.difficulty import parse_profile
 from stitcher.stitch import stitch
 from tilelib import ledger
 from tilelib.errors import VerificationFailed
@@ -43,6 +44,7 @@ class BuildOptions:
     secret: str | None = None
     remote: str | None = None
     force: bool = False
+    profile: object = None             # difficulty profile: stitcher.profile JSON form, preset name or None
 
 
 @dataclass
@@ -69,6 +71,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
           progress: Callable[[int, int], None] | None = None) -> BuildResult:
     """Run the nightly build for ``opts.day``; see the module docstring."""
     size = check_size(opts.size)
+    profile = parse_profile(opts.profile)          # bad input fails before any work
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     commit = seed_commit(seed)
     res = BuildResult(opts.day, skipped=False)
@@ -96,7 +99,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
                               f"zone {100 * packing.zone_fraction():.2f}%")
 
             t0 = time.perf_counter()
-            st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress)
+            st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress, profile=profile)
             s = st.stats
             res.stitch = _summary(s)
             stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
@@ -106,7 +109,8 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
 
             t0 = time.perf_counter()
             manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
-                                tuple(t for _, t in st.placements))
+                                tuple(t for _, t in st.placements),
+                                difficulty=None if profile is None else profile.to_json())
             clues = add_clues(build_board(manifest, lib))
             stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
                      "clues": len(clues), "stitch": res.stitch}

@@ -8,7 +8,8 @@ verified ``status`` and free-form ``stats``.
 
 ``to_json()`` writes ONE text for a value: top-level keys in the order of
 SPEC §9 (format, day, board, seed_commit, packer, seed_tile, tiles, zones,
-clues, status, stats), one tile / zone / clue per line, compact separators,
+clues, status, stats; then the optional ``difficulty``, the stitcher's level
+profile, only when the build had one), one tile / zone / clue per line, compact separators,
 ASCII, ``params`` and ``stats`` with sorted keys, a final newline. So
 ``from_json(m.to_json()).to_json() == m.to_json()`` byte for byte and a
 manifest's sha256 is stable.
@@ -37,6 +38,7 @@ FORMAT = "tiles-manifest/1"
 STATUSES = ("frontier", "unique", "ambiguous")
 KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
              "clues", "status", "stats")
+OPTIONAL_KEYS = ("difficulty",)   # written after KEY_ORDER, only when set
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -53,6 +55,7 @@ class Manifest:
     clues: tuple[tuple[int, int], ...] = ()
     status: str = "frontier"
     stats: Mapping[str, Any] = field(default_factory=dict)
+    difficulty: Mapping[str, Any] | None = None   # stitcher.profile JSON form; None: no profile
 
     __hash__ = None  # stats/params are dicts: compares by content, not hashable
 
@@ -94,7 +97,7 @@ class Manifest:
             "clues": [[r, c] for r, c in self.clues],
             "status": self.status,
             "stats": dict(self.stats),
-        }
+        } | ({} if self.difficulty is None else {"difficulty": dict(self.difficulty)})
 
     def to_json(self) -> str:
         """The one JSON text of this manifest (see the module docstring for its layout)."""
@@ -107,7 +110,7 @@ class Manifest:
                 raise BadInput(f"manifest: cannot write {key}: {e}") from None
 
         out = []
-        for key in KEY_ORDER:
+        for key in KEY_ORDER + tuple(k for k in OPTIONAL_KEYS if k in d):
             v = d[key]
             if key in ("tiles", "zones", "clues") and v:
                 # tiles keep their own key order (id, x0, y0, n, hash, t): no sort_keys there
@@ -215,8 +218,19 @@ def from_json(obj: Any) -> Manifest:
     stats = obj["stats"]
     if not isinstance(stats, dict):
         raise _bad("stats must be an object")
+    difficulty = obj.get("difficulty")
+    if difficulty is not None:
+        from tilelib.difficulty import parse_profile
+
+        if not isinstance(difficulty, dict):
+            raise _bad("difficulty must be an object")
+        try:
+            parse_profile(difficulty)
+        except BadInput as e:
+            raise _bad(f"difficulty: {e}") from None
     return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
-                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats))
+                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
+                    difficulty=None if difficulty is None else dict(difficulty))
 
 
 def load(path) -> Manifest:

@@ -44,6 +44,9 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
           seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
           out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
           force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
+          profile: str = typer.Option(None, "--profile", help="Difficulty profile: shares of ladder levels "
+                                      "the stitcher aims for, as JSON ({\"2\": 0.25, \"3\": 0.5, ...} or one per n) "
+                                      "or a preset (human); recorded in the manifest. Default: none."),
           library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push."""
     from daily.build import BuildOptions, build as run_build
@@ -52,7 +55,7 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
 
     opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
                         params=_params(params), seed=seed_from_hex(seed) if seed else None,
-                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force)
+                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force, profile=profile)
     if opts.seed is None:
         day_seed(opts.secret, opts.day)          # fail early, before any work, if no secret
     with progress("stitching") as bar:
