@@ -242,7 +242,7 @@ def main() -> None:
                        ("m_max(n), seam_mask=15", lambda n: (default_m_max(n), 15))):
         print(f"### Tile generation, {label}\n")
         print("| n | tiles | solution ms | thinning ms | counts/tile | ladder+features ms | puzzle ms | tile ms "
-              "| blank | Unruly ms | ratio (puzzle) | ratio (tile) |")
+              "| blank | Unruly ms (stored) | ratio (puzzle) | ratio (tile) |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for n in ns:
             m_max, seam = cfg(n)
