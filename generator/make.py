@@ -33,6 +33,7 @@ Attempts are capped (``Targets.max_tries``); running out raises
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,11 +44,11 @@ from generator.features import blob_rows, features_rows, rows_blob
 from generator.solution import random_rows
 from generator.thin import ThinResult, corner_free_mask, removal_order, side_rows, thin
 from generator.version import default_m_max
-from tilelib.bits import VALID_N, row_ints
+from tilelib.bits import VALID_N, blob_len, row_ints
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
 from tilelib.rules import violations
-from tilelib.tile import Tile
+from tilelib.tile import Features, Tile
 
 # Every count of the thinning loop stops past THIN_NODE_CAP * n * n nodes; the cell then
 # stays given. Uncapped, one n = 16 tile in 300 took 0.66 s (sparse counts of up to 290 k
@@ -203,7 +204,7 @@ def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = Non
                 unpinnable.append(grid)
             continue
         counts += res.counts
-        tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask)
+        tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask, _bare(n))
         # Rate the canonical orientation: L4's cell order makes `bifurcations` depend on
         # orientation, and the library stores (and the referee re-rates) the canonical one.
         canon = tile.canonical()[0]
@@ -219,6 +220,12 @@ def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = Non
     raise GenerationFailed(
         f"no n={params.n} tile met the targets in {t.max_tries} attempts "
         f"({rejected_start} unpinnable starts, {rejected_easy} too easy or too hard)")
+
+
+@lru_cache(maxsize=None)
+def _bare(n: int) -> Features:
+    """Features with the zero flip BLOB filled in (``Tile`` would copy the value to add it)."""
+    return Features(flip=bytes(blob_len(n)))
 
 
 def thin_to_level(n: int, rows: list[int], stream: Stream, level: int, *, m_max: int = 1,
