@@ -96,15 +96,18 @@ def _params(n: int, m: int, seam_mask: int, level: int) -> GenParams:
 def _thin(params, stream: Stream, j: int, grid) -> Tile | None:
     """Thin and rate a complete valid grid as is (``make_tile``'s ``solution`` path: the same tile
     as completing it with every cell fixed, without a CP-SAT call that could only return it).
-    With a target level, a grid that does not thin to exactly that level (its start is not
-    solvable at the level, or it comes out easier) is thinned the usual way instead."""
+    With a target level L, a grid that does not thin to exactly L (it comes out easier, or its
+    start is not solvable at L) is thinned to L-1, L-2, ..., 2 in turn, and only then the usual
+    way: an easier tile is closer to the profile than a minimal one, which at n >= 12 is
+    mostly beyond L4."""
     try:
         return make_tile(params, stream.child(f"make/{j}"), solution=grid)
     except GenerationFailed:
         pass
-    if params.targets.level:
-        plain = GenParams(params.n, params.m_max, params.seam_mask, Targets(max_tries=1))
-        return _thin(plain, stream, j, grid)
+    level = params.targets.level
+    if level:
+        lower = Targets(max_tries=1, level=level - 1) if level > 2 else Targets(max_tries=1)
+        return _thin(GenParams(params.n, params.m_max, params.seam_mask, lower), stream, j, grid)
     return None
 
 

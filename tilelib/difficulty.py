@@ -11,7 +11,8 @@ placement stream is untouched), and the stitcher
    tiles, as it does without a profile ("where the library allows");
 2. makes drained tiles at that level (``generator.make`` target-level
    thinning, Unruly's rule); a completion that cannot be thinned to the
-   level is thinned the usual way instead.
+   level is thinned to the next lower level, down to 2, and only then the
+   usual way (``stitcher.drain._thin``).
 
 The candidate filter is a separate ``MemoryIndex`` per level set
 (``stitcher.profile.level_index``, from the library's ``ladder`` column), so
