@@ -127,12 +127,6 @@ class GenParams:
             parts.append(f"ladder {t.min_ladder}..{t.max_ladder}")
         return ", ".join(parts)
 
-    @property
-    def m_limit(self) -> int:
-        """The multiplicity cap thinning really applies: 1 when seam_mask is 0 (nothing can pin
-        an alternative), else m_max."""
-        return self.m_max if self.seam_mask else 1
-
 
 @dataclass(frozen=True)
 class MakeStats:
@@ -140,7 +134,7 @@ class MakeStats:
 
     tries: int
     rejected_start: int
-    rejected_easy: int
+    rejected_easy: int       # outside the targets: too easy, or above max_ladder
     counts: int
 
 
@@ -170,7 +164,6 @@ def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = Non
         given_rows = row_ints(sol)
     rejected_start = rejected_easy = counts = 0
     unpinnable: list[np.ndarray] = []   # completions whose corner-free start failed
-    seam_rows = side_rows(n, params.seam_mask)
     for j in range(t.max_tries):
         sub = stream.child(f"try/{j}")
         if solution is not None:

@@ -13,7 +13,11 @@
    (``check.ForwardCheck``: every side of every unplaced neighbour can still
    become a valid line; n = 6 neighbours must keep a completion, exactly) is
    taken. If none passes and the drain is on, a window-aware tile is made
-   (``joint.joint_complete``).
+   (``joint.joint_complete``). With a difficulty ``profile``
+   (``tilelib.difficulty``) the square first draws a ladder level and the
+   candidates are those of that level, then of the allowed levels, then all;
+   its drained tiles are thinned to that level (``profiled_choose``,
+   ``level_for``).
 3. **Miss**: no candidate → a row in ``misses`` (``ledger.record_miss``,
    packing id = the packing's digest; repeats count). With the drain on
    (default, ``drain=True`` = ``"inline"``) the miss is drained at once,
@@ -138,7 +142,6 @@ class _Run:
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
         self.index = index if index is not None else MemoryIndex.load(lib.conn, range(6, top + 1, 2))
-        t2 = time.perf_counter()
         self.profile = profile
         self.level_of: dict[int, int] = {}
         self.level_idx: dict = {}
