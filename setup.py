@@ -1,4 +1,4 @@
-"""Build hook for the C kernels (engine._kernel, stitcher._core) only; all other metadata lives in pyproject.toml."""
+"""Build hook for the C kernels (engine._kernel, tilelib._sym, stitcher._core) only; all other metadata lives in pyproject.toml."""
 
 import platform
 
@@ -13,6 +13,11 @@ setup(
             "engine._kernel",
             sources=["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c"],
             depends=["engine/_kernel.h"],
+            extra_compile_args=["-O2", "-std=c99", *_arch],
+        ),
+        Extension(
+            "tilelib._sym",
+            sources=["tilelib/_sym.c"],
             extra_compile_args=["-O2", "-std=c99", *_arch],
         ),
         Extension(

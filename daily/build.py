@@ -35,6 +35,7 @@ from referee.board import build_board
 from referee.frontier import add_clues
 from referee.manifest import Manifest
 from referee.verify import verify
+from tilelib.difficulty import parse_profile
 from stitcher.stitch import stitch
 from tilelib import ledger
 from tilelib.checks import check_library, mark_verified
@@ -58,6 +59,7 @@ class BuildOptions:
     remote: str | None = None
     force: bool = False
     start: dict | None = None  # replay: record this start state {snapshot, deltas} (no remote to ask)
+    profile: object = None             # difficulty profile: stitcher.profile JSON form, preset name or None
 
 
 @dataclass
@@ -98,6 +100,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
     size = check_size(opts.size)
     check_request(opts.packer, size, opts.params)    # bad input: fail before any file is touched
     check_placeable(opts.out_dir, "--out", want_dir=True)   # checked before any work, not after it
+    profile = parse_profile(opts.profile)
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     commit = seed_commit(seed)
     res = BuildResult(opts.day, skipped=False)
@@ -136,7 +139,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
                 log(f"manifest for {opts.day} already in {opts.library}; nothing to build (--force rebuilds)")
                 res.skipped, res.manifest_path, res.status = True, path, done.status
             else:
-                _build_day(opts, lib, size, seed, commit, start, res, stage, progress)
+                _build_day(opts, lib, size, seed, commit, start, profile, res, stage, progress)
         if opts.remote:
             from remote.backend import open_backend
             from remote.sync import push
@@ -180,7 +183,7 @@ def _sync_before(opts: BuildOptions, stage, log) -> dict:
     return {"snapshot": st.used or st.snapshot, "deltas": list(st.deltas)}
 
 
-def _build_day(opts, lib, size, seed, commit, start, res, stage, progress) -> None:
+def _build_day(opts, lib, size, seed, commit, start, profile, res, stage, progress) -> None:
     """Pack, stitch + drain, clues, verify, write the manifest (the stages of one day)."""
     t0 = time.perf_counter()
     packing = make_packing(opts.packer, size, seed, opts.params)
@@ -189,7 +192,7 @@ def _build_day(opts, lib, size, seed, commit, start, res, stage, progress) -> No
           squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
 
     t0 = time.perf_counter()
-    st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress)
+    st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress, profile=profile)
     s = st.stats
     res.stitch = _summary(s)
     res.stitch_detail = s.as_dict()
@@ -202,7 +205,8 @@ def _build_day(opts, lib, size, seed, commit, start, res, stage, progress) -> No
 
     t0 = time.perf_counter()
     manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
-                        tuple(t for _, t in st.placements), build=build_record(start))
+                        tuple(t for _, t in st.placements),
+                        difficulty=None if profile is None else profile.to_json(), build=build_record(start))
     clues = add_clues(build_board(manifest, lib))
     stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
              "clues": len(clues), "stitch": res.stitch}

@@ -370,3 +370,255 @@ PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw) {
     return Py_BuildValue("(ONNL)", none ? Py_True : Py_False, lv, lk, cx.nodes);
 }
 
+
+/* ---------------------------------------------------------------- thinning
+ * The C twin of generator.thin's fast method (read its module doc): the same
+ * acceptability test, the same group phase and the same flipped-cell single
+ * phase, the same counts in the same order, so the output (givens, solutions
+ * in order, counts, nodes) is identical to the Python loop's. What C adds is
+ * only speed: the loop makes ~n^2 counts per tile, and at n = 6 the Python
+ * glue around them cost more than the counts.
+ *
+ * One extra, optional rule: `max_nodes` >= 0 caps every count of the loop; a
+ * test that passes the cap counts as "not acceptable" (the cell stays given),
+ * which bounds the heavy tail of a few sparse counts (see generator.thin). */
+
+static long long count_once(Ctx *cx, const uint32_t *vals, const uint32_t *known, long long k, long long keep,
+                            long long max_nodes, long long *total_nodes) {
+    const int n = cx->n;
+    cx->k = k;
+    cx->keep = keep;
+    cx->max_nodes = max_nodes < 0 ? LLONG_MAX : max_nodes;
+    cx->count = 0;
+    cx->nsols = 0;
+    cx->stopped = 0;
+    cx->aborted = 0;
+    cx->nodes = 0;
+    if (k > 0) {
+        init_state(cx, &STACK[0], vals, known);
+        cx->nodes = 1;
+        if (propagate(cx, &STACK[0], (uint32_t)((1ull << (2 * n)) - 1))) run(cx, &PLAN_COUNT);
+    }
+    *total_nodes += cx->nodes;
+    if (cx->stopped) return -1;
+    long long c = cx->count < k ? cx->count : k;
+    return c < 0 ? 0 : c;
+}
+
+static int sides_differ(int n, const uint16_t *a, const uint16_t *b) {
+    int mask = 0;
+    if (a[0] != b[0]) mask |= 1;
+    if (a[n - 1] != b[n - 1]) mask |= 4;
+    const uint32_t hi = 1u << (n - 1);
+    for (int r = 0; r < n; r++) {
+        uint32_t d = (uint32_t)(a[r] ^ b[r]);
+        if (d & 1) mask |= 2;
+        if (d & hi) mask |= 8;
+    }
+    return mask;
+}
+
+typedef struct {
+    int n, seam;
+    long long m_max, max_nodes, counts, nodes;
+    uint16_t sol[MAXN];
+    uint16_t *sols;          /* the current solution list, nsols * n rows (cap MAXSOLS) */
+    long long nsols;
+} Thin;
+
+#define MAXSOLS 64
+
+/* Is sols[i] the tile's solution or pinned by a seam side? */
+static int pinned(const Thin *th, const uint16_t *s) {
+    if (!memcmp(s, th->sol, th->n * sizeof(uint16_t))) return 1;
+    return (sides_differ(th->n, s, th->sol) & th->seam) != 0;
+}
+
+/* generator.thin._Checker.check: one count with k = m_max + 1 on sol & known; on success
+ * the solutions replace th->sols and 1 is returned. */
+static int thin_check(Ctx *cx, Thin *th, const uint32_t *known) {
+    const int n = th->n;
+    uint32_t vals[MAXN];
+    for (int r = 0; r < n; r++) vals[r] = th->sol[r] & known[r];
+    long long c = count_once(cx, vals, known, th->m_max + 1, th->m_max + 1, th->max_nodes, &th->nodes);
+    th->counts++;
+    if (c < 0 || c > th->m_max) return 0;
+    for (long long i = 0; i < cx->nsols; i++)
+        if (!pinned(th, cx->sols + i * n)) return 0;
+    memcpy(th->sols, cx->sols, (size_t)cx->nsols * n * sizeof(uint16_t));
+    th->nsols = cx->nsols;
+    return 1;
+}
+
+static inline void clear_cell(uint32_t *known, int n, int i) { known[i / n] &= ~(1u << (n - 1 - i % n)); }
+
+PyObject *py_thin_rows(PyObject *self, PyObject *args) {
+    int n, seam;
+    long long m_max, b, room, max_nodes;
+    PyObject *ps, *pk, *porder;
+    if (!PyArg_ParseTuple(args, "iOOOLiLLL", &n, &ps, &pk, &porder, &m_max, &seam, &b, &room, &max_nodes))
+        return NULL;
+    Ctx cx;
+    if (setup(&cx, n, 1) < 0) return NULL;
+    uint32_t sol32[MAXN], known[MAXN];
+    if (parse_rows(ps, n, sol32, "solution") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
+    if (m_max < 1 || m_max >= MAXSOLS) return PyErr_Format(PyExc_ValueError, "m_max must be in 1..%d", MAXSOLS - 1);
+    PyObject *ofast = PySequence_Fast(porder, "order must be a sequence of cell indices");
+    if (!ofast) return NULL;
+    Py_ssize_t no = PySequence_Fast_GET_SIZE(ofast);
+    int order[MAXN * MAXN];
+    if (no > n * n) { Py_DECREF(ofast); return PyErr_Format(PyExc_ValueError, "order is longer than n*n"); }
+    for (Py_ssize_t j = 0; j < no; j++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(ofast, j));
+        if ((v == -1 && PyErr_Occurred()) || v < 0 || v >= n * n) {
+            PyErr_Clear();
+            Py_DECREF(ofast);
+            return PyErr_Format(PyExc_ValueError, "order entry %zd is not a cell index of n=%d", j, n);
+        }
+        order[j] = (int)v;
+    }
+    Py_DECREF(ofast);
+    Thin th = {0};
+    th.n = n;
+    th.seam = seam & 15;
+    th.m_max = th.seam ? m_max : 1;
+    th.max_nodes = max_nodes;
+    for (int r = 0; r < n; r++) th.sol[r] = (uint16_t)sol32[r];
+    uint16_t solsbuf[MAXSOLS * MAXN];
+    th.sols = solsbuf;
+    PyObject *result = NULL;
+    if (!thin_check(&cx, &th, known)) {          /* the start itself is not acceptable */
+        if (cx.oom) goto oom;
+        PyMem_Free(cx.sols);
+        Py_RETURN_NONE;
+    }
+    /* keep only the cells of the order that are given in the start */
+    int cells[MAXN * MAXN], nc = 0;
+    for (Py_ssize_t j = 0; j < no; j++)
+        if ((known[order[j] / n] >> (n - 1 - order[j] % n)) & 1) cells[nc++] = order[j];
+    /* group phase */
+    int p = 0;
+    while (p < nc) {
+        if (b > room - p) b = room - p;
+        if (b < 2) break;
+        uint32_t trial[MAXN];
+        memcpy(trial, known, sizeof(trial));
+        long long take = b < nc - p ? b : nc - p;
+        for (long long j = 0; j < take; j++) clear_cell(trial, n, cells[p + j]);
+        if (!thin_check(&cx, &th, trial)) break;
+        memcpy(known, trial, sizeof(trial));
+        p += (int)take;
+        b *= 2;
+    }
+    if (cx.oom) goto oom;
+    /* single phase: each cell alone with its value flipped */
+    uint32_t vals[MAXN];
+    for (int r = 0; r < n; r++) vals[r] = th.sol[r] & known[r];
+    for (int j = p; j < nc; j++) {
+        int i = cells[j], r = i / n;
+        uint32_t bit = 1u << (n - 1 - i % n);
+        vals[r] ^= bit;
+        long long rm = th.m_max - th.nsols, c;
+        if (rm <= 0) c = count_once(&cx, vals, known, 1, 0, th.max_nodes, &th.nodes);
+        else c = count_once(&cx, vals, known, rm + 1, rm + 1, th.max_nodes, &th.nodes);
+        vals[r] ^= bit;
+        th.counts++;
+        if (cx.oom) goto oom;
+        if (c < 0 || c > (rm > 0 ? rm : 0)) continue;
+        if (c) {
+            int ok = 1;
+            for (long long s = 0; s < cx.nsols && ok; s++)
+                if (!(sides_differ(n, cx.sols + s * n, th.sol) & th.seam)) ok = 0;
+            if (!ok) continue;
+            memcpy(th.sols + th.nsols * n, cx.sols, (size_t)cx.nsols * n * sizeof(uint16_t));
+            th.nsols += cx.nsols;
+        }
+        known[r] &= ~bit;
+        vals[r] &= ~bit;
+    }
+    PyMem_Free(cx.sols);
+    {
+        PyObject *lk = PyList_New(n), *ls = PyList_New(th.nsols);
+        if (!lk || !ls) { Py_XDECREF(lk); Py_XDECREF(ls); return NULL; }
+        for (int r = 0; r < n; r++) PyList_SET_ITEM(lk, r, PyLong_FromUnsignedLong(known[r]));
+        for (long long s = 0; s < th.nsols; s++) {
+            PyObject *tup = rows_tuple(th.sols + s * n, n);
+            if (!tup) { Py_DECREF(lk); Py_DECREF(ls); return NULL; }
+            PyList_SET_ITEM(ls, s, tup);
+        }
+        result = Py_BuildValue("(NNLL)", lk, ls, th.counts, th.nodes);
+    }
+    return result;
+oom:
+    PyMem_Free(cx.sols);
+    return PyErr_NoMemory();
+}
+
+/* Target-level thinning (Unruly's rule): remove the givens of `order` one at a time and
+ * keep a removal while the standard solve with levels 1..L, run on the givens plus the
+ * seam sides (`side_known`), still solves. With seam sides, the tile's own givens must
+ * also keep m <= m_max (one count, capped by max_nodes like thin_rows); a solve of
+ * givens + seam sides already pins every alternative on a seam side. Returns the
+ * givens rows, or None when the start does not pass. */
+PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
+    int n, levels, seam;
+    long long m_max, max_nodes;
+    PyObject *ps, *pk, *psides, *porder;
+    if (!PyArg_ParseTuple(args, "iOOOOiiLL", &n, &ps, &pk, &psides, &porder, &levels, &seam, &m_max, &max_nodes))
+        return NULL;
+    Ctx cx;
+    if (setup(&cx, n, 1) < 0) return NULL;
+    uint32_t sol[MAXN], known[MAXN], sides[MAXN];
+    if (parse_rows(ps, n, sol, "solution") < 0 || parse_rows(pk, n, known, "known") < 0
+        || parse_rows(psides, n, sides, "side_known") < 0)
+        return NULL;
+    if (levels < 1 || levels > 4) return PyErr_Format(PyExc_ValueError, "levels must be 1..4, got %d", levels);
+    if (m_max < 1) return PyErr_Format(PyExc_ValueError, "m_max must be at least 1");
+    PyObject *ofast = PySequence_Fast(porder, "order must be a sequence of cell indices");
+    if (!ofast) return NULL;
+    Py_ssize_t no = PySequence_Fast_GET_SIZE(ofast);
+    if (no > n * n) { Py_DECREF(ofast); return PyErr_Format(PyExc_ValueError, "order is longer than n*n"); }
+    int order[MAXN * MAXN];
+    for (Py_ssize_t j = 0; j < no; j++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(ofast, j));
+        if ((v == -1 && PyErr_Occurred()) || v < 0 || v >= n * n) {
+            PyErr_Clear();
+            Py_DECREF(ofast);
+            return PyErr_Format(PyExc_ValueError, "order entry %zd is not a cell index of n=%d", j, n);
+        }
+        order[j] = (int)v;
+    }
+    Py_DECREF(ofast);
+    const int enabled = (1 << levels) - 1;
+    long long total = 0;
+    uint32_t vals[MAXN], lk[MAXN];
+    /* acceptable(known): ladder on known|sides solves; with seam, count(known) <= m_max */
+#define ACCEPTABLE(K, OUT) do { \
+        for (int r_ = 0; r_ < n; r_++) { lk[r_] = (K)[r_] | sides[r_]; vals[r_] = sol[r_] & (K)[r_]; } \
+        (OUT) = ladder_solves(cx.t, n, sol, lk, enabled); \
+        if ((OUT) && seam) { \
+            long long c_ = count_once(&cx, vals, (K), m_max + 1, 0, max_nodes, &total); \
+            (OUT) = c_ >= 0 && c_ <= m_max; \
+        } \
+    } while (0)
+    int ok;
+    ACCEPTABLE(known, ok);
+    if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
+    if (!ok) { PyMem_Free(cx.sols); Py_RETURN_NONE; }
+    for (Py_ssize_t j = 0; j < no; j++) {
+        int i = order[j], r = i / n;
+        uint32_t bit = 1u << (n - 1 - i % n);
+        if (!(known[r] & bit)) continue;
+        known[r] &= ~bit;
+        ACCEPTABLE(known, ok);
+        if (!ok) known[r] |= bit;
+    }
+#undef ACCEPTABLE
+    int oom = cx.oom;
+    PyMem_Free(cx.sols);
+    if (oom) return PyErr_NoMemory();
+    PyObject *out = PyList_New(n);
+    if (!out) return NULL;
+    for (int r = 0; r < n; r++) PyList_SET_ITEM(out, r, PyLong_FromUnsignedLong(known[r]));
+    return out;
+}

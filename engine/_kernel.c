@@ -22,6 +22,7 @@
  *       count is -1 when max_nodes >= 0 and the search passed it (then stopped)
  *   backbone_rows(n, vals, known, distinct=True)
  *       -> (no_solution, backbone value rows, backbone known rows, nodes)
+ *   thin_rows(...) / thin_ladder(...): the thinning loops (_count.c, _ladder.c)
  *   rate_rows(n, vals, known)
  *       -> (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation,
  *           solution rows or None, filled): engine.ladder.rate (see _ladder.c)
@@ -102,6 +103,12 @@ static PyMethodDef methods[] = {
      "count_rows(n, vals, known, k=2, distinct=True, keep=k, max_nodes=-1, find=False) -> (count or -1, [row tuples], nodes)"},
     {"backbone_rows", (PyCFunction)(void (*)(void))py_backbone_rows, METH_VARARGS | METH_KEYWORDS,
      "backbone_rows(n, vals, known, distinct=True) -> (no_solution, value rows, known rows, nodes)"},
+    {"thin_rows", py_thin_rows, METH_VARARGS,
+     "thin_rows(n, solution, known, order, m_max, seam_mask, group_b, group_room, max_nodes) -> "
+     "(known rows, [solution row tuples], counts, nodes) or None: generator.thin's fast method in C"},
+    {"thin_ladder", py_thin_ladder, METH_VARARGS,
+     "thin_ladder(n, solution, known, order, levels) -> known rows or None: remove givens in order while "
+     "the standard solve with levels 1..levels still solves (Unruly's rule)"},
     {NULL, NULL, 0, NULL},
 };
 

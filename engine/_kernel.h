@@ -36,8 +36,13 @@ const Tables *checked_tables(int n);
 /* Read n row ints of n bits from a Python sequence; -1 with ValueError/TypeError set. */
 int parse_rows(PyObject *seq, int n, uint32_t *out, const char *what);
 
+/* The standard solve with the levels in `enabled` (bit level-1) solves vals/known (_ladder.c). */
+int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled);
+
 PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_rate_rows(PyObject *self, PyObject *args);
+PyObject *py_thin_rows(PyObject *self, PyObject *args);
+PyObject *py_thin_ladder(PyObject *self, PyObject *args);
 
 #endif

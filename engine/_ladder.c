@@ -297,3 +297,12 @@ PyObject *py_rate_rows(PyObject *self, PyObject *args) {
                          needs_u ? Py_True : Py_False, needs_b ? Py_True : Py_False, sol, open0 - open1);
 }
 
+
+/* Does the standard solve with the levels in `enabled` (bit level-1) solve the puzzle? (thinning) */
+int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled) {
+    uint32_t v[MAXN];
+    for (int r = 0; r < n; r++) v[r] = vals[r] & known[r];
+    LState s;
+    lstate_init(&s, n, v, known);
+    return lsolve(&s, t, enabled, NULL) == S_SOLVED;
+}

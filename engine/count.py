@@ -13,12 +13,14 @@ rows as ints (bit ``n-1-c`` = cell (r, c), SPEC §2) and ``known`` the mask rows
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from engine import reference
-from tilelib.bits import Puzzle, int_line
 from tilelib.errors import BadInput
+
+if TYPE_CHECKING:  # numpy and tilelib.bits load on first use: `tiles solve` runs on row ints without them
+    import numpy as np
+
+    from tilelib.bits import Puzzle
 
 try:  # the compiled kernel; absent only in a tree that was never built
     from engine import _kernel  # type: ignore[attr-defined]
@@ -53,6 +55,8 @@ def _impl(n: int, impl: str | None):
     if n < 2 or n % 2:
         raise BadInput(f"grid side must be even and >= 2, got {n}")
     if impl == "python":
+        from engine import reference
+
         return reference
     if impl not in (None, "c"):
         raise BadInput(f"unknown engine implementation {impl!r} (use 'c' or 'python')")
@@ -95,6 +99,10 @@ def backbone_rows(n: int, vals, known, *, distinct: bool = True,
 
 def rows_to_grid(rows, n: int) -> np.ndarray:
     """n×n uint8 grid from row ints (bit n-1-c = cell (r, c))."""
+    import numpy as np
+
+    from tilelib.bits import int_line
+
     if n <= 16:
         b = np.array(rows, dtype=">u2").view(np.uint8).reshape(n, 2)
         return np.unpackbits(b, axis=1)[:, 16 - n:].copy()
@@ -103,6 +111,8 @@ def rows_to_grid(rows, n: int) -> np.ndarray:
 
 def _row_ints(a: np.ndarray) -> list[int]:
     """Row ints of an n×n 0/1 array (bit n-1-c = cell (r, c)); numpy-fast for n <= 16."""
+    import numpy as np
+
     n = a.shape[0]
     if n <= 16:
         packed = np.packbits(np.asarray(a, dtype=np.uint8), axis=1, bitorder="big")

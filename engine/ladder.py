@@ -311,6 +311,26 @@ def solve_with(puzzle: Puzzle, levels) -> tuple[str, np.ndarray]:
     return _solve(st, frozenset(levels), None), st.grid()
 
 
+@dataclass(frozen=True)
+class Rating:
+    """The ladder features alone (what ``rate_rows`` returns; ``LadderResult`` has the same fields)."""
+
+    ladder: int
+    bifurcations: int
+    used_unique: bool
+    needs_unique: bool
+    needs_bifurcation: bool
+
+
+def rate_rows(n: int, vals, known) -> Rating:
+    """``rate`` on row ints (bit n-1-c = cell (r, c)) in the C kernel, without numpy: the
+    generator's hot path. Same features as ``rate(Puzzle)`` of the same cells."""
+    from engine.count import _impl
+
+    ladder, bif, used_u, needs_u, needs_b, _, _ = _impl(n, None).rate_rows(n, vals, known)
+    return Rating(ladder, bif, used_u, needs_u, needs_b)
+
+
 def rate(puzzle: Puzzle, *, impl: str | None = None) -> LadderResult:
     """Rate a puzzle (givens plus any seam_mask sides already marked known) on the ladder.
 

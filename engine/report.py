@@ -4,27 +4,53 @@
 skipped) and raises ``BadInput`` naming the first malformed line, so a bad file
 prints nothing. ``solve_report`` counts to k, lists the solutions found (as
 n·n strings of 0/1, in the counter's order) and rates the puzzle on the ladder.
+
+Everything here works on row ints and calls the C kernel directly, without
+numpy: `tiles solve` on one puzzle is mostly interpreter start-up, and importing
+numpy alone took longer than the whole command may (BENCHMARKS.md, start-up).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
-from engine.count import count
-from engine.ladder import rate
-from tilelib.bits import Puzzle, grid_string
+from engine.count import _impl, count_rows
 from tilelib.errors import BadInput
 
 
-def parse_puzzle(text: str, n: int | None = None) -> Puzzle:
-    """Parse one puzzle string; if n is given it must match the inferred side."""
-    p = Puzzle.parse(text)
-    if n is not None and p.n != n:
-        raise BadInput(f"--n {n} does not match a puzzle string of side {p.n}")
-    return p
+@dataclass(frozen=True)
+class RowPuzzle:
+    """A parsed puzzle string: side n and (value rows, known rows) as the engine takes them
+    (bit n-1-c = cell (r, c)); the same cells ``tilelib.bits.Puzzle.parse`` reads."""
+
+    n: int
+    vals: tuple[int, ...]
+    known: tuple[int, ...]
+
+    def row_masks(self) -> tuple[list[int], list[int]]:
+        return list(self.vals), list(self.known)
 
 
-def read_puzzles(lines: Iterable[str], n: int | None = None) -> list[Puzzle]:
+def parse_puzzle(text: str, n: int | None = None) -> RowPuzzle:
+    """Parse one puzzle string (``tilelib.bits.Puzzle.parse``'s rules and messages); if n is
+    given it must match the inferred side."""
+    s = text.strip()
+    bad = sorted(set(s) - set("01."))
+    if bad:
+        raise BadInput(f"puzzle string holds {bad[0]!r}; only '0', '1' and '.' are allowed")
+    side = int(round(len(s) ** 0.5))
+    if side * side != len(s) or side < 2 or side % 2:
+        raise BadInput(f"puzzle string of length {len(s)} is not n*n for an even n")
+    if n is not None and side != n:
+        raise BadInput(f"--n {n} does not match a puzzle string of side {side}")
+    rows = [s[i:i + side] for i in range(0, len(s), side)]
+    vals = tuple(int(r.replace(".", "0"), 2) for r in rows)
+    known = tuple(int(r.replace("0", "1").replace(".", "0"), 2) for r in rows)
+    return RowPuzzle(side, vals, known)
+
+
+def read_puzzles(lines: Iterable[str], n: int | None = None) -> list[RowPuzzle]:
     """Parse a puzzle file's lines; BadInput names the 1-based line number of the first bad one."""
     out = []
     for i, raw in enumerate(lines, start=1):
@@ -38,17 +64,20 @@ def read_puzzles(lines: Iterable[str], n: int | None = None) -> list[Puzzle]:
     return out
 
 
-def solve_report(p: Puzzle, k: int = 2) -> dict:
-    """{"n", "count", "solutions", "ladder", "bifurcations", "nodes"} for one puzzle."""
+def solve_report(p, k: int = 2) -> dict:
+    """{"n", "count", "solutions", "ladder", "bifurcations", "nodes"} for one puzzle
+    (a ``RowPuzzle`` or a ``tilelib.bits.Puzzle``: anything with ``n`` and ``row_masks()``)."""
     if k < 1:
         raise BadInput(f"--k must be at least 1, got {k}")
-    res = count(p, k)
-    lad = rate(p)
+    n = p.n
+    vals, known = p.row_masks()
+    c, sols, nodes = count_rows(n, vals, known, k)
+    ladder, bif = _impl(n, None).rate_rows(n, vals, known)[:2]
     return {
-        "n": p.n,
-        "count": res.count,
-        "solutions": [grid_string(g) for g in res.solutions],
-        "ladder": lad.ladder,
-        "bifurcations": lad.bifurcations,
-        "nodes": res.nodes,
+        "n": n,
+        "count": c,
+        "solutions": ["".join(format(r, f"0{n}b") for r in sol) for sol in sols],
+        "ladder": ladder,
+        "bifurcations": bif,
+        "nodes": nodes,
     }

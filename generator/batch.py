@@ -9,8 +9,6 @@ the same rows in the same order either way.
 
 from __future__ import annotations
 
-import multiprocessing
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -46,6 +44,8 @@ def generate(params: GenParams, count: int, seed: bytes, *, workers: int = 1) ->
         for job in jobs:
             yield _one(job)
         return
+    import multiprocessing   # only when several processes run (start-up of a one-process run)
+
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(min(workers, count)) as pool:
         yield from pool.imap(_one, jobs, chunksize=max(1, min(16, count // (4 * workers))))
@@ -66,6 +66,8 @@ class GenerateReport:
 
 def new_seed() -> bytes:
     """A fresh random 32-byte seed (for runs that did not ask for one)."""
+    import secrets
+
     return secrets.token_bytes(32)
 
 

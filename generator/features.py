@@ -114,3 +114,79 @@ def features(solution: np.ndarray, givens: np.ndarray, seam_mask: int,
         flip=mf["flip"],
         alts=mf["alts"],
     )
+
+
+# ------------------------------------------------------------ row-int fast path (the generator's hot path)
+
+
+def rows_blob(rows, n: int) -> bytes:
+    """The BLOB (SPEC §2) of a grid given as row ints: ``to_blob(rows_to_grid(rows))`` without numpy."""
+    v = 0
+    for r in rows:
+        v = (v << n) | r
+    nb = bits.blob_len(n)
+    return (v << (8 * nb - n * n)).to_bytes(nb, "big")
+
+
+def blob_rows(blob: bytes, n: int) -> list[int]:
+    """Row ints of a grid BLOB (the inverse of ``rows_blob``)."""
+    v = int.from_bytes(blob, "big") >> (8 * len(blob) - n * n)
+    mask = (1 << n) - 1
+    return [(v >> (n * (n - 1 - r))) & mask for r in range(n)]
+
+
+def _sides_differ(n: int, a, b) -> int:
+    mask = 0
+    if a[0] != b[0]:
+        mask |= bits.TOP
+    if a[n - 1] != b[n - 1]:
+        mask |= bits.BOTTOM
+    hi = 1 << (n - 1)
+    for x, y in zip(a, b):
+        d = x ^ y
+        if d & 1:
+            mask |= bits.RIGHT
+        if d & hi:
+            mask |= bits.LEFT
+    return mask
+
+
+def features_rows(n: int, sol: list[int], givens: list[int], solutions, ladder) -> Features:
+    """``features`` from row ints (solution, givens mask, every solution as a row sequence):
+    the same ``Features`` value without building numpy grids. ``ladder`` needs the attributes
+    ``ladder``, ``bifurcations``, ``used_unique``, ``needs_unique``, ``needs_bifurcation``."""
+    sol = tuple(sol)
+    others = {}
+    seen_self = False
+    for s in solutions:
+        s = tuple(s)
+        if s == sol:
+            seen_self = True
+        else:
+            others[rows_blob(s, n)] = s
+    if not seen_self:
+        raise ValueError("the solution list does not contain the tile's solution")
+    order = sorted(others)
+    nibs = [_sides_differ(n, sol, others[b]) for b in order]
+    flip = [0] * n
+    pins = 0
+    for b, nb in zip(order, nibs):
+        pins |= nb
+        for r, (x, y) in enumerate(zip(others[b], sol)):
+            flip[r] |= x ^ y
+    given = sum(bin(g).count("1") for g in givens)
+    return Features(
+        version=GENERATOR_VERSION,
+        m=1 + len(order),
+        blank=float(n * n - given) / (n * n),
+        ladder=int(ladder.ladder),
+        bifurcations=int(ladder.bifurcations),
+        used_unique=int(bool(ladder.used_unique)),
+        needs_unique=int(bool(ladder.needs_unique)),
+        needs_bifurcation=int(bool(ladder.needs_bifurcation)),
+        pins=pins,
+        pin_depth=pin_depth(nibs),
+        alt_sides=pack_nibbles(nibs),
+        flip=rows_blob(flip, n),
+        alts=b"".join(order),
+    )

@@ -28,9 +28,12 @@ one-cell-at-a-time definition (``method="plain"``; the tests check this).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
+from functools import lru_cache
 
 from engine import count_rows
+from engine.count import _kernel
 from tilelib.bits import check_n
 from tilelib.rng import Stream
 
@@ -58,11 +61,15 @@ def removal_order(n: int, stream: Stream) -> list[int]:
     Each cell gets a 32-bit key from one ``stream.bytes`` call and cells are
     sorted by (key, index): one hash per 8 cells instead of one draw per swap.
     """
-    corners = {0, n - 1, n * (n - 1), n * n - 1}
-    cells = [i for i in range(n * n) if i not in corners]
-    raw = stream.bytes(4 * len(cells))
-    keys = [int.from_bytes(raw[4 * j:4 * j + 4], "big") for j in range(len(cells))]
+    cells = _non_corners(n)
+    keys = struct.unpack(f">{len(cells)}I", stream.bytes(4 * len(cells)))   # big-endian 32-bit keys
     return [c for _, c in sorted(zip(keys, cells))]
+
+
+@lru_cache(maxsize=None)
+def _non_corners(n: int) -> tuple[int, ...]:
+    corners = {0, n - 1, n * (n - 1), n * n - 1}
+    return tuple(i for i in range(n * n) if i not in corners)
 
 
 def side_rows(n: int, side_mask: int) -> list[int]:
@@ -103,14 +110,15 @@ def sides_differ(n: int, a, b) -> int:
 class _Checker:
     """Tests acceptability of givens masks against one solution; counts its own work."""
 
-    def __init__(self, n: int, sol: list[int], m_max: int, seam_mask: int) -> None:
+    def __init__(self, n: int, sol: list[int], m_max: int, seam_mask: int, max_nodes: int | None = None) -> None:
         self.n, self.sol, self.seam = n, tuple(sol), seam_mask
         self.m_max = m_max if seam_mask else 1
+        self.max_nodes = max_nodes
         self.counts = 0
         self.nodes = 0
 
     def _count(self, vals, known, k):
-        cnt, sols, nodes = count_rows(self.n, vals, known, k)
+        cnt, sols, nodes = count_rows(self.n, vals, known, k, max_nodes=self.max_nodes)
         self.counts += 1
         self.nodes += nodes
         return cnt, [tuple(s) for s in sols]
@@ -121,7 +129,7 @@ class _Checker:
     def check(self, known: list[int]) -> list[tuple] | None:
         """Every solution consistent with ``known`` when acceptable, else None (one count, k = m_max+1)."""
         cnt, sols = self._count([s & k for s, k in zip(self.sol, known)], known, self.m_max + 1)
-        if cnt > self.m_max or not all(self._pinned(s) for s in sols):
+        if cnt < 0 or cnt > self.m_max or not all(self._pinned(s) for s in sols):
             return None
         return sols
 
@@ -134,7 +142,8 @@ def _without(known: list[int], n: int, cells) -> list[int]:
 
 
 def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, seam_mask: int = 0,
-         start: list[int] | None = None, method: str = "fast") -> ThinResult | None:
+         start: list[int] | None = None, method: str = "fast", max_nodes: int | None = None,
+         impl: str | None = None) -> ThinResult | None:
     """Thin the givens of a solution (row ints) in the stream's random order; see the module doc.
 
     ``start`` is the initial givens mask (default: all cells but the corners).
@@ -145,14 +154,35 @@ def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, se
     ``method="plain"`` is the definition (one full count per cell);
     ``"fast"`` (default) gives the identical result with group tests while
     removals keep succeeding and flipped-cell counts (``_single_phase``) after.
+    The fast loop runs in C (``engine._kernel.thin_rows``, same counts in the
+    same order) unless ``impl="python"``.
+
+    ``max_nodes`` caps every count of the loop: a test that passes the cap
+    counts as not acceptable, so the cell stays given (the output is then
+    minimal except for such cells, and still deterministic). None: no cap,
+    the definition above exactly.
     """
     check_n(n)
     if m_max < 1:
         raise ValueError("m_max must be at least 1")
     if method not in ("plain", "fast"):
         raise ValueError(f"unknown thinning method {method!r}")
+    if impl not in (None, "c", "python"):
+        raise ValueError(f"unknown thinning implementation {impl!r}")
     known = list(corner_free_mask(n) if start is None else start)
-    chk = _Checker(n, solution_rows, m_max, seam_mask)
+    if method == "fast" and impl != "python" and _kernel is not None:
+        order = removal_order(n, stream)
+        given = sum(bin(k).count("1") for k in known)
+        corners = bin(known[0] & _ENDS[n]).count("1") + bin(known[-1] & _ENDS[n]).count("1")
+        b = max(2, (given - corners) // GROUP_START_DIVISOR)   # the order's cells that are given
+        room = int(GROUP_MAX_BLANK * n * n) - (n * n - given)
+        out = _kernel.thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b, room,
+                                -1 if max_nodes is None else max_nodes)
+        if out is None:
+            return None
+        giv, sols, counts, nodes = out
+        return ThinResult(giv, sols, counts, nodes)
+    chk = _Checker(n, solution_rows, m_max, seam_mask, max_nodes)
     sols = chk.check(known)
     if sols is None:
         return None
@@ -203,13 +233,13 @@ def _single_phase(n: int, chk: _Checker, known: list[int], sols: list[tuple], ce
         vals[r] ^= bit                      # the cell's other value, still "known"
         room = m_max - len(sols)
         if room <= 0:
-            cnt, new, nd = count_rows(n, vals, known, 1, keep=0)
+            cnt, new, nd = count_rows(n, vals, known, 1, keep=0, max_nodes=chk.max_nodes)
         else:
-            cnt, new, nd = count_rows(n, vals, known, room + 1)
+            cnt, new, nd = count_rows(n, vals, known, room + 1, max_nodes=chk.max_nodes)
         vals[r] ^= bit
         counts += 1
         nodes += nd
-        if cnt > max(room, 0):
+        if cnt < 0 or cnt > max(room, 0):
             continue
         if cnt:
             new = [tuple(x) for x in new]
@@ -222,4 +252,5 @@ def _single_phase(n: int, chk: _Checker, known: list[int], sols: list[tuple], ce
 
 
 GROUP_START_DIVISOR = 8
+_ENDS = {n: (1 << (n - 1)) | 1 for n in range(2, 33, 2)}   # a row's first and last cell
 GROUP_MAX_BLANK = 0.5

@@ -8,7 +8,9 @@ verified ``status`` and free-form ``stats``.
 
 ``to_json()`` writes ONE text for a value: top-level keys in the order of
 SPEC §9 (format, day, board, seed_commit, packer, seed_tile, tiles, zones,
-clues, status, stats), one tile / zone / clue per line, compact separators,
+clues, status, stats; then the optional ``difficulty``, the stitcher's level
+profile, only when the build had one, and ``build``, the start state and versions
+of FORMAT §13), one tile / zone / clue per line, compact separators,
 ASCII, ``params`` and ``stats`` with sorted keys, a final newline. So
 ``from_json(m.to_json()).to_json() == m.to_json()`` byte for byte and a
 manifest's sha256 is stable.
@@ -17,10 +19,9 @@ manifest's sha256 is stable.
 naming the offending field. It checks shape and local sanity only (types,
 formats, ranges, ids = list order, clues inside the board, no duplicate
 clue); geometry (overlap, cover) and everything that needs the library is
-``referee.verify``'s job. The optional ``build`` key (FORMAT §13: the
-snapshot the build started from and the versions that decide its output)
-is kept and written after ``stats``; other unknown top-level keys are
-ignored (FORMAT §9: "more keys may be added") and are not written back.
+``referee.verify``'s job. The optional keys are kept and written back;
+other unknown top-level keys are ignored (FORMAT §9: "more keys may be
+added") and are not written back.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ STATUSES = ("frontier", "unique", "ambiguous")
 KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
              "clues", "status", "stats")
 MAX_MANIFEST_BYTES = 64 << 20   # a G=4096 board (the largest) is ~16 MB
-OPTIONAL_KEYS = ("build",)   # written after KEY_ORDER when present, sorted keys inside
+OPTIONAL_KEYS = ("difficulty", "build")   # written after KEY_ORDER in this order, only when set
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -57,7 +58,8 @@ class Manifest:
     clues: tuple[tuple[int, int], ...] = ()
     status: str = "frontier"
     stats: Mapping[str, Any] = field(default_factory=dict)
-    build: Mapping[str, Any] | None = None   # FORMAT §13: the start snapshot and versions, for replay
+    difficulty: Mapping[str, Any] | None = None   # stitcher.profile JSON form; None: no profile
+    build: Mapping[str, Any] | None = None   # FORMAT §13: the start state and versions, for replay
 
     __hash__ = None  # stats/params are dicts: compares by content, not hashable
 
@@ -99,8 +101,8 @@ class Manifest:
             "clues": [[r, c] for r, c in self.clues],
             "status": self.status,
             "stats": dict(self.stats),
-            **({"build": dict(self.build)} if self.build is not None else {}),
-        }
+        } | ({} if self.difficulty is None else {"difficulty": dict(self.difficulty)}) \
+          | ({} if self.build is None else {"build": dict(self.build)})
 
     def to_json(self) -> str:
         """The one JSON text of this manifest (see the module docstring for its layout)."""
@@ -113,9 +115,7 @@ class Manifest:
                 raise BadInput(f"manifest: cannot write {key}: {e}") from None
 
         out = []
-        for key in (*KEY_ORDER, *OPTIONAL_KEYS):
-            if key not in d:
-                continue
+        for key in KEY_ORDER + tuple(k for k in OPTIONAL_KEYS if k in d):
             v = d[key]
             if key in ("tiles", "zones", "clues") and v:
                 # tiles keep their own key order (id, x0, y0, n, hash, t): no sort_keys there
@@ -206,10 +206,20 @@ def from_json(obj: Any) -> Manifest:
     stats = obj["stats"]
     if not isinstance(stats, dict):
         raise _bad("stats must be an object")
+    difficulty = obj.get("difficulty")
+    if difficulty is not None:
+        from tilelib.difficulty import parse_profile
+
+        if not isinstance(difficulty, dict):
+            raise _bad("difficulty must be an object")
+        try:
+            parse_profile(difficulty)
+        except BadInput as e:
+            raise _bad(f"difficulty: {e}") from None
     build = _build(obj["build"]) if "build" in obj else None
     return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
                     transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
-                    build=build)
+                    difficulty=None if difficulty is None else dict(difficulty), build=build)
 
 
 def _build(b: Any) -> dict:

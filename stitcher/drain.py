@@ -44,7 +44,7 @@ MAX_TRIES = COMPLETIONS
 
 def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
              max_tries: int = MAX_TRIES, accept: Callable[[tuple], bool] | None = None,
-             completions: int = COMPLETIONS) -> tuple[str, Tile | None]:
+             completions: int = COMPLETIONS, level: int = 0) -> tuple[str, Tile | None]:
     """(TILE, tile) | (NOFIT, None) | (FAILED, None) for a tile in the constraint's own orientation.
 
     Up to ``completions`` CP-SAT completions of the boundary are drawn (stream
@@ -56,10 +56,11 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     others are kept as a fallback. The first completion being None is CP-SAT's
     proof that none exists: NOFIT. No completion that thins: FAILED.
     ``max_tries`` caps the completions too (at most that many CP-SAT calls).
+    ``level`` (1..4) thins to that ladder level where the grid allows (``_thin``).
     """
     n = c.n
     m = default_m_max(n) if m_max is None else m_max
-    params = GenParams.make(n, m_max=m, seam_mask=seam_mask, targets=Targets(max_tries=1))
+    params = _params(n, m, seam_mask, level)
     vals, known = constraint_cells(c)
     backups = []
     for j in range(max(min(completions, max_tries), 1)):
@@ -79,22 +80,35 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     return FAILED, None
 
 
-def tile_from_grid(grid: np.ndarray, seam_mask: int, m_max: int | None, stream: Stream) -> Tile | None:
+def tile_from_grid(grid: np.ndarray, seam_mask: int, m_max: int | None, stream: Stream, *,
+                   level: int = 0) -> Tile | None:
     """Thin and feature a complete grid (``make_tile`` with every cell fixed); None if it cannot
-    be thinned (its corner-free start is already unacceptable)."""
+    be thinned (its corner-free start is already unacceptable). ``level``: as in ``generate``."""
     n = grid.shape[0]
     m = default_m_max(n) if m_max is None else m_max
-    params = GenParams.make(n, m_max=m, seam_mask=seam_mask, targets=Targets(max_tries=1))
-    return _thin(params, stream, 0, grid)
+    return _thin(_params(n, m, seam_mask, level), stream, 0, grid)
+
+
+def _params(n: int, m: int, seam_mask: int, level: int) -> GenParams:
+    return GenParams.make(n, m_max=m, seam_mask=seam_mask, targets=Targets(max_tries=1, level=level))
 
 
 def _thin(params, stream: Stream, j: int, grid) -> Tile | None:
     """Thin and rate a complete valid grid as is (``make_tile``'s ``solution`` path: the same tile
-    as completing it with every cell fixed, without a CP-SAT call that could only return it)."""
+    as completing it with every cell fixed, without a CP-SAT call that could only return it).
+    With a target level L, a grid that does not thin to exactly L (it comes out easier, or its
+    start is not solvable at L) is thinned to L-1, L-2, ..., 2 in turn, and only then the usual
+    way: an easier tile is closer to the profile than a minimal one, which at n >= 12 is
+    mostly beyond L4."""
     try:
         return make_tile(params, stream.child(f"make/{j}"), solution=grid)
     except GenerationFailed:
-        return None
+        pass
+    level = params.targets.level
+    if level:
+        lower = Targets(max_tries=1, level=level - 1) if level > 2 else Targets(max_tries=1)
+        return _thin(GenParams(params.n, params.m_max, params.seam_mask, lower), stream, j, grid)
+    return None
 
 
 class NofitSet:

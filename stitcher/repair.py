@@ -110,7 +110,8 @@ def repair_together(run, i: int, ks: list[int], keep_others: bool = True) -> boo
                                     [run.squares[j] for j in others], sub)
         if grids is None:
             break
-        made = [tile_from_grid(g, *run.tile_params(j), sub.child(f"thin/{j}")) for j, g in zip(group, grids)]
+        made = [tile_from_grid(g, *run.tile_params(j), sub.child(f"thin/{j}"), level=run.level_for(j))
+                for j, g in zip(group, grids)]
         if all(t is not None for t in made):
             tiles = made
             break

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
-            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together")
+            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
+            "profile_hits")
 
 
 @dataclass

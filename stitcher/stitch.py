@@ -13,7 +13,11 @@
    (``check.ForwardCheck``: every side of every unplaced neighbour can still
    become a valid line; n = 6 neighbours must keep a completion, exactly) is
    taken. If none passes and the drain is on, a window-aware tile is made
-   (``joint.joint_complete``).
+   (``joint.joint_complete``). With a difficulty ``profile``
+   (``tilelib.difficulty``) the square first draws a ladder level and the
+   candidates are those of that level, then of the allowed levels, then all;
+   its drained tiles are thinned to that level (``profiled_choose``,
+   ``level_for``).
 3. **Miss**: no candidate → a row in ``misses`` (``ledger.record_miss``,
    packing id = the packing's digest; repeats count). With the drain on
    (default, ``drain=True`` = ``"inline"``) the miss is drained at once,
@@ -59,6 +63,7 @@ from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import JOINT_TRIES, joint_complete
 from stitcher.fallback import split_square
 from stitcher.index import MemoryIndex
+from stitcher.profile import level_index
 from stitcher.order import (ZONE, bfs_distance, known_sides, placement_order, ring, side_known,
                             unit_owner)
 from stitcher.repair import repair
@@ -104,7 +109,8 @@ class _Deferred:
 class _Run:
     """State of one stitch; see the module doc for the steps."""
 
-    def __init__(self, packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead):
+    def __init__(self, packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead,
+                 profile=None):
         if drain not in (True, False, "inline", "deferred"):
             raise ValueError(f"drain must be True/'inline', 'deferred' or False, got {drain!r}")
         self.inline = drain in (True, "inline")
@@ -141,6 +147,14 @@ class _Run:
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
         self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2))
+        self.profile = profile
+        self.level_of: dict[int, int] = {}
+        self.level_idx: dict = {}
+        if profile is not None:   # one index per level set the profile can ask for (stitcher/profile.py)
+            self.level_stream = stream.child("profile")
+            ns = range(6, top + 1, 2)
+            sets = {frozenset({lv}) for n in ns for lv in profile.allowed(n)} | {profile.allowed(n) for n in ns}
+            self.level_idx = {ls: level_index(lib.conn, ns, ls) for ls in sets}
         t2 = time.perf_counter()
         self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0, "index_add": 0.0}
         info = getattr(self.index, "info", None)
@@ -161,8 +175,11 @@ class _Run:
         x, y, s = self.squares[i]
         n = s + 1
         c = self.board.constraint(x, y, n)
-        got = self.index.choose(c, i == self.seed, self.known[i], self.place_stream,
-                                check=self._checker(i, n) if self.lookahead else None, best_of=BEST_OF)
+        got, index = (None, self.index) if self.profile is None else self.profiled_choose(i, n, c)
+        if got is None:
+            got, index = self.index.choose(c, i == self.seed, self.known[i], self.place_stream,
+                                           check=self._checker(i, n) if self.lookahead else None,
+                                           best_of=BEST_OF), self.index
         if got is None:
             return False, c
         if not got[2]:
@@ -176,7 +193,7 @@ class _Run:
                 if kind == "tile":
                     return True, c
             self.st.bump(n, "unchecked")
-        h, t, edges = self.index.decode(n, got[0])
+        h, t, edges = index.decode(n, got[0])
         self.board.place(x, y, n, edges)
         self.placements[i] = (h, t)
         self.edges_of[i] = edges
@@ -186,10 +203,33 @@ class _Run:
             self.st.bump(n, "preferred")
         return True, c
 
-    def _checker(self, i: int, n: int):
+    def level_for(self, i: int) -> int:
+        """The ladder level square i aims for (drawn once from the profile); 0 without a profile."""
+        if self.profile is None:
+            return 0
+        if i not in self.level_of:
+            n = self.squares[i][2] + 1
+            self.level_of[i] = self.profile.draw(n, self.level_stream.child(str(i)))
+        return self.level_of[i]
+
+    def profiled_choose(self, i: int, n: int, c):
+        """(choice, index) from the tiles of square i's level, else of any level the profile allows;
+        (None, None) when neither has a candidate passing the forward check (the caller then
+        chooses among all tiles, as without a profile)."""
+        for levels in (frozenset({self.level_for(i)}), self.profile.allowed(n)):
+            idx = self.level_idx[levels]
+            got = idx.choose(c, i == self.seed, self.known[i], self.place_stream,
+                             check=self._checker(i, n, idx) if self.lookahead else None, best_of=BEST_OF)
+            if got is not None and got[2]:
+                self.st.bump(n, "profile_hits")
+                return got, idx
+        return None, None
+
+    def _checker(self, i: int, n: int, index=None):
         """key -> forward-check score for square i; the per-square setup runs at the first call.
         With a C index table it is a C ``Checker`` (which ``index.choose`` runs in C)."""
-        table = self.index.table(n)
+        index = self.index if index is None else index
+        table = index.table(n)
         if table is not None:
             return self.fcheck.checker(i, table)
         score = None
@@ -198,7 +238,7 @@ class _Run:
             nonlocal score
             if score is None:
                 score = self.fcheck.checker(i)
-            return score(self.index.decode(n, key)[2])
+            return score(index.decode(n, key)[2])
 
         return check
 
@@ -216,7 +256,7 @@ class _Run:
             grid = joint_complete(self.board.values, self.board.known, self.squares[i], others, sub)
             if grid is None:
                 break
-            tile = tile_from_grid(grid, *self.tile_params(i), sub.child("thin"))
+            tile = tile_from_grid(grid, *self.tile_params(i), sub.child("thin"), level=self.level_for(i))
             if tile is not None:
                 self.st.bump(self.squares[i][2] + 1, "joint")
                 return "tile", tile
@@ -238,7 +278,8 @@ class _Run:
                 self.st.cp_calls += 1
                 kind, tile = generate(c, *self.tile_params(i),
                                       self.drain_stream.child(str(self.drains)), self.max_tries,
-                                      accept=(lambda e: self.harmless(i, e)) if self.lookahead else None)
+                                      accept=(lambda e: self.harmless(i, e)) if self.lookahead else None,
+                                      level=self.level_for(i))
             self.drains += 1
             if kind == "tile":
                 self.install(i, tile)
@@ -263,6 +304,9 @@ class _Run:
         canon = tile.canonical()[0]
         t0 = time.perf_counter()
         self.index.add(h, s + 1, canon.edges, canon.features.m, canon.features.alt_sides)
+        for levels, idx in self.level_idx.items():
+            if canon.features.ladder in levels:
+                idx.add(h, s + 1, canon.edges, canon.features.m, canon.features.alt_sides)
         self.st.seconds["index_add"] += time.perf_counter() - t0
         self.st.made += 1
         self.board.place(x, y, s + 1, tile.edges)
@@ -430,10 +474,13 @@ class _Run:
 
 def stitch(packing: Packing, lib, stream: Stream, *, drain: bool = True, m_max: int | None = None,
            progress: Callable[[int, int, StitchStats], None] | None = None, index=None,
-           max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True) -> StitchResult:
+           max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True,
+           profile=None) -> StitchResult:
     """Assign every square a library tile (see the module doc). ``index`` defaults to a fresh
-    ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite per square)."""
+    ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite per square).
+    ``profile``: a ``stitcher.profile.Profile`` the draws and drained tiles aim for (None: none)."""
     try:
-        return _Run(packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead).run()
+        return _Run(packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead,
+                    profile).run()
     finally:
         lib.conn.commit()

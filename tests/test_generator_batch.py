@@ -83,6 +83,10 @@ def test_cli_appends_k_tiles_reproducibly(tmp_path):
     ["--n", "6", "--count", "2", "--workers", "0"],
     ["--n", "6", "--count", "2", "--seed", "xyz"],
     ["--n", "6", "--count", "2", "--min-ladder", "9"],
+    ["--n", "6", "--count", "2", "--max-ladder", "6"],
+    ["--n", "6", "--count", "2", "--min-ladder", "4", "--max-ladder", "3"],
+    ["--n", "6", "--count", "2", "--level", "5"],
+    ["--n", "6", "--count", "2", "--level", "2", "--max-ladder", "1"],
     ["--n", "six", "--count", "2"],
     ["--count", "2"],
 ])
@@ -92,3 +96,18 @@ def test_cli_bad_argument_exits_2_and_writes_nothing(tmp_path, bad):
     assert r.returncode == 2, (bad, r.stdout, r.stderr)
     assert r.stderr.startswith("tiles: error:") and r.stderr.count("\n") == 1
     assert not path.exists()
+
+
+def test_cli_prints_the_m_limit_it_applies_and_levels_rate_as_asked(tmp_path):
+    path = tmp_path / "lib.sqlite"
+    r = tiles("library", "generate", "--n", "10", "--count", "3", "--seed", SEED.hex(), "--library", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "m = 1 (seam_mask 0 pins nothing; m_max 3 unused)" in r.stdout and "m_max 3," not in r.stdout
+    r = tiles("library", "generate", "--n", "10", "--count", "3", "--seam-mask", "15", "--seed", SEED.hex(),
+              "--library", str(path))
+    assert "m <= 3, seam_mask 15" in r.stdout
+    r = tiles("library", "generate", "--n", "8", "--count", "5", "--level", "3", "--seed", SEED.hex(),
+              "--library", str(path))
+    assert r.returncode == 0 and "level 3" in r.stdout, r.stderr
+    with Library.open(path) as lib:
+        assert [lv for (lv,) in lib.conn.execute("SELECT ladder FROM tiles WHERE n = 8")] == [3] * 5

@@ -113,3 +113,31 @@ def test_bad_arguments():
         thin(6, sol, Stream(bytes(32)), m_max=0)
     with pytest.raises(ValueError):
         thin(6, sol, Stream(bytes(32)), method="fastest")
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=seeds, n=st.sampled_from((6, 8, 10, 12, 16)), cfg=configs,
+       max_nodes=st.sampled_from([None, 0, 5, 40, 400]))
+def test_c_loop_equals_python_loop(seed, n, cfg, max_nodes):
+    """engine._kernel.thin_rows makes the same counts in the same order as the Python fast loop:
+    same givens, solutions (in order), counts and nodes, with and without a node cap."""
+    m_max, seam = cfg
+    sol = random_rows(n, Stream(seed, "sol"))
+    c = thin(n, sol, Stream(seed, "thin"), m_max=m_max, seam_mask=seam, max_nodes=max_nodes)
+    py = thin(n, sol, Stream(seed, "thin"), m_max=m_max, seam_mask=seam, max_nodes=max_nodes, impl="python")
+    assert c == py
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=seeds, n=st.sampled_from((6, 8, 10)), cfg=configs, max_nodes=st.sampled_from([5, 40]))
+def test_node_cap_keeps_output_acceptable(seed, n, cfg, max_nodes):
+    """A capped count only keeps a cell given, so both methods' output stays acceptable (they may
+    differ from each other: a capped test is not monotone, so group tests no longer equal single ones)."""
+    m_max, seam = cfg
+    sol = random_rows(n, Stream(seed, "sol"))
+    fast = thin(n, sol, Stream(seed, "thin"), m_max=m_max, seam_mask=seam, max_nodes=max_nodes)
+    plain = thin(n, sol, Stream(seed, "thin"), m_max=m_max, seam_mask=seam, max_nodes=max_nodes, method="plain")
+    if fast is None:
+        return
+    assert _acceptable(n, sol, fast.givens, m_max, seam)
+    assert plain is not None and _acceptable(n, sol, plain.givens, m_max, seam)

@@ -15,7 +15,6 @@ import uuid
 from pathlib import Path
 from typing import Iterable
 
-import sqlite_utils
 
 from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
                             SchemaTooNew, UnknownTile)
@@ -28,6 +27,10 @@ FEATURE_COLUMNS = ("m", "blank", "ladder", "bifurcations", "used_unique", "needs
                    "needs_bifurcation", "pins", "pin_depth", "alt_sides")
 TILE_COLUMNS = ("hash", "n", "version", "seam_mask", "top", "right", "bottom", "left",
                 *FEATURE_COLUMNS, "solution", "givens", "flip", "alts", "created")
+
+
+_INSERT_TILE = (f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(TILE_COLUMNS))})")
 
 
 def schema_sql() -> str:
@@ -72,7 +75,17 @@ class Library:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
+
+    @property
+    def db(self):
+        """A ``sqlite_utils.Database`` over the connection, made on first use: importing
+        sqlite_utils also imports pandas when it is installed (ortools brings it), ~0.3 s that
+        inserting tiles does not need."""
+        import sqlite_utils
+
+        if "_db" not in self.__dict__:
+            self.__dict__["_db"] = sqlite_utils.Database(self.conn)
+        return self.__dict__["_db"]
 
     # ------------------------------------------------------------ open / create
 
@@ -142,8 +155,8 @@ class Library:
 
         def flush() -> int:
             before = self.conn.total_changes
-            with self.conn:
-                self.db["tiles"].insert_all(buf, ignore=True, batch_size=len(buf) or 1)
+            with self.conn:   # what sqlite_utils' insert_all(ignore=True) ran, without importing it
+                self.conn.executemany(_INSERT_TILE, [tuple(r[c] for c in TILE_COLUMNS) for r in buf])
             buf.clear()
             return self.conn.total_changes - before
 

@@ -18,6 +18,11 @@ import numpy as np
 from tilelib import bits
 from tilelib.symmetry import TRANSFORMS, apply_grid, apply_mask, transform_side_mask
 
+try:  # the C twin of the transforms below (built by `pip install -e .`); numpy is the reference
+    from tilelib import _sym
+except ImportError:  # pragma: no cover - only in a tree that was never built
+    _sym = None
+
 
 @dataclass(frozen=True)
 class Features:
@@ -118,20 +123,21 @@ class Tile:
         if t == 0:
             return self
         n, f = self.n, self.features
-        alts = [bits.to_blob(apply_grid(g, t)) for g in self.alt_grids()]
+        bl = bits.blob_len(n)
+        alts = [grid_image(n, f.alts[i:i + bl], t, True) for i in range(0, len(f.alts), bl)]
         sides = [transform_side_mask(s, t) for s in nibbles(f.alt_sides, len(alts))]
         order = sorted(range(len(alts)), key=lambda i: alts[i])
         feats = replace(
             f,
             pins=transform_side_mask(f.pins, t),
             alt_sides=pack_nibbles([sides[i] for i in order]),
-            flip=bits.to_blob(apply_mask(bits.from_blob(f.flip, n), t)),
+            flip=grid_image(n, f.flip, t, False),
             alts=b"".join(alts[i] for i in order),
         )
         return Tile(
             n,
-            bits.to_blob(apply_grid(self.solution_grid, t)),
-            bits.to_blob(apply_mask(self.givens_grid, t)),
+            grid_image(n, self.solution, t, True),
+            grid_image(n, self.givens, t, False),
             transform_side_mask(self.seam_mask, t),
             feats,
         )
@@ -141,27 +147,62 @@ class Tile:
 
     def canonical_transform(self) -> int:
         """The t whose image has the smallest key solution+givens+seam_mask (ties: smallest t)."""
-        sol, giv = self.solution_grid, self.givens_grid
-        best_t, best_key = 0, None
-        for t in TRANSFORMS:
-            key = (bits.to_blob(apply_grid(sol, t)) + bits.to_blob(apply_mask(giv, t))
-                   + bytes([transform_side_mask(self.seam_mask, t)]))
-            if best_key is None or key < best_key:
-                best_t, best_key = t, key
-        return best_t
+        if _sym is not None:
+            return _sym.canonical(self.n, self.solution, self.givens, seam_images(self.seam_mask))
+        return canonical_transform_py(self)
 
     def canonical(self) -> tuple["Tile", int]:
-        """(canonical tile, t) with canonical = self.transform(t)."""
+        """(canonical tile, t) with canonical = self.transform(t); computed once per tile."""
+        return self._canonical_pair
+
+    @cached_property
+    def _canonical_pair(self) -> tuple["Tile", int]:
         t = self.canonical_transform()
         return self.transform(t), t
 
     @cached_property
     def hash(self) -> str:
         """Content hash over the canonical orientation (SPEC §3), lower-case hex."""
-        c = self.transform(self.canonical_transform())
+        c = self.canonical()[0]
         return content_hash(c.n, c.solution, c.givens, c.seam_mask)
 
 
 def content_hash(n: int, solution: bytes, givens: bytes, seam_mask: int) -> str:
     """sha256(bytes([n]) + solution + givens + bytes([seam_mask])) as lower-case hex."""
     return hashlib.sha256(bytes([n]) + solution + givens + bytes([seam_mask])).hexdigest()
+
+
+def seam_images(seam_mask: int) -> tuple[int, ...]:
+    """The side mask under each of the 16 transforms (the last byte of each canonical key)."""
+    return _SEAM_IMAGES[seam_mask & 15]
+
+
+_SEAM_IMAGES = tuple(tuple(transform_side_mask(m, t) for t in TRANSFORMS) for m in range(16))
+
+
+def grid_image(n: int, blob: bytes, t: int, complement: bool) -> bytes:
+    """A grid BLOB under transform t: geometry, then the values complemented when
+    ``complement`` and t >= 8 (solutions and alternatives; masks pass False)."""
+    if t == 0:
+        return blob
+    if _sym is not None:
+        return _sym.transform(n, blob, t, complement)
+    return grid_image_py(n, blob, t, complement)
+
+
+def grid_image_py(n: int, blob: bytes, t: int, complement: bool) -> bytes:
+    """``grid_image`` with numpy (the reference the C twin is tested against)."""
+    g = bits.from_blob(blob, n)
+    return bits.to_blob(apply_grid(g, t) if complement else apply_mask(g, t))
+
+
+def canonical_transform_py(tile: Tile) -> int:
+    """``Tile.canonical_transform`` with numpy (the reference the C twin is tested against)."""
+    sol, giv = tile.solution_grid, tile.givens_grid
+    best_t, best_key = 0, None
+    for t in TRANSFORMS:
+        key = (bits.to_blob(apply_grid(sol, t)) + bits.to_blob(apply_mask(giv, t))
+               + bytes([transform_side_mask(tile.seam_mask, t)]))
+        if best_key is None or key < best_key:
+            best_t, best_key = t, key
+    return best_t

@@ -9,11 +9,9 @@ from pathlib import Path
 
 import typer
 
-from daily.seed import SECRET_ENV, check_revealable, day_seed, parse_day
 from tiles_cli.options import LibraryOpt, RemoteOpt
 from tiles_cli.progress import progress
 from tilelib.errors import BadInput
-from tilelib.rng import seed_from_hex
 
 daily_app = typer.Typer(help="The daily board: build it, reveal its seed, draw it.", no_args_is_help=True)
 
@@ -47,16 +45,21 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
           out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
           force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
           as_json: bool = typer.Option(False, "--json", help="Print a JSON summary of every stage on stdout."),
+          profile: str = typer.Option(None, "--profile", help="Difficulty profile: shares of ladder levels "
+                                      "the stitcher aims for, as JSON ({\"2\": 0.25, \"3\": 0.5, ...} or one per n) "
+                                      "or a preset (human); recorded in the manifest. Default: none."),
           library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
     Off a terminal (cron), the stitch logs a progress line at most every 15 s."""
     from daily.build import BuildOptions, build as run_build
     from daily.observe import ProgressLog
+    from daily.seed import SECRET_ENV, day_seed, parse_day
+    from tilelib.rng import seed_from_hex
 
     opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
                         params=_params(params), seed=seed_from_hex(seed) if seed else None,
-                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force)
+                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force, profile=profile)
     if opts.seed is None:
         day_seed(opts.secret, opts.day)          # fail early, before any work, if no secret
     with progress("stitching") as bar:
@@ -78,6 +81,8 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
 def reveal(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
            force: bool = typer.Option(False, "--force", help="Reveal even if the day is not over.")) -> None:
     """Print the day's seed (hex) once the day is over (UTC)."""
+    from daily.seed import SECRET_ENV, check_revealable, day_seed, parse_day
+
     day = parse_day(date)
     check_revealable(day, force=force)
     typer.echo(day_seed(os.environ.get(SECRET_ENV), day).hex())
@@ -95,6 +100,7 @@ def render(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
            library: Path = LibraryOpt) -> None:
     """Draw the day's board: tile hues, zones grey, givens and clues, the seed tile marked, a legend."""
     from daily.render import render_day
+    from daily.seed import parse_day
 
     render_day(parse_day(date), library, png, manifest, region=region, tile=tile, scale=scale)
     typer.echo(f"wrote {png}")

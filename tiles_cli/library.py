@@ -9,10 +9,7 @@ import typer
 
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
-from tilelib.audit import verify_library
-from tilelib.checks import check_pages
 from tilelib.errors import VerificationFailed
-from tilelib.store import Library
 
 library_app = typer.Typer(help="The tile library: create, inspect, verify, sync, generate.",
                           no_args_is_help=True)
@@ -25,6 +22,8 @@ def register(app: typer.Typer) -> None:
 @library_app.command("init")
 def init(library: Path = LibraryOpt) -> None:
     """Create an empty library file (an existing library is left as it is)."""
+    from tilelib.store import Library
+
     existed = library.exists() and library.stat().st_size > 0
     with Library.create(library) as lib:
         n = lib.count_tiles()
@@ -35,6 +34,9 @@ def init(library: Path = LibraryOpt) -> None:
 def stats(library: Path = LibraryOpt,
           as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Counts per n, m and ladder level; misses; manifests; bytes per tile. A damaged file is exit 3."""
+    from tilelib.checks import check_pages
+    from tilelib.store import Library
+
     with Library.open(library) as lib:
         check_pages(lib.conn, str(library), "quick")
         s = lib.stats()
@@ -54,6 +56,9 @@ def stats(library: Path = LibraryOpt,
 @library_app.command("verify")
 def verify(library: Path = LibraryOpt) -> None:
     """Recompute every hash, rule check and feature, parse every stored manifest; list bad rows; exit 5 if any."""
+    from tilelib.audit import verify_library
+    from tilelib.store import Library
+
     with Library.open(library) as lib:
         with progress("verifying", total=lib.count_tiles()) as bar:
             report = verify_library(lib, on_row=bar.advance)

@@ -13,13 +13,10 @@ from typing import Optional
 
 import typer
 
-from generator.batch import append_generated, new_seed
-from generator.make import GenParams, Targets
 from tiles_cli.library import library_app
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
 from tilelib.errors import BadInput
-from tilelib.rng import seed_from_hex
 
 
 def register(app: typer.Typer) -> None:
@@ -38,14 +35,22 @@ def generate_command(
     workers: int = typer.Option(1, "--workers", help="Worker processes (the output does not depend on it)."),
     seed: Optional[str] = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
     min_ladder: int = typer.Option(0, "--min-ladder", help="Reject tiles whose ladder level is below this (0..5)."),
+    max_ladder: int = typer.Option(5, "--max-ladder", help="Reject tiles whose ladder level is above this (0..5)."),
+    level: int = typer.Option(0, "--level", help="Target level 1..4: thin only while the ladder with levels "
+                              "1..LEVEL still solves, and reject tiles it solves below LEVEL (Unruly's rule), so "
+                              "every tile rates exactly LEVEL. 0 (default): thin to a minimal puzzle."),
     needs_unique: bool = typer.Option(False, "--needs-unique", help="Keep only tiles that need line uniqueness (L3)."),
     needs_bifurcation: bool = typer.Option(False, "--needs-bifurcation", help="Keep only tiles that need bifurcation (L4)."),
     library: Path = LibraryOpt,
 ) -> None:
     """Generate tiles (random solution, seeded thinning, features) and append them to the library."""
+    from generator.batch import append_generated, new_seed
+    from generator.make import GenParams, Targets
+    from tilelib.rng import seed_from_hex
+
     params = GenParams.make(n, m_max, seam_mask,
                             Targets(min_ladder=min_ladder, needs_unique=needs_unique,
-                                    needs_bifurcation=needs_bifurcation))
+                                    needs_bifurcation=needs_bifurcation, max_ladder=max_ladder, level=level))
     if not 1 <= count <= MAX_COUNT:
         raise BadInput(f"--count must be in 1..{MAX_COUNT:,}, got {count} (run it again for more)")
     if workers < 1:
@@ -53,5 +58,5 @@ def generate_command(
     seed_bytes = seed_from_hex(seed) if seed is not None else new_seed()
     with progress(f"generating n={n}", total=count) as bar:
         rep = append_generated(library, params, count, seed_bytes, workers=workers, on_tile=bar.advance)
-    typer.echo(f"generated {rep.generated:,} n={n} tiles (m_max {params.m_max}, seam_mask {params.seam_mask}), "
+    typer.echo(f"generated {rep.generated:,} n={n} tiles ({params.describe()}), "
                f"{rep.inserted:,} new, {rep.duplicates:,} already in {library}; seed {rep.seed.hex()}")

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import typer
 
-from remote.backend import open_backend
-from remote.sync import prune, pull, push, current_snapshot, status
 from tiles_cli.library import library_app
 from tiles_cli.options import LibraryOpt, RemoteOpt
 from tiles_cli.progress import progress
@@ -57,6 +55,9 @@ def _modes(verify: str, integrity: str) -> dict:
 def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
              integrity: str = IntegrityOpt) -> None:
     """Merge the remote's HEAD snapshot into the local library (never drops a local row)."""
+    from remote.backend import open_backend
+    from remote.sync import pull
+
     modes = _modes(verify, integrity)
     backend = open_backend(remote)
     r = pull(library, backend, progress=progress, **modes)
@@ -79,6 +80,9 @@ def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
     """Publish the local library as the remote's HEAD (merging what others pushed first).
 
     Nothing corrupt is published: the file must pass --check first (exit 3 naming the first bad row)."""
+    from remote.backend import open_backend
+    from remote.sync import push
+
     modes = _modes(verify, integrity)
     if check not in ("new", "full"):
         raise BadInput(f"--check must be new or full, not {check!r}")
@@ -97,6 +101,9 @@ def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
 @library_app.command("status")
 def status_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
     """Local library against the remote: ahead (push), behind (pull), last built day, last sync."""
+    from remote.backend import open_backend
+    from remote.sync import status
+
     typer.echo(status(library, open_backend(remote)).line())
 
 
@@ -109,6 +116,9 @@ def snapshots_cmd(remote: str = RemoteOpt,
                                                 help="Never prune a snapshot younger than this many seconds.")
                   ) -> None:
     """List the remote's snapshots (newest last); prune old ones only when asked."""
+    from remote.backend import open_backend
+    from remote.sync import current_snapshot, prune
+
     backend = open_backend(remote)
     if prune_keep is not None:
         deleted, kept = prune(backend, prune_keep, min_age)

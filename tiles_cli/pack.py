@@ -12,11 +12,9 @@ from typing import Optional
 
 import typer
 
-from packers import DEFAULT_PACKER, make_packing, validate_packing
-from packers.render import render_png
 from tilelib.errors import BadInput
-from tilelib.fsio import atomic_write
-from tilelib.rng import seed_from_hex
+
+DEFAULT_PACKER = "big-first"   # packers.DEFAULT_PACKER (a test keeps them equal); packers load on use
 
 
 
@@ -30,6 +28,11 @@ def pack_command(
     params: Optional[str] = typer.Option(None, "--params", help='Packer params as a JSON object, e.g. \'{"sub": 30}\'.'),
 ) -> None:
     """Pack a G×G board with a seeded packer and print a one-line summary."""
+    from packers import make_packing, validate_packing
+    from packers.render import render_png
+    from tilelib.fsio import atomic_write
+    from tilelib.rng import seed_from_hex
+
     seed_bytes = seed_from_hex(seed)
     p = None
     if params is not None:

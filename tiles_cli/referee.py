@@ -9,16 +9,9 @@ from typing import Optional
 
 import typer
 
-from referee import gate
-from referee.judge import Judge
-from referee.manifest import load
-from referee.records import tile_record
-from referee.verify import verify
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
 from tilelib.errors import BadInput
-from tilelib.rng import seed_from_hex
-from tilelib.store import Library
 
 referee_app = typer.Typer(help="Verify a day's board, look tiles up, judge runs.", no_args_is_help=True)
 
@@ -41,6 +34,11 @@ def verify_command(
                                               "TILES_REMOTE); an https:// remote needs no credentials."),
 ) -> None:
     """Check a manifest against the library (FORMAT §10); print one line, or name the first failure (exit 5)."""
+    from referee.manifest import load
+    from referee.verify import verify
+    from tilelib.rng import seed_from_hex
+    from tilelib.store import Library
+
     seed_bytes = seed_from_hex(seed) if seed is not None else None
     if replay and seed_bytes is None:
         raise BadInput("--replay needs --seed (the revealed seed of the day)")
@@ -64,6 +62,9 @@ def tile_command(
     library: Path = LibraryOpt,
 ) -> None:
     """Print a library tile as one JSON object (canonical, or oriented by --t); no solution unless asked."""
+    from referee.records import tile_record
+    from tilelib.store import Library
+
     with Library.open(library) as lib:
         rec = tile_record(lib, hash_, t)
     if not with_solution:
@@ -81,6 +82,10 @@ def judge_command(
     library: Path = LibraryOpt,
 ) -> None:
     """Judge a submission's moves; print one JSON verdict per move."""
+    from referee import gate
+    from referee.judge import Judge
+    from tilelib.store import Library
+
     if submission == "-":
         text = sys.stdin.buffer.read()
     else:

@@ -1,0 +1,76 @@
+"""The difficulty a player meets on a board: each tile rated in context (issue 14).
+
+A tile's library ``ladder`` is rated on its own givens plus its seam_mask
+sides. On the board a player sees more: the board givens in the tile's
+window (its own givens, zone givens, clues, neighbours' givens on shared
+cells) and, once a neighbour is solved, every cell it shares with that
+neighbour. ``context_levels`` rates every tile the way a player meets it when
+it becomes playable: tiles are taken in breadth-first order from the seed
+tile over the judge's seam relation (``referee.judge.seam_neighbours``,
+neighbours in id order), and tile i is rated (SPEC §4 ladder, C kernel) on
+its window with known = the board givens there plus every cell it shares
+with a tile earlier in that order (solved before it). Tiles no seam path
+reaches are rated on the board givens alone.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from engine.ladder import rate_rows
+from referee.board import Board
+from referee.judge import seam_neighbours
+
+LEVEL_NAMES = {0: "given", 1: "L1", 2: "L2", 3: "L3", 4: "L4", 5: "beyond L4"}
+
+
+def play_order(board: Board) -> list[int]:
+    """Tile ids in breadth-first order from the seed tile over shared seams, then the unreached."""
+    nbrs = seam_neighbours(board.squares)
+    seen = {board.seed_tile}
+    order, q = [], deque([board.seed_tile])
+    while q:
+        i = q.popleft()
+        order.append(i)
+        for j in sorted(nbrs[i]):
+            if j not in seen:
+                seen.add(j)
+                q.append(j)
+    return order + [i for i in range(len(board.squares)) if i not in seen]
+
+
+def _rows(a: np.ndarray) -> list[int]:
+    n = a.shape[1]
+    w = 1 << np.arange(n - 1, -1, -1, dtype=np.int64)
+    return [int(x) for x in (a.astype(np.int64) * w).sum(axis=1)]
+
+
+def context_levels(board: Board) -> list[tuple[int, int, int]]:
+    """(tile id, n, ladder level in context) for every tile, in play order."""
+    solved = np.zeros(board.givens.shape, dtype=bool)
+    out = []
+    for i in play_order(board):
+        rs, cs = board.window(i)
+        sol = board.solution[rs, cs]
+        known = board.givens[rs, cs] | solved[rs, cs]
+        n = sol.shape[0]
+        k = _rows(known)
+        lad = rate_rows(n, [v & m for v, m in zip(_rows(sol == 1), k)], k)
+        out.append((i, n, int(lad.ladder)))
+        solved[rs, cs] = True
+    return out
+
+
+def profile_table(levels: list[tuple[int, int, int]]) -> dict[str, dict[str, float]]:
+    """Shares of each level per n (and "all"), from ``context_levels``."""
+    out: dict[str, dict[str, float]] = {}
+    groups: dict[str, list[int]] = {}
+    for _, n, lv in levels:
+        groups.setdefault(str(n), []).append(lv)
+        groups.setdefault("all", []).append(lv)
+    for key, lvs in groups.items():
+        out[key] = {LEVEL_NAMES[lv]: round(lvs.count(lv) / len(lvs), 4) for lv in sorted(set(lvs))}
+        out[key]["tiles"] = len(lvs)
+    return out

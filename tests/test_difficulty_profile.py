@@ -1,0 +1,134 @@
+"""Difficulty profiles (issue 14): parsing, seeded level draws, the manifest key, a profiled daily
+build, and tiles rated in context on a built board."""
+
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from daily.build import BuildOptions, build
+from engine.ladder import rate_rows
+from referee.board import build_board
+from referee.difficulty import context_levels, play_order, profile_table
+from referee.manifest import from_json
+from referee.verify import verify
+from tilelib.bits import VALID_N
+from tilelib.difficulty import LEVELS, PRESETS, parse_profile
+from tilelib.errors import BadInput
+from tilelib.rng import Stream
+from tilelib.store import Library
+
+SEED = bytes.fromhex("d1ff" * 16)
+
+
+def test_flat_per_n_and_preset_forms():
+    flat = parse_profile({"2": 1, "3": 3})
+    assert flat.of(6) == flat.of(16) == (0.0, 0.25, 0.75, 0.0, 0.0)
+    assert flat.allowed(10) == {2, 3}
+    per = parse_profile(json.dumps({str(n): {"4": 1} if n == 16 else {"2": 1} for n in VALID_N}))
+    assert per.allowed(16) == {4} and per.allowed(6) == {2}
+    assert parse_profile("human") == parse_profile(PRESETS["human"])
+    assert parse_profile(None) is None and parse_profile("library") is None
+    assert parse_profile(flat.to_json()) == flat          # the manifest form reads back
+
+
+@pytest.mark.parametrize("bad", [{}, {"6": 1}, {"0": 1}, {"2": -1}, {"2": float("nan")}, {"2": 0, "3": 0},
+                                 {"2": True}, {"2": "x"}, [1, 2], "nope", "{broken",
+                                 {"6": {"2": 1}, "8": {"2": 1}},            # per n, but n = 10..16 missing
+                                 {str(n): {"9": 1} for n in VALID_N}])
+def test_bad_profiles_are_rejected(bad):
+    with pytest.raises(BadInput):
+        parse_profile(bad)
+
+
+@settings(max_examples=30)
+@given(shares=st.dictionaries(st.sampled_from([str(lv) for lv in LEVELS]),
+                              st.floats(0, 10, allow_nan=False), min_size=1),
+       seed=st.binary(min_size=32, max_size=32), n=st.sampled_from(VALID_N))
+def test_draws_follow_the_shares(shares, seed, n):
+    if sum(shares.values()) <= 0:
+        return
+    p = parse_profile(shares)
+    k = 2000
+    draws = [p.draw(n, Stream(seed, "p").child(str(i))) for i in range(k)]
+    assert set(draws) <= p.allowed(n)                           # never a zero-share level
+    assert draws == [p.draw(n, Stream(seed, "p").child(str(i))) for i in range(k)]   # seeded
+    for lv, share in zip(LEVELS, p.of(n)):
+        got = draws.count(lv) / k
+        assert abs(got - share) < 5 * math.sqrt(share * (1 - share) / k) + 1e-9, (lv, got, share)
+
+
+def _run(tmp_path, size, **kw):
+    opts = BuildOptions(day="2026-11-30", library=tmp_path / "lib.sqlite", out_dir=tmp_path / "out",
+                        size=size, seed=SEED, **kw)
+    return build(opts, log=lambda _: None)
+
+
+def test_profiled_build_records_the_profile_verifies_and_reproduces(tmp_path):
+    Library.create(tmp_path / "empty.sqlite").close()
+    texts = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        shutil.copy(tmp_path / "empty.sqlite", d / "lib.sqlite")
+        res = _run(d, 61, profile="human")
+        texts.append(res.manifest_path.read_bytes())
+    assert texts[0] == texts[1]                                  # bit for bit from library + seed
+    m = from_json(texts[0])
+    assert m.difficulty == parse_profile("human").to_json()
+    assert json.loads(texts[0])["difficulty"] == m.difficulty
+    assert list(json.loads(texts[0]))[-1] == "difficulty"        # after the existing keys
+    with Library.open(tmp_path / "a" / "lib.sqlite") as lib:
+        assert verify(m, lib, SEED).status == "frontier"
+        levels = [lib.get(h).features.ladder for h in m.hashes]
+    # from an empty library every tile was drained at its square's drawn level where the grid
+    # allowed; the profile allows only 2..4, and the plain-thinning fallback is the exception
+    inside = sum(lv in (2, 3, 4) for lv in levels) / len(levels)
+    assert inside >= 0.8, levels
+
+
+def test_unprofiled_build_writes_no_difficulty_key(tmp_path):
+    res = _run(tmp_path, 41)
+    assert "difficulty" not in json.loads(res.manifest_path.read_text())
+
+
+def test_bad_profile_fails_before_any_work(tmp_path):
+    with pytest.raises(BadInput):
+        _run(tmp_path, 41, profile={"7": 1})
+    assert not (tmp_path / "lib.sqlite").exists()
+
+
+def test_manifest_rejects_a_bad_difficulty_key(tmp_path):
+    res = _run(tmp_path, 21, profile={"3": 1})
+    d = json.loads(res.manifest_path.read_text())
+    assert from_json(d).to_json() == res.manifest_path.read_text()
+    for bad in ({"3": -1}, [1], "human", {"6": {"3": 1}}):
+        d["difficulty"] = bad
+        with pytest.raises(BadInput, match="difficulty"):
+            from_json(d)
+
+
+def test_context_levels_rate_each_tile_once_in_play_order(tmp_path):
+    res = _run(tmp_path, 61)
+    m = from_json(res.manifest_path.read_text())
+    with Library.open(tmp_path / "lib.sqlite") as lib:
+        board = build_board(m, lib)
+    order = play_order(board)
+    assert order[0] == m.packing.seed_tile and sorted(order) == list(range(m.tile_count()))
+    ctx = context_levels(board)
+    assert [i for i, _, _ in ctx] == order
+    # the seed tile meets only the board givens in its window
+    i, n, lv = ctx[0]
+    rs, cs = board.window(i)
+    sol, known = board.solution[rs, cs], board.givens[rs, cs]
+    w = 1 << np.arange(n - 1, -1, -1)
+    k = [int(x) for x in (known * w).sum(axis=1)]
+    v = [int(x) for x in ((sol == 1) & known).dot(w)]
+    assert rate_rows(n, v, k).ladder == lv
+    # the table counts every tile once and its shares sum to 1
+    table = profile_table(ctx)
+    assert table["all"]["tiles"] == m.tile_count()
+    assert abs(sum(v for k_, v in table["all"].items() if k_ != "tiles") - 1) < 1e-3
