@@ -14,7 +14,7 @@ import format_doc as doc
 from daily.seed import day_seed
 from engine import count
 from packers import PACKERS, validate_packing
-from referee.manifest import KEY_ORDER, from_json, seed_commit
+from referee.manifest import KEY_ORDER, OPTIONAL_KEYS, from_json, seed_commit
 from referee.verify import check_seed
 from tilelib import bits, errors
 from tilelib.audit import tile_problems
@@ -200,7 +200,7 @@ def test_manifest_example_layout_commitment_and_packing():
 def test_manifest_key_table_lists_the_writer_order():
     keys = [re.fullmatch(r"`(\w+)`", row[0]).group(1) for row in doc.table_rows("| key | type and range |")]
     assert keys[:len(KEY_ORDER)] == list(KEY_ORDER)
-    assert keys[len(KEY_ORDER):] == ["build"]               # §13's optional key, after stats
+    assert keys[len(KEY_ORDER):] == list(OPTIONAL_KEYS) == ["difficulty", "build"]   # optional, after stats
 
 
 def test_packer_table():
