@@ -1,4 +1,4 @@
--- tiles library schema, version 1 (see SPEC.md §5 and docs/DECISIONS.md).
+-- tiles library schema, version 1 (see docs/FORMAT.md §5 and docs/DECISIONS.md).
 -- Append-only and content-addressed: rows are inserted with INSERT OR IGNORE
 -- and never updated, except the bookkeeping columns of `misses`.
 
@@ -7,7 +7,7 @@ CREATE TABLE IF NOT EXISTS meta (
     value TEXT NOT NULL
 );
 
--- One row per tile, stored in canonical orientation (SPEC §3).
+-- One row per tile, stored in canonical orientation (FORMAT §3).
 -- Edge ints are those of the canonical orientation; queries in any of the 16
 -- orientations are expanded over the transforms (tilelib.query).
 CREATE TABLE IF NOT EXISTS tiles (
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS tiles (
     created           INTEGER NOT NULL    -- unix seconds
 );
 
--- Query 1 and 2 of SPEC §5: every side is the leading column of one index and
+-- Query 1 and 2 of FORMAT §5: every side is the leading column of one index and
 -- every adjacent pair of sides is covered by one index (cyclic order).
 CREATE INDEX IF NOT EXISTS tiles_top_right   ON tiles (n, top, right);
 CREATE INDEX IF NOT EXISTS tiles_right_bottom ON tiles (n, right, bottom);
@@ -45,7 +45,7 @@ CREATE INDEX IF NOT EXISTS tiles_left_top    ON tiles (n, left, top);
 -- Query 3: difficulty features and seam mask.
 CREATE INDEX IF NOT EXISTS tiles_difficulty  ON tiles (n, ladder, m, seam_mask);
 
--- A constraint the library could not answer (SPEC §8). Stored in canonical
+-- A constraint the library could not answer (FORMAT §8). Stored in canonical
 -- orientation of the constraint; identical misses are one row with a counter.
 CREATE TABLE IF NOT EXISTS misses (
     id          INTEGER PRIMARY KEY,

@@ -1,1 +1,1 @@
-"""The nightly job (SPEC §9): derive the day's seed, build the board, reveal the seed later."""
+"""The nightly job (FORMAT §9): derive the day's seed, build the board, reveal the seed later."""

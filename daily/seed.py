@@ -1,4 +1,4 @@
-"""The day's seed and its public commitment (SPEC §9).
+"""The day's seed and its public commitment (FORMAT §9).
 
 ``seed = HMAC-SHA256(key=TILES_SECRET as UTF-8, msg="tiles-daily:" + D)`` with D
 the ISO date; ``seed_commit = sha256(seed)`` over the 32 raw bytes. The seed is

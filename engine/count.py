@@ -7,7 +7,7 @@ node counts (see ``engine.reference`` for the definition of a node).
 
 For hot loops (thinning) there are row-int entry points that skip numpy:
 ``count_rows(n, vals, known, k)`` and ``backbone_rows(n, vals, known)``, with
-rows as ints (bit ``n-1-c`` = cell (r, c), SPEC §2) and ``known`` the mask rows.
+rows as ints (bit ``n-1-c`` = cell (r, c), FORMAT §2) and ``known`` the mask rows.
 """
 
 from __future__ import annotations

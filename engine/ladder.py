@@ -1,4 +1,4 @@
-"""The difficulty ladder of SPEC §4: named deduction techniques, the standard solve, and ``rate``.
+"""The difficulty ladder of FORMAT §4: named deduction techniques, the standard solve, and ``rate``.
 
 Techniques, cheapest first (``TECHNIQUES``), each a pure function of the
 current state returning the cells it would fill as ``(r, c, v)`` triples
@@ -23,7 +23,7 @@ equal in a row, more than n/2 of a value in a line, two equal complete lines
 of one orientation) or two fills of one step disagree.
 
 The standard solve applies the cheapest technique that makes progress and
-restarts from L1 after any progress. ``rate`` reports SPEC §4's features.
+restarts from L1 after any progress. ``rate`` reports FORMAT §4's features.
 """
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ def _solve(st: _State, enabled: frozenset, log: list | None) -> str:
 
 @dataclass(frozen=True)
 class LadderResult:
-    """SPEC §4 features of a puzzle, plus the standard solve's outcome.
+    """FORMAT §4 features of a puzzle, plus the standard solve's outcome.
 
     ``ladder``: highest level used (0 when nothing was open; 5 when L1–L4 stall or
     the puzzle contradicts itself). ``bifurcations``: L4 steps. ``used_unique``: L3

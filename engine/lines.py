@@ -1,7 +1,7 @@
 """Valid line patterns of side n and the bitset tables the line-domain counter uses.
 
 A *line* (row or column) of a Takuzu grid of side n is an n-bit int, first cell
-= most significant bit (SPEC §2: row bit ``n-1-c`` is cell (r, c); a column
+= most significant bit (FORMAT §2: row bit ``n-1-c`` is cell (r, c); a column
 read top→bottom has bit ``n-1-r`` for cell (r, c)). A line is *valid* when it
 is balanced (n/2 ones) and has no three equal cells in a row. Patterns are
 numbered by their rank in ascending int order; a *domain* is a bitset over

@@ -1,4 +1,4 @@
-"""What `tiles solve` prints (SPEC §12): puzzle strings in, one JSON-ready dict per puzzle out.
+"""What `tiles solve` prints (FORMAT §12): puzzle strings in, one JSON-ready dict per puzzle out.
 
 ``read_puzzles`` parses every line first (blank lines and ``#`` comments
 skipped) and raises ``BadInput`` naming the first malformed line, so a bad file

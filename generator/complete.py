@@ -1,4 +1,4 @@
-"""Seam-prefilled completion (SPEC §8): a CP-SAT model that fills a tile around fixed cells.
+"""Seam-prefilled completion (FORMAT §8): a CP-SAT model that fills a tile around fixed cells.
 
 The stitcher records a miss as a set of boundary cells that a tile must show
 (values + a known mask). ``complete`` asks CP-SAT for a valid n×n solution

@@ -1,4 +1,4 @@
-"""Tile features of SPEC §4, computed from plain data: the solution, the givens and every solution.
+"""Tile features of FORMAT §4, computed from plain data: the solution, the givens and every solution.
 
 ``multiplicity_features`` needs only the complete list of solutions
 consistent with the givens (the counter's output); ``ladder_puzzle`` builds
@@ -120,7 +120,7 @@ def features(solution: np.ndarray, givens: np.ndarray, seam_mask: int,
 
 
 def rows_blob(rows, n: int) -> bytes:
-    """The BLOB (SPEC §2) of a grid given as row ints: ``to_blob(rows_to_grid(rows))`` without numpy."""
+    """The BLOB (FORMAT §2) of a grid given as row ints: ``to_blob(rows_to_grid(rows))`` without numpy."""
     v = 0
     for r in rows:
         v = (v << n) | r

@@ -1,4 +1,4 @@
-"""One tile, start to finish (SPEC §4, §8): solution or completion → thinning → features → Tile.
+"""One tile, start to finish (FORMAT §4, §8): solution or completion → thinning → features → Tile.
 
 ``make_tile`` is a pure function of its arguments and the stream's bytes.
 Each attempt j draws from ``stream.child(f"try/{j}")``:
@@ -90,7 +90,7 @@ class GenParams:
     @staticmethod
     def make(n: int, m_max: int | None = None, seam_mask: int = 0,
              targets: Targets | None = None) -> "GenParams":
-        """Validated parameters (BadInput on a bad value); m_max defaults by n (SPEC §4)."""
+        """Validated parameters (BadInput on a bad value); m_max defaults by n (FORMAT §4)."""
         if n not in VALID_N:
             raise BadInput(f"--n must be one of {', '.join(map(str, VALID_N))}, got {n}")
         if m_max is None:

@@ -1,4 +1,4 @@
-"""A random valid n×n Takuzu solution (SPEC §1), drawn from the project's seeded stream.
+"""A random valid n×n Takuzu solution (FORMAT §1), drawn from the project's seeded stream.
 
 Rows are placed top to bottom, each drawn uniformly from the valid lines
 (``tilelib.rules.valid_lines``: balanced, no three in a row) that keep every

@@ -1,4 +1,4 @@
-"""Thinning (SPEC §4, §8): remove givens in seeded random order while the tile stays acceptable.
+"""Thinning (FORMAT §4, §8): remove givens in seeded random order while the tile stays acceptable.
 
 A givens set G is *acceptable* when
   (a) the number m of solutions consistent with G is at most ``m_max``, and

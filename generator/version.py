@@ -1,4 +1,4 @@
-"""The generator's version stamp (SPEC §4 ``version``) and its defaults.
+"""The generator's version stamp (FORMAT §4 ``version``) and its defaults.
 
 Bump ``GENERATOR_VERSION`` whenever a change alters which tiles a seed
 produces or how their features are computed: rows are never rewritten, a new
@@ -7,7 +7,7 @@ version only adds rows.
 
 GENERATOR_VERSION = 2   # 2: thinning counts capped at 2 n^2 nodes (generator.make.THIN_NODE_CAP)
 
-# SPEC §4: default m_max per tile side.
+# FORMAT §4: default m_max per tile side.
 _M_MAX = {6: 2, 8: 2, 10: 3, 12: 3, 14: 3, 16: 4}
 
 

@@ -1,4 +1,4 @@
-"""The packers (SPEC §6–7): seeded packings of the board in pitch space, behind one protocol.
+"""The packers (FORMAT §6–7): seeded packings of the board in pitch space, behind one protocol.
 
 Every packer module exposes ``NAME``, ``VERSION``, ``DEFAULTS``, ``check_params(params) -> params``
 and ``pack(P, rng, params) -> Packing`` — pure and deterministic: the same (P, stream, params)

@@ -172,7 +172,7 @@ def dp_fill(x: int, y: int, w: int, h: int, rng: Stream, out: Out, keep_square: 
     odds keep_square : split_pref. Cuts prefer offsets that are themselves
     legal sides (a strip of whole squares), so layouts stay blocky, not sliver-cut.
     No v1 packer calls it; it is here for the stitcher's "split an unfillable
-    square into smaller squares or a zone" fallback (SPEC §8).
+    square into smaller squares or a zone" fallback (FORMAT §8).
     """
     if w > DP_MAX or h > DP_MAX:
         raise ValueError(f"dp_fill covers sides up to {DP_MAX}, got {w}x{h}")

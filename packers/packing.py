@@ -1,4 +1,4 @@
-"""The Packing value (SPEC §6), its JSON shape (SPEC §9/§12) and the ONE packing validator.
+"""The Packing value (FORMAT §6), its JSON shape (FORMAT §9/§12) and the ONE packing validator.
 
 A packing lives in pitch space [0, P)² with P = G - 1. It is a list of squares
 ``(x0, y0, s)`` (s odd in 5..15; the tile there has n = s + 1) plus zones, each
@@ -7,7 +7,7 @@ Squares and zone rectangles partition [0, P)² exactly. Tile ids are list
 positions; ``seed_tile`` is a tile id.
 
 ``validate_packing`` is shared by the packers' tests, ``tiles pack`` and the
-referee (SPEC §10 step 1): it raises ``VerificationFailed`` naming the FIRST
+referee (FORMAT §10 step 1): it raises ``VerificationFailed`` naming the FIRST
 offence, checking in this order: board size, seed tile id, each square in list
 order (side, bounds, overlap with an earlier square), each zone rectangle in
 order (shape, bounds, overlap with a square or an earlier rectangle), then the
@@ -65,7 +65,7 @@ class Packing:
         return sum(w * h for zone in self.zones for (_x, _y, w, h) in zone)
 
     def zone_fraction(self) -> float:
-        """Quality metric (SPEC §7): zone area as a fraction of P²."""
+        """Quality metric (FORMAT §7): zone area as a fraction of P²."""
         return self.zone_area() / (self.P * self.P) if self.P > 0 else 0.0
 
     def to_json(self) -> dict:
@@ -257,7 +257,7 @@ def refinement_problem(drawn: Packing, actual: Packing) -> str | None:
     """Why ``actual`` is not ``drawn`` refined by the stitcher's fallback, or None if it is.
 
     The stitcher may split a square it cannot fill into smaller squares and zone
-    rectangles (SPEC §8), so a manifest's packing is the packer's packing with
+    rectangles (FORMAT §8), so a manifest's packing is the packer's packing with
     some squares subdivided. It refines the drawn one when: the board, packer,
     version and params agree; every square of ``actual`` lies inside one square of
     ``drawn``; every zone unit of ``drawn`` is still zone; and the seed tile's

@@ -1,4 +1,4 @@
-"""Rebuild the day's board from a manifest and the library (SPEC §6, §9): values, owners, givens.
+"""Rebuild the day's board from a manifest and the library (FORMAT §6, §9): values, owners, givens.
 
 Everything here is plain numpy over G×G board cells:
 
@@ -11,7 +11,7 @@ Everything here is plain numpy over G×G board cells:
   that lie in some tile window) ∪ the manifest's clues.
 
 ``assemble`` places tiles in id order and raises ``CheckFailed`` at the first
-cell on which two tiles disagree (the seam check, SPEC §10 step 3).
+cell on which two tiles disagree (the seam check, FORMAT §10 step 3).
 ``fetch_tiles`` reads each distinct hash once (``Library.get`` re-hashes the
 row, so a tampered row is an error). ``build_board`` is both in one call, for
 the daily build; ``referee.verify`` calls the pieces with its own checks
@@ -32,7 +32,7 @@ from tilelib.tile import Tile
 
 
 class CheckFailed(VerificationFailed):
-    """A verification failure that names its SPEC §10 step (``step``: packing, tiles, seams, clues,
+    """A verification failure that names its FORMAT §10 step (``step``: packing, tiles, seams, clues,
     frontier, seed); the message starts with the step name."""
 
     def __init__(self, step: str, message: str) -> None:

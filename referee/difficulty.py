@@ -7,7 +7,7 @@ cells) and, once a neighbour is solved, every cell it shares with that
 neighbour. ``context_levels`` rates every tile the way a player meets it when
 it becomes playable: tiles are taken in breadth-first order from the seed
 tile over the judge's seam relation (``referee.judge.seam_neighbours``,
-neighbours in id order), and tile i is rated (SPEC §4 ladder, C kernel) on
+neighbours in id order), and tile i is rated (FORMAT §4 ladder, C kernel) on
 its window with known = the board givens there plus every cell it shares
 with a tile earlier in that order (solved before it). Tiles no seam path
 reaches are rated on the board givens alone.

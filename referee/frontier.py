@@ -1,7 +1,7 @@
-"""Frontier solvability (SPEC §10 step 4), the global count when it stalls, and clue placement.
+"""Frontier solvability (FORMAT §10 step 4), the global count when it stalls, and clue placement.
 
 **Propagation.** Known cells start as the board givens. A tile's candidates
-are the solutions of its own window (rules of SPEC §1 inside the window)
+are the solutions of its own window (rules of FORMAT §1 inside the window)
 consistent with the cells known so far — enumerated afresh by the engine
 (``engine.backbone_rows``), never read from the library's ``alts``. Cells on
 which all candidates agree become known. Repeat to a fixpoint. The closure is

@@ -1,4 +1,4 @@
-"""The referee's judge (SPEC §10, §12): runs of moves on a day's board, persisted in SQLite.
+"""The referee's judge (FORMAT §10, §12): runs of moves on a day's board, persisted in SQLite.
 
 A submission is JSON ``{"run": "name", "moves": [{"tile": id, "cells": "0101…"}, …]}``;
 ``cells`` is the tile's window as it lies on the board, n·n chars of ``0``/``1``,

@@ -1,4 +1,4 @@
-"""The day's manifest (SPEC §9): a value, its one JSON text, and a parser that rejects anything malformed.
+"""The day's manifest (FORMAT §9): a value, its one JSON text, and a parser that rejects anything malformed.
 
 A ``Manifest`` is the packing (geometry: board, packer, seed tile, squares,
 zones — ``packers.packing.Packing``, the one geometry value) plus what the
@@ -7,7 +7,7 @@ stitcher chose for each square (``hashes[i]``, ``transforms[i]``), the extra
 verified ``status`` and free-form ``stats``.
 
 ``to_json()`` writes ONE text for a value: top-level keys in the order of
-SPEC §9 (format, day, board, seed_commit, packer, seed_tile, tiles, zones,
+FORMAT §9 (format, day, board, seed_commit, packer, seed_tile, tiles, zones,
 clues, status, stats; then the optional ``difficulty``, the stitcher's level
 profile, only when the build had one, and ``build``, the start state and versions
 of FORMAT §13), one tile / zone / clue per line, compact separators,
@@ -87,7 +87,7 @@ class Manifest:
     # ------------------------------------------------------------ JSON
 
     def to_dict(self) -> dict:
-        """The manifest as a JSON-ready dict with keys in SPEC order."""
+        """The manifest as a JSON-ready dict with keys in FORMAT order."""
         p = self.packing
         return {
             "format": FORMAT,

@@ -1,6 +1,6 @@
 """``tiles referee tile HASH [--t T]``: a library tile as one JSON-ready record.
 
-Grids are n·n chars row-major (SPEC §12's puzzle-string layout): ``solution``
+Grids are n·n chars row-major (FORMAT §12's puzzle-string layout): ``solution``
 and each of ``alts`` as ``0``/``1``; ``givens`` and ``flip`` as masks of
 ``0``/``1``; ``puzzle`` as the givens shown over ``.`` (the string
 ``tiles solve`` reads). With ``t`` the record describes

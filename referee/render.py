@@ -1,4 +1,4 @@
-"""A picture of the day's board (SPEC §9 ``tiles daily render``): every cell, as a palette PNG.
+"""A picture of the day's board (FORMAT §9 ``tiles daily render``): every cell, as a palette PNG.
 
 Each board cell is a ``scale``×``scale`` block (default about 3000 px across,
 3 px per cell at G = 1000; at least 2, at most 16). Colours:

@@ -1,4 +1,4 @@
-"""``verify(manifest, lib, seed=None)``: SPEC §10's checks in SPEC order, stopping at the first failure.
+"""``verify(manifest, lib, seed=None)``: FORMAT §10's checks in FORMAT order, stopping at the first failure.
 
 1. ``packing`` — ``packers.validate_packing`` (the one packing validator);
    ``claims`` — the packer exists at the manifest's version and the stated
@@ -14,7 +14,7 @@
 3. ``seams`` — every board cell two tiles hold has one value
    (``referee.board.assemble``).
    ``clues`` — every clue lies in a tile window and is held by fewer than 3
-   tiles (SPEC §6).
+   tiles (FORMAT §6).
 4. ``frontier`` — ``referee.frontier.settle``: status frontier / unique /
    ambiguous. An ambiguous board fails; otherwise the computed status must
    equal the manifest's ``status`` (``check_status=False`` skips that
@@ -211,7 +211,7 @@ def check_frontier(m: Manifest, board: Board, check_status: bool = True) -> Sett
 def check_seed(m: Manifest, seed: bytes) -> str:
     """Step 5: the commitment, then the packing re-drawn from the seed.
 
-    The stitcher may split squares it cannot fill into smaller squares and zones (SPEC §8), so the
+    The stitcher may split squares it cannot fill into smaller squares and zones (FORMAT §8), so the
     manifest's packing must be the drawn one ("reproduced") or a refinement of it ("refined":
     ``packers.packing.refinement_problem`` — squares only subdivided, zones kept, seed square
     unchanged). Returns which."""
@@ -237,7 +237,7 @@ def check_seed(m: Manifest, seed: bytes) -> str:
 
 def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep: bool = False,
            check_status: bool = True, on_tile=None) -> VerifyReport:
-    """Run SPEC §10's checks; CheckFailed at the first failure, else a VerifyReport.
+    """Run FORMAT §10's checks; CheckFailed at the first failure, else a VerifyReport.
 
     ``on_tile()`` is called once per tile during step 2 (the CLI's progress bar)."""
     tm: dict[str, float] = {}

@@ -1,1 +1,1 @@
-"""Library remote: pull/push the tile library to S3/R2 or a local directory (SPEC §11)."""
+"""Library remote: pull/push the tile library to S3/R2 or a local directory (FORMAT §11)."""

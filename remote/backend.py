@@ -1,4 +1,4 @@
-"""The one small storage interface both remotes implement (SPEC §11).
+"""The one small storage interface both remotes implement (FORMAT §11).
 
 A remote holds immutable snapshots ``snapshots/<sha256>.sqlite`` and one small
 pointer ``HEAD.json``. The only write that must be atomic is the HEAD swap, a

@@ -1,6 +1,6 @@
 """Lookup benchmark (issue 2): one- and two-edge oriented queries on a 100k-tile library.
 
-Compares the two index designs of SPEC §5 on the same tiles:
+Compares the two index designs of FORMAT §5 on the same tiles:
   A. canonical sides indexed, the query expanded over the 16 transforms
      (what ``tilelib.query`` does);
   B. all 16 oriented edge tuples indexed in a side table.

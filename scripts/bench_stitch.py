@@ -1,4 +1,4 @@
-"""Benchmark the stitcher (SPEC §8): cold library, then warm runs on later days' seeds.
+"""Benchmark the stitcher (FORMAT §8): cold library, then warm runs on later days' seeds.
 
     .venv/bin/python scripts/bench_stitch.py [--lib FILE] [--plan 301:1,301:6,1000:1] [--speed-G 1000]
     .venv/bin/python scripts/bench_stitch.py --warm-lib FILE [--days 2,3,4] [--packers big-first,grown]

@@ -1,4 +1,4 @@
-"""Benchmark of `tiles library push/pull` (SPEC §11) against a loopback moto server and file://.
+"""Benchmark of `tiles library push/pull` (FORMAT §11) against a loopback moto server and file://.
 
 Measures, in one run on one machine:
 - push and pull of a ~100 MB library to the local moto server, MB/s, against a

@@ -1,4 +1,4 @@
-"""The stitcher (SPEC §8): fill a packing with library tiles by edge lookup in all 16 orientations.
+"""The stitcher (FORMAT §8): fill a packing with library tiles by edge lookup in all 16 orientations.
 
 Public entry point: ``stitcher.stitch.stitch(packing, lib, stream) -> StitchResult``.
 """

@@ -12,7 +12,7 @@
  *           entries in (hash, t) order (twin of index._SizeIndex.lookup);
  * _check.c  Checker: the forward check of one square (twin of check.PyForwardCheck).
  *
- * Lines are ints of n <= 16 bits, first cell = MSB (SPEC §2); n is even, 2..16.
+ * Lines are ints of n <= 16 bits, first cell = MSB (FORMAT §2); n is even, 2..16.
  */
 #ifndef STITCHER_CORE_H
 #define STITCHER_CORE_H

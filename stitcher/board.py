@@ -3,13 +3,13 @@
 Neighbouring tiles share only their border cells (squares do not overlap in
 pitch space), so the board keeps just those: ``values``/``known`` are G×G
 uint8 arrays where ``known`` marks cells written by some placed tile's
-border. A square's constraint (SPEC §5, question 4) is read from its window's
+border. A square's constraint (FORMAT §5, question 4) is read from its window's
 four border lines; placing a tile writes its four oriented edges and checks
 every already-known cell (the seam check) before writing anything.
 
 Lines are gathered with one fancy index per call (offsets precomputed per n)
 and turned into edge ints by a dot product with powers of two, MSB first
-(SPEC §2): top row left→right, right column top→bottom, bottom row
+(FORMAT §2): top row left→right, right column top→bottom, bottom row
 left→right, left column top→bottom.
 
 ``PyBoard`` is that numpy code, kept as the reference; ``Board`` is the same board with

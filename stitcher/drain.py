@@ -1,4 +1,4 @@
-"""Draining misses (SPEC §8): make a tile for an exact boundary, or prove there is none.
+"""Draining misses (FORMAT §8): make a tile for an exact boundary, or prove there is none.
 
 ``generate`` composes the generator's one-tile path (``generator.make``):
 CP-SAT completes an n×n grid with exactly the constraint's boundary cells

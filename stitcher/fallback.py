@@ -1,4 +1,4 @@
-"""Fallback (SPEC §8): a square still unfilled after the drain is split into smaller legal squares.
+"""Fallback (FORMAT §8): a square still unfilled after the drain is split into smaller legal squares.
 
 ``split_square`` cuts the s×s square once (vertically or horizontally) at an
 offset that minimises the zone area of the best guillotine fill of the two

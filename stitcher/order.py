@@ -7,12 +7,12 @@ owners of the ring of units just outside it.
 
 ``bfs_distance`` is the distance from the seed tile in that adjacency graph;
 ``known_sides`` says, per square, which sides will be known when the
-square's turn comes in a frontier solve (SPEC §10.4): a side is known when
+square's turn comes in a frontier solve (FORMAT §10.4): a side is known when
 every unit along it outside the square is a zone (zone cells inside a tile
 window are given) or a tile strictly nearer the seed. A side on the board's
 edge faces nothing and is never known.
 
-``placement_order`` fits the packer (SPEC §8): ``big-first`` places large
+``placement_order`` fits the packer (FORMAT §8): ``big-first`` places large
 squares first (then by distance, then id), so small tiles meet exact edges;
 ``grown`` uses tile id order, which is its growth order; any other packer
 goes breadth-first from the seed (distance, then id). The seed tile always

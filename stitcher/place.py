@@ -1,4 +1,4 @@
-"""Candidate choice (SPEC §8): prefer orientations pinned by the sides known at the square's turn.
+"""Candidate choice (FORMAT §8): prefer orientations pinned by the sides known at the square's turn.
 
 Given the sorted candidates of a lookup and their pin bitmaps, the preferred
 pool is the candidates whose bitmap has bit ``known`` set — every

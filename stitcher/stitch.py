@@ -1,4 +1,4 @@
-"""The stitcher (SPEC §8): give every square of a packing a library tile (hash, t) with no seam conflict.
+"""The stitcher (FORMAT §8): give every square of a packing a library tile (hash, t) with no seam conflict.
 
 ``stitch(packing, lib, stream)`` runs:
 

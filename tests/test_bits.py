@@ -1,4 +1,4 @@
-"""SPEC §2 encodings: bit order of rows, BLOBs and edges, and puzzle strings."""
+"""FORMAT §2 encodings: bit order of rows, BLOBs and edges, and puzzle strings."""
 
 import numpy as np
 import pytest

@@ -35,7 +35,7 @@ def test_g61_from_an_empty_library_is_frontier_and_verifies_independently(tmp_pa
     assert m.status == "frontier" and m.G == 61 and m.tile_count() == res.tiles
     with Library.open(tmp_path / "lib.sqlite") as lib:
         assert ledger.get_manifest(lib.conn, "2026-11-29") == text
-        report = verify(m, lib, SEED)          # full SPEC §10 check, seed included
+        report = verify(m, lib, SEED)          # full FORMAT §10 check, seed included
     assert report.status == "frontier"
     stages = [line.split()[0] for line in logs]
     assert stages == ["check", "pack", "stitch", "clues", "verify"]

@@ -1,4 +1,4 @@
-"""SPEC §9 seed derivation, commitment, reveal rules, and the build lock."""
+"""FORMAT §9 seed derivation, commitment, reveal rules, and the build lock."""
 
 import datetime as dt
 import hashlib

@@ -30,7 +30,7 @@ def _all6():
 
 
 def _check_against_engine(tile, m_max):
-    """SPEC §4 features recomputed with the engine, independently of the generator."""
+    """FORMAT §4 features recomputed with the engine, independently of the generator."""
     n, f = tile.n, tile.features
     sol = tile.solution_grid
     assert violations(sol) == []

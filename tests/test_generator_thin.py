@@ -15,7 +15,7 @@ configs = st.sampled_from([(1, 0), (2, 0), (2, 15), (3, 15), (2, 1), (3, 5), (4,
 
 
 def _acceptable(n, sol, known, m_max, seam):
-    """Straight from SPEC §4, with the engine as the counter: m <= m_max and the seam
+    """Straight from FORMAT §4, with the engine as the counter: m <= m_max and the seam
     sides' cells, added to the givens, pin the tile uniquely."""
     vals = [s & k for s, k in zip(sol, known)]
     m, _, _ = count_rows(n, vals, known, m_max + 1)

@@ -1,4 +1,4 @@
-"""The manifest format (SPEC §9): a golden text, byte-identical round trips, and the inputs it must reject."""
+"""The manifest format (FORMAT §9): a golden text, byte-identical round trips, and the inputs it must reject."""
 
 from __future__ import annotations
 

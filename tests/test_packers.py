@@ -63,7 +63,7 @@ def test_golden_digest(golden, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_quality_at_1000(golden, name):
-    """SPEC §7 targets: zone < 1% for big-first and grown, < 3% for bands (substitution: a knob)."""
+    """FORMAT §7 targets: zone < 1% for big-first and grown, < 3% for bands (substitution: a knob)."""
     limit = {"big-first": 0.01, "grown": 0.01, "bands": 0.03, "substitution": 0.03}[name]
     assert golden[name].zone_fraction() < limit
 

@@ -1,4 +1,4 @@
-"""The one packing validator (SPEC §6, §10 step 1) and the Packing JSON shape.
+"""The one packing validator (FORMAT §6, §10 step 1) and the Packing JSON shape.
 
 Every rejection test names the offence the validator must report first.
 """

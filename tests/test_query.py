@@ -1,4 +1,4 @@
-"""SPEC §5 queries: a tile inserted in one orientation is found in each of its 16 orientations."""
+"""FORMAT §5 queries: a tile inserted in one orientation is found in each of its 16 orientations."""
 
 import numpy as np
 import pytest

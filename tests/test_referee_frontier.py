@@ -1,4 +1,4 @@
-"""SPEC §10 step 4 on hand-made 2×2 boards of n=6 tiles, against independent brute-force oracles.
+"""FORMAT §10 step 4 on hand-made 2×2 boards of n=6 tiles, against independent brute-force oracles.
 
 The oracles use the table of every valid 6×6 grid (tests/support.all_grids, plain enumeration, no
 engine): propagation keeps, per tile, the grids consistent with the known cells; the global count

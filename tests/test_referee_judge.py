@@ -1,4 +1,4 @@
-"""The judge (SPEC §10, §12): legal, illegal (off-frontier), wrong, malformed and replayed moves; runs
+"""The judge (FORMAT §10, §12): legal, illegal (off-frontier), wrong, malformed and replayed moves; runs
 persist across calls; bad submissions write nothing.
 
 Board: the shared G=21 fixture. Tile 0 (n=16 at the origin) is the seed tile; tiles 1-3 (n=6) run down

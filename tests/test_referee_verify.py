@@ -1,4 +1,4 @@
-"""verify (SPEC §10) on a real small board, and each mutation of it caught with the right step named.
+"""verify (FORMAT §10) on a real small board, and each mutation of it caught with the right step named.
 
 The board: a big-first packing at G=21 (8 tiles: one n=16, seven n=6), tiles made by the generator
 with each window's already-fixed cells, one clue added where propagation stalls.
@@ -222,7 +222,7 @@ def test_claims_are_checked_without_a_seed(fx, change, words):
 
 
 def test_seed_accepts_a_refinement_of_the_drawn_packing_and_nothing_else(fx):
-    """The stitcher may turn a square it cannot fill into smaller squares or zone (SPEC §8)."""
+    """The stitcher may turn a square it cannot fill into smaller squares or zone (FORMAT §8)."""
     from referee.verify import check_seed
 
     assert check_seed(fx.manifest, SEED) == "reproduced"

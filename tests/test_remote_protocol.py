@@ -1,4 +1,4 @@
-"""The pull/push protocol of SPEC §11 against both back ends: a real moto server on loopback and file://.
+"""The pull/push protocol of FORMAT §11 against both back ends: a real moto server on loopback and file://.
 
 Every test runs on ``file:///<tmp>`` and on ``s3://<fresh bucket>/lib`` (the
 ``remote_url`` fixture). Tile sets are compared exactly, as sets of hashes.

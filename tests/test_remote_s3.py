@@ -167,7 +167,7 @@ def test_cli_refuses_bad_remote_urls_before_any_io(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_eight_cli_pushers_in_separate_processes_all_exit_0(bucket, s3_env, tmp_path):
-    """SPEC §11 end to end: eight `tiles library push` processes at once, disjoint rows, nothing lost."""
+    """FORMAT §11 end to end: eight `tiles library push` processes at once, disjoint rows, nothing lost."""
     import subprocess
     import sys
     from remote.backend import open_backend

@@ -1,4 +1,4 @@
-"""Misses, drain, nofit and fallback (SPEC §8) on tiny hand-made packings and constraints.
+"""Misses, drain, nofit and fallback (FORMAT §8) on tiny hand-made packings and constraints.
 
 No mocks: the real generator and CP-SAT run. CP-SAT calls are counted by wrapping
 ``stitcher.drain.complete`` (a spy that forwards every call), so "settled without solving"

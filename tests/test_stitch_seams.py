@@ -1,4 +1,4 @@
-"""Stitched boards have no seam conflict, for every packer (SPEC §8, §10.3), and stitching reproduces.
+"""Stitched boards have no seam conflict, for every packer (FORMAT §8, §10.3), and stitching reproduces.
 
 The check rebuilds the board cell by cell from the library (``Library.get_oriented`` of each
 placement, written at (y0 + r, x0 + c)) and compares every cell held by two or more tiles —

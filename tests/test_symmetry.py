@@ -1,4 +1,4 @@
-"""SPEC §3: the 16 transforms form a group, and the edge and side maps agree with the grids."""
+"""FORMAT §3: the 16 transforms form a group, and the edge and side maps agree with the grids."""
 
 import numpy as np
 from hypothesis import given, strategies as st
@@ -18,7 +18,7 @@ def grids(draw, n=None):
 
 
 def spec_transform(g, t):
-    """SPEC §3 written out with loops, as the independent reference."""
+    """FORMAT §3 written out with loops, as the independent reference."""
     k, f, r = t >> 3, (t >> 2) & 1, t & 3
     n = len(g)
     g = [list(row) for row in g]

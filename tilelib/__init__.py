@@ -1,4 +1,4 @@
-"""tilelib: the tile core and the SQLite tile library (SPEC §1–5).
+"""tilelib: the tile core and the SQLite tile library (FORMAT §1–5).
 
 Modules: ``bits`` (encodings), ``symmetry`` (16 transforms), ``rules``,
 ``tile`` (Tile value, canonical form, hash), ``constraint`` (edge constraints),

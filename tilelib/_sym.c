@@ -1,4 +1,4 @@
-/* tilelib._sym: the 16 transforms of SPEC §3 on grid BLOBs, and the canonical
+/* tilelib._sym: the 16 transforms of FORMAT §3 on grid BLOBs, and the canonical
  * transform, in C. The C twin of tilelib.symmetry.apply_grid/apply_mask and
  * tilelib.tile.Tile.canonical_transform (which stay the reference: the tests
  * check both agree on every transform). Canonicalising a tile was ~0.1 ms of
@@ -9,7 +9,7 @@
  * then complement the values when k (grids only, not masks). The source cell of
  * every new cell is tabulated once per (n, t).
  *
- * Python API (BLOBs as SPEC §2: row-major, MSB first, zero padded; n even 2..16):
+ * Python API (BLOBs as FORMAT §2: row-major, MSB first, zero padded; n even 2..16):
  *   transform(n, blob, t, complement) -> bytes
  *   canonical(n, solution, givens, seam_images) -> t   (seam_images: 16 ints, the
  *       seam mask under each t; the smallest key solution'+givens'+seam', ties: smallest t)
@@ -140,13 +140,13 @@ static PyMethodDef methods[] = {
      "transform(n, blob, t, complement) -> bytes: the BLOB's grid under transform t "
      "(values complemented when t >= 8 and complement is true)"},
     {"canonical", py_canonical, METH_VARARGS,
-     "canonical(n, solution, givens, seam_images) -> t with the smallest key (SPEC §3)"},
+     "canonical(n, solution, givens, seam_images) -> t with the smallest key (FORMAT §3)"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef moddef = {
     PyModuleDef_HEAD_INIT, "tilelib._sym",
-    "SPEC §3 transforms and the canonical transform on BLOBs (C twin of tilelib.symmetry/tile).", -1, methods,
+    "FORMAT §3 transforms and the canonical transform on BLOBs (C twin of tilelib.symmetry/tile).", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__sym(void) { return PyModule_Create(&moddef); }

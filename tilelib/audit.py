@@ -2,7 +2,7 @@
 
 ``tile_problems`` recomputes everything about a stored tile that needs no
 solver: hash, canonical orientation, edge columns, the rules, corner givens,
-and the consistency of every feature derived from the alternatives (SPEC §4).
+and the consistency of every feature derived from the alternatives (FORMAT §4).
 Whether the alternatives are *all* the solutions needs the engine and is the
 referee's job. ``verify_library`` runs SQLite's integrity check and then
 ``tile_problems`` on every row, then parses every stored manifest

@@ -1,4 +1,4 @@
-"""Bit-level encodings fixed by SPEC §2: grids, BLOBs, row ints, edges, puzzle strings.
+"""Bit-level encodings fixed by FORMAT §2: grids, BLOBs, row ints, edges, puzzle strings.
 
 A grid is an ``n×n`` numpy ``uint8`` array of 0/1, indexed ``[row, col]``.
 A row int has bit ``n-1-c`` = cell (r, c) (leftmost cell is the MSB).
@@ -33,7 +33,7 @@ def blob_len(n: int) -> int:
 
 
 def to_blob(grid: np.ndarray) -> bytes:
-    """Pack a 0/1 grid into its BLOB (SPEC §2)."""
+    """Pack a 0/1 grid into its BLOB (FORMAT §2)."""
     return np.packbits(np.asarray(grid, dtype=np.uint8).ravel()).tobytes()
 
 
@@ -71,7 +71,7 @@ def col_ints(grid: np.ndarray) -> list[int]:
 
 
 def edges(grid: np.ndarray) -> tuple[int, int, int, int]:
-    """(top, right, bottom, left) edge ints in absolute directions (SPEC §2)."""
+    """(top, right, bottom, left) edge ints in absolute directions (FORMAT §2)."""
     g = np.asarray(grid)
     return line_int(g[0, :]), line_int(g[:, -1]), line_int(g[-1, :]), line_int(g[:, 0])
 
@@ -93,7 +93,7 @@ class Puzzle:
     """A tile puzzle: side n, cell values and a mask of known cells (both n×n uint8).
 
     ``values`` is 0 wherever ``known`` is 0. The string form is n·n chars of
-    ``0``, ``1``, ``.`` row-major (SPEC §12).
+    ``0``, ``1``, ``.`` row-major (FORMAT §12).
     """
 
     n: int

@@ -1,7 +1,7 @@
-"""Edge constraints on a square: which cells of each side are fixed, and to what (SPEC §5, §8).
+"""Edge constraints on a square: which cells of each side are fixed, and to what (FORMAT §5, §8).
 
 A ``Constraint`` is four (mask, value) pairs in absolute directions (top,
-right, bottom, left; SPEC §2 bit order): bit i of ``masks[s]`` says the cell
+right, bottom, left; FORMAT §2 bit order): bit i of ``masks[s]`` says the cell
 at that bit of side s is fixed, and ``values[s]`` holds those cells (0 off the
 mask). A whole side has mask ``2**n - 1``; a partly known side (a big tile
 facing several small neighbours, or a side touching the board's free edge)
@@ -98,7 +98,7 @@ def window_constraint(values: np.ndarray, known: np.ndarray, x0: int, y0: int, n
     """Constraint a square at board cell (y0, x0) of side n faces from a board's known cells.
 
     ``values``/``known`` are board-sized uint8 arrays; this answers the library's
-    fourth question (SPEC §5): given placed tiles, the next placement's constraints.
+    fourth question (FORMAT §5): given placed tiles, the next placement's constraints.
     """
     win_v = values[y0:y0 + n, x0:x0 + n]
     win_k = known[y0:y0 + n, x0:x0 + n]

@@ -1,6 +1,6 @@
 """Difficulty profiles: the share of ladder levels a daily board aims for, per tile side (issue 14).
 
-A profile maps each n (6..16) to shares of ladder levels 1..5 (SPEC §4's
+A profile maps each n (6..16) to shares of ladder levels 1..5 (FORMAT §4's
 ``ladder``; 5 = L1–L4 cannot finish). With a profile, each square draws a
 target level from its n's shares (stream ``stitch/profile``, child = the
 square id, so the draw does not depend on the placement order and the main

@@ -1,4 +1,4 @@
-"""The library's bookkeeping tables: misses (SPEC §8) and manifests (SPEC §9).
+"""The library's bookkeeping tables: misses (FORMAT §8) and manifests (FORMAT §9).
 
 A miss is a ``Constraint`` the library could not answer. It is stored in the
 canonical orientation of the constraint (``constraint.canonical_constraint``)

@@ -1,4 +1,4 @@
-"""Merge another library file into an open library: the union that makes pull/push lose no row (SPEC §11).
+"""Merge another library file into an open library: the union that makes pull/push lose no row (FORMAT §11).
 
 Rows are content-addressed, so the union is a join: merging is commutative,
 associative and idempotent, and every replica that has seen the same files

@@ -1,4 +1,4 @@
-"""Edge lookups in all 16 orientations (SPEC §5, questions 1–3).
+"""Edge lookups in all 16 orientations (FORMAT §5, questions 1–3).
 
 The library indexes only the canonical sides. A query is a ``Constraint`` on
 the oriented sides (whole or partly known) plus optional feature filters; it
@@ -156,5 +156,5 @@ def find(conn, c: Constraint, filters: Mapping[str, object] | None = None,
 
 def find_edges(conn, n: int, *, top: int | None = None, right: int | None = None,
                bottom: int | None = None, left: int | None = None, **kw) -> list[tuple[str, int]]:
-    """Whole-side shorthand for ``find``: SPEC §5 questions 1 and 2."""
+    """Whole-side shorthand for ``find``: FORMAT §5 questions 1 and 2."""
     return find(conn, Constraint.sides(n, top, right, bottom, left), **kw)

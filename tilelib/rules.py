@@ -1,4 +1,4 @@
-"""The Takuzu rules of SPEC §1 as checks that say which rule fails where.
+"""The Takuzu rules of FORMAT §1 as checks that say which rule fails where.
 
 ``violations(grid)`` lists every offence in a fixed order (balance, runs,
 uniqueness; rows before columns); ``first_violation`` is what error messages

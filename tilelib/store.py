@@ -1,4 +1,4 @@
-"""The tile library: one SQLite file created from ``schema.sql`` (SPEC §5), over sqlite-utils.
+"""The tile library: one SQLite file created from ``schema.sql`` (FORMAT §5), over sqlite-utils.
 
 Append-only and content-addressed: ``insert_many`` canonicalises each tile,
 hashes it and does ``INSERT OR IGNORE`` in one transaction per batch; rows are

@@ -1,4 +1,4 @@
-"""The 16 symmetries of a tile (SPEC §3): transforms, composition, inverses, edge and side maps.
+"""The 16 symmetries of a tile (FORMAT §3): transforms, composition, inverses, edge and side maps.
 
 A transform is ``t = 8*k + 4*f + r``, applied in this order:
 1. if f: mirror left-right, ``g'[i][j] = g[i][n-1-j]``;

@@ -1,8 +1,8 @@
-"""The immutable tile value (SPEC §3–4): grids as BLOBs, features, transforms, canonical form, hash.
+"""The immutable tile value (FORMAT §3–4): grids as BLOBs, features, transforms, canonical form, hash.
 
-A ``Tile`` holds its solution and givens as BLOBs (SPEC §2) so it is hashable
+A ``Tile`` holds its solution and givens as BLOBs (FORMAT §2) so it is hashable
 and cheap to store; grids are decoded on demand. ``transform`` carries every
-field through one of the 16 symmetries exactly as SPEC §3 says: grids take
+field through one of the 16 symmetries exactly as FORMAT §3 says: grids take
 all three steps, masks only the geometric ones, side nibbles permute with the
 sides, and alternatives are re-sorted with their alt_sides nibbles.
 """
@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - only in a tree that was never built
 
 @dataclass(frozen=True)
 class Features:
-    """What the generator measured about a tile (SPEC §4). Defaults describe an m = 1 tile."""
+    """What the generator measured about a tile (FORMAT §4). Defaults describe an m = 1 tile."""
 
     version: int = 0
     m: int = 1
@@ -119,7 +119,7 @@ class Tile:
     # ------------------------------------------------------------ symmetry
 
     def transform(self, t: int) -> "Tile":
-        """This tile under transform t (SPEC §3), every field carried along."""
+        """This tile under transform t (FORMAT §3), every field carried along."""
         if t == 0:
             return self
         n, f = self.n, self.features
@@ -162,7 +162,7 @@ class Tile:
 
     @cached_property
     def hash(self) -> str:
-        """Content hash over the canonical orientation (SPEC §3), lower-case hex."""
+        """Content hash over the canonical orientation (FORMAT §3), lower-case hex."""
         c = self.canonical()[0]
         return content_hash(c.n, c.solution, c.givens, c.seam_mask)
 

@@ -1,4 +1,4 @@
-"""`tiles library generate`: make K tiles of side n and append them to the library (SPEC §4, §12).
+"""`tiles library generate`: make K tiles of side n and append them to the library (FORMAT §4, §12).
 
 Thin: parse and validate (``GenParams.make``, the seed) before touching the
 library, call ``generator.batch.append_generated``, print one summary line.

@@ -1,4 +1,4 @@
-"""`tiles library pull | push | snapshots`: sync the library with a remote (SPEC §11).
+"""`tiles library pull | push | snapshots`: sync the library with a remote (FORMAT §11).
 
 Thin: parse options, call one function of ``remote.sync``, print one summary line.
 """
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
 
 IntegrityOpt = typer.Option("full", "--integrity", help="Check of a downloaded snapshot after its sha256: "
-                            "full (PRAGMA integrity_check, SPEC default) or quick (PRAGMA quick_check).")
+                            "full (PRAGMA integrity_check, FORMAT default) or quick (PRAGMA quick_check).")
 
 
 CheckOpt = typer.Option("new", "--check", help="What push proves about the local file before publishing it: "

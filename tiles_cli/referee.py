@@ -1,4 +1,4 @@
-"""`tiles referee verify | tile | judge` (SPEC §10, §12): thin wrappers over the referee package."""
+"""`tiles referee verify | tile | judge` (FORMAT §10, §12): thin wrappers over the referee package."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`tiles solve --givens STRING | --file FILE [--k K]`: count, solve and rate puzzles (SPEC §12).
+"""`tiles solve --givens STRING | --file FILE [--k K]`: count, solve and rate puzzles (FORMAT §12).
 
 Prints one JSON object per puzzle per line. Every input is parsed before
 anything is solved, so a malformed line prints nothing and exits 2.
