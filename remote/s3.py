@@ -66,10 +66,10 @@ def check_endpoint(endpoint: str) -> str:
 
 
 # Timeouts: a server that accepts connections but never answers must fail in well under 30 s
-# (2 attempts x (5 s connect + 8 s per read) + backoff). Each read of a large transfer is a
-# separate 8 s window, so big snapshots still stream.
-def make_client(endpoint: str | None = None, *, max_attempts: int = 2, connect_timeout: float = 5,
-                read_timeout: float = 8):
+# (2 attempts x (4 s connect + 6 s per read) + backoff). Each read of a large transfer is a
+# separate 6 s window, so big snapshots still stream.
+def make_client(endpoint: str | None = None, *, max_attempts: int = 2, connect_timeout: float = 4,
+                read_timeout: float = 6):
     """A boto3 S3 client configured for R2/S3/moto from the environment (cached per configuration)."""
     endpoint = endpoint if endpoint is not None else (os.environ.get("TILES_S3_ENDPOINT") or None)
     if endpoint is not None:
