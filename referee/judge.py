@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS tokens (
 RUNS_KIND = "tiles-runs/1"
 MAX_RUN_NAME = 200
 MAX_CELLS_STORED = 256  # cells strings are stored up to this length (a 16×16 window)
+OFF_FRONTIER = "shares no seam with a solved tile"   # the reason of a move off the run's frontier
 MAX_MOVES = 4096        # moves per submission: a run spans many submissions, each one transaction
 MAX_SUBMISSION_BYTES = 4 << 20
 
@@ -186,8 +187,7 @@ class Judge:
             return _verdict(tile, False, False, 0, f"tile {tile} is already solved in this run (replay)")
         if tile != self.board.seed_tile and not (self.nbrs[tile] & solved):
             return _verdict(tile, False, False, 0, f"tile {tile} is not the seed tile "
-                                                   f"({self.board.seed_tile}) and shares no seam with a "
-                                                   "solved tile")
+                                                   f"({self.board.seed_tile}) and {OFF_FRONTIER}")
         if cells != self.truth(tile):
             return _verdict(tile, True, False, 0, "incorrect: the cells differ from the board's solution")
         solved.add(tile)

@@ -154,6 +154,10 @@ async def client(k: int, port: int, day: str, db: DayBoard, until: float, batch:
             t0 = time.perf_counter()
             status, p = await c.call("POST", f"/runs/{run}/moves", {"moves": moves}, token)
             log["moves"].append(time.perf_counter() - t0)
+            if status == 409:                                   # a move off the frontier: batch refused whole
+                log.setdefault("refused", 0)
+                log["refused"] += 1
+                continue
             assert status == 200, p
             for v in p["verdicts"]:
                 sent.append((v["tile"], v["accepted"], v["correct"], v["reward"]))

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from referee.board import build_board
-from referee.judge import Judge
+from referee.judge import OFF_FRONTIER, Judge
 from referee_support import board21
 from serve_support import serving
 from tilelib.store import Library
@@ -93,27 +93,40 @@ def test_a_run_plays_seed_then_neighbours_with_the_judges_verdicts(server, files
     _, _, truth = files
     run, auth = new_run(server, FUTURE, player="ann")
     assert server.get(f"/runs/{run}/frontier").json()["tiles"] == [0]
-    out = play(server, run, auth, (7, truth.truth(7)), (0, flip(truth.truth(0))), (0, truth.truth(0)),
-               (0, truth.truth(0)), (1, truth.truth(1)))
+    # a tile off the frontier is a 409 (issue 13): the batch is refused whole and nothing is stored
+    msg = error(server.post(f"/runs/{run}/moves", json={"moves": [{"tile": 7, "cells": truth.truth(7)}]},
+                            headers=auth), 409)
+    assert "tile 7" in msg and "shares no seam" in msg and "not recorded" in msg
+    assert server.get(f"/runs/{run}/history").json()["moves"] == []
+    out = play(server, run, auth, (0, flip(truth.truth(0))), (0, truth.truth(0)), (0, truth.truth(0)),
+               (1, truth.truth(1)))
     assert [(v["tile"], v["accepted"], v["correct"], v["reward"]) for v in out["verdicts"]] == [
-        (7, False, False, 0), (0, True, False, 0), (0, True, True, 256), (0, False, False, 0), (1, True, True, 36)]
-    assert "shares no seam" in out["verdicts"][0]["reason"] and "replay" in out["verdicts"][3]["reason"]
-    assert out["score"] == {"run": run, "day": FUTURE, "player": "ann", "solved": 2, "reward": 292, "moves": 5,
+        (0, True, False, 0), (0, True, True, 256), (0, False, False, 0), (1, True, True, 36)]
+    assert "replay" in out["verdicts"][2]["reason"]
+    assert out["score"] == {"run": run, "day": FUTURE, "player": "ann", "solved": 2, "reward": 292, "moves": 4,
                             "frontier": 5}
     assert server.get(f"/runs/{run}/frontier").json() == {"run": run, "tiles": [2, 3, 4, 5, 6], "solved": [0, 1]}
     hist = server.get(f"/runs/{run}/history").json()["moves"]
-    assert [(m["tile"], m["correct"]) for m in hist] == [(7, False), (0, False), (0, True), (0, False), (1, True)]
-    assert server.get(f"/runs/{run}/history", params={"after": hist[2]["id"]}).json()["moves"] == hist[3:]
+    assert [(m["tile"], m["correct"]) for m in hist] == [(0, False), (0, True), (0, False), (1, True)]
+    assert server.get(f"/runs/{run}/history", params={"after": hist[1]["id"]}).json()["moves"] == hist[2:]
 
 
 def test_service_and_cli_judge_agree_move_for_move(server, files, tmp_path):
+    """The same verdicts on every batch the service accepts; the service refuses (409) exactly the
+    batches in which the CLI judge would record a move off the frontier."""
     _, _, truth = files
     moves = [(3, truth.truth(3)), (0, truth.truth(0)), (7, truth.truth(7)), (3, flip(truth.truth(3), 0)),
              (3, truth.truth(3)), (7, truth.truth(7)), (99, "0"), (2, "01")]
-    run, auth = new_run(server)
-    via_http = play(server, run, auth, *moves)["verdicts"]
     cli = Judge(truth.manifest, truth.board, tmp_path / "cli.sqlite")
-    via_cli = cli.judge({"run": "x", "moves": [{"tile": t, "cells": s} for t, s in moves]})
+    as_cli = cli.judge({"run": "probe", "moves": [{"tile": t, "cells": s} for t, s in moves]})
+    off = [i for i, v in enumerate(as_cli) if OFF_FRONTIER in (v["reason"] or "")]
+    assert off                                            # the list does hold moves off the frontier
+    run, auth = new_run(server)
+    error(server.post(f"/runs/{run}/moves", json={"moves": [{"tile": t, "cells": s} for t, s in moves]},
+                      headers=auth), 409)
+    kept = [m for i, m in enumerate(moves) if i not in off]
+    via_http = play(server, run, auth, *kept)["verdicts"]
+    via_cli = cli.judge({"run": "x", "moves": [{"tile": t, "cells": s} for t, s in kept]})
     assert via_http == via_cli
 
 

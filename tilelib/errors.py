@@ -26,6 +26,11 @@ class Forbidden(BadInput):
     """A write without the right secret token, or a secret asked for too early (HTTP 403 in the service)."""
 
 
+class OffFrontier(BadInput):
+    """A move on a tile the run cannot play yet: not the seed tile, no seam with a solved tile
+    (HTTP 409 in the service; the CLI judge records it as a rejected move instead)."""
+
+
 class TooLarge(BadInput):
     """A request over a size limit: body bytes, moves per request (HTTP 413 in the service)."""
 

@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from referee.service.boards import day_is_over, given_cells, public_board, puzzle_view, tile_solution
 from referee.service.runs import RunStore
-from tilelib.errors import BadInput, Forbidden, NotFound, TilesError, TooLarge
+from tilelib.errors import BadInput, Forbidden, NotFound, OffFrontier, TilesError, TooLarge
 
 API = "/api/v1"
 STATIC = Path(__file__).parent / "static"
@@ -50,6 +50,8 @@ def _status(err: TilesError) -> int:
         return 403
     if isinstance(err, TooLarge):
         return 413
+    if isinstance(err, OffFrontier):
+        return 409
     if isinstance(err, BadInput):
         return 400
     return 500

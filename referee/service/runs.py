@@ -24,8 +24,9 @@ from pathlib import Path
 from referee.judge import open_runs
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
+from referee.judge import OFF_FRONTIER
 from tilelib.db import transaction
-from tilelib.errors import BadInput, Forbidden, NotFound
+from tilelib.errors import BadInput, Forbidden, NotFound, OffFrontier
 
 MAX_PLAYER = 40
 
@@ -131,7 +132,10 @@ class RunStore:
             raise Forbidden(f"wrong token for run {st.run!r}")
 
     def submit(self, run: str, token: str | None, moves: list) -> tuple[list[dict], RunState]:
-        """Judge one batch of raw moves for ``run`` in one transaction; (verdicts, updated state)."""
+        """Judge one batch of raw moves for ``run`` in one transaction; (verdicts, updated state).
+
+        A move on a tile off the run's frontier (at its turn in the batch) refuses the whole batch:
+        ``OffFrontier`` (HTTP 409), nothing stored — the judge's other verdicts are as the CLI's."""
         st = self.get(run)
         self.authorise(st, token)
         db = self.days[st.day]
@@ -139,6 +143,10 @@ class RunStore:
             with transaction(self.conn) as c:
                 st = self.get(run)                     # re-read if another writer got in first
                 verdicts = db.judge.record(c, run, moves, st.solved)   # adds the tiles it solves
+                off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")),
+                           None)
+                if off is not None:
+                    raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
         except BaseException:
             self._runs.clear()                     # st.solved may hold tiles of the rolled-back batch
             raise
