@@ -18,7 +18,7 @@ from remote.delta import MAX_DELTAS, is_delta
 from remote.sync import pull, push
 from remote_support import add_tiles, make_library, tile_hashes
 from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
-from test_trust_remote import tamper_row
+from test_trust_remote import tamper_row, upload_tampered
 from tilelib import ledger
 from tilelib.constraint import Constraint
 from tilelib.store import Library
@@ -136,14 +136,9 @@ def test_a_delta_is_never_taken_for_a_base(remote_url, tmp_path):
     add_tiles(a, 2, 2)
     push(a, open_backend(remote_url))
     be = open_backend(remote_url)
-    raw = tmp_path / "raw.sqlite"
-    be.get_snapshot(base, raw)
-    tamper_row(raw, 1)
-    data = raw.read_bytes()
-    bad = hashlib.sha256(data).hexdigest()
-    be.put_snapshot(bad, raw)
+    bad, size = upload_tampered(remote_url, base, tmp_path / "raw.sqlite")
     doc = head_doc(remote_url)
-    doc.update(snapshot=bad, size=len(data), parent=None)
+    doc.update(snapshot=bad, size=size, parent=None)
     be.put_head(json.dumps(doc).encode(), be.get_head().etag)
     if remote_url.startswith("file://"):
         (Path(remote_url[7:]) / "snapshots" / f"{base}.sqlite").unlink()

@@ -7,7 +7,6 @@ The mirror is Python's own static file server over a ``file://`` remote's direct
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import subprocess
@@ -22,7 +21,7 @@ from remote.backend import open_backend
 from remote.http import ReadOnlyRemote
 from remote.sync import pull, push
 from remote_support import add_tiles, file_digest, make_library, tile_hashes
-from test_trust_remote import tamper_row
+from test_trust_remote import upload_tampered
 from tilelib.errors import exit_code
 
 
@@ -84,13 +83,8 @@ def test_a_poisoned_head_heals_along_the_chain_without_listing(mirror, tmp_path)
     push(a, open_backend(writable))
     good = json.loads((Path(writable[7:]) / "HEAD.json").read_bytes())["snapshot"]
     b = open_backend(writable)
-    raw = tmp_path / "raw.sqlite"
-    b.get_snapshot(good, raw)
-    tamper_row(raw, 3)
-    data = raw.read_bytes()
-    bad = hashlib.sha256(data).hexdigest()
-    b.put_snapshot(bad, raw)
-    b.put_head(json.dumps({"snapshot": bad, "size": len(data), "tiles": 8, "parent": good}).encode(),
+    bad, size = upload_tampered(writable, good, tmp_path / "raw.sqlite", rowid=3)
+    b.put_head(json.dumps({"snapshot": bad, "size": size, "tiles": 8, "parent": good}).encode(),
                b.get_head().etag)
     fresh = tmp_path / "fresh.sqlite"
     r = pull(fresh, open_backend(public))

@@ -59,6 +59,18 @@ def flip_page_header(path: Path, name: str = "sqlite_autoindex_tiles_1") -> None
 cli = run_tiles
 
 
+def upload_tampered(url: str, sha: str, raw: Path, rowid: int = 1) -> tuple[str, int]:
+    """Download object ``sha`` to ``raw``, tamper row ``rowid``, upload it under its new sha256 (as a
+    broken client would: consistent bytes, a bad row); returns (sha, size)."""
+    b = open_backend(url)
+    b.get_snapshot(sha, raw)
+    tamper_row(raw, rowid)
+    data = raw.read_bytes()
+    bad = hashlib.sha256(data).hexdigest()
+    b.put_snapshot(bad, raw)
+    return bad, len(data)
+
+
 # ---------------------------------------------------------------- publish only what verifies
 
 
@@ -231,18 +243,13 @@ def test_no_sound_snapshot_at_all_is_an_error(remote_url, tmp_path):
     make_library(a, 1, 6)
     sha = push(a, open_backend(remote_url)).snapshot
     b = open_backend(remote_url)
-    raw = tmp_path / "raw.sqlite"
-    b.get_snapshot(sha, raw)
-    tamper_row(raw, 1)
-    data = raw.read_bytes()
-    bad = hashlib.sha256(data).hexdigest()
-    b.put_snapshot(bad, raw)
+    bad, size = upload_tampered(remote_url, sha, tmp_path / "raw.sqlite")
     if remote_url.startswith("file://"):
         (Path(remote_url[7:]) / "snapshots" / f"{sha}.sqlite").unlink()   # the only good one is gone
     else:
         b.delete_snapshot(sha)
     head = b.get_head()
-    b.put_head(json.dumps({"snapshot": bad, "size": len(data), "tiles": 6, "parent": sha}).encode(), head.etag)
+    b.put_head(json.dumps({"snapshot": bad, "size": size, "tiles": 6, "parent": sha}).encode(), head.etag)
     with pytest.raises(BadSnapshot, match="none of the"):
         pull(tmp_path / "x.sqlite", open_backend(remote_url))
     assert not (tmp_path / "x.sqlite").exists()
