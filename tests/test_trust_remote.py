@@ -84,7 +84,13 @@ def test_first_push_of_a_tampered_library_is_refused_and_remote_untouched(remote
     assert remote_state(remote_url) == before
 
 
-def test_tampering_after_a_verified_push_is_caught_by_the_incremental_check(remote_url, tmp_path):
+@pytest.fixture
+def incremental(monkeypatch):
+    """Treat every library as large: the default check covers only what changed (and tampering)."""
+    monkeypatch.setattr("tilelib.checks.FULL_CHECK_MAX_ROWS", 0)
+
+
+def test_tampering_after_a_verified_push_is_caught_by_the_incremental_check(remote_url, tmp_path, incremental):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 12)
     push(a, open_backend(remote_url))
@@ -100,7 +106,7 @@ def test_tampering_after_a_verified_push_is_caught_by_the_incremental_check(remo
     assert remote_state(remote_url) == before
 
 
-def test_a_dropped_trigger_forces_the_full_check(remote_url, tmp_path):
+def test_a_dropped_trigger_forces_the_full_check(remote_url, tmp_path, incremental):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 8)
     push(a, open_backend(remote_url))
@@ -112,7 +118,7 @@ def test_a_dropped_trigger_forces_the_full_check(remote_url, tmp_path):
         push(a, open_backend(remote_url))
 
 
-def test_clean_incremental_push_checks_only_new_rows(remote_url, tmp_path):
+def test_clean_incremental_push_checks_only_new_rows(remote_url, tmp_path, incremental):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 20)
     r1 = push(a, open_backend(remote_url))
@@ -124,12 +130,64 @@ def test_clean_incremental_push_checks_only_new_rows(remote_url, tmp_path):
     assert r3.status == "up_to_date" and r3.check.rows_checked == 23 and r3.check.integrity == "full"
 
 
-def test_push_refuses_a_malformed_page(remote_url, tmp_path):
+def test_a_small_library_gets_the_full_check_by_default(remote_url, tmp_path):
+    a = tmp_path / "a.sqlite"
+    make_library(a, 1, 20)
+    push(a, open_backend(remote_url))
+    add_tiles(a, 2, 3)
+    r = push(a, open_backend(remote_url))
+    assert r.check.integrity == "full" and r.check.rows_checked == 23
+
+
+def test_a_damaged_index_that_only_integrity_check_sees_is_refused(remote_url, tmp_path):
+    """A flipped byte inside an index entry: quick_check says ok, integrity_check does not."""
+    a = tmp_path / "a.sqlite"
+    make_library(a, 1, 300)
+    push(a, open_backend(remote_url))
+    add_tiles(a, 2, 3)
+    with sqlite3.connect(a) as c:
+        page = c.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_tiles_1'").fetchone()
+    data = bytearray(a.read_bytes())
+    data[(root - 1) * page + page - 10] ^= 0x01
+    a.write_bytes(bytes(data))
+    with sqlite3.connect(a) as c:
+        assert c.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    before = remote_state(remote_url)
+    with pytest.raises(CorruptLibrary, match="integrity_check"):
+        push(a, open_backend(remote_url))
+    assert remote_state(remote_url) == before
+
+
+def test_a_byte_flipped_inside_an_old_record_is_refused(remote_url, tmp_path):
+    """The disk flips a bit of a stored givens BLOB: no trigger fires, only re-hashing sees it."""
+    a = tmp_path / "a.sqlite"
+    make_library(a, 1, 40)
+    push(a, open_backend(remote_url))
+    with sqlite3.connect(a) as c:
+        h, giv = c.execute("SELECT hash, givens FROM tiles WHERE rowid = 1").fetchone()
+    data = bytearray(a.read_bytes())
+    at = data.find(bytes(giv))
+    assert at > 0 and data.count(bytes(giv)) == 1
+    data[at] ^= 0x01
+    a.write_bytes(bytes(data))
+    add_tiles(a, 2, 2)
+    before = remote_state(remote_url)
+    with pytest.raises(HashMismatch, match=h):
+        push(a, open_backend(remote_url))
+    assert remote_state(remote_url) == before
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_push_refuses_a_malformed_page(remote_url, tmp_path, monkeypatch, size):
+    """A broken page header: integrity_check (small libraries) and quick_check (large) both see it."""
+    if size == "large":
+        monkeypatch.setattr("tilelib.checks.FULL_CHECK_MAX_ROWS", 0)
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 200)
     flip_page_header(a)
     before = remote_state(remote_url)
-    with pytest.raises(CorruptLibrary, match="quick_check"):
+    with pytest.raises(CorruptLibrary, match="integrity_check" if size == "small" else "quick_check"):
         push(a, open_backend(remote_url))
     assert remote_state(remote_url) == before
 
