@@ -32,6 +32,10 @@ class SyncState:
     deltas: tuple[str, ...] = ()
     bad: bool = False
 
+    def synced_with(self, info) -> bool:
+        """This file last merged or wrote exactly the HEAD ``info`` (same ETag, same base)."""
+        return self.etag == info.etag and self.snapshot == info.snapshot
+
     @property
     def head_bad(self) -> bool:
         return self.bad or (self.used is not None and self.used != self.snapshot)

@@ -33,13 +33,14 @@ import json
 import random
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from tilelib.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
 from tilelib.errors import CorruptLibrary, RemoteError
-from tilelib.merge import MergeStats, fingerprint
+from tilelib.merge import fingerprint
 from tilelib.store import Library
 
 from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
@@ -55,6 +56,15 @@ from remote.state import SyncState, ahead, read_state, write_state
 # ---------------------------------------------------------------- the publish check
 
 
+@contextmanager
+def _refused():
+    """A failed publish check is re-raised as itself, saying that nothing was published."""
+    try:
+        yield
+    except CorruptLibrary as err:
+        raise type(err)(f"push refused, the remote is untouched: {err}") from err
+
+
 def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
     """Prove the local file sound before any byte of it is published; CorruptLibrary (exit 3) if not.
 
@@ -62,18 +72,9 @@ def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
     verified push (its cost follows what changed: bench_publish); everything when
     ``tilelib.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
     ``integrity_check``, every row re-hashed, every manifest parsed. A delta is checked whole
-    again before it is uploaded (``_check_delta``)."""
-    try:
+    again before it is uploaded (``_push_delta``)."""
+    with _refused():
         return check_library(lib, check)
-    except CorruptLibrary as err:
-        raise type(err)(f"push refused, the remote is untouched: {err}") from err
-
-
-def _check_delta(path: Path) -> None:
-    try:
-        check_file(path, integrity="full")
-    except CorruptLibrary as err:
-        raise type(err)(f"push refused, the remote is untouched: {err}") from err
 
 
 # ---------------------------------------------------------------- pull
@@ -86,7 +87,6 @@ class PullResult:
     tiles_added: int
     bytes: int             # bytes downloaded
     seconds: float
-    merge: MergeStats | None = None
     note: str | None = None  # one line when HEAD's base or a delta was bad and an earlier state was used
 
 
@@ -105,7 +105,7 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
             return PullResult("empty", None, 0, 0, time.perf_counter() - t0)
         info = parse_head(head, url)
         st = read_state(lib, url) if lib is not None else None
-        if st is not None and st.etag == info.etag and st.snapshot == info.snapshot:
+        if st is not None and st.synced_with(info):
             note = (f"HEAD on the remote is bad; this file holds the sound state before it (base "
                     f"{(st.used or st.snapshot)[:12]}…, {len(st.deltas)} delta(s)); a push publishes a good "
                     "HEAD") if st.head_bad else None
@@ -176,7 +176,7 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                 head = backend.get_head()
                 info = parse_head(head, url) if head is not None else None
                 st = read_state(lib, url)
-                if info is not None and not (st and st.etag == info.etag and st.snapshot == info.snapshot):
+                if info is not None and not (st and st.synced_with(info)):
                     cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
                     st, merged = cu.state, merged + cu.added
                     notes += [n for n in cu.notes if n not in notes]
@@ -228,7 +228,8 @@ def _push_delta(lib, backend, info: HeadInfo, st: SyncState, mark: Mark, work, p
                 before_swap):
     """Upload the rows past ``mark`` as one delta on top of HEAD's state; None if the race was lost."""
     dpath, reach, _, _ = make_delta(lib, mark, work)
-    _check_delta(dpath)
+    with _refused():
+        check_file(dpath, integrity="full")
     sha, size = sha256_file(dpath), dpath.stat().st_size
     sent = backend.put_snapshot(sha, dpath, progress)
     dpath.unlink()

@@ -135,7 +135,9 @@ def check_connection(conn: sqlite3.Connection, label: str, *, integrity: str = "
     t2 = time.perf_counter()
     rep.manifests_checked, rep.max_manifest_rowid = check_manifests(conn, label, since_manifest)
     t3 = time.perf_counter()
-    rep.rows_total = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]
+    # tiles rows are append-only (an update or delete marks the file dirty), so the largest rowid is
+    # the row count without count(*)'s scan of a whole index (0.2 s at 1M rows, for a log line)
+    rep.rows_total = conn.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
     rep.seconds = {"pages": round(t1 - t0, 4), "rows": round(t2 - t1, 4), "manifests": round(t3 - t2, 4)}
     return rep
 
