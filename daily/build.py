@@ -40,7 +40,7 @@ from stitcher.stitch import stitch
 from tilelib import ledger
 from tilelib.checks import check_library, mark_verified
 from tilelib.days import seed_commit
-from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
+from tilelib.errors import CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
 from tilelib.store import Library
@@ -151,8 +151,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
 
 def _refuse_empty(path: Path) -> None:
     """A zero-length library file is damage (a crash, a full disk), never silently replaced."""
-    if path.is_dir():
-        raise BadInput(f"library path {path} is a directory")
+    check_placeable(path, "library path")
     if path.exists() and path.stat().st_size == 0:
         raise CorruptLibrary(f"{path} is empty (zero bytes): refusing to build on it; restore it, or delete it "
                              "to start a new library")
@@ -171,7 +170,6 @@ def _sync_before(opts: BuildOptions, stage, log) -> dict:
         log(r.note)
     stage("pull", t0, f"{r.status}, {r.tiles_added:,} tiles added")
     with Library.open(opts.library, create=True) as lib:
-        st = read_state(lib, str(backend.url))
         unpublished = ahead(lib, str(backend.url))
     if unpublished:
         t0 = time.perf_counter()
