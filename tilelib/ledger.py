@@ -54,10 +54,20 @@ def record_miss(conn, c: Constraint, packing: str | None = None, now: int | None
             "ON CONFLICT (n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask) "
             "DO UPDATE SET count = count + 1, last_seen = excluded.last_seen",
             (canon.n, canon.side_mask, *canon.values, *canon.masks, packing, now, now))
+    return _find(conn, key)
+
+
+def find_miss(conn, c: Constraint) -> Miss | None:
+    """The recorded miss of c (in any orientation), or None; reads only."""
+    canon, _ = canonical_constraint(c)
+    return _find(conn, (canon.n, *canon.values, *canon.masks))
+
+
+def _find(conn, key: tuple) -> Miss | None:
     row = conn.execute(
         f"SELECT {_MISS_COLS} FROM misses WHERE n=? AND top=? AND right=? AND bottom=? AND left=? "
         "AND top_mask=? AND right_mask=? AND bottom_mask=? AND left_mask=?", key).fetchone()
-    return _row_to_miss(row)
+    return None if row is None else _row_to_miss(row)
 
 
 def open_misses(conn, n: int | None = None, limit: int | None = None) -> list[Miss]:

@@ -175,15 +175,14 @@ class Library:
         ``commit=False`` leaves the row in the connection's open transaction (the stitcher
         commits all of a stitch's rows and ledger writes once: a commit per drained tile
         wrote ~140 kB of journal and pages each, 86 MB for a 0.7 MB library at G = 301)."""
-        from tilelib.symmetry import inverse
-        canon, t = tile.canonical()
+        canon, h, t = tile_key(tile)
         if commit:
             self.insert_many([canon])
         else:
             row = tile_to_row(canon, int(time.time()))
             self.conn.execute(f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
                               f"({', '.join('?' * len(TILE_COLUMNS))})", [row[c] for c in TILE_COLUMNS])
-        return content_hash(canon.n, canon.solution, canon.givens, canon.seam_mask), inverse(t)
+        return h, t
 
     def get(self, hash_: str) -> Tile:
         """The canonical tile with this hash; UnknownTile if absent, HashMismatch if tampered."""
@@ -236,3 +235,10 @@ class Library:
             "bytes_per_tile": round(size / total, 1) if total else None,
         }
 
+
+def tile_key(tile: Tile) -> tuple[Tile, str, int]:
+    """(canonical tile, its hash, t) with tile = canonical.transform(t): what ``Library.insert``
+    stores and returns, computed without a library (the stitcher's region workers log inserts)."""
+    from tilelib.symmetry import inverse
+    canon, t = tile.canonical()
+    return canon, content_hash(canon.n, canon.solution, canon.givens, canon.seam_mask), inverse(t)
