@@ -36,6 +36,7 @@ from referee.frontier import add_clues
 from referee.manifest import Manifest
 from referee.verify import verify
 from tilelib.difficulty import parse_profile
+from stitcher.regions import default_workers
 from stitcher.stitch import stitch
 from tilelib import ledger
 from tilelib.checks import check_library, mark_verified
@@ -60,6 +61,8 @@ class BuildOptions:
     force: bool = False
     start: dict | None = None  # replay: record this start state {snapshot, deltas} (no remote to ask)
     profile: object = None             # difficulty profile: stitcher.profile JSON form, preset name or None
+    workers: int = field(default_factory=default_workers)   # processes for the stitch's halves;
+    #                                    the board is the same for any value (stitcher/regions.py)
 
 
 @dataclass
@@ -190,7 +193,8 @@ def _build_day(opts, lib, size, seed, commit, start, profile, res, stage, progre
           squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
 
     t0 = time.perf_counter()
-    st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress, profile=profile)
+    st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress, profile=profile,
+                workers=opts.workers)
     s = st.stats
     res.stitch = _summary(s)
     res.stitch_detail = s.as_dict()

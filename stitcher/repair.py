@@ -4,7 +4,7 @@ A square reaches repair when no library tile fits the boundary its placed
 neighbours show it and the drain could not make one (nofit, settled or
 failed). Measured on warm boards, almost all of these are n = 6 squares
 whose neighbours were chosen before them. So, with ``run`` the stitch's
-state (``stitch._Run``):
+state (``stitch.StitchRun``):
 
 1. ``repair_with``: take placed neighbours off — one at a time (most recent
    first, up to REPAIR_TRIES), then all of them — make the square
@@ -19,13 +19,14 @@ state (``stitch._Run``):
    warm G = 301 board: fill 0.9952 -> 0.9997; G = 1000: 0.9894 -> 0.9982.
 
 A failed attempt puts back exactly what it took off (new tiles it made stay
-in the library). The seed never moves. All of it is drain time.
+in the library). The seed never moves, nor (inside a half) the strip: ``run.fixed``. All of it is drain time.
 """
 
 from __future__ import annotations
 
 from stitcher.drain import tile_from_grid
 from stitcher.joint import JOINT_TRIES, joint_complete_many
+from stitcher.small import doomed
 
 REPAIR_TRIES = 4
 
@@ -33,7 +34,7 @@ REPAIR_TRIES = 4
 def repair(run, i: int) -> bool:
     """Try ``repair_with`` then ``repair_together`` on square i (see the module doc)."""
     with run.draining():
-        near = [k for k in run.adj[i] if run.placements[k] is not None and k != run.seed]
+        near = [k for k in run.adj[i] if run.placements[k] is not None and k not in run.fixed]
         near.sort(key=lambda k: -run.order_of.get(k, 0))
         sets = [[k] for k in near[:REPAIR_TRIES]]
         if len(near) > 1:
@@ -103,7 +104,8 @@ def repair_together(run, i: int, ks: list[int], keep_others: bool = True) -> boo
     others = sorted({j for g in group for j in run.adj[g] if j not in inside
                      and run.placements[j] is None and j not in run.children}) if keep_others else []
     tiles = None
-    for a in range(JOINT_TRIES):
+    squares = [run.squares[j] for j in group]
+    for a in range(0 if doomed(run.board, squares, [run.squares[j] for j in others]) else JOINT_TRIES):
         run.st.cp_calls += 1
         sub = run.drain_stream.child(f"{run.drains}/together/{a}")
         grids = joint_complete_many(run.board.values, run.board.known, [run.squares[j] for j in group],

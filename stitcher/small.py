@@ -3,9 +3,13 @@
 The forward check's line test misses joint contradictions; for the smallest
 (and most numerous) tiles the whole solution set is small enough to scan:
 ``solutions_edges(6)`` enumerates every valid 6×6 grid once (rows are valid
-lines; columns balanced, run-free and distinct; rows distinct) and keeps its
-four edge ints. ``feasible(c)`` says whether some solution meets constraint
-c — exactly what CP-SAT would say, in one vectorised compare.
+lines; columns balanced, run-free and distinct; rows distinct: 4,140 grids) and
+keeps its four edge ints. ``feasible(c)`` says whether some solution meets
+constraint c — exactly what CP-SAT would say, in one vectorised compare.
+With ``distinct=False`` the same for grids whose lines need not differ (11,222
+grids): the window-aware model's rule for the *neighbour* windows it keeps
+completable (``joint``), so ``doomed`` can say "that model has no solution"
+before it is built.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from tilelib.rules import valid_lines
 EXACT_N = (6,)
 
 
-@lru_cache(maxsize=2)
-def solutions_edges(n: int) -> np.ndarray:
-    """(count, 4) int64 edges (top, right, bottom, left) of every valid n×n grid (n = 6 only)."""
+@lru_cache(maxsize=4)
+def solutions_edges(n: int, distinct: bool = True) -> np.ndarray:
+    """(count, 4) int64 edges (top, right, bottom, left) of every valid n×n grid (n = 6 only);
+    ``distinct=False``: rows and columns may repeat."""
     if n not in EXACT_N:
         raise ValueError(f"no exact table for n={n}")
     lines = list(valid_lines(n))
@@ -35,11 +40,11 @@ def solutions_edges(n: int) -> np.ndarray:
         k = len(rows)
         if k == n:
             cols = [sum(1 << (n - 1 - r) for r in range(n) if rows[r] & b) for b in bits]
-            if all(v in valid for v in cols) and len(set(cols)) == n:
+            if all(v in valid for v in cols) and (not distinct or len(set(cols)) == n):
                 out.append((rows[0], cols[-1], rows[-1], cols[0]))
             return
         for ln in lines:
-            if ln in rows:
+            if distinct and ln in rows:
                 continue
             if k >= 2:
                 a, b2 = rows[-1], rows[-2]
@@ -56,10 +61,10 @@ def solutions_edges(n: int) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-@lru_cache(maxsize=2)
-def by_side(n: int) -> list[dict[int, np.ndarray]]:
-    """For each side, edge value -> the rows of ``solutions_edges(n)`` with that edge."""
-    E = solutions_edges(n)
+@lru_cache(maxsize=4)
+def by_side(n: int, distinct: bool = True) -> list[dict[int, np.ndarray]]:
+    """For each side, edge value -> the rows of ``solutions_edges(n, distinct)`` with that edge."""
+    E = solutions_edges(n, distinct)
     out = []
     for s in range(4):
         d: dict[int, list[int]] = {}
@@ -69,19 +74,31 @@ def by_side(n: int) -> list[dict[int, np.ndarray]]:
     return out
 
 
-def feasible(c: Constraint) -> bool:
+def feasible(c: Constraint, distinct: bool = True) -> bool:
     """Whether some valid grid of side c.n (in EXACT_N) meets the constraint."""
     full = (1 << c.n) - 1
     E = None
     for s in range(4):
         if c.masks[s] == full:
-            sub = by_side(c.n)[s].get(c.values[s])
+            sub = by_side(c.n, distinct)[s].get(c.values[s])
             if sub is None:
                 return False
             if E is None or len(sub) < len(E):
                 E = sub
     if E is None:
-        E = solutions_edges(c.n)
+        E = solutions_edges(c.n, distinct)
     m = np.array(c.masks, dtype=np.int64)
     v = np.array(c.values, dtype=np.int64)
     return bool(((E & m) == v).all(axis=1).any())
+
+
+def doomed(board, squares, others) -> bool:
+    """True if the window-aware model over these windows (``joint.joint_complete_many``) surely
+    has no solution: an n = 6 square whose boundary no grid meets, or an n = 6 neighbour window
+    whose boundary no grid meets even with repeated lines (the model's rule for neighbours). Only
+    border cells of a window are ever known on the board, so its constraint is all it shows."""
+    for group, distinct in ((squares, True), (others, False)):
+        for (x, y, s) in group:
+            if s + 1 in EXACT_N and not feasible(board.constraint(x, y, s + 1), distinct):
+                return True
+    return False

@@ -42,6 +42,17 @@ class StitchStats:
         d = self.per_n.setdefault(n, dict.fromkeys(COUNTERS, 0))
         d[key] += by
 
+    def merge(self, other: "StitchStats") -> None:
+        """Add another run's counters, placements, tiles made, CP-SAT calls and seconds (a half's)."""
+        for n, d in other.per_n.items():
+            for key, v in d.items():
+                self.bump(n, key, v)
+        self.placements += other.placements
+        self.cp_calls += other.cp_calls
+        self.made += other.made
+        for key, v in other.seconds.items():
+            self.seconds[key] = self.seconds.get(key, 0.0) + v
+
     def total(self, key: str) -> int:
         return sum(d[key] for d in self.per_n.values())
 

@@ -41,6 +41,15 @@
 
 All ledger writes of one stitch share one transaction (committed at the end).
 
+**Halves** (``regions.py``, boards of side >= ``regions.MIN_G`` with the drain on): the seed and
+the strip of squares crossing a middle column are placed first, then the two halves left and
+right of it — which share no cell — are stitched by steps 2–4 in forked workers that log their
+library writes (``journal.py``), then their results are taken left then right, and the squares a
+half would have split get steps 2–5 last. The board does not depend on ``workers``.
+
+State and options: ``StitchRun`` holds the run's state (``repair.py`` works on it), configured by a
+keyword-only ``StitchOptions`` whose ``drain`` is a ``Drain``.
+
 Ids of the returned packing: squares keep their relative order; a split
 square is replaced, in place, by its sub-squares in (y, x) order (recursively),
 so ids after a split shift. ``seed_tile`` is renumbered accordingly (the seed
@@ -63,12 +72,15 @@ from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import JOINT_TRIES, joint_complete
 from stitcher.fallback import split_square
 from stitcher.index import MemoryIndex
-from stitcher.profile import level_index
+from stitcher.journal import SqlJournal
+from stitcher.options import Drain, StitchOptions
+from stitcher import regions
+from stitcher.profile import level_indexes
 from stitcher.order import (ZONE, bfs_distance, known_sides, placement_order, ring, side_known,
                             unit_owner)
 from stitcher.repair import repair
+from stitcher.small import EXACT_N, doomed, feasible
 from stitcher.stats import StitchStats
-from tilelib import ledger
 from tilelib.errors import TilesError
 from tilelib.rng import Stream
 
@@ -106,26 +118,29 @@ class _Deferred:
         return None
 
 
-class _Run:
-    """State of one stitch; see the module doc for the steps."""
+class StitchRun:
+    """The state of one stitch: geometry (read-only after set-up), the board and placements (what
+    the squares hold so far), the streams of the current pass, the index, the journal of library
+    writes, and the counters. ``repair.py`` works on it; see the module doc for the steps."""
 
-    def __init__(self, packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead,
-                 profile=None):
-        if drain not in (True, False, "inline", "deferred"):
-            raise ValueError(f"drain must be True/'inline', 'deferred' or False, got {drain!r}")
-        self.inline = drain in (True, "inline")
-        self.lookahead = lookahead
-        drain = bool(drain)
-        self.lib, self.drain, self.m_max = lib, drain, m_max
+    def __init__(self, packing: Packing, lib, stream: Stream, opts: StitchOptions = StitchOptions(), *,
+                 index=None, progress: Callable[[int, int, StitchStats], None] | None = None) -> None:
+        self.opts = opts
+        self.inline = opts.drain is Drain.INLINE
+        self.drain = opts.drain is not Drain.OFF
+        self.lookahead, self.m_max, self.max_tries = opts.lookahead, opts.m_max, opts.max_tries
+        self.lib = lib
         self.conn = _Deferred(lib.conn)
+        self.journal = SqlJournal(lib, self.conn)    # a half's worker swaps in a LogJournal
         # The stitch's rows and ledger writes are one transaction; with SQLite's default 2 MB page
         # cache its dirty pages spill to the file mid-transaction and are written again when
         # re-dirtied (measured: 583 MB written at a 363 MB library). Pages it touches stay cached.
         lib.conn.execute(f"PRAGMA cache_size = {-STITCH_CACHE_KIB}")
-        self.progress, self.max_tries = progress, max_tries
-        self.place_stream = stream.child("place")
-        self.drain_stream = stream.child("drain")
-        self.split_stream = stream.child("fallback")
+        self.progress = progress
+        self.stream = stream
+        self.enter(stream)
+        self.defer_splits = False        # a half leaves squares it would split to the strip pass
+        self.left_over: list[int] = []
         self.packing = packing
         self.pid = packing.digest()
         self.st = StitchStats()
@@ -134,7 +149,7 @@ class _Run:
         self.adj = adjacency(packing.squares)
         self.dist = bfs_distance(self.adj, packing.seed_tile)
         self.known = known_sides(packing, self.own, self.dist)
-        self.order = placement_order(packing, self.dist, order)
+        self.order = placement_order(packing, self.dist, opts.order)
         self.squares = list(packing.squares)
         self.children: dict[int, list[int]] = {}
         self.new_zones: list = []
@@ -143,18 +158,22 @@ class _Run:
         self.order_of: dict[int, int] = {}
         self.seq = 0
         self.seed = packing.seed_tile
+        self.fixed = frozenset({self.seed})   # squares a repair never takes off
+        self.halves = (regions.split(self.squares, self.seed, packing.P, self.order)
+                       if packing.G >= regions.MIN_G and self.drain else None)
         t1 = time.perf_counter()
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
         self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2))
-        self.profile = profile
+        self.profile = opts.profile
         self.level_of: dict[int, int] = {}
         self.level_idx: dict = {}
-        if profile is not None:   # one index per level set the profile can ask for (stitcher/profile.py)
+        if self.profile is not None:   # one index per level set the profile can ask for (stitcher/profile.py)
             self.level_stream = stream.child("profile")
             ns = range(6, top + 1, 2)
+            profile = self.profile
             sets = {frozenset({lv}) for n in ns for lv in profile.allowed(n)} | {profile.allowed(n) for n in ns}
-            self.level_idx = {ls: level_index(lib.conn, ns, ls) for ls in sets}
+            self.level_idx = level_indexes(lib.conn, self.index, ns, sets)
         t2 = time.perf_counter()
         self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0, "index_add": 0.0}
         info = getattr(self.index, "info", None)
@@ -167,6 +186,12 @@ class _Run:
         self.drains = 0
         self._depth = 0
         self.done = 0
+
+    def enter(self, stream: Stream) -> None:
+        """Draw the next pass's placements, drains and splits from ``stream``'s children."""
+        self.place_stream = stream.child("place")
+        self.drain_stream = stream.child("drain")
+        self.split_stream = stream.child("fallback")
 
     # ------------------------------------------------------------ one square
 
@@ -250,6 +275,8 @@ class _Run:
     def make_joint(self, i: int):
         """A tile for square i from ``joint.joint_complete`` (its unplaced neighbours stay completable)."""
         others = [self.squares[j] for j in self.adj[i] if self.placements[j] is None and j not in self.children]
+        if doomed(self.board, [self.squares[i]], others):
+            return JOINT_MISS, None      # the model would be infeasible (small.py): no CP-SAT call
         for a in range(JOINT_TRIES):
             self.st.cp_calls += 1
             sub = self.drain_stream.child(f"{self.drains}/joint/{a}")
@@ -264,7 +291,7 @@ class _Run:
 
     def record(self, c):
         t0 = time.perf_counter()
-        miss = ledger.record_miss(self.conn, c, self.pid)
+        miss = self.journal.record_miss(c, self.pid)
         self.st.seconds["ledger"] += time.perf_counter() - t0
         return miss
 
@@ -272,9 +299,11 @@ class _Run:
         """Drain square i against constraint c: place a new tile, or say NOFIT/FAILED."""
         with self.draining():
             kind, tile = JOINT_MISS, None
-            if self.lookahead:
+            if c.n in EXACT_N and not feasible(c):
+                kind = NOFIT             # what CP-SAT would prove, from the table of all grids
+            elif self.lookahead:
                 kind, tile = self.make_joint(i)
-            if kind != "tile":
+            if kind not in ("tile", NOFIT):
                 self.st.cp_calls += 1
                 kind, tile = generate(c, *self.tile_params(i),
                                       self.drain_stream.child(str(self.drains)), self.max_tries,
@@ -300,20 +329,25 @@ class _Run:
     def install(self, i: int, tile) -> None:
         """Append a new tile to the library and the index, and place it on square i."""
         x, y, s = self.squares[i]
-        h, t = self.lib.insert(tile, commit=False)      # committed with the ledger, at the end
-        canon = tile.canonical()[0]
-        t0 = time.perf_counter()
-        self.index.add(h, s + 1, canon.edges, canon.features.m, canon.features.alt_sides)
-        for levels, idx in self.level_idx.items():
-            if canon.features.ladder in levels:
-                idx.add(h, s + 1, canon.edges, canon.features.m, canon.features.alt_sides)
-        self.st.seconds["index_add"] += time.perf_counter() - t0
+        h, t = self.journal.insert(tile)
+        self.learn(h, tile)
         self.st.made += 1
         self.board.place(x, y, s + 1, tile.edges)
         self.placements[i] = (h, t)
         self.edges_of[i] = tile.edges
         self.order_of[i] = self.seq = self.seq + 1
         self.st.placements += 1
+
+    def learn(self, h: str, tile) -> None:
+        """Add a new tile (hash h) to the index and to the level indexes its ladder level is in."""
+        canon = tile.canonical()[0]
+        n = canon.n
+        t0 = time.perf_counter()
+        self.index.add(h, n, canon.edges, canon.features.m, canon.features.alt_sides)
+        for levels, idx in self.level_idx.items():
+            if canon.features.ladder in levels:
+                idx.add(h, n, canon.edges, canon.features.m, canon.features.alt_sides)
+        self.st.seconds["index_add"] += time.perf_counter() - t0
 
     def resolve(self, i: int, prev) -> None:
         """Retry a missed square (prev = its first-pass (miss, constraint) or None), drain, or split."""
@@ -322,7 +356,7 @@ class _Run:
         if ok:
             self.st.bump(n, "hits_retry")
             if prev is not None:
-                ledger.mark_drained(self.conn, prev[0].id, self.placements[i][0])
+                self.journal.mark_drained(prev[0].id, self.placements[i][0])
             return
         if self.drain:
             cur = prev[0] if prev is not None and prev[1] == c else self.record(c)
@@ -330,19 +364,19 @@ class _Run:
                 settled = cur.nofit or self.nofits.settled(c)
             if settled:
                 if not cur.nofit:
-                    ledger.mark_nofit(self.conn, cur.id)
+                    self.journal.mark_nofit(cur.id)
                 self.st.bump(n, "settled")
             else:
                 kind = self.make(i, c)
                 if kind == "tile":
                     self.st.bump(n, "drained")
                     h = self.placements[i][0]
-                    ledger.mark_drained(self.conn, cur.id, h)
+                    self.journal.mark_drained(cur.id, h)
                     if prev is not None and prev[0].id != cur.id:
-                        ledger.mark_drained(self.conn, prev[0].id, h)
+                        self.journal.mark_drained(prev[0].id, h)
                     return
                 if kind == NOFIT:
-                    ledger.mark_nofit(self.conn, cur.id)
+                    self.journal.mark_nofit(cur.id)
                     self.nofits.add(c)
                     self.st.bump(n, "nofit")
                 else:
@@ -368,6 +402,9 @@ class _Run:
         if i == self.seed:
             raise StitchError("the seed tile got no m = 1 tile (none in the library fits"
                               + (" and the drain made none)" if self.drain else " and the drain is off)"))
+        if self.defer_splits:
+            self.left_over.append(i)
+            return
         x, y, s = self.squares[i]
         self.st.bump(s + 1, "fallbacks")
         subs, zones = split_square(x, y, s, self.split_stream)
@@ -410,10 +447,35 @@ class _Run:
             st.bump(s + 1, "squares")
             area[i] = s * s
         st.square_area = sum(area.values())
-        total = len(self.order)
+        if self.halves is None:
+            first_area = self.place_all(self.order, area)
+        else:
+            first_area = regions.strip_then_halves(self, area)
+        st.first_fill = first_area / st.square_area if st.square_area else 1.0
+        t1 = time.perf_counter()
+        self.lib.conn.commit()
+        t2 = time.perf_counter()
+        st.seconds["ledger"] += t2 - t1
+        packing, placements = self.assemble()
+        st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
+        st.zone_fraction_before = self.packing.zone_fraction()
+        st.zone_fraction_after = packing.zone_fraction()
+        st.seconds["assemble"] = time.perf_counter() - t2
+        st.seconds["total"] = time.perf_counter() - t0 + st.seconds["geometry"] + st.seconds["index"]
+        return StitchResult(placements, packing, st)
+
+    def place_all(self, order: list[int], area: dict, retry: frozenset = frozenset()) -> int:
+        """One pass over ``order``: look up, record misses, drain (inline, or deferred to the end of
+        the pass). Squares in ``retry`` had their first turn elsewhere (a half) and are resolved
+        again. Returns the area placed at the squares' first turn; times the pass as placement."""
+        st = self.st
+        drain0, ledger0, t0 = st.seconds["drain"], st.seconds["ledger"], time.perf_counter()
         pending = []
         first_area = 0
-        for i in self.order:
+        for i in order:
+            if i in retry:
+                self.resolve(i, None)
+                continue
             n = self.squares[i][2] + 1
             ok, c = self.try_place(i)
             if ok:
@@ -428,23 +490,13 @@ class _Run:
                     pending.append((i, (miss, c)))
             self.done += 1
             if self.progress:
-                self.progress(self.done, total, st)
-        st.first_fill = first_area / st.square_area if st.square_area else 1.0
+                self.progress(self.done, len(self.order), st)
         for i, prev in pending:
             self.resolve(i, prev)
-        t1 = time.perf_counter()
         # placement = the square loop less its drain and ledger work (DECISIONS.md, "placements/s")
-        st.seconds["place"] = (t1 - t0) - st.seconds["drain"] - st.seconds["ledger"]
-        self.lib.conn.commit()
-        t2 = time.perf_counter()
-        st.seconds["ledger"] += t2 - t1
-        packing, placements = self.assemble()
-        st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
-        st.zone_fraction_before = self.packing.zone_fraction()
-        st.zone_fraction_after = packing.zone_fraction()
-        st.seconds["assemble"] = time.perf_counter() - t2
-        st.seconds["total"] = time.perf_counter() - t0 + st.seconds["geometry"] + st.seconds["index"]
-        return StitchResult(placements, packing, st)
+        spent = time.perf_counter() - t0 - (st.seconds["drain"] - drain0) - (st.seconds["ledger"] - ledger0)
+        st.seconds["place"] = st.seconds.get("place", 0.0) + spent
+        return first_area
 
     def assemble(self) -> tuple[Packing, list]:
         """The final squares (split ones replaced in place by their leaves) and aligned placements."""
@@ -472,15 +524,16 @@ class _Run:
         return p, placements
 
 
-def stitch(packing: Packing, lib, stream: Stream, *, drain: bool = True, m_max: int | None = None,
-           progress: Callable[[int, int, StitchStats], None] | None = None, index=None,
-           max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True,
-           profile=None) -> StitchResult:
-    """Assign every square a library tile (see the module doc). ``index`` defaults to a fresh
-    ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite per square).
-    ``profile``: a ``stitcher.profile.Profile`` the draws and drained tiles aim for (None: none)."""
+def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain.INLINE,
+           m_max: int | None = None, progress: Callable[[int, int, StitchStats], None] | None = None,
+           index=None, max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True,
+           profile=None, workers: int = 1) -> StitchResult:
+    """Assign every square a library tile (see the module doc and ``StitchOptions``). ``index``
+    defaults to a fresh ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite
+    per square). ``workers``: processes for the halves of a big board (the board is the same)."""
+    opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
+                         profile=profile, workers=workers)
     try:
-        return _Run(packing, lib, stream, drain, m_max, progress, index, max_tries, order, lookahead,
-                    profile).run()
+        return StitchRun(packing, lib, stream, opts, index=index, progress=progress).run()
     finally:
         lib.conn.commit()

@@ -22,7 +22,7 @@ from stitcher.fallback import split_square
 from stitcher.order import placement_order
 from stitcher.joint import _lines_completable as joint_lines_completable, joint_complete
 from stitcher.repair import repair_together
-from stitcher.stitch import StitchError, _Run, stitch
+from stitcher.stitch import Drain, StitchError, StitchOptions, StitchRun, stitch
 from tilelib import ledger
 from tilelib.constraint import Constraint, push_forward
 from tilelib.rng import Stream
@@ -127,12 +127,13 @@ def test_nofit_is_marked_and_then_settled_by_containment(lib, spy):
 
 
 def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
-    """A board whose last square faces a proven-nofit boundary: the first run proves it (CP-SAT),
-    a second run settles it by containment (no CP-SAT call at all), and both fall back to a zone."""
+    """A board whose last square faces a proven-nofit boundary: the first run proves it (for n = 6
+    from the table of every grid, which CP-SAT agrees with: ``test_exact_n6_table_agrees_with_cp_sat``),
+    a second run settles it by containment, and both fall back to a zone; neither calls CP-SAT."""
     c = infeasible_constraint()
     for attempt in range(2):
         # lookahead off: no window-aware make and no repair of the hand-made neighbours
-        run = _Run(FOUR, lib, Stream(SEED, "s"), True, None, None, None, 8, "packer", False)
+        run = StitchRun(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8, lookahead=False))
         # Pretend the three other squares are placed with edges that present c to square 3.
         b = Board(11)
         run.board = b
@@ -150,8 +151,8 @@ def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
         spy.clear()
         run.resolve(3, None)
         assert run.placements[3] is None and 3 in run.children  # split -> a 5-square is a zone
-        if attempt == 0:
-            assert run.st.per_n[6]["nofit"] == 1 and spy == ["complete"]
+        if attempt == 0:    # proved by the exact n = 6 table (small.feasible): no CP-SAT call
+            assert run.st.per_n[6]["nofit"] == 1 and spy == []
         else:
             assert run.st.per_n[6]["settled"] == 1 and spy == []
 
@@ -263,15 +264,16 @@ def test_drain_modes_fill_a_small_board(lib, mode):
     first-pass misses end drained (or nofit), never open."""
     sq = tuple((x, y, 5) for y in (0, 5, 10) for x in (0, 5, 10))
     packing = Packing(P=15, squares=sq, zones=(), seed_tile=4, name="bands")
-    res = stitch(packing, lib, Stream(SEED, mode), drain=mode)
+    res = stitch(packing, lib, Stream(SEED, mode), drain=Drain(mode))
     validate_packing(res.packing, 15)
     for h, _t in res.placements:
         assert lib.has(h)
     assert res.stats.total("misses_first") >= 1
     assert ledger.open_misses(lib.conn) == []
     assert res.packing.seed_tile == [i for i, q in enumerate(res.packing.squares) if q == (5, 5, 5)][0]
-    with pytest.raises(ValueError):
-        stitch(packing, lib, Stream(SEED, mode), drain="sometimes")
+    for bad in ("sometimes", mode, 1, None):    # the mode's name is not a mode: only Drain or a bool
+        with pytest.raises(ValueError):
+            stitch(packing, lib, Stream(SEED, mode), drain=bad)
 
 
 def _constraint(data, n: int) -> Constraint:
@@ -318,7 +320,7 @@ def _hand_case(lib, bottom: int):
     """FOUR with squares 1 and 2 held by stand-in tiles that present ``infeasible_constraint``'s
     top and left to square 3, and square 3's bottom (on the board edge) given by hand as ``bottom``."""
     c = infeasible_constraint()
-    run = _Run(FOUR, lib, Stream(SEED, "s"), True, None, None, None, 8, "packer", True)
+    run = StitchRun(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8))
     b = run.board
     corner = (bottom >> 5) & 1      # cell (10, 5): square 2's last bottom cell and right cell
     assert corner == c.values[3] & 1

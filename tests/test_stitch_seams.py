@@ -244,7 +244,7 @@ def test_forward_check_scores_equal_the_brute_force_definition(tmp_path, monkeyp
     some candidates fail and some pass, so both outcomes are compared."""
     stitch_mod = importlib.import_module("stitcher.stitch")
     seen = []
-    real = stitch_mod._Run._checker
+    real = stitch_mod.StitchRun._checker
 
     def checking(self, i, n):
         check = real(self, i, n)
@@ -257,7 +257,7 @@ def test_forward_check_scores_equal_the_brute_force_definition(tmp_path, monkeyp
             return got
         return wrapped
 
-    monkeypatch.setattr(stitch_mod._Run, "_checker", checking)
+    monkeypatch.setattr(stitch_mod.StitchRun, "_checker", checking)
     with pin_library(tmp_path / "pin.sqlite") as lib:
         pinned_stitches(lib)
     assert sum(1 for v in seen if v == 0) > 10 and sum(1 for v in seen if v > 0) > 10

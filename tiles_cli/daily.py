@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -48,6 +49,8 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
           profile: str = typer.Option(None, "--profile", help="Difficulty profile: shares of ladder levels "
                                       "the stitcher aims for, as JSON ({\"2\": 0.25, \"3\": 0.5, ...} or one per n) "
                                       "or a preset (human); recorded in the manifest. Default: none."),
+          workers: int = typer.Option(None, "--workers", min=1, help="Processes that stitch the two halves "
+                                      "of a big board (default: 2 on a 2-core machine); the board is the same."),
           library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
@@ -60,6 +63,8 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
     opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
                         params=_params(params), seed=seed_from_hex(seed) if seed else None,
                         secret=os.environ.get(SECRET_ENV), remote=remote, force=force, profile=profile)
+    if workers is not None:
+        opts = dataclasses.replace(opts, workers=workers)
     if opts.seed is None:
         day_seed(opts.secret, opts.day)          # fail early, before any work, if no secret
     with progress("stitching") as bar:
