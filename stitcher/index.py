@@ -284,6 +284,21 @@ class MemoryIndex:
     def tiles(self, n: int) -> int:
         return len(self._size(n).hashes)
 
+    def tile_hashes(self, n: int) -> list[str]:
+        """The hashes of size n's tiles, in the index's (ascending hash, then added) order."""
+        return list(self._size(n).hashes)
+
+    def canonical_rows(self, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(edges (k, 4), m (k,), canonical pin bitmaps (k,)) of size n's tiles at positions ``rows``
+        of ``tile_hashes(n)``: each tile's identity entry (transform 0 comes first of its 16)."""
+        si = self._size(n)
+        ent = np.asarray(rows, dtype=np.int64) * 16
+        return si.OE[ent].copy(), si.M[ent].copy(), si.PINS[ent].astype(np.int64)
+
+    def add_arrays(self, n: int, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray) -> None:
+        """Add canonical tiles of size n as arrays (``_SizeIndex.add_arrays``)."""
+        self._size(n).add_arrays(hashes, canon, m, pins)
+
     def add(self, hash_: str, n: int, edges, m: int, alt_sides: int) -> None:
         """Add one canonical tile (after the drain inserted it into the library)."""
         self._size(n).add([(hash_, tuple(edges), m, alt_sides)])

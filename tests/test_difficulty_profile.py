@@ -132,3 +132,36 @@ def test_context_levels_rate_each_tile_once_in_play_order(tmp_path):
     table = profile_table(ctx)
     assert table["all"]["tiles"] == m.tile_count()
     assert abs(sum(v for k_, v in table["all"].items() if k_ != "tiles") - 1) < 1e-3
+
+
+def test_level_indexes_are_the_main_index_tiles_of_each_level(tmp_path):
+    """Each level index holds exactly the main index's tiles whose stored ladder level is in the set,
+    in the main index's order, with their canonical edges, m and pins (all 16 orientations); a
+    capped main index caps every level index with it."""
+    import numpy as np
+
+    from stitcher.index import MemoryIndex
+    from stitcher.profile import level_indexes
+    from tilelib.rng import Stream
+    from tilelib.store import Library
+    from generator.make import GenParams, make_tile
+
+    with Library.open(tmp_path / "lvl.sqlite", create=True) as lib:
+        for k in range(60):
+            lib.insert(make_tile(GenParams.make(6 + 2 * (k % 2), seam_mask=k % 16), Stream(b"lvl", str(k))))
+        levels_of = dict(lib.conn.execute("SELECT hash, ladder FROM tiles").fetchall())
+        for cap in (10**9, 7):
+            main = MemoryIndex.load(lib.conn, (6, 8), cap=cap)
+            sets = [frozenset({lv}) for lv in sorted(set(levels_of.values()))] + [frozenset({1, 2, 3})]
+            got = level_indexes(lib.conn, main, (6, 8), sets)
+            for levels, idx in got.items():
+                for n in (6, 8):
+                    want = [h for h in main.tile_hashes(n) if levels_of[h] in levels]
+                    assert idx.tile_hashes(n) == want
+                    assert len(want) <= min(cap, 60)
+                    rows = np.array([main.tile_hashes(n).index(h) for h in want], dtype=np.int64)
+                    a, b = idx.sizes[n], main.sizes[n]
+                    ent = (rows[:, None] * 16 + np.arange(16)).ravel()
+                    assert (a.OE[:a.size] == b.OE[ent]).all() and (a.M[:a.size] == b.M[ent]).all()
+                    assert (a.PINS[:a.size] == b.PINS[ent]).all()
+            assert any(len(idx.tile_hashes(6)) for idx in got.values())

@@ -15,7 +15,7 @@ placement stream is untouched), and the stitcher
    usual way (``stitcher.drain._thin``).
 
 The candidate filter is a separate ``MemoryIndex`` per level set
-(``stitcher.profile.level_index``, from the library's ``ladder`` column), so
+(``stitcher.profile.level_indexes``: the main index's tiles by their ``ladder`` column), so
 the draw itself is the index's own (C) ``choose``: the same code with or
 without a profile. No profile (None) means exactly the stitcher's behaviour
 without one. This module is plain data (the manifest parser checks the
