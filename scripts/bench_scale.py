@@ -145,7 +145,14 @@ def child_build(lib_path: Path, out: Path, G: int) -> dict:
     io1 = io_counters()
     n1 = sqlite3.connect(lib_path).execute("SELECT count(*) FROM tiles").fetchone()[0]
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "seconds": res.seconds, "stitch": res.stitch,
+    rc = resource.getrusage(resource.RUSAGE_CHILDREN)     # the stitch's half workers (forked)
+    cpu, child_cpu = ru.ru_utime + ru.ru_stime, rc.ru_utime + rc.ru_stime
+    halves = [v for k, v in sorted(getattr(res, "stitch_detail", {}).get("seconds", {}).items())
+              if k.startswith("half") and k.endswith("_cpu")]
+    return {"wall_s": wall, "cpu_s": cpu + child_cpu, "child_cpu_s": child_cpu,
+            # on an idle 2-core machine the halves overlap: the wall is about all CPU less the shorter half
+            "critical_cpu_s": cpu + child_cpu - (min(halves) if len(halves) == 2 else 0.0),
+            "child_peak_rss_mb": rc.ru_maxrss / 1024, "seconds": res.seconds, "stitch": res.stitch,
             "stitch_detail": getattr(res, "stitch_detail", {}), "status": res.status,
             "peak_rss_mb": peak_rss_mb(), "write_bytes": io1.get("write_bytes", 0) - io0.get("write_bytes", 0),
             "wchar": io1.get("wchar", 0) - io0.get("wchar", 0), "lib_bytes_before": size0,
@@ -186,6 +193,8 @@ def main() -> None:
     ap.add_argument("--baseline", default=None)
     ap.add_argument("--baseline-max", default="1M")
     ap.add_argument("--skip-build", action="store_true", help="index/lookups/adds only")
+    ap.add_argument("--baseline-build", action="store_true",
+                    help="also run the G = 1000 build with the --baseline code (same library, same run)")
     ap.add_argument("--build-only", action="store_true",
                     help="only the sidecar (one timed open) and the daily build")
     ap.add_argument("--child", nargs="*", default=None)
@@ -237,6 +246,15 @@ def main() -> None:
         if args.baseline and size <= parse_size(args.baseline_max):
             r["base"] = run_child(Path(args.baseline), ["micro", str(lib), "cold"])
         if not args.skip_build:
+            if args.baseline and args.baseline_build:     # the anchor: the baseline code's build, same run
+                base_lib = d / "base-lib.sqlite"
+                shutil.copyfile(src, base_lib)
+                for side in (Path(str(src) + ".stitch-index"),):
+                    if side.exists():
+                        shutil.copyfile(side, Path(str(base_lib) + ".stitch-index"))
+                os.sync()
+                r["base_build"] = run_child(Path(args.baseline), ["build", str(base_lib), str(d / "base-out")])
+                base_lib.unlink()
             r["build"] = run_child(ROOT, ["build", str(lib), str(d)])
         r["load_at_end"] = uptime()
         results[size] = r
@@ -288,7 +306,27 @@ def report(results: dict) -> None:
             print(f"| {r['tiles']:,} | {n} | {a[0]:.3f} / {a[1]:.3f} / {a[2]:.1f} ({a[3]}) | {fb} |")
     results = build
     if any("build" in r for r in results.values()):
-        print("\n### G = 1000 daily build, drain on (one run per size)\n")
+        print("\n### G = 1000 daily build, drain on: this code against the baseline in the same run\n")
+        print("| tiles | code | wall s | CPU s, all processes | critical-path CPU s (idle 2-core wall) | "
+              "halves' CPU s | new tiles | CP-SAT calls | final fill | parent / worker peak RSS MB |")
+        print("|---:|---|---:|---:|---:|---|---:|---:|---:|---|")
+        for size, r in results.items():
+            for name, key in (("baseline", "base_build"), ("this", "build")):
+                bd = r.get(key)
+                if not bd:
+                    continue
+                sd = bd.get("stitch_detail", {})
+                hv = [f"{v:.0f}" for k, v in sorted(sd.get("seconds", {}).items()) if k.startswith("half") and k.endswith("_cpu")]
+                print(f"| {r['tiles']:,} | {name} | {bd['wall_s']:.0f} | {bd['cpu_s']:.0f} | "
+                      f"{bd.get('critical_cpu_s', bd['cpu_s']):.0f} | {' + '.join(hv) or '–'} | {bd['new_tiles']:,} | "
+                      f"{sd.get('cp_calls', 0):,} | {bd['stitch'].get('final_fill', float('nan')):.4f} | "
+                      f"{bd['peak_rss_mb']:.0f} / {bd.get('child_peak_rss_mb', 0):.0f} |")
+            if r.get("base_build") and r.get("build"):
+                b, t = r["base_build"], r["build"]
+                print(f"| | ratio this / baseline | {t['wall_s'] / b['wall_s']:.2f} | {t['cpu_s'] / b['cpu_s']:.2f} | "
+                      f"{t.get('critical_cpu_s', t['cpu_s']) / b.get('critical_cpu_s', b['cpu_s']):.2f} | | "
+                      f"{t['new_tiles'] / max(b['new_tiles'], 1):.2f} | | | |")
+        print("\n### G = 1000 daily build, stages (this code)\n")
         print("| tiles | wall s | CPU s | pack | stitch | of which index | place | drain | index adds | ledger | clues | "
               "verify | peak RSS MB | written MB (write_bytes / wchar) | library MB before → after | new tiles | final fill | "
               "load avg start → end |")
