@@ -8,7 +8,7 @@ repairs (an n = 6 square no grid fits, remade with its neighbours) — plus the 
 seconds. Starts from an empty library unless ``--library`` gives one to copy.
 
     .venv/bin/python scripts/bench_growth.py [--days 30] [--G 301] [--start 2027-01-01]
-        [--library LIB] [--work /tmp/tiles-bench-growth] [--workers 2] [--json out.json]
+        [--library LIB] [--work /tmp/tiles-bench-growth] [--workers 2] [--profile human|none] [--json out.json]
 
 G = 301 is the proxy for G = 1000 (a G = 1000 night costs ~10x): say so beside its figures.
 """
@@ -32,13 +32,13 @@ SECRET = "bench-growth-secret"
 CAUSES = ("misses_first", "unchecked", "joint", "drained", "nofit", "settled", "repaired", "fallbacks")
 
 
-def one_day(lib: Path, out: Path, day: str, G: int, workers: int) -> dict:
+def one_day(lib: Path, out: Path, day: str, G: int, workers: int, profile: str | None) -> dict:
     from daily.build import BuildOptions, build
 
     n0 = _count(lib)
     t0, c0 = time.perf_counter(), os.times()
     res = build(BuildOptions(day=day, library=lib, out_dir=out, size=G, secret=SECRET, force=True,
-                             workers=workers), log=lambda _line: None)
+                             workers=workers, profile=profile), log=lambda _line: None)
     c1 = os.times()
     st = res.stitch_detail
     per_n = st.get("per_n", {})
@@ -70,6 +70,7 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/tiles-bench-growth")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--profile", default="human", help="difficulty profile, as the nightly job's (none: no profile)")
     args = ap.parse_args()
     if args.days < 1 or args.G < 21:
         ap.error("need --days >= 1 and --G >= 21")
@@ -88,14 +89,14 @@ def main() -> None:
         shutil.copyfile(src, lib)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.G}, "
-          f"{args.days} days from {start}, workers {args.workers}; load at start {os.getloadavg()[0]:.1f}")
+          f"{args.days} days from {start}, workers {args.workers}, profile {args.profile}; load at start {os.getloadavg()[0]:.1f}")
     rows = []
     print("\n| day | status | squares | new tiles | tiles | first fill | final fill | first misses | "
           "unchecked | window-aware tiles | repaired | nofit+settled | CP-SAT calls | CPU s | wall s |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for k in range(args.days):
         day = (start + dt.timedelta(days=k)).isoformat()
-        r = one_day(lib, work / "out", day, args.G, args.workers)
+        r = one_day(lib, work / "out", day, args.G, args.workers, None if args.profile == "none" else args.profile)
         rows.append(r)
         print(f"| {k + 1} | {r['status']} | {r['squares']:,} | {r['new_tiles']:,} | {r['tiles']:,} | "
               f"{r['first_fill']:.4f} | {r['final_fill']:.4f} | {r['misses_first']} | {r['unchecked']} | "

@@ -28,11 +28,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 
 from stitcher.drain import NofitSet
 from stitcher.journal import LogJournal, replay
 from stitcher.stats import StitchStats
+
+if TYPE_CHECKING:     # the run imports this module; the type is only for readers and checkers
+    from stitcher.stitch import StitchRun
 
 MIN_G = 200          # smaller boards: one pass (the strip would be a large share of the work)
 REGIONS = ("left", "right")
@@ -85,7 +89,7 @@ def _half(r: int) -> HalfResult:
     return run_half(_RUN, r)
 
 
-def run_halves(run, workers: int) -> list[HalfResult]:
+def run_halves(run: StitchRun, workers: int) -> list[HalfResult]:
     """Each half's result, left then right: in forked processes, ``workers`` at a time."""
     global _RUN
     _RUN = run
@@ -97,7 +101,7 @@ def run_halves(run, workers: int) -> list[HalfResult]:
         _RUN = None
 
 
-def strip_then_halves(run, area: dict) -> int:
+def strip_then_halves(run: StitchRun, area: dict) -> int:
     """The seed and the strip in this process, then the two halves in forked workers, their
     results taken left then right, then the squares they left over here. Returns the area placed
     at the squares' first turn (as ``StitchRun.place_all``)."""
@@ -121,7 +125,7 @@ def strip_then_halves(run, area: dict) -> int:
     return first_area + run.place_all([i for i in run.order if i in left_over], area, left_over)
 
 
-def run_half(run, r: int) -> HalfResult:
+def run_half(run: StitchRun, r: int) -> HalfResult:
     """In a forked worker: stitch half r alone, writing nothing; return what the parent needs.
     The strip is fixed (no repair takes it off); a square the half would split is left over."""
     cpu0 = time.process_time()
@@ -140,7 +144,7 @@ def run_half(run, r: int) -> HalfResult:
     return out
 
 
-def graft(run, res: HalfResult) -> None:
+def graft(run: StitchRun, res: HalfResult) -> None:
     """Take a half's result: its tiles into the library and the index, its ledger rows, its
     placements on the board (in its placement order), its counters."""
     for tile in res.tiles:

@@ -24,14 +24,19 @@ in the library). The seed never moves, nor (inside a half) the strip: ``run.fixe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stitcher.drain import tile_from_grid
 from stitcher.joint import JOINT_TRIES, joint_complete_many
 from stitcher.small import doomed
 
+if TYPE_CHECKING:     # the run imports this module; the type is only for readers and checkers
+    from stitcher.stitch import StitchRun
+
 REPAIR_TRIES = 4
 
 
-def repair(run, i: int) -> bool:
+def repair(run: StitchRun, i: int) -> bool:
     """Try ``repair_with`` then ``repair_together`` on square i (see the module doc)."""
     with run.draining():
         near = [k for k in run.adj[i] if run.placements[k] is not None and k not in run.fixed]
@@ -52,7 +57,7 @@ def repair(run, i: int) -> bool:
         return False
 
 
-def take_off(run, ks: list[int]) -> dict:
+def take_off(run: StitchRun, ks: list[int]) -> dict:
     """Unplace squares ks; return what ``put_back`` needs to restore them."""
     old = {k: (run.placements[k], run.edges_of[k]) for k in ks}
     for k in ks:
@@ -60,7 +65,7 @@ def take_off(run, ks: list[int]) -> dict:
     return old
 
 
-def put_back(run, old: dict) -> None:
+def put_back(run: StitchRun, old: dict) -> None:
     """Re-place squares taken off by a failed repair with their old tiles."""
     for k, (p, e) in old.items():
         xk, yk, sk = run.squares[k]
@@ -69,7 +74,7 @@ def put_back(run, old: dict) -> None:
         run.st.placements += 1
 
 
-def repair_with(run, i: int, ks: list[int]) -> bool:
+def repair_with(run: StitchRun, i: int, ks: list[int]) -> bool:
     """Take ks off, make square i window-aware, put each k back by lookup or ``make_joint``."""
     old = take_off(run, ks)
     kind, tile = run.make_joint(i)
@@ -95,7 +100,7 @@ def repair_with(run, i: int, ks: list[int]) -> bool:
     return False
 
 
-def repair_together(run, i: int, ks: list[int], keep_others: bool = True) -> bool:
+def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = True) -> bool:
     """Take ks off, complete square i and ks in one model (keeping the other unplaced neighbours'
     windows completable if ``keep_others``), thin every grid, place them all; else put ks back."""
     old = take_off(run, ks)

@@ -121,7 +121,27 @@ class _Deferred:
 class StitchRun:
     """The state of one stitch: geometry (read-only after set-up), the board and placements (what
     the squares hold so far), the streams of the current pass, the index, the journal of library
-    writes, and the counters. ``repair.py`` works on it; see the module doc for the steps."""
+    writes, and the counters. ``repair.py`` and ``regions.py`` work on it; see the module doc."""
+
+    # geometry: squares grow (fallback sub-squares are appended), the rest is fixed after set-up
+    squares: list[tuple[int, int, int]]       # (x, y, s) in pitch space; n = s + 1
+    adj: list[list[int]]                      # squares sharing a cell
+    known: list[int]                          # side mask each square's tile is thinned against
+    order: list[int]                          # placement order (seed first)
+    seed: int
+    fixed: frozenset[int]                     # squares a repair never takes off (seed; a half's strip)
+    halves: "regions.Split | None"            # the two halves and the strip, or None: one pass
+    # what the squares hold
+    board: Board
+    placements: list                          # (hash, t) or None per square
+    edges_of: dict[int, tuple]                # oriented edges of each placed square
+    order_of: dict[int, int]                  # when each square was (last) placed
+    children: dict[int, list[int]]            # a split square -> its sub-squares
+    # where tiles and library writes come from and go
+    index: MemoryIndex
+    journal: "SqlJournal"                     # a half's worker swaps in a journal.LogJournal
+    nofits: NofitSet
+    st: StitchStats
 
     def __init__(self, packing: Packing, lib, stream: Stream, opts: StitchOptions = StitchOptions(), *,
                  index=None, progress: Callable[[int, int, StitchStats], None] | None = None) -> None:
