@@ -122,6 +122,7 @@ def strip_then_halves(run: StitchRun, area: dict) -> int:
     run.nofits = NofitSet(run.conn)   # now with the halves' nofits, replayed into the ledger
     run.enter(run.stream.child("rest"))
     left_over = frozenset(i for res in results for i in res.left_over)
+    run.done = run.progress_total - len(left_over)
     return first_area + run.place_all([i for i in run.order if i in left_over], area, left_over)
 
 
@@ -135,6 +136,7 @@ def run_half(run: StitchRun, r: int) -> HalfResult:
     run.enter(run.stream.child(f"region/{r}"))
     run.st = StitchStats(seconds={"drain": 0.0, "ledger": 0.0, "index_add": 0.0})
     order = [i for i in run.halves.halves[r] if run.placements[i] is None]   # not the seed
+    run.done, run.progress_total = 0, len(order)   # each half's progress lines count its own squares
     first_area = run.place_all(order, area={i: run.squares[i][2] ** 2 for i in order})
     placed = sorted((k for k in order if run.placements[k] is not None), key=run.order_of.__getitem__)
     out = HalfResult(placed=[(k, *run.placements[k], run.edges_of[k]) for k in placed], tiles=journal.tiles,

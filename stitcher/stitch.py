@@ -157,6 +157,7 @@ class StitchRun:
         # re-dirtied (measured: 583 MB written at a 363 MB library). Pages it touches stay cached.
         lib.conn.execute(f"PRAGMA cache_size = {-STITCH_CACHE_KIB}")
         self.progress = progress
+        self.progress_total = len(packing.squares)   # a half counts its own squares
         self.stream = stream
         self.enter(stream)
         self.defer_splits = False        # a half leaves squares it would split to the strip pass
@@ -510,7 +511,7 @@ class StitchRun:
                     pending.append((i, (miss, c)))
             self.done += 1
             if self.progress:
-                self.progress(self.done, len(self.order), st)
+                self.progress(self.done, self.progress_total, st)
         for i, prev in pending:
             self.resolve(i, prev)
         # placement = the square loop less its drain and ledger work (DECISIONS.md, "placements/s")
