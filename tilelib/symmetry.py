@@ -90,12 +90,17 @@ class EdgeSource:
 def _derive_tables():
     probe = [[3 * i + j for j in range(3)] for i in range(3)]
     images = {t: _geometry_lists(probe, t) for t in TRANSFORMS}
-    geo_of = {str(images[t]): t & 7 for t in range(8)}
+    # A geometry moves cells: its image of the probe lists, per position, the cell that lands
+    # there, so applying b to any grid g gives g[perm[b][i]] at position i; a then b is
+    # perm[a][perm[b][i]] (one lookup per cell instead of two grid transforms per pair).
+    perm = {t: tuple(v for row in images[t] for v in row) for t in TRANSFORMS}
+    geo_of = {perm[t]: t & 7 for t in range(8)}
     compose_tab = [[0] * 16 for _ in range(16)]
     for a in TRANSFORMS:
+        pa = perm[a]
         for b in TRANSFORMS:
-            g = _geometry_lists(_geometry_lists(probe, a), b)
-            compose_tab[a][b] = geo_of[str(g)] | (((a >> 3) ^ (b >> 3)) << 3)
+            g = tuple(pa[i] for i in perm[b])
+            compose_tab[a][b] = geo_of[g] | (((a >> 3) ^ (b >> 3)) << 3)
     old = _edge_cells(probe)
     edge_map = []
     for t in TRANSFORMS:
