@@ -2,7 +2,8 @@
 
 `tiles --help` must not load numpy, SQLite helpers, CP-SAT, boto3, rich or the
 pipeline packages; `tiles solve` runs on row ints with the C kernel and loads
-none of the heavy libraries either. Each check runs in a fresh interpreter.
+none of the heavy libraries either, and `tiles library generate` loads only the
+generator and the store. Each check runs in a fresh interpreter.
 """
 
 import json
