@@ -23,6 +23,8 @@
  *   backbone_rows(n, vals, known, distinct=True)
  *       -> (no_solution, backbone value rows, backbone known rows, nodes)
  *   thin_rows(...) / thin_ladder(...): the thinning loops (_count.c, _ladder.c)
+ *   fit_lines(n, must0, must1) -> [the valid lines with no bit of must0 and every bit of
+ *       must1, ascending]: generator.solution's row filter (no numpy on the generate path)
  *   rate_rows(n, vals, known)
  *       -> (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation,
  *           solution rows or None, filled): engine.ladder.rate (see _ladder.c)
@@ -95,6 +97,29 @@ int parse_rows(PyObject *seq, int n, uint32_t *out, const char *what) {
     return 0;
 }
 
+static PyObject *py_fit_lines(PyObject *self, PyObject *args) {
+    int n;
+    unsigned long must0, must1;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "ikk", &n, &must0, &must1)) return NULL;
+    const Tables *t = checked_tables(n);
+    if (!t) return NULL;
+    int k = 0;
+    for (int j = 0; j < t->P; j++)
+        if (!(t->pats[j] & must0) && (t->pats[j] & must1) == must1) k++;
+    PyObject *out = PyList_New(k);
+    if (!out) return NULL;
+    k = 0;
+    for (int j = 0; j < t->P; j++) {
+        uint32_t p = t->pats[j];
+        if ((p & must0) || (p & must1) != must1) continue;
+        PyObject *v = PyLong_FromUnsignedLong(p);
+        if (!v) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, k++, v);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"rate_rows", py_rate_rows, METH_VARARGS,
      "rate_rows(n, vals, known) -> (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation,"
@@ -109,6 +134,8 @@ static PyMethodDef methods[] = {
     {"thin_ladder", py_thin_ladder, METH_VARARGS,
      "thin_ladder(n, solution, known, order, levels) -> known rows or None: remove givens in order while "
      "the standard solve with levels 1..levels still solves (Unruly's rule)"},
+    {"fit_lines", py_fit_lines, METH_VARARGS,
+     "fit_lines(n, must0, must1) -> [valid n-bit lines p with p & must0 == 0 and p & must1 == must1, ascending]"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -29,12 +29,13 @@ restarts from L1 after any progress. ``rate`` reports FORMAT §4's features.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable
 
 from engine.lines import tables
 from tilelib.bits import Puzzle
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Contradiction(Exception):
@@ -87,6 +88,8 @@ class _State:
         return sum(bin(full ^ k).count("1") for k in self.rk)
 
     def grid(self) -> np.ndarray:
+        import numpy as np
+
         n = self.n
         return np.array([[(v >> (n - 1 - c)) & 1 for c in range(n)] for v in self.rv], dtype=np.uint8)
 

@@ -9,11 +9,15 @@ stamped with ``GENERATOR_VERSION``.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from generator.version import GENERATOR_VERSION
 from tilelib import bits
+from tilelib.bits import blob_rows, rows_blob  # noqa: F401 - the row-int BLOB codec, used here and re-exported
 from tilelib.tile import Features, pack_nibbles
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SIDE_SLICES = ((bits.TOP, (0, slice(None))), (bits.RIGHT, (slice(None), -1)),
                (bits.BOTTOM, (-1, slice(None))), (bits.LEFT, (slice(None), 0)))
@@ -21,6 +25,8 @@ SIDE_SLICES = ((bits.TOP, (0, slice(None))), (bits.RIGHT, (slice(None), -1)),
 
 def differing_sides(a: np.ndarray, b: np.ndarray) -> int:
     """Side mask (top 1, right 2, bottom 4, left 8) of the sides whose edge ints differ."""
+    import numpy as np
+
     mask = 0
     for bit, sl in SIDE_SLICES:
         if not np.array_equal(a[sl], b[sl]):
@@ -30,6 +36,8 @@ def differing_sides(a: np.ndarray, b: np.ndarray) -> int:
 
 def side_known(n: int, side_mask: int) -> np.ndarray:
     """Known-mask (n×n uint8) covering the full sides in ``side_mask``."""
+    import numpy as np
+
     m = np.zeros((n, n), dtype=np.uint8)
     for bit, sl in SIDE_SLICES:
         if side_mask & bit:
@@ -54,6 +62,8 @@ def multiplicity_features(solution: np.ndarray, givens: np.ndarray, solutions: l
     ``solutions`` must hold every solution consistent with the givens; it must
     contain ``solution`` (ValueError otherwise) and may be in any order.
     """
+    import numpy as np
+
     sol = np.asarray(solution, dtype=np.uint8)
     n = sol.shape[0]
     sol_blob = bits.to_blob(sol)
@@ -90,6 +100,8 @@ def multiplicity_features(solution: np.ndarray, givens: np.ndarray, solutions: l
 
 def ladder_puzzle(solution: np.ndarray, givens: np.ndarray, seam_mask: int) -> bits.Puzzle:
     """The puzzle the ladder rates: the givens plus every cell of the seam_mask sides."""
+    import numpy as np
+
     sol = np.asarray(solution, dtype=np.uint8)
     known = (np.asarray(givens, dtype=np.uint8) | side_known(sol.shape[0], seam_mask)).astype(np.uint8)
     return bits.Puzzle.from_grid(sol, known)
@@ -117,22 +129,6 @@ def features(solution: np.ndarray, givens: np.ndarray, seam_mask: int,
 
 
 # ------------------------------------------------------------ row-int fast path (the generator's hot path)
-
-
-def rows_blob(rows, n: int) -> bytes:
-    """The BLOB (FORMAT §2) of a grid given as row ints: ``to_blob(rows_to_grid(rows))`` without numpy."""
-    v = 0
-    for r in rows:
-        v = (v << n) | r
-    nb = bits.blob_len(n)
-    return (v << (8 * nb - n * n)).to_bytes(nb, "big")
-
-
-def blob_rows(blob: bytes, n: int) -> list[int]:
-    """Row ints of a grid BLOB (the inverse of ``rows_blob``)."""
-    v = int.from_bytes(blob, "big") >> (8 * len(blob) - n * n)
-    mask = (1 << n) - 1
-    return [(v >> (n * (n - 1 - r))) & mask for r in range(n)]
 
 
 def _sides_differ(n: int, a, b) -> int:

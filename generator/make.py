@@ -34,21 +34,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from engine import count_rows
 from engine.count import _kernel
 from engine.ladder import rate_rows
-from generator.features import blob_rows, features_rows, rows_blob
+from generator.features import features_rows
 from generator.solution import random_rows
 from generator.thin import ThinResult, corner_free_mask, removal_order, side_rows, thin
 from generator.version import default_m_max
-from tilelib.bits import VALID_N, blob_len, row_ints
+from tilelib.bits import VALID_N, blob_len, blob_rows, row_ints, rows_blob
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
 from tilelib.rules import violations
 from tilelib.tile import Features, Tile
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Every count of the thinning loop stops past THIN_NODE_CAP * n * n nodes; the cell then
 # stays given. Uncapped, one n = 16 tile in 300 took 0.66 s (sparse counts of up to 290 k
@@ -156,6 +158,8 @@ def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = Non
     """``make_tile`` plus its ``MakeStats``."""
     n, t = params.n, params.targets
     if solution is not None:
+        import numpy as np   # a given grid only: the generate path draws row ints and never loads numpy
+
         if fixed is not None:
             raise ValueError("give either fixed cells or a solution, not both")
         sol = np.asarray(solution, dtype=np.uint8)
@@ -245,6 +249,8 @@ def thin_to_level(n: int, rows: list[int], stream: Stream, level: int, *, m_max:
 
 def constraint_cells(constraint) -> tuple[np.ndarray, np.ndarray]:
     """(values, known) n×n grids of the boundary cells a ``tilelib.constraint.Constraint`` fixes."""
+    import numpy as np
+
     n = constraint.n
     vals = np.zeros((n, n), dtype=np.uint8)
     known = np.zeros((n, n), dtype=np.uint8)

@@ -6,7 +6,8 @@ column finishable. Each column's state (ones, zeros, its bottom run) says
 whether it can still take a 1 or a 0 and be completed to n/2 ones without
 three equal in a row (``_can_finish``, memoised); this gives two masks:
 ``must0`` (columns that cannot take a 1 next) and ``must1``. A candidate row R
-fits when ``R & must0 == 0``, ``R & must1 == must1`` and R is not already a
+fits when ``R & must0 == 0``, ``R & must1 == must1`` (the C filter
+``engine._kernel.fit_lines`` lists those, ascending) and R is not already a
 row. When no candidate fits the search backtracks; distinct columns are
 checked once the grid is full. Dead ends are rare but have a heavy tail, so an
 attempt that places more than ``RESTART_FACTOR * n`` rows restarts from
@@ -17,12 +18,15 @@ stream's bytes.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from engine.count import _kernel
 from tilelib.bits import check_n, int_line
 from tilelib.rng import Stream
 from tilelib.rules import valid_lines
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def random_rows(n: int, stream: Stream, budget: int | None = None) -> list[int]:
@@ -47,7 +51,6 @@ def random_rows(n: int, stream: Stream, budget: int | None = None) -> list[int]:
 
 
 RESTART_FACTOR = 3
-NUMPY_MIN_LINES = 100  # below this many valid lines a list comprehension filters faster than numpy
 TABLE_MAX_N = 6   # sides small enough to draw from the table of every valid grid
 
 
@@ -87,10 +90,7 @@ class _OutOfBudget(Exception):
 
 def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
     """One budgeted depth-first attempt; None when it ran out of budget."""
-    lines = _line_array(n)
-    small = len(lines) <= NUMPY_MIN_LINES
-    if small:
-        lines = valid_lines(n)
+    fit = _kernel.fit_lines   # the candidate filter in C: ascending, like the comprehension it replaced
     t0, t1, must0_of, must1_of, start = _column_automaton(n)
     rows: list[int] = []
     # states[i][b]: automaton state of the column at bit b (column n-1-b) after i rows.
@@ -132,10 +132,7 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
         must0, must1 = masks()
         if must0 & must1:
             return False
-        if small:
-            cands = [r for r in lines if not r & must0 and r & must1 == must1]
-        else:
-            cands = lines[((lines & must0) == 0) & ((lines & must1) == must1)].tolist()
+        cands = fit(n, must0, must1)
         left = len(cands)
         while left:
             k = stream.randbelow(left) if left > 1 else 0
@@ -162,12 +159,6 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
     if not found:  # pragma: no cover - every even n in 6..16 has valid grids
         raise AssertionError(f"no valid {n}x{n} grid found")
     return rows
-
-
-@lru_cache(maxsize=None)
-def _line_array(n: int) -> np.ndarray:
-    """``valid_lines(n)`` as an int64 array, for vectorised filtering."""
-    return np.array(valid_lines(n), dtype=np.int64)
 
 
 @lru_cache(maxsize=None)
@@ -220,6 +211,8 @@ def _can_finish(v: int, run: int, need1: int, need0: int) -> bool:
 
 def rows_to_grid(rows: list[int], n: int) -> np.ndarray:
     """An n×n uint8 grid from row ints (leftmost cell = MSB)."""
+    import numpy as np
+
     return np.array([int_line(r, n) for r in rows], dtype=np.uint8)
 
 

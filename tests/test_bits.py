@@ -72,3 +72,15 @@ def test_from_blob_rejects_wrong_length():
 def test_reverse_bits_is_an_involution(v):
     assert bits.reverse_bits(bits.reverse_bits(v, 16), 16) == v
     assert bits.reverse_bits(v, 16) == int(format(v, "016b")[::-1], 2)
+
+
+@given(n=st.sampled_from(bits.VALID_N), data=st.data())
+def test_row_int_codec_and_edges_match_the_numpy_grid(n, data):
+    """``rows_blob``/``blob_rows``/``row_edges`` (the numpy-free generate path) agree with
+    ``to_blob``/``row_ints``/``edges`` on any 0/1 grid, valid or not."""
+    cells = data.draw(st.lists(st.integers(0, 1), min_size=n * n, max_size=n * n))
+    grid = np.array(cells, dtype=np.uint8).reshape(n, n)
+    rows = bits.row_ints(grid)
+    assert bits.rows_blob(rows, n) == bits.to_blob(grid)
+    assert bits.blob_rows(bits.to_blob(grid), n) == rows
+    assert bits.row_edges(rows, n) == bits.edges(grid)

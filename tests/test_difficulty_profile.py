@@ -95,6 +95,27 @@ def test_unprofiled_build_writes_no_difficulty_key(tmp_path):
     assert "difficulty" not in json.loads(res.manifest_path.read_text())
 
 
+def test_cli_builds_with_the_human_profile_unless_told(tmp_path):
+    """`tiles daily build` aims for DEFAULT_PROFILE (human) when not told and records it;
+    `--profile library` builds without one (no difficulty key)."""
+    import subprocess
+    import sys
+
+    from tiles_cli.daily import DEFAULT_PROFILE
+    from tilelib.difficulty import DEFAULT_PROFILE as LIB_DEFAULT
+
+    assert DEFAULT_PROFILE == LIB_DEFAULT == "human"
+    keys = []
+    for extra in ([], ["--profile", "library"]):
+        out = tmp_path / f"out{len(keys)}"
+        r = subprocess.run([sys.executable, "-m", "tiles_cli.app", "daily", "build", "--date", "2026-11-30",
+                            "--size", "21", "--seed", SEED.hex(), "--library", str(tmp_path / f"l{len(keys)}.sqlite"),
+                            "--out", str(out), *extra], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        keys.append(json.loads((out / "2026-11-30.json").read_text()).get("difficulty"))
+    assert keys == [parse_profile("human").to_json(), None]
+
+
 def test_bad_profile_fails_before_any_work(tmp_path):
     with pytest.raises(BadInput):
         _run(tmp_path, 41, profile={"7": 1})

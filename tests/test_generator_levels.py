@@ -49,6 +49,25 @@ def test_stored_level_equals_a_rerating_of_the_stored_row(tmp_path_factory, seed
         assert row.features.ladder == level
 
 
+@pytest.mark.parametrize("n,seam,targets", [(6, 0, Targets()), (10, 0, Targets(level=2)), (12, 5, Targets(level=3)),
+                                             (16, 0, Targets(max_ladder=4)), (8, 15, Targets(min_ladder=4))])
+def test_every_row_library_generate_stores_rerates_to_its_level(tmp_path, n, seam, targets):
+    """Through ``append_generated`` (what `tiles library generate` runs, the numpy-free path):
+    every stored row's ladder features equal a fresh rating of that row, within the targets."""
+    from generator.batch import append_generated
+    from tilelib.store import row_to_tile
+
+    p = GenParams.make(n, None, seam, targets)
+    rep = append_generated(tmp_path / "g.sqlite", p, 12, bytes(range(32)))
+    with Library.open(tmp_path / "g.sqlite") as lib:
+        rows = [row_to_tile(r) for r in lib.iter_rows()]
+    assert len(rows) == rep.inserted > 0
+    for row in rows:
+        assert _stored(row.features) == _rerate(row)
+        assert targets.met(row.features)
+        assert tile_problems(row) == []
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=seeds, n=st.sampled_from((6, 8, 10, 16)), seam=st.sampled_from((0, 15, 3, 8)),
        level=st.integers(1, 3))

@@ -2,7 +2,8 @@
 
 `tiles --help` must not load numpy, SQLite helpers, CP-SAT, boto3, rich or the
 pipeline packages; `tiles solve` runs on row ints with the C kernel and loads
-none of the heavy libraries either. Each check runs in a fresh interpreter.
+none of the heavy libraries either, and `tiles library generate` loads only the
+generator and the store. Each check runs in a fresh interpreter.
 """
 
 import json
@@ -49,9 +50,44 @@ def test_solve_loads_no_heavy_library():
 
 
 def test_a_command_still_loads_what_it_uses(tmp_path):
-    """The check above can fail: `library init` really needs the store (and numpy, through tiles)."""
-    loaded = _loaded_after(["library", "init", "-L", str(tmp_path / "x.sqlite")])
-    assert {"numpy", "tilelib.store"} <= loaded
+    """The checks here can fail: `library init` really needs the store, and `pack` numpy
+    (the packers work on arrays)."""
+    assert "tilelib.store" in _loaded_after(["library", "init", "-L", str(tmp_path / "x.sqlite")])
+    assert {"numpy", "packers"} <= _loaded_after(["pack", "--size", "31", "--seed", "ab" * 32])
+
+
+@pytest.mark.parametrize("n,level", [(6, 0), (10, 0), (16, 0), (12, 3)])
+def test_generate_loads_no_heavy_library(tmp_path, n, level):
+    """`library generate` runs on row ints and the C kernels from solution to insert: no numpy
+    (the column filter, the canonical form, the edges and the rating are C or int code), no
+    sqlite-utils/pandas (the store inserts with sqlite3), no CP-SAT (no boundary is fixed)."""
+    lib = tmp_path / "g.sqlite"
+    loaded = _loaded_after(["library", "generate", "--n", str(n), "--count", "5", "--level", str(level),
+                            "--seed", "cd" * 32, "-L", str(lib)])
+    assert loaded == {"generator", "tilelib.store"}, loaded
+    assert lib.exists()
+
+
+def test_one_command_group_is_the_whole_group():
+    """`modules_for` loads only the first word's modules: each group must then hold the same
+    commands as in the full CLI (a module that broke the naming rule would lose its commands)."""
+    import typer.main
+
+    from tiles_cli import app as cli
+
+    full = typer.main.get_command(cli.build_app())
+    for name, group in full.commands.items():
+        mods = cli.modules_for([name])
+        assert mods != cli.COMMAND_MODULES, name
+        code = ("import json, typer.main\n"
+                "from tiles_cli import app as cli\n"
+                f"cmd = typer.main.get_command(cli.build_app({mods!r}))\n"
+                f"g = cmd.commands[{name!r}]\n"
+                "print(json.dumps(sorted(getattr(g, 'commands', {}))))\n")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == sorted(getattr(group, "commands", {})), name
+    assert cli.modules_for(["--help"]) == cli.modules_for([]) == cli.modules_for(["nosuch"]) == cli.COMMAND_MODULES
 
 
 cells = st.text(alphabet="01.", min_size=0, max_size=300)

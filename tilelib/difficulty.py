@@ -23,8 +23,9 @@ without one. This module is plain data (the manifest parser checks the
 
 JSON form (the manifest's ``difficulty`` key and ``--profile``): either one
 share table for every n, ``{"2": 0.3, "3": 0.4, "4": 0.3}``, or one per n,
-``{"6": {...}, ..., "16": {...}}``; or a preset name (``PRESETS``). Shares
-are normalised to sum 1 and written rounded to 6 decimals.
+``{"6": {...}, ..., "16": {...}}``; or a preset name (``PRESETS``); or
+"library" (no profile: the stitcher draws among all tiles, as before profiles).
+Shares are normalised to sum 1 and written rounded to 6 decimals.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ LEVELS = (1, 2, 3, 4, 5)
 PRESETS = {
     "human": {"2": 0.25, "3": 0.5, "4": 0.25},
 }
+
+# What `tiles daily build` aims for when not told (its --profile default; "library" builds
+# without a profile). The Python API (``daily.build.BuildOptions``) keeps None: callers say.
+DEFAULT_PROFILE = "human"
 
 
 @dataclass(frozen=True)

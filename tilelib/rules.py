@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,8 @@ class Violation:
 
 def violations(grid: np.ndarray, *, distinct: bool = True) -> list[Violation]:
     """Every rule the grid breaks; empty when it is a valid tile solution."""
+    import numpy as np
+
     g = np.asarray(grid)
     if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] % 2:
         return [Violation("shape", f"grid of shape {g.shape} is not n×n with n even")]

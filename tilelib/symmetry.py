@@ -9,16 +9,20 @@ A transform is ``t = 8*k + 4*f + r``, applied in this order:
 The tables below are derived once, at import, by acting on a grid of distinct
 cell indices, so they follow from the definition above rather than from a
 hand-written table; the tests check the group laws and the edge map against
-grid transforms.
+grid transforms. The derivation runs on nested lists (``_geometry_lists``, the
+same two steps) so that importing this module does not load numpy: the tile
+path of ``tiles library generate`` uses the tables, never a numpy grid.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tilelib.bits import reverse_bits
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TRANSFORMS = tuple(range(16))
 IDENTITY = 0
@@ -34,6 +38,8 @@ def parts(t: int) -> tuple[int, int, int]:
 
 def apply_geometry(grid: np.ndarray, t: int) -> np.ndarray:
     """Mirror then rotate a grid or mask (steps 1 and 2 only)."""
+    import numpy as np
+
     _, f, r = parts(t)
     g = np.asarray(grid)
     if f:
@@ -45,17 +51,31 @@ def apply_geometry(grid: np.ndarray, t: int) -> np.ndarray:
 
 def apply_grid(grid: np.ndarray, t: int) -> np.ndarray:
     """Transform a 0/1 value grid: geometry, then complement when k."""
+    import numpy as np
+
     g = apply_geometry(grid, t)
     return (1 - g).astype(np.uint8) if t >> 3 else g.astype(np.uint8)
 
 
 def apply_mask(mask: np.ndarray, t: int) -> np.ndarray:
     """Transform a mask (givens, flip, known cells): geometry only."""
+    import numpy as np
+
     return apply_geometry(mask, t).astype(np.uint8)
 
 
-def _edge_cells(g: np.ndarray) -> list[list[int]]:
-    return [list(g[0, :]), list(g[:, -1]), list(g[-1, :]), list(g[:, 0])]
+def _geometry_lists(g: list[list[int]], t: int) -> list[list[int]]:
+    """``apply_geometry`` on a grid held as nested lists (the tables' derivation)."""
+    _, f, r = parts(t)
+    if f:
+        g = [row[::-1] for row in g]
+    for _ in range(r):
+        g = [list(col) for col in zip(*g[::-1])]  # g'[i][j] = g[n-1-j][i]
+    return g
+
+
+def _edge_cells(g: list[list[int]]) -> list[list[int]]:
+    return [list(g[0]), [row[-1] for row in g], list(g[-1]), [row[0] for row in g]]
 
 
 @dataclass(frozen=True)
@@ -68,14 +88,19 @@ class EdgeSource:
 
 
 def _derive_tables():
-    probe = np.arange(9).reshape(3, 3)
-    images = {t: apply_geometry(probe, t) for t in TRANSFORMS}
-    geo_of = {images[t].tobytes(): t & 7 for t in range(8)}
+    probe = [[3 * i + j for j in range(3)] for i in range(3)]
+    images = {t: _geometry_lists(probe, t) for t in TRANSFORMS}
+    # A geometry moves cells: its image of the probe lists, per position, the cell that lands
+    # there, so applying b to any grid g gives g[perm[b][i]] at position i; a then b is
+    # perm[a][perm[b][i]] (one lookup per cell instead of two grid transforms per pair).
+    perm = {t: tuple(v for row in images[t] for v in row) for t in TRANSFORMS}
+    geo_of = {perm[t]: t & 7 for t in range(8)}
     compose_tab = [[0] * 16 for _ in range(16)]
     for a in TRANSFORMS:
+        pa = perm[a]
         for b in TRANSFORMS:
-            g = apply_geometry(apply_geometry(probe, a), b)
-            compose_tab[a][b] = geo_of[g.tobytes()] | (((a >> 3) ^ (b >> 3)) << 3)
+            g = tuple(pa[i] for i in perm[b])
+            compose_tab[a][b] = geo_of[g] | (((a >> 3) ^ (b >> 3)) << 3)
     old = _edge_cells(probe)
     edge_map = []
     for t in TRANSFORMS:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tilelib import bits
 from tilelib.symmetry import TRANSFORMS, apply_grid, apply_mask, transform_side_mask
+
+if TYPE_CHECKING:
+    import numpy as np
 
 try:  # the C twin of the transforms below (built by `pip install -e .`); numpy is the reference
     from tilelib import _sym
@@ -78,6 +80,8 @@ class Tile:
     @staticmethod
     def from_grids(solution: np.ndarray, givens: np.ndarray, seam_mask: int = 0,
                    features: Features | None = None) -> "Tile":
+        import numpy as np
+
         sol = np.asarray(solution, dtype=np.uint8)
         return Tile(sol.shape[0], bits.to_blob(sol), bits.to_blob(givens), seam_mask,
                     features or Features())
@@ -100,11 +104,13 @@ class Tile:
 
     @cached_property
     def edges(self) -> tuple[int, int, int, int]:
-        """(top, right, bottom, left) edge ints of the solution."""
-        return bits.edges(self.solution_grid)
+        """(top, right, bottom, left) edge ints of the solution (from its row ints: no numpy)."""
+        return bits.row_edges(bits.blob_rows(self.solution, self.n), self.n)
 
     def puzzle(self, extra_sides: int = 0) -> bits.Puzzle:
         """The givens as a puzzle, plus the full cells of the sides in ``extra_sides`` (a side mask)."""
+        import numpy as np
+
         known = np.array(self.givens_grid, dtype=np.uint8)
         if extra_sides & bits.TOP:
             known[0, :] = 1

@@ -17,6 +17,11 @@ from tilelib.errors import BadInput
 daily_app = typer.Typer(help="The daily board: build it, reveal its seed, draw it.", no_args_is_help=True)
 
 
+# tilelib.difficulty.DEFAULT_PROFILE (a test holds them equal; importing it here would load
+# the profile code on every `tiles daily` start-up)
+DEFAULT_PROFILE = "human"
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(daily_app, name="daily")
 
@@ -46,9 +51,10 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
           out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
           force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
           as_json: bool = typer.Option(False, "--json", help="Print a JSON summary of every stage on stdout."),
-          profile: str = typer.Option(None, "--profile", help="Difficulty profile: shares of ladder levels "
-                                      "the stitcher aims for, as JSON ({\"2\": 0.25, \"3\": 0.5, ...} or one per n) "
-                                      "or a preset (human); recorded in the manifest. Default: none."),
+          profile: str = typer.Option(DEFAULT_PROFILE, "--profile", help="Difficulty profile: shares of ladder "
+                                      "levels the stitcher aims for, as JSON ({\"2\": 0.25, \"3\": 0.5, ...} or one "
+                                      "per n) or a preset (human: what a strong player solves without search); "
+                                      "recorded in the manifest. 'library': no profile."),
           workers: int = typer.Option(None, "--workers", min=1, help="Processes that stitch the two halves "
                                       "of a big board (default: 2 on a 2-core machine); the board is the same."),
           library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
