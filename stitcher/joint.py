@@ -12,12 +12,16 @@ distinctness is left out to keep the model small — a relaxation, so a
 neighbour can still, rarely, become nofit). Returns the square's n×n grid or
 None (None is *not* a nofit proof for the square alone; the caller then
 completes the square by itself with ``generator.complete``).
-Deterministic: one worker, seed and hint from the project's stream.
+Deterministic: one worker, seed and hint from the project's stream. The model
+is ``engine.cpsat``'s (the one encoding of the rules, shared with
+``generator.complete``), field for field the one this module built itself
+before that builder existed, so its completions did not change.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
 from engine.cpsat import RulesModel
 from stitcher.board import pow2
 from stitcher.check import line_counts
