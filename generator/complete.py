@@ -10,16 +10,19 @@ seeds give different completions of the same boundary). Any status other than
 OPTIMAL/FEASIBLE/INFEASIBLE raises: a timeout or a bad model is never
 mistaken for "no completion".
 
-Distinct lines are encoded per pair of lines with "differ" literals
-``d[c] ⇔ x[i][c] ≠ x[j][c]`` and ``OR(d)``; pairs whose fixed cells already
-differ need no constraint.
+The model is ``engine.cpsat``'s, the one encoding of the rules the stitcher's
+window-aware completion uses too: fixed cells are constants, a Boolean per
+free cell, and distinct lines by "differ somewhere" literals (pairs whose
+fixed cells already differ need no constraint). Since GENERATOR_VERSION 3
+(before: a Boolean per cell pinned by an equality, "differ" literals as full
+equivalences, CP-SAT's default presolve and search).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from ortools.sat.python import cp_model
 
+from engine.cpsat import INFEASIBLE, RulesModel
 from tilelib.bits import check_n
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
@@ -30,6 +33,8 @@ class CompletionError(TilesError):
 
 
 DEFAULT_TIME_LIMIT = 60.0
+LEAN = True
+"""CP-SAT's presolve, LP relaxation, symmetry detection and probing off (``engine.cpsat``)."""
 
 
 def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
@@ -46,64 +51,22 @@ def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
     known = _as_grid(fixed_known, n, "fixed_known")
     stream = seed if isinstance(seed, Stream) else Stream(bytes(seed), "complete")
 
-    model = cp_model.CpModel()
-    x = [[model.NewBoolVar(f"x{r}_{c}") for c in range(n)] for r in range(n)]
-    for r in range(n):
-        for c in range(n):
-            if known[r, c]:
-                model.Add(x[r][c] == int(vals[r, c]))
-    half = n // 2
-    lines = [[x[r][c] for c in range(n)] for r in range(n)]
-    cols = [[x[r][c] for r in range(n)] for c in range(n)]
-    for line in lines + cols:
-        model.Add(sum(line) == half)
-        for j in range(n - 2):
-            trio = line[j:j + 3]
-            model.AddBoolOr(trio)                      # not three zeros
-            model.AddBoolOr([v.Not() for v in trio])   # not three ones
-    _distinct(model, lines, [[(vals[r, c], known[r, c]) for c in range(n)] for r in range(n)])
-    _distinct(model, cols, [[(vals[r, c], known[r, c]) for r in range(n)] for c in range(n)])
-
-    for g in exclude:
-        g = _as_grid(g, n, "excluded grid")
-        model.AddBoolOr([x[r][c].Not() if g[r, c] else x[r][c] for r in range(n) for c in range(n)])
-
-    hint = stream.bits(n * n)
-    for i in range(n * n):
-        model.AddHint(x[i // n][i % n], (hint >> i) & 1)
-
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = stream.randbelow(1 << 30)
-    solver.parameters.max_time_in_seconds = time_limit
-    status = solver.Solve(model)
-    if status == cp_model.INFEASIBLE:
+    model, rows = completion_model(n, vals, known, [_as_grid(g, n, "excluded grid") for g in exclude])
+    got = model.solve(stream, time_limit, lean=LEAN)
+    if got.status == INFEASIBLE:
         return None
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise CompletionError(f"CP-SAT completion of an n={n} tile ended with status "
-                              f"{solver.StatusName(status)}")
-    grid = np.array([[solver.BooleanValue(x[r][c]) for c in range(n)] for r in range(n)], dtype=np.uint8)
-    return grid
+    if not got.found:
+        raise CompletionError(f"CP-SAT completion of an n={n} tile ended with status {got.name}")
+    return got.grid(rows)
 
 
-def _distinct(model: cp_model.CpModel, lines, fixed) -> None:
-    """Every two lines differ somewhere; skipped when their fixed cells already differ."""
-    n = len(lines)
-    for i in range(n):
-        for j in range(i + 1, n):
-            if any(fixed[i][c][1] and fixed[j][c][1] and fixed[i][c][0] != fixed[j][c][0] for c in range(n)):
-                continue
-            diffs = []
-            for c in range(n):
-                a, b = lines[i][c], lines[j][c]
-                d = model.NewBoolVar("")
-                # d <=> a != b
-                model.AddBoolOr([a, b]).OnlyEnforceIf(d)
-                model.AddBoolOr([a.Not(), b.Not()]).OnlyEnforceIf(d)
-                model.AddBoolOr([a.Not(), b, d])
-                model.AddBoolOr([a, b.Not(), d])
-                diffs.append(d)
-            model.AddBoolOr(diffs)
+def completion_model(n: int, vals: np.ndarray, known: np.ndarray, exclude=()) -> tuple[RulesModel, list]:
+    """``complete``'s model of checked n×n 0/1 arrays (before hints and solving) and its rows of cells."""
+    model = RulesModel(vals, known)
+    rows = model.window(0, 0, n)
+    for g in exclude:
+        model.differ(rows, g)
+    return model, rows
 
 
 def _as_grid(a, n: int, name: str) -> np.ndarray:

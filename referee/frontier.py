@@ -24,6 +24,15 @@ board solution somewhere in the component". Infeasible for every component →
 ``unique``; feasible for one → ``ambiguous`` (the board solution is one
 solution, so this counts global solutions up to 2).
 
+**Its own CP-SAT encoding, on purpose.** Every CP-SAT model that makes tiles
+(``generator.complete``, ``stitcher.joint``) is built by ``engine.cpsat``;
+``_second_solution`` writes the rules again here, deliberately apart from
+that builder. This is the verifier: a bug in the shared builder (a clause
+too many, a constant folded wrongly) would make the generator and the
+stitcher produce boards that only that same builder would call unique; a
+count that reuses it could not catch it. Keep the two apart
+(``tests/independent_verifier.py`` is a third copy outside the package).
+
 **Clues** (``add_clues``): while propagation stalls, pick one clue, add it,
 propagate again from the tiles that hold it. The pick: among stalled tiles
 (tiles with unknown cells), enumerate up to ``CLUE_SAMPLE`` candidates of each

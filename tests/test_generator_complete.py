@@ -140,3 +140,29 @@ def test_excluded_grids_are_avoided():
         assert all(not (g == s).all() for s in seen)
         seen.append(g)
     assert len(seen) == count(Puzzle.from_grid(src, known), k=100).count
+
+
+# sha256 of the completions of GOLDEN_CASES under GENERATOR_VERSION 3 (engine.cpsat's model, lean
+# parameters). Completions are part of what `tiles library generate` and the drain reproduce: a
+# change that moves this digest must bump GENERATOR_VERSION and re-pin it, saying why.
+GOLDEN_DIGEST = "b10404e187a31cbf66554f6ab51dfc3a2b01b4e060e700d67cafcc61486af52a"
+
+
+def golden_completions() -> bytes:
+    out = b""
+    for n in (6, 8, 10, 12, 14, 16):
+        for sides in (1, 5, 15):
+            src = random_solution(n, Stream(bytes([n, sides]) * 16, "golden-src"))
+            known = side_cells(n, sides)
+            g = complete(n, src * known, known, Stream(bytes([n, sides]) * 16, "golden"))
+            out += bytes([n, sides]) + (b"none" if g is None else g.tobytes())
+    return out
+
+
+def test_completions_golden():
+    import hashlib
+
+    from generator.version import GENERATOR_VERSION
+
+    assert GENERATOR_VERSION == 3, "re-pin GOLDEN_DIGEST for the new generator version"
+    assert hashlib.sha256(golden_completions()).hexdigest() == GOLDEN_DIGEST
