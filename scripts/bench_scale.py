@@ -139,7 +139,9 @@ def child_build(lib_path: Path, out: Path, G: int) -> dict:
     n0 = sqlite3.connect(lib_path).execute("SELECT count(*) FROM tiles").fetchone()[0]
     io0 = io_counters()
     t0 = time.perf_counter()
-    res = build(BuildOptions(day=DAY, library=lib_path, out_dir=out, size=G, seed=SEED, force=True),
+    profile = os.environ.get("BENCH_PROFILE") or None     # the nightly job's CLI default is "human"
+    kw = {"profile": profile} if profile else {}
+    res = build(BuildOptions(day=DAY, library=lib_path, out_dir=out, size=G, seed=SEED, force=True, **kw),
                 log=lambda line: print(line, file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     io1 = io_counters()
@@ -161,8 +163,8 @@ def child_build(lib_path: Path, out: Path, G: int) -> dict:
 
 # ------------------------------------------------------------------ parent
 
-def run_child(code_root: Path, args: list[str]) -> dict:
-    env = dict(os.environ, BENCH_CODE_ROOT=str(code_root), PYTHONPATH=str(code_root))
+def run_child(code_root: Path, args: list[str], profile: str | None = None) -> dict:
+    env = dict(os.environ, BENCH_CODE_ROOT=str(code_root), PYTHONPATH=str(code_root), BENCH_PROFILE=profile or "")
     p = subprocess.run([sys.executable, str(HERE / "bench_scale.py"), "--child", *args], env=env,
                        stdout=subprocess.PIPE, stderr=None, text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -193,12 +195,15 @@ def main() -> None:
     ap.add_argument("--baseline", default=None)
     ap.add_argument("--baseline-max", default="1M")
     ap.add_argument("--skip-build", action="store_true", help="index/lookups/adds only")
+    ap.add_argument("--profile", default="human",
+                    help="difficulty profile of the builds: the nightly job's default (human), or none")
     ap.add_argument("--baseline-build", action="store_true",
                     help="also run the G = 1000 build with the --baseline code (same library, same run)")
     ap.add_argument("--build-only", action="store_true",
                     help="only the sidecar (one timed open) and the daily build")
     ap.add_argument("--child", nargs="*", default=None)
     args = ap.parse_args()
+    args.profile = None if args.profile == "none" else args.profile
     if args.child is not None:
         kind, lib = args.child[0], Path(args.child[1])
         if kind == "micro":
@@ -215,7 +220,8 @@ def main() -> None:
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"SQLite {sqlite3.sqlite_version}; G = {args.G}; load average at start {uptime()}", flush=True)
+          f"SQLite {sqlite3.sqlite_version}; G = {args.G}; profile {args.profile}; load average at start {uptime()}",
+          flush=True)
     results = {}
     for size in sorted(sizes):
         t0 = time.perf_counter()
@@ -253,9 +259,10 @@ def main() -> None:
                     if side.exists():
                         shutil.copyfile(side, Path(str(base_lib) + ".stitch-index"))
                 os.sync()
-                r["base_build"] = run_child(Path(args.baseline), ["build", str(base_lib), str(d / "base-out")])
+                r["base_build"] = run_child(Path(args.baseline), ["build", str(base_lib), str(d / "base-out")],
+                                            args.profile)
                 base_lib.unlink()
-            r["build"] = run_child(ROOT, ["build", str(lib), str(d)])
+            r["build"] = run_child(ROOT, ["build", str(lib), str(d)], args.profile)
         r["load_at_end"] = uptime()
         results[size] = r
         if "build" in r:
