@@ -303,6 +303,11 @@ class MemoryIndex:
         """Add one canonical tile (after the drain inserted it into the library)."""
         self._size(n).add([(hash_, tuple(edges), m, alt_sides)])
 
+    def add_rows(self, n: int, rows: list[tuple[str, tuple[int, int, int, int], int, int]]) -> None:
+        """Add canonical tiles (hash, edges, m, alt_sides) of size n in one extend (same entries, in
+        the same order, as adding them one by one)."""
+        self._size(n).add(rows)
+
     def lookup(self, c: Constraint, m1: bool = False):
         """(keys, pins): opaque sorted candidate keys and their pin bitmaps (uint16 array)."""
         si = self._size(c.n)

@@ -44,6 +44,10 @@ class SqlJournal:
     def insert(self, tile: Tile) -> tuple[str, int]:
         return self.lib.insert(tile, commit=False)      # committed with the ledger, at the end
 
+    def insert_all(self, tiles: list[Tile]) -> list[str]:
+        """Insert many tiles in one statement (a half's); their hashes, in order."""
+        return self.lib.insert_rows(tiles)
+
 
 class LogJournal:
     """Answers as ``SqlJournal`` would, from a read-only view plus its own log; writes nothing."""

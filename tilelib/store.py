@@ -169,6 +169,16 @@ class Library:
             new += flush()
         return new
 
+    def insert_rows(self, tiles: Iterable[Tile]) -> list[str]:
+        """Insert tiles into the open transaction (no commit; ``insert(commit=False)`` for many,
+        in one executemany); return their hashes in order."""
+        now = int(time.time())
+        keyed = [tile_key(t) for t in tiles]
+        self.conn.executemany(f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
+                              f"({', '.join('?' * len(TILE_COLUMNS))})",
+                              [[row[c] for c in TILE_COLUMNS] for row in (tile_to_row(k[0], now) for k in keyed)])
+        return [k[1] for k in keyed]
+
     def insert(self, tile: Tile, *, commit: bool = True) -> tuple[str, int]:
         """Insert one tile; return (hash, t) with the input = canonical.transform(t).
 
@@ -179,9 +189,7 @@ class Library:
         if commit:
             self.insert_many([canon])
         else:
-            row = tile_to_row(canon, int(time.time()))
-            self.conn.execute(f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
-                              f"({', '.join('?' * len(TILE_COLUMNS))})", [row[c] for c in TILE_COLUMNS])
+            self.insert_rows([canon])
         return h, t
 
     def get(self, hash_: str) -> Tile:
