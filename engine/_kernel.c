@@ -28,6 +28,7 @@
  *           solution rows or None, filled): engine.ladder.rate (see _ladder.c)
  */
 #include "_kernel.h"
+#include "../tilelib/_twin.h"
 
 static Tables *TAB[MAXN + 1];
 
@@ -117,4 +118,4 @@ static struct PyModuleDef moddef = {
     "Line-domain Takuzu counter (C twin of engine.reference; see engine/_kernel.c).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&moddef); }
+PyMODINIT_FUNC PyInit__kernel(void) { return twin_stamp(PyModule_Create(&moddef)); }

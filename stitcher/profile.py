@@ -14,5 +14,5 @@ def level_index(conn, ns, levels: frozenset[int]):
         rows = [(h, (t, r, b, l), m, a) for h, t, r, b, l, m, a in conn.execute(
             f"SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE n = ? AND ladder IN ({marks}) "
             "ORDER BY hash", (n, *sorted(levels)))]
-        idx._size(n).add(rows)
+        idx.add_rows(n, rows)
     return idx

@@ -16,12 +16,10 @@ from functools import cached_property
 import numpy as np
 
 from tilelib import bits
+from tilelib.native import load_twin
 from tilelib.symmetry import TRANSFORMS, apply_grid, apply_mask, transform_side_mask
 
-try:  # the C twin of the transforms below (built by `pip install -e .`); numpy is the reference
-    from tilelib import _sym
-except ImportError:  # pragma: no cover - only in a tree that was never built
-    _sym = None
+_sym = load_twin("tilelib._sym")   # the C twin of the transforms below; numpy is the reference
 
 
 @dataclass(frozen=True)
