@@ -1,7 +1,7 @@
 """Issue 11, families 5 and 6: hostile input never gets a traceback, is bounded, and exits by the table;
 nothing is judged on a board that verify would reject.
 
-Every case runs the real ``tiles`` entry point in a subprocess and checks the exit code, that stderr
+Every case runs the real ``tiles`` entry point (``cli_support.run_tiles``) and checks the exit code, that stderr
 is one ``tiles: error:`` line (no traceback), and that nothing was written where nothing should be.
 """
 
