@@ -39,10 +39,17 @@ COMMAND_MODULES = [
 ]
 
 
+_built = False
+
+
 def build_app() -> typer.Typer:
-    """Import every command module and let it register its commands."""
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(app)
+    """Import every command module and let it register its commands (once per process: ``main``
+    called again in one process, as the tests do, must not register them again)."""
+    global _built
+    if not _built:
+        for name in COMMAND_MODULES:
+            importlib.import_module(name).register(app)
+        _built = True
     return app
 
 
