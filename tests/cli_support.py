@@ -31,7 +31,7 @@ def _ours(name: str) -> bool:
 def run_tiles(*args: str, env: dict | None = None, input: str | bytes | None = None, process: bool = False,
               inherit: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
     """``tiles ARGS…`` with a clean tiles/AWS environment (unless ``inherit``) plus ``env``; text
-    output captured."""
+    output captured; ``input`` is stdin; ``timeout`` bounds a ``process=True`` run."""
     argv = [str(a) for a in args]
     if process:
         base = {k: v for k, v in os.environ.items() if inherit or not _ours(k)}
