@@ -26,6 +26,7 @@ def build_lock(library: Path) -> Iterator[Path]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            # EAGAIN is how a held lock answers, not a failure: the message names the holder
             raise BuildLocked(f"another daily build (pid {holder}) holds {path}") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)

@@ -12,6 +12,10 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
+# pyproject.toml's [project] name ("tiles" is taken on PyPI; the command is still `tiles`).
+# tests/test_trust_build.py keeps the two equal. Recorded in build.versions under the key "tiles".
+DISTRIBUTION = "tiles-takuzu"
+
 
 def versions() -> dict[str, str | int]:
     """The versions a replay must match, as recorded in ``build.versions``."""
@@ -23,8 +27,7 @@ def versions() -> dict[str, str | int]:
         except metadata.PackageNotFoundError:
             return "unknown"
 
-    ours = (metadata.packages_distributions().get("tilelib") or ["tiles"])[0]
-    return {"tiles": dist(ours), "generator": GENERATOR_VERSION, "ortools": dist("ortools"),
+    return {"tiles": dist(DISTRIBUTION), "generator": GENERATOR_VERSION, "ortools": dist("ortools"),
             "python": ".".join(platform.python_version_tuple()[:2])}
 
 

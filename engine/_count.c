@@ -572,7 +572,8 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
     if (parse_rows(ps, n, sol, "solution") < 0 || parse_rows(pk, n, known, "known") < 0
         || parse_rows(psides, n, sides, "side_known") < 0)
         return NULL;
-    if (levels < 1 || levels > 4) return PyErr_Format(PyExc_ValueError, "levels must be 1..4, got %d", levels);
+    if (levels < 1 || levels > N_LEVELS)
+        return PyErr_Format(PyExc_ValueError, "levels must be 1..%d, got %d", N_LEVELS, levels);
     if (m_max < 1) return PyErr_Format(PyExc_ValueError, "m_max must be at least 1");
     PyObject *ofast = PySequence_Fast(porder, "order must be a sequence of cell indices");
     if (!ofast) return NULL;

@@ -30,6 +30,7 @@
  *           solution rows or None, filled): engine.ladder.rate (see _ladder.c)
  */
 #include "_kernel.h"
+#include "../tilelib/_twin.h"
 
 static Tables *TAB[MAXN + 1];
 
@@ -131,6 +132,8 @@ static PyMethodDef methods[] = {
     {"thin_rows", py_thin_rows, METH_VARARGS,
      "thin_rows(n, solution, known, order, m_max, seam_mask, group_b, group_room, max_nodes) -> "
      "(known rows, [solution row tuples], counts, nodes) or None: generator.thin's fast method in C"},
+    {"techniques", py_techniques, METH_NOARGS,
+     "techniques() -> ((level, name), ...): the ladder's techniques in the order the C solve tries them"},
     {"thin_ladder", py_thin_ladder, METH_VARARGS,
      "thin_ladder(n, solution, known, order, levels) -> known rows or None: remove givens in order while "
      "the standard solve with levels 1..levels still solves (Unruly's rule)"},
@@ -144,4 +147,4 @@ static struct PyModuleDef moddef = {
     "Line-domain Takuzu counter (C twin of engine.reference; see engine/_kernel.c).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&moddef); }
+PyMODINIT_FUNC PyInit__kernel(void) { return twin_stamp(PyModule_Create(&moddef)); }

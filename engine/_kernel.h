@@ -36,12 +36,20 @@ const Tables *checked_tables(int n);
 /* Read n row ints of n bits from a Python sequence; -1 with ValueError/TypeError set. */
 int parse_rows(PyObject *seq, int n, uint32_t *out, const char *what);
 
+/* The ladder's levels, one per technique of engine.ladder.TECHNIQUES; _ladder.c's table TECHNIQUES
+ * lists them cheapest first with their names (techniques() exports it; tests/test_ladder.py holds it
+ * equal to the Python list). Level L is bit L-1 of an `enabled` mask. */
+enum { L_RUNS = 1, L_BALANCE = 2, L_UNIQUE = 3, L_BIFURCATION = 4, N_LEVELS = 4 };
+#define LEVEL_BIT(level) (1 << ((level) - 1))
+#define ALL_LEVELS ((1 << N_LEVELS) - 1)
+
 /* The standard solve with the levels in `enabled` (bit level-1) solves vals/known (_ladder.c). */
 int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled);
 
 PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_rate_rows(PyObject *self, PyObject *args);
+PyObject *py_techniques(PyObject *self, PyObject *unused);
 PyObject *py_thin_rows(PyObject *self, PyObject *args);
 PyObject *py_thin_ladder(PyObject *self, PyObject *args);
 

@@ -14,6 +14,11 @@
  * the line changes (L3 also until a sibling becomes complete), so each technique only
  * rescans dirty lines: the fills computed are the same as a full scan's, and a
  * bifurcation trial re-examines just the two lines through its assumed cell. */
+/* The techniques, cheapest first: engine.ladder.TECHNIQUES in C. lsolve walks this table. */
+static const struct { int level; const char *name; } TECHNIQUES[N_LEVELS] = {
+    {L_RUNS, "runs"}, {L_BALANCE, "balance"}, {L_UNIQUE, "uniqueness"}, {L_BIFURCATION, "bifurcation"},
+};
+
 typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; } LState;
 typedef struct { int maxlevel, bif, used3; } LLog;
 enum { S_SOLVED = 0, S_STUCK = 1, S_CONTRA = 2 };
@@ -172,7 +177,7 @@ static int lsolve(LState *s, const Tables *t, int enabled, LLog *log);
 static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, uint32_t *F1) {
     const int n = s->n;
     const uint32_t full = (1u << n) - 1;
-    const int inner = enabled & 0x7;        /* levels 1..3 as bits 0..2 */
+    const int inner = enabled & ~LEVEL_BIT(L_BIFURCATION);   /* the trial runs the levels below */
     LState trial;
     for (int r = 0; r < n; r++) {
         uint32_t freeb = full & ~s->rk[r];
@@ -206,15 +211,16 @@ static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
         for (int r = 0; r < n; r++) done &= s->rk[r] == full;
         if (done) return S_SOLVED;
         int progressed = 0;
-        for (int level = 1; level <= 4 && !progressed; level++) {
-            if (!(enabled & (1 << (level - 1)))) continue;
+        for (int i = 0; i < N_LEVELS && !progressed; i++) {
+            const int level = TECHNIQUES[i].level;
+            if (!(enabled & LEVEL_BIT(level))) continue;
             uint32_t F0[MAXN] = {0}, F1[MAXN] = {0};
             int rc = 0;
             switch (level) {
-            case 1: t_runs(s, F0, F1); break;
-            case 2: t_balance(s, F0, F1); break;
-            case 3: rc = t_unique(s, t, F0, F1); break;
-            case 4: rc = t_bifurcation(s, t, enabled, F0, F1); break;
+            case L_RUNS: t_runs(s, F0, F1); break;
+            case L_BALANCE: t_balance(s, F0, F1); break;
+            case L_UNIQUE: rc = t_unique(s, t, F0, F1); break;
+            case L_BIFURCATION: rc = t_bifurcation(s, t, enabled, F0, F1); break;
             }
             if (rc < 0) return S_CONTRA;
             uint32_t anyf = 0;
@@ -233,8 +239,8 @@ static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
             }
             if (log) {
                 if (level > log->maxlevel) log->maxlevel = level;
-                if (level == 4) log->bif++;
-                if (level == 3) log->used3 = 1;
+                if (level == L_BIFURCATION) log->bif++;
+                if (level == L_UNIQUE) log->used3 = 1;
             }
             progressed = 1;
         }
@@ -267,7 +273,7 @@ PyObject *py_rate_rows(PyObject *self, PyObject *args) {
     int open0 = 0, open1 = 0;
     for (int r = 0; r < n; r++) open0 += __builtin_popcount(full & ~s.rk[r]);
     LLog log = {0, 0, 0};
-    int status = lsolve(&s, t, 0xf, &log);
+    int status = lsolve(&s, t, ALL_LEVELS, &log);
     for (int r = 0; r < n; r++) open1 += __builtin_popcount(full & ~s.rk[r]);
     int ladder, needs_u, needs_b;
     PyObject *sol;
@@ -277,12 +283,12 @@ PyObject *py_rate_rows(PyObject *self, PyObject *args) {
         if (log.used3 || log.bif) {
             LState s2;
             lstate_init(&s2, n, vals, known);
-            needs_u = lsolve(&s2, t, 0xf & ~4, NULL) != S_SOLVED;
+            needs_u = lsolve(&s2, t, ALL_LEVELS & ~LEVEL_BIT(L_UNIQUE), NULL) != S_SOLVED;
         }
         if (log.bif) {
             LState s3;
             lstate_init(&s3, n, vals, known);
-            needs_b = lsolve(&s3, t, 0x7, NULL) != S_SOLVED;
+            needs_b = lsolve(&s3, t, ALL_LEVELS & ~LEVEL_BIT(L_BIFURCATION), NULL) != S_SOLVED;
         }
         sol = PyList_New(n);
         if (!sol) return NULL;
@@ -305,4 +311,16 @@ int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *
     LState s;
     lstate_init(&s, n, v, known);
     return lsolve(&s, t, enabled, NULL) == S_SOLVED;
+}
+
+/* techniques() -> ((level, name), ...): the table lsolve walks, for the test against engine.ladder */
+PyObject *py_techniques(PyObject *self, PyObject *unused) {
+    PyObject *out = PyTuple_New(N_LEVELS);
+    if (!out) return NULL;
+    for (int i = 0; i < N_LEVELS; i++) {
+        PyObject *item = Py_BuildValue("(is)", TECHNIQUES[i].level, TECHNIQUES[i].name);
+        if (!item) { Py_DECREF(out); return NULL; }
+        PyTuple_SET_ITEM(out, i, item);
+    }
+    return out;
 }

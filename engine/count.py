@@ -8,6 +8,12 @@ node counts (see ``engine.reference`` for the definition of a node).
 For hot loops (thinning) there are row-int entry points that skip numpy:
 ``count_rows(n, vals, known, k)`` and ``backbone_rows(n, vals, known)``, with
 rows as ints (bit ``n-1-c`` = cell (r, c), FORMAT §2) and ``known`` the mask rows.
+``ladder_rows`` is the kernel's ladder rating (``engine.ladder`` wraps it), ``puzzle_rows``
+a puzzle's row ints, ``c_kernel()`` the built kernel itself for the generator's C-only loops.
+
+Without the built kernel (``tilelib.native`` warns once at import) a call that needs it raises
+``NotBuilt``: the engine's Python reference is opt-in (``impl="python"``), ~100x slower, and
+has no twin of the thinning loops.
 """
 
 from __future__ import annotations
@@ -16,16 +22,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilelib.errors import BadInput
+from tilelib.native import load_twin, require_twin
 
 if TYPE_CHECKING:  # numpy and tilelib.bits load on first use: `tiles solve` runs on row ints without them
     import numpy as np
 
     from tilelib.bits import Puzzle
 
-try:  # the compiled kernel; absent only in a tree that was never built
-    from engine import _kernel  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - exercised only on a broken install
-    _kernel = None
+_kernel = load_twin("engine._kernel", fallback="engine calls fail with NotBuilt (impl='python' still runs)")
+KERNEL_BUILT = _kernel is not None
 
 C_MAX_N = 16
 
@@ -50,6 +55,11 @@ class Backbone:
     nodes: int
 
 
+def c_kernel():
+    """The built ``engine._kernel`` (``NotBuilt`` without it): for the loops only C runs."""
+    return require_twin(_kernel, "engine._kernel")
+
+
 def _impl(n: int, impl: str | None):
     """The module that will run a count of side n: the C kernel unless impl == 'python'."""
     if n < 2 or n % 2:
@@ -60,11 +70,10 @@ def _impl(n: int, impl: str | None):
         return reference
     if impl not in (None, "c"):
         raise BadInput(f"unknown engine implementation {impl!r} (use 'c' or 'python')")
-    if _kernel is None:
-        raise ImportError("engine._kernel is not built: run `pip install -e .` (or pass impl='python')")
+    kernel = c_kernel()
     if n > C_MAX_N:
         raise BadInput(f"the C kernel handles n <= {C_MAX_N}; pass impl='python' for n={n}")
-    return _kernel
+    return kernel
 
 
 def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True, keep: int | None = None,
@@ -84,7 +93,7 @@ def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True, keep: 
     try:
         return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep, max_nodes=mx,
                                          find=find)
-    except ValueError as e:
+    except ValueError as e:   # the kernel's own message about the rows; it has no further cause
         raise BadInput(str(e)) from None
 
 
@@ -93,8 +102,14 @@ def backbone_rows(n: int, vals, known, *, distinct: bool = True,
     """(no solution, backbone value rows, backbone known-mask rows, nodes)."""
     try:
         return _impl(n, impl).backbone_rows(n, vals, known, distinct=distinct)
-    except ValueError as e:
+    except ValueError as e:   # the kernel's own message about the rows; it has no further cause
         raise BadInput(str(e)) from None
+
+
+def ladder_rows(n: int, vals, known) -> tuple:
+    """The C kernel's ladder rating of row ints (``engine.ladder.rate`` in C): (ladder, bifurcations,
+    used_unique, needs_unique, needs_bifurcation, solution rows or None, cells filled)."""
+    return _impl(n, None).rate_rows(n, vals, known)
 
 
 def rows_to_grid(rows, n: int) -> np.ndarray:
@@ -122,7 +137,7 @@ def _row_ints(a: np.ndarray) -> list[int]:
     return [int("".join(map(str, row)), 2) for row in np.asarray(a, dtype=np.uint8)]
 
 
-def _masks(p: Puzzle) -> tuple[list[int], list[int]]:
+def puzzle_rows(p: Puzzle) -> tuple[list[int], list[int]]:
     """``p.row_masks()`` computed with numpy (the same ints, faster)."""
     return _row_ints(p.values), _row_ints(p.known)
 
@@ -136,7 +151,7 @@ def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None
     ``max_nodes`` bounds the search: past it the count is -1 (unknown). ``find=True`` uses
     the line-rule-first plan (see ``count_rows``).
     """
-    vals, known = _masks(puzzle)
+    vals, known = puzzle_rows(puzzle)
     c, sols, nodes = count_rows(puzzle.n, vals, known, k, distinct=distinct, keep=keep,
                                 max_nodes=max_nodes, find=find, impl=impl)
     return CountResult(c, [rows_to_grid(s, puzzle.n) for s in sols], nodes)
@@ -144,7 +159,7 @@ def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None
 
 def backbone(puzzle: Puzzle, *, distinct: bool = True, impl: str | None = None) -> Backbone:
     """The cells on which all solutions agree (every cell of a unique puzzle); count0 if none."""
-    vals, known = _masks(puzzle)
+    vals, known = puzzle_rows(puzzle)
     n = puzzle.n
     none, bv, bk, nodes = backbone_rows(n, vals, known, distinct=distinct, impl=impl)
     return Backbone(bool(none), rows_to_grid(bv, n), rows_to_grid(bk, n), nodes)

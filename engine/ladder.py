@@ -328,9 +328,9 @@ class Rating:
 def rate_rows(n: int, vals, known) -> Rating:
     """``rate`` on row ints (bit n-1-c = cell (r, c)) in the C kernel, without numpy: the
     generator's hot path. Same features as ``rate(Puzzle)`` of the same cells."""
-    from engine.count import _impl
+    from engine.count import ladder_rows
 
-    ladder, bif, used_u, needs_u, needs_b, _, _ = _impl(n, None).rate_rows(n, vals, known)
+    ladder, bif, used_u, needs_u, needs_b, _, _ = ladder_rows(n, vals, known)
     return Rating(ladder, bif, used_u, needs_u, needs_b)
 
 
@@ -341,11 +341,10 @@ def rate(puzzle: Puzzle, *, impl: str | None = None) -> LadderResult:
     equal by the tests) unless ``impl="python"`` asks for this module's reference code.
     """
     if impl is None or impl == "c":
-        from engine.count import _impl, _masks, rows_to_grid
+        from engine.count import ladder_rows, puzzle_rows, rows_to_grid
 
-        kernel = _impl(puzzle.n, impl)
-        vals, known = _masks(puzzle)
-        ladder, bif, used_u, needs_u, needs_b, sol, filled = kernel.rate_rows(puzzle.n, vals, known)
+        vals, known = puzzle_rows(puzzle)
+        ladder, bif, used_u, needs_u, needs_b, sol, filled = ladder_rows(puzzle.n, vals, known)
         grid = None if sol is None else rows_to_grid(sol, puzzle.n)
         return LadderResult(ladder, bif, used_u, needs_u, needs_b, grid, filled)
     if impl != "python":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from engine.count import _impl, count_rows
+from engine.count import count_rows, ladder_rows
 from tilelib.errors import BadInput
 
 
@@ -72,7 +72,7 @@ def solve_report(p, k: int = 2) -> dict:
     n = p.n
     vals, known = p.row_masks()
     c, sols, nodes = count_rows(n, vals, known, k)
-    ladder, bif = _impl(n, None).rate_rows(n, vals, known)[:2]
+    ladder, bif = ladder_rows(n, vals, known)[:2]
     return {
         "n": n,
         "count": c,

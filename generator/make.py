@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from engine import count_rows
-from engine.count import _kernel
+from engine.count import c_kernel
 from engine.ladder import rate_rows
 from generator.features import features_rows
 from generator.solution import random_rows
@@ -237,7 +237,7 @@ def thin_to_level(n: int, rows: list[int], stream: Stream, level: int, *, m_max:
     the tile rates at most ``level`` (at least, too, once ``Targets`` rejects easier ones).
     """
     m_lim = m_max if seam_mask else 1
-    out = _kernel.thin_ladder(n, list(rows), corner_free_mask(n), side_rows(n, seam_mask),
+    out = c_kernel().thin_ladder(n, list(rows), corner_free_mask(n), side_rows(n, seam_mask),
                               removal_order(n, stream), level, seam_mask, m_lim, THIN_NODE_CAP * n * n)
     if out is None:
         return None

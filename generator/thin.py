@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from engine import count_rows
-from engine.count import _kernel
+from engine.count import KERNEL_BUILT, c_kernel
 from tilelib.bits import check_n
 from tilelib.rng import Stream
 
@@ -170,13 +170,13 @@ def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, se
     if impl not in (None, "c", "python"):
         raise ValueError(f"unknown thinning implementation {impl!r}")
     known = list(corner_free_mask(n) if start is None else start)
-    if method == "fast" and impl != "python" and _kernel is not None:
+    if method == "fast" and impl != "python" and KERNEL_BUILT:
         order = removal_order(n, stream)
         given = sum(bin(k).count("1") for k in known)
         corners = bin(known[0] & _ENDS[n]).count("1") + bin(known[-1] & _ENDS[n]).count("1")
         b = max(2, (given - corners) // GROUP_START_DIVISOR)   # the order's cells that are given
         room = int(GROUP_MAX_BLANK * n * n) - (n * n - given)
-        out = _kernel.thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b, room,
+        out = c_kernel().thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b, room,
                                 -1 if max_nodes is None else max_nodes)
         if out is None:
             return None

@@ -114,7 +114,7 @@ def from_json(obj: Any) -> Packing:
         try:
             obj = json.loads(obj)
         except (ValueError, UnicodeDecodeError) as e:
-            raise BadInput(f"packing JSON: not valid JSON ({e})") from None
+            raise BadInput(f"packing JSON: not valid JSON ({e})") from e
     obj = _obj(obj, "top level")
     for key in ("board", "packer", "seed_tile", "tiles", "zones"):
         if key not in obj:

@@ -108,7 +108,7 @@ def open_runs(path: str | Path) -> sqlite3.Connection:
         conn.executescript(RUNS_SCHEMA)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('kind', ?)", (RUNS_KIND,))
     except sqlite3.DatabaseError as e:
-        raise CorruptLibrary(f"{p}: cannot use as a runs file ({e})") from None
+        raise CorruptLibrary(f"{p}: cannot use as a runs file ({e})") from e
     return conn
 
 

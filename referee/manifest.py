@@ -112,7 +112,7 @@ class Manifest:
             try:
                 return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True, allow_nan=False)
             except (ValueError, TypeError) as e:  # NaN/inf or a non-JSON value in params/stats
-                raise BadInput(f"manifest: cannot write {key}: {e}") from None
+                raise BadInput(f"manifest: cannot write {key}: {e}") from e
 
         out = []
         for key in KEY_ORDER + tuple(k for k in OPTIONAL_KEYS if k in d):

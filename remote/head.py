@@ -90,7 +90,7 @@ def parse_head(head: Head, where: str) -> HeadInfo:
     try:
         doc = json.loads(head.body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise bad(f"not JSON: {err}") from None
+        raise bad(f"not JSON: {err}") from err
     if not isinstance(doc, dict):
         raise bad("not a JSON object")
     snap, parent = doc.get("snapshot"), doc.get("parent")

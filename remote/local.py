@@ -97,7 +97,7 @@ class LocalBackend(Backend):
             _fsync_dir(final.parent)
             return True
         except OSError as err:
-            raise RemoteError(f"remote {self.url}: cannot write {final.name}: {err.strerror or err}") from None
+            raise RemoteError(f"remote {self.url}: cannot write {final.name}: {err.strerror or err}") from err
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -108,7 +108,7 @@ class LocalBackend(Backend):
         try:
             (self.root / SNAPSHOT_DIR).mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise RemoteError(f"remote {self.url}: cannot create {self.root}: {err.strerror or err}") from None
+            raise RemoteError(f"remote {self.url}: cannot create {self.root}: {err.strerror or err}") from err
 
     def get_head(self) -> Head | None:
         self._check_root()
@@ -117,7 +117,7 @@ class LocalBackend(Backend):
         except FileNotFoundError:
             return None
         except OSError as err:
-            raise RemoteError(f"remote {self.url}: cannot read {HEAD_NAME}: {err.strerror or err}") from None
+            raise RemoteError(f"remote {self.url}: cannot read {HEAD_NAME}: {err.strerror or err}") from err
         return Head(body, etag_of(body))
 
     def put_head(self, body: bytes, if_match: str | None) -> str:
@@ -149,11 +149,12 @@ class LocalBackend(Backend):
             with open(dest, "wb") as out:
                 return copy_with_progress(src, out, progress, "download")
         except FileNotFoundError:
+            # the file's absence is the whole story (other OSErrors keep their cause below)
             raise RemoteError(f"remote {self.url}: HEAD names snapshot {sha[:12]}… but it is missing") from None
         except OSError as err:
             if err.errno == errno.ENOSPC:
-                raise RemoteError(f"no space left to download snapshot {sha[:12]}… into {dest}") from None
-            raise RemoteError(f"remote {self.url}: cannot read snapshot {sha[:12]}…: {err.strerror or err}") from None
+                raise RemoteError(f"no space left to download snapshot {sha[:12]}… into {dest}") from err
+            raise RemoteError(f"remote {self.url}: cannot read snapshot {sha[:12]}…: {err.strerror or err}") from err
 
     def list_snapshots(self) -> list[SnapshotInfo]:
         self._check_root()

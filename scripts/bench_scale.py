@@ -80,7 +80,7 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
         idx = MemoryIndex.load(conn, NS)
     load_s = time.perf_counter() - t0
     out = {"load_s": load_s, "load_cpu_s": time.process_time() - c0, "rss_after_load_mb": peak_rss_mb(),
-           "active": {n: idx._size(n).size // 16 for n in NS}}
+           "active": {n: idx.sizes[n].size // 16 for n in NS}}
     info = getattr(idx, "info", None)
     if info is not None:
         out["source"] = info.source
@@ -94,7 +94,7 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
             f"SELECT top, right, bottom, left FROM tiles WHERE n = ? AND rowid IN "
             f"({','.join(str(int(r)) for r in rng.integers(1, maxrow + 1, size=queries * 8))}) LIMIT ?",
             (n, queries)).fetchall()
-        si = idx._size(n)
+        si = idx.sizes[n]
         for kind in ("one", "two"):
             times, dts = [], []
             for e in rows:

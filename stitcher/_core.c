@@ -12,11 +12,13 @@
  *       -> None or (key, preferred, passed): place.choose over the candidates of
  *          index.MemoryIndex.lookup; check is None or a Checker.
  *
- * The stream: a tilelib.rng.Stream keeps its current SHA-256 block in ``_buf`` and the read
- * position in ``_pos``; a draw reads its bytes there when the block holds them and otherwise
- * calls ``stream.bytes(k)`` (which refills), so the stream advances exactly as in Python.
+ * The stream: a tilelib.rng.Stream keeps its current SHA-256 block in its public ``block`` and
+ * the read position in ``pos`` (documented there); a draw reads its bytes there when the block
+ * holds them and otherwise calls ``stream.bytes(k)`` (which refills), so the stream advances
+ * exactly as in Python.
  */
 #include "_core.h"
+#include "../tilelib/_twin.h"
 
 extern PyMethodDef check_functions[];
 
@@ -158,18 +160,18 @@ PyTypeObject BoardType = {
 
 /* ---- the stream ---- */
 
-static PyObject *S_buf, *S_pos, *S_bytes;
+static PyObject *S_block, *S_pos, *S_bytes;
 
 /* the next nb (1..8) bytes of the stream, big-endian */
 static int stream_take(PyObject *stream, int nb, uint64_t *out) {
-    PyObject *buf = PyObject_GetAttr(stream, S_buf);
+    PyObject *buf = PyObject_GetAttr(stream, S_block);
     if (!buf) return -1;
     PyObject *opos = PyObject_GetAttr(stream, S_pos);
     if (!opos) { Py_DECREF(buf); return -1; }
     Py_ssize_t pos = PyLong_AsSsize_t(opos);
     Py_DECREF(opos);
     if (pos == -1 && PyErr_Occurred()) { Py_DECREF(buf); return -1; }
-    if (!PyBytes_Check(buf)) { Py_DECREF(buf); PyErr_SetString(PyExc_TypeError, "stream._buf is not bytes"); return -1; }
+    if (!PyBytes_Check(buf)) { Py_DECREF(buf); PyErr_SetString(PyExc_TypeError, "stream.block is not bytes"); return -1; }
     const unsigned char *p;
     PyObject *got = NULL;
     if (pos >= 0 && pos + nb <= PyBytes_GET_SIZE(buf)) {
@@ -355,10 +357,10 @@ static struct PyModuleDef moddef = {
 PyMODINIT_FUNC PyInit__core(void) {
     if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&TableType) < 0 || PyType_Ready(&CheckerType) < 0)
         return NULL;
-    S_buf = PyUnicode_InternFromString("_buf");
-    S_pos = PyUnicode_InternFromString("_pos");
+    S_block = PyUnicode_InternFromString("block");
+    S_pos = PyUnicode_InternFromString("pos");
     S_bytes = PyUnicode_InternFromString("bytes");
-    if (!S_buf || !S_pos || !S_bytes) return NULL;
+    if (!S_block || !S_pos || !S_bytes) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     if (PyModule_AddFunctions(m, check_functions) < 0
@@ -369,5 +371,5 @@ PyMODINIT_FUNC PyInit__core(void) {
         Py_DECREF(m);
         return NULL;
     }
-    return m;
+    return twin_stamp(m);
 }

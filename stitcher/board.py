@@ -15,7 +15,7 @@ left→right, left column top→bottom.
 ``PyBoard`` is that numpy code, kept as the reference; ``Board`` is the same board with
 ``constraint``/``place``/``remove`` run by the C twin ``stitcher._core.Board`` on the same
 buffers (a warm G=1000 stitch calls them ~40,000 times; numpy's per-call overhead dominated).
-Without the built extension ``Board`` is ``PyBoard``.
+``Board`` is ``CBoard`` when the extension loads, else ``PyBoard`` (``tilelib.native`` warned).
 """
 
 from __future__ import annotations
@@ -26,11 +26,9 @@ import numpy as np
 
 from tilelib.constraint import Constraint
 from tilelib.errors import TilesError
+from tilelib.native import load_twin
 
-try:
-    from stitcher import _core  # type: ignore[attr-defined]
-except ImportError:   # not built: the numpy reference runs
-    _core = None
+_core = load_twin("stitcher._core")
 
 
 class SeamConflict(TilesError):
@@ -115,22 +113,24 @@ class PyBoard:
         self._k[idx] = k
 
 
-class Board(PyBoard):
+class CBoard(PyBoard):
     """``PyBoard`` with its hot methods in C (``core``: a ``stitcher._core.Board`` over the same
-    buffers, also read by the C forward check)."""
+    buffers, also read by the C forward check). Needs the extension."""
 
     def __init__(self, G: int) -> None:
         super().__init__(G)
-        self.core = _core.Board(self._v, self._k, self._h, G) if _core is not None else None
+        self.core = _core.Board(self._v, self._k, self._h, G)
 
-    if _core is not None:
-        def constraint(self, x0: int, y0: int, n: int) -> Constraint:
-            masks, vals = self.core.constraint(x0, y0, n)
-            return Constraint(n, masks, vals)
+    def constraint(self, x0: int, y0: int, n: int) -> Constraint:
+        masks, vals = self.core.constraint(x0, y0, n)
+        return Constraint(n, masks, vals)
 
-        def place(self, x0: int, y0: int, n: int, edges) -> None:
-            if not self.core.place(x0, y0, n, edges):
-                raise SeamConflict(f"tile of n={n} at cell ({y0},{x0}) disagrees with a placed neighbour")
+    def place(self, x0: int, y0: int, n: int, edges) -> None:
+        if not self.core.place(x0, y0, n, edges):
+            raise SeamConflict(f"tile of n={n} at cell ({y0},{x0}) disagrees with a placed neighbour")
 
-        def remove(self, x0: int, y0: int, n: int) -> None:
-            self.core.remove(x0, y0, n)
+    def remove(self, x0: int, y0: int, n: int) -> None:
+        self.core.remove(x0, y0, n)
+
+
+Board = CBoard if _core is not None else PyBoard

@@ -40,14 +40,12 @@ from typing import Callable
 
 import numpy as np
 
-from stitcher.board import Board
+from stitcher.board import CBoard, PyBoard
 from stitcher.small import EXACT_N, solutions_edges
+from tilelib.native import load_twin
 from tilelib.rules import valid_lines
 
-try:
-    from stitcher import _core  # type: ignore[attr-defined]
-except ImportError:   # not built: the Python reference runs
-    _core = None
+_core = load_twin("stitcher._core")   # None: the Python reference runs (tilelib.native warned)
 
 PAD = 16
 NONE_AFFECTED = 1 << 30   # score when no unplaced neighbour side touches the square
@@ -163,7 +161,7 @@ class _Geo:
 class PyForwardCheck:
     """The forward check in Python (the reference; see the module doc)."""
 
-    def __init__(self, board: Board, squares: list, adj: list, placements: list, children: dict) -> None:
+    def __init__(self, board: PyBoard, squares: list, adj: list, placements: list, children: dict) -> None:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
         self._geo: dict[int, _Geo] = {}   # square -> rows for the neighbours open when built
@@ -273,7 +271,7 @@ def _none_affected(_edges) -> int:
 class _CForwardCheck:
     """The forward check in C (``stitcher._core.Checker``); same API and scores as ``PyForwardCheck``."""
 
-    def __init__(self, board: Board, squares: list, adj: list, placements: list, children: dict) -> None:
+    def __init__(self, board: CBoard, squares: list, adj: list, placements: list, children: dict) -> None:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
 

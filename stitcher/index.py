@@ -45,11 +45,9 @@ from tilelib.query import find, matching_lines
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask
 from stitcher.active import ACTIVE_CAP, ActiveInfo, canonical_pins, load_active, scan
 from stitcher.place import TRIES, choose
+from tilelib.native import load_twin
 
-try:
-    from stitcher import _core  # type: ignore[attr-defined]
-except ImportError:   # not built: the numpy reference runs
-    _core = None
+_core = load_twin("stitcher._core")   # None: the numpy reference runs (tilelib.native warned)
 
 
 # Entries (256 tiles) appended to a C Table before it is rebuilt. A rebuild is O(entries): ~50 ms at
@@ -301,11 +299,11 @@ class MemoryIndex:
 
     def add(self, hash_: str, n: int, edges, m: int, alt_sides: int) -> None:
         """Add one canonical tile (after the drain inserted it into the library)."""
-        self._size(n).add([(hash_, tuple(edges), m, alt_sides)])
+        self.add_rows(n, [(hash_, tuple(edges), m, alt_sides)])
 
     def add_rows(self, n: int, rows: list[tuple[str, tuple[int, int, int, int], int, int]]) -> None:
-        """Add canonical tiles (hash, edges, m, alt_sides) of size n in one extend (same entries, in
-        the same order, as adding them one by one)."""
+        """Add canonical tiles of side n as (hash, edges, m, alt_sides), in this order (none: the
+        size is still indexed, empty)."""
         self._size(n).add(rows)
 
     def lookup(self, c: Constraint, m1: bool = False):

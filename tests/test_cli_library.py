@@ -1,21 +1,13 @@
-"""`tiles library init | stats | verify` through the real entry point, in a subprocess."""
+"""`tiles library init | stats | verify` through the real entry point (tests/cli_support.run_tiles)."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 
+from cli_support import run_tiles
 from support import random_givens, random_solution
 from tilelib.store import Library
 from tilelib.tile import Features, Tile
-
-
-def tiles(*args, env=None):
-    e = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True,
-                          text=True, env=e)
 
 
 def consistent_tile(rng):
@@ -25,16 +17,16 @@ def consistent_tile(rng):
 
 def test_init_stats_verify(tmp_path):
     p = tmp_path / "lib.sqlite"
-    r = tiles("library", "init", "--library", str(p))
+    r = run_tiles("library", "init", "--library", str(p))
     assert r.returncode == 0 and "created library" in r.stdout
     with Library.open(p) as lib:
         rng = np.random.default_rng(1)
         lib.insert_many([consistent_tile(rng) for _ in range(5)])
-    r = tiles("library", "stats", "--json", env={"TILES_LIBRARY": str(p)})
+    r = run_tiles("library", "stats", "--json", env={"TILES_LIBRARY": str(p)})
     assert r.returncode == 0
     s = json.loads(r.stdout)
     assert s["tiles"] == 5 and s["per_n"] == {"6": 5}
-    r = tiles("library", "verify", "--library", str(p))
+    r = run_tiles("library", "verify", "--library", str(p))
     assert r.returncode == 0 and "ok: 5 tiles verified" in r.stdout
 
 
@@ -46,7 +38,7 @@ def test_verify_names_bad_rows_and_exits_5(tmp_path):
         lib.insert_many([t])
         with lib.conn:
             lib.conn.execute("UPDATE tiles SET seam_mask = 9")
-    r = tiles("library", "verify", "--library", str(p))
+    r = run_tiles("library", "verify", "--library", str(p))
     assert r.returncode == 5
     assert t.hash in r.stdout and "hashes to" in r.stdout
     assert r.stderr.count("\n") == 1 and "1 problem" in r.stderr
@@ -54,13 +46,13 @@ def test_verify_names_bad_rows_and_exits_5(tmp_path):
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     p = tmp_path / "absent.sqlite"
-    r = tiles("library", "stats", "--library", str(p))
+    r = run_tiles("library", "stats", "--library", str(p))
     assert r.returncode == 3 and r.stderr.startswith("tiles: error:") and r.stderr.count("\n") == 1
     assert not p.exists()
     junk = tmp_path / "junk.sqlite"
     junk.write_text("not a database")
-    r = tiles("library", "verify", "--library", str(junk))
+    r = run_tiles("library", "verify", "--library", str(junk))
     assert r.returncode == 3 and "not a SQLite file" in r.stderr
     assert junk.read_text() == "not a database"
-    r = tiles("library", "stats", "--no-such-option")
+    r = run_tiles("library", "stats", "--no-such-option")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr

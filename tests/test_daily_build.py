@@ -2,13 +2,11 @@
 determinism, no secret in outputs, the lock, and a second machine verifying via the remote."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
+from cli_support import run_tiles
 from daily.build import BuildOptions, build
 from daily.lock import build_lock
 from referee.manifest import from_json
@@ -91,17 +89,11 @@ def test_g301_from_an_empty_library_is_frontier(tmp_path):
     assert res.clues <= max(1, res.tiles // 100) * 3, logs   # clue budget sanity (target ≤ 1 per 100)
 
 
-def cli(*args, env=None):
-    e = dict(os.environ, **(env or {}))
-    e.pop("TILES_SECRET", None) if env is None or "TILES_SECRET" not in env else None
-    return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True, text=True, env=e)
-
-
 def test_cli_bad_input_writes_nothing(tmp_path):
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
     for args in (["--seed", "xyz"], ["--date", "2026-02-30", "--seed", "5eed" * 16],
                  ["--size", "3", "--seed", "5eed" * 16], ["--packer", "nope", "--seed", "5eed" * 16], []):
-        r = cli("daily", "build", "--library", str(lib), "--out", str(out), *args)
+        r = run_tiles("daily", "build", "--library", str(lib), "--out", str(out), *args)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
         assert not out.exists()
@@ -109,17 +101,17 @@ def test_cli_bad_input_writes_nothing(tmp_path):
 
 def test_cli_build_while_locked_exits_6(tmp_path):
     lib = tmp_path / "lib.sqlite"
-    with build_lock(lib):
-        r = cli("daily", "build", "--library", str(lib), "--out", str(tmp_path), "--size", "21",
-                "--seed", "5eed" * 16)
+    with build_lock(lib):       # held by this process: the build must be another one
+        r = run_tiles("daily", "build", "--library", str(lib), "--out", str(tmp_path), "--size", "21",
+                      "--seed", "5eed" * 16, process=True)
     assert r.returncode == 6 and "another daily build" in r.stderr
 
 
 def test_cli_reveal(tmp_path):
-    r = cli("daily", "reveal", "--date", "2020-01-01", env={"TILES_SECRET": "k"})
+    r = run_tiles("daily", "reveal", "--date", "2020-01-01", env={"TILES_SECRET": "k"})
     from daily.seed import day_seed
     assert r.returncode == 0 and r.stdout.strip() == day_seed("k", "2020-01-01").hex()
-    r = cli("daily", "reveal", "--date", "2999-01-01", env={"TILES_SECRET": "k"})
+    r = run_tiles("daily", "reveal", "--date", "2999-01-01", env={"TILES_SECRET": "k"})
     assert r.returncode == 2 and "secret until" in r.stderr
 
 
@@ -127,7 +119,7 @@ def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
     args = ("daily", "build", "--library", str(lib), "--out", str(out), "--size", "31", "--seed", "5eed" * 16,
             "--json")
-    r = cli(*args)
+    r = run_tiles(*args)
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     assert s["status"] == "frontier" and not s["skipped"] and s["tiles"] > 0
@@ -140,7 +132,7 @@ def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     assert set(st["split"]) >= {"index", "place", "drain", "ledger", "index_add"}
     assert s["stitch"]["per_n"] and s["peak_rss_bytes"] > 0
     # the second build opens the index from the sidecar, reading only the rows the first one added
-    again = json.loads(cli(*args, "--force").stdout)
+    again = json.loads(run_tiles(*args, "--force").stdout)
     idx = again["stages"]["stitch"]["index"]
     assert idx["source"] in ("sidecar", "refresh")
     assert idx["new_rows"] == s["stages"]["stitch"]["made"] or idx["source"] == "sidecar"

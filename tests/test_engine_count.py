@@ -234,7 +234,7 @@ def test_public_names_and_kernel_is_built():
     for name in ("count", "backbone", "count_rows", "backbone_rows", "CountResult", "Backbone"):
         assert hasattr(engine, name)
     import sys
-    assert sys.modules["engine.count"]._kernel is not None, "pip install -e . must build engine._kernel"
+    assert sys.modules["engine.count"].KERNEL_BUILT, "pip install -e . must build engine._kernel"
 
 
 def test_max_nodes_stops_with_minus_one_and_never_changes_a_finished_answer():
@@ -255,13 +255,13 @@ def test_max_nodes_stops_with_minus_one_and_never_changes_a_finished_answer():
 
 @pytest.mark.parametrize("n", [2, 4, 6, 8, 10, 16])
 def test_fast_row_conversions_match_tilelib_bits(n):
-    from engine.count import _masks, rows_to_grid
+    from engine.count import puzzle_rows, rows_to_grid
     rng = np.random.default_rng(n)
     for _ in range(5):
         g = rng.integers(0, 2, (n, n)).astype(np.uint8)
         k = rng.integers(0, 2, (n, n)).astype(np.uint8)
         p = Puzzle.from_grid(g, k)
-        assert _masks(p) == p.row_masks()
+        assert puzzle_rows(p) == p.row_masks()
         assert np.array_equal(rows_to_grid(row_ints(g), n), g)
 
 

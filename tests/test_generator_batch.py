@@ -1,11 +1,9 @@
 """generator.batch and `tiles library generate`: determinism across worker counts, appending, bad input."""
 
-import os
-import subprocess
-import sys
 
 import pytest
 
+from cli_support import run_tiles
 from generator.batch import append_generated, generate, tile_stream
 from generator.make import GenParams, make_tile
 from tilelib.errors import BadInput
@@ -52,14 +50,9 @@ def test_bad_batch_arguments_write_nothing(tmp_path):
 
 # ---------------------------------------------------------------- the CLI
 
-def tiles(*args, env=None):
-    e = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True, text=True, env=e)
-
-
 def test_cli_appends_k_tiles_reproducibly(tmp_path):
     path = tmp_path / "lib.sqlite"
-    r = tiles("library", "generate", "--n", "8", "--count", "4", "--seam-mask", "15", "--seed", SEED.hex(),
+    r = run_tiles("library", "generate", "--n", "8", "--count", "4", "--seam-mask", "15", "--seed", SEED.hex(),
               "--library", str(path))
     assert r.returncode == 0, r.stderr
     assert "generated 4 n=8 tiles" in r.stdout and "4 new" in r.stdout and SEED.hex() in r.stdout
@@ -68,10 +61,10 @@ def test_cli_appends_k_tiles_reproducibly(tmp_path):
         stored = {h for (h,) in lib.conn.execute("SELECT hash FROM tiles")}
     expect = {t.hash for t in generate(GenParams.make(8, None, 15), 4, SEED)}
     assert stored == expect
-    r = tiles("library", "generate", "--n", "8", "--count", "4", "--seam-mask", "15", "--seed", SEED.hex(),
+    r = run_tiles("library", "generate", "--n", "8", "--count", "4", "--seam-mask", "15", "--seed", SEED.hex(),
               "--workers", "2", env={"TILES_LIBRARY": str(path)})
     assert r.returncode == 0 and "0 new, 4 already" in r.stdout
-    assert tiles("library", "verify", "--library", str(path)).returncode == 0
+    assert run_tiles("library", "verify", "--library", str(path)).returncode == 0
 
 
 @pytest.mark.parametrize("bad", [
@@ -92,7 +85,7 @@ def test_cli_appends_k_tiles_reproducibly(tmp_path):
 ])
 def test_cli_bad_argument_exits_2_and_writes_nothing(tmp_path, bad):
     path = tmp_path / "lib.sqlite"
-    r = tiles("library", "generate", *bad, "--library", str(path))
+    r = run_tiles("library", "generate", *bad, "--library", str(path))
     assert r.returncode == 2, (bad, r.stdout, r.stderr)
     assert r.stderr.startswith("tiles: error:") and r.stderr.count("\n") == 1
     assert not path.exists()
@@ -100,13 +93,13 @@ def test_cli_bad_argument_exits_2_and_writes_nothing(tmp_path, bad):
 
 def test_cli_prints_the_m_limit_it_applies_and_levels_rate_as_asked(tmp_path):
     path = tmp_path / "lib.sqlite"
-    r = tiles("library", "generate", "--n", "10", "--count", "3", "--seed", SEED.hex(), "--library", str(path))
+    r = run_tiles("library", "generate", "--n", "10", "--count", "3", "--seed", SEED.hex(), "--library", str(path))
     assert r.returncode == 0, r.stderr
     assert "m = 1 (seam_mask 0 pins nothing; m_max 3 unused)" in r.stdout and "m_max 3," not in r.stdout
-    r = tiles("library", "generate", "--n", "10", "--count", "3", "--seam-mask", "15", "--seed", SEED.hex(),
+    r = run_tiles("library", "generate", "--n", "10", "--count", "3", "--seam-mask", "15", "--seed", SEED.hex(),
               "--library", str(path))
     assert "m <= 3, seam_mask 15" in r.stdout
-    r = tiles("library", "generate", "--n", "8", "--count", "5", "--level", "3", "--seed", SEED.hex(),
+    r = run_tiles("library", "generate", "--n", "8", "--count", "5", "--level", "3", "--seed", SEED.hex(),
               "--library", str(path))
     assert r.returncode == 0 and "level 3" in r.stdout, r.stderr
     with Library.open(path) as lib:

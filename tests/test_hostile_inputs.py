@@ -1,7 +1,7 @@
 """Issue 11, families 5 and 6: hostile input never gets a traceback, is bounded, and exits by the table;
 nothing is judged on a board that verify would reject.
 
-Every case runs the real ``tiles`` entry point in a subprocess and checks the exit code, that stderr
+Every case runs the real ``tiles`` entry point (``cli_support.run_tiles``) and checks the exit code, that stderr
 is one ``tiles: error:`` line (no traceback), and that nothing was written where nothing should be.
 """
 
@@ -122,11 +122,25 @@ def test_a_huge_board_size_is_refused_without_allocating_it(fx, tmp_path):
     (["solve", "--givens", "." * 10_000], 2, ["n <= 16"]),
     (["library", "generate", "--n", "6", "--count", str(10 ** 11)], 2, ["--count"]),
     (["daily", "reveal", "--date", "2099-01-01"], 2, ["secret until the day is over"]),
+    (["library", "pull", "--remote", "file:///nowhere", "--verify", "all"], 2, ["--verify", "'new', 'sample', 'none'"]),
+    (["library", "pull", "--remote", "file:///nowhere", "--integrity", "fast"], 2, ["--integrity"]),
+    (["library", "push", "--remote", "file:///nowhere", "--check", "half"], 2, ["--check", "'new', 'full'"]),
 ])
 def test_cli_ranges_and_messages(tmp_path, args, code, words):
     r = cli(*args, env={"TILES_LIBRARY": str(tmp_path / "lib.sqlite"), "TILES_SECRET": "s"})
     refused(r, code, *words)
     assert "impl=" not in r.stderr and not (tmp_path / "lib.sqlite").exists()
+
+
+@pytest.mark.parametrize("params, words", [("{", "--params is not JSON"), ("[1]", "--params must be a JSON object")])
+def test_one_params_parser_one_message(tmp_path, params, words):
+    """``tiles pack`` and ``tiles daily build`` parse --params with the one parser: same message."""
+    seed = "00" * 32
+    for args in (["pack", "--size", "21", "--seed", seed],
+                 ["daily", "build", "--date", "2026-11-29", "--size", "21", "--seed", seed, "--out", str(tmp_path)]):
+        r = cli(*args, "--params", params, env={"TILES_LIBRARY": str(tmp_path / "lib.sqlite")})
+        refused(r, 2, words)
+    assert not (tmp_path / "lib.sqlite").exists()
 
 
 def test_reveal_names_only_options_it_has():

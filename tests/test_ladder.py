@@ -28,6 +28,14 @@ def test_techniques_are_an_ordered_named_list():
         (1, "runs"), (2, "balance"), (3, "uniqueness"), (4, "bifurcation")]
 
 
+def test_the_c_solve_walks_the_same_techniques():
+    """One list for both languages: the table the C standard solve walks (``engine/_ladder.c``,
+    exported as ``techniques()``) is ``TECHNIQUES``, level for level, name for name, in order."""
+    from engine.count import c_kernel
+
+    assert c_kernel().techniques() == tuple((t.level, t.name) for t in TECHNIQUES)
+
+
 def test_runs_doubles_and_sandwiches():
     assert sorted(runs(state(grid6("00....")))) == [(0, 2, 1)]
     assert sorted(runs(state(grid6("..11..")))) == [(0, 1, 0), (0, 4, 0)]

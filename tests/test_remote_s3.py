@@ -18,16 +18,13 @@ from remote.s3 import S3Backend, make_client
 from remote.url import parse_remote
 from remote_support import file_digest, make_library, tile_hashes
 from s3_server import auth_server, bucket, client, closed_port, moto, remote_url, s3_env, set_s3_env  # noqa: F401
-from tiles_cli.app import main
+from cli_support import run_tiles
 
 
-def run_cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as ex:
-        code = ex.code
-    out, err = capsys.readouterr()
-    return code, out, err
+def run_cli(argv) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``tiles ARGV`` in the environment the test set up."""
+    r = run_tiles(*argv, inherit=True)
+    return r.returncode, r.stdout, r.stderr
 
 
 def test_moto_enforces_conditional_put(bucket, s3_env):
@@ -89,35 +86,35 @@ def test_multipart_snapshot_roundtrip(bucket, s3_env, tmp_path):
     assert [s.sha for s in b.list_snapshots()] == [sha]
 
 
-def test_cli_push_pull_summary_lines(remote_url, tmp_path, capsys):
+def test_cli_push_pull_summary_lines(remote_url, tmp_path):
     a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
     ha = make_library(a, 1, 12)
-    code, out, err = run_cli(["library", "push", "-L", str(a), "--remote", remote_url], capsys)
+    code, out, err = run_cli(["library", "push", "-L", str(a), "--remote", remote_url])
     assert code == 0, err
     assert out.startswith("pushed 12 new tiles, snapshot ") and " MB in " in out and out.endswith(" s\n")
-    code, out, _ = run_cli(["library", "push", "-L", str(a), "--remote", remote_url], capsys)
+    code, out, _ = run_cli(["library", "push", "-L", str(a), "--remote", remote_url])
     assert code == 0 and out.startswith("nothing to push")
-    code, out, _ = run_cli(["library", "pull", "-L", str(b), "--remote", remote_url], capsys)
+    code, out, _ = run_cli(["library", "pull", "-L", str(b), "--remote", remote_url])
     assert code == 0 and out.startswith("cloned 12 new tiles") and tile_hashes(b) == ha
-    code, out, _ = run_cli(["library", "snapshots", "--remote", remote_url], capsys)
+    code, out, _ = run_cli(["library", "snapshots", "--remote", remote_url])
     assert code == 0 and out.count("HEAD") == 1 and out.endswith("1 snapshot(s), 0.1 MB\n")
 
 
-def test_cli_reads_tiles_remote_from_env(tmp_path, capsys, monkeypatch):
+def test_cli_reads_tiles_remote_from_env(tmp_path, monkeypatch):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 2)
     monkeypatch.setenv("TILES_REMOTE", f"file://{tmp_path / 'r'}")
     monkeypatch.setenv("TILES_LIBRARY", str(a))
-    code, out, _ = run_cli(["library", "push"], capsys)
+    code, out, _ = run_cli(["library", "push"])
     assert code == 0 and out.startswith("pushed 2 new tiles")
     monkeypatch.delenv("TILES_REMOTE")
-    code, _, err = run_cli(["library", "push"], capsys)
+    code, _, err = run_cli(["library", "push"])
     assert code == 2 and "no remote given" in err
 
 
-def _assert_one_line_failure(argv, capsys, local, pattern):
+def _assert_one_line_failure(argv, local, pattern):
     before = file_digest(local)
-    code, out, err = run_cli(argv, capsys)
+    code, out, err = run_cli(argv)
     assert code == 4, err
     assert out == "" and err.count("\n") == 1 and err.startswith("tiles: error: "), err
     assert pattern in err, err
@@ -125,43 +122,43 @@ def _assert_one_line_failure(argv, capsys, local, pattern):
 
 
 @pytest.mark.parametrize("cmd", ["push", "pull"])
-def test_unreachable_endpoint(cmd, tmp_path, capsys, monkeypatch):
+def test_unreachable_endpoint(cmd, tmp_path, monkeypatch):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 3)
     set_s3_env(monkeypatch, f"http://127.0.0.1:{closed_port()}")
-    _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", "s3://bucket-x/p"], capsys, a,
+    _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", "s3://bucket-x/p"], a,
                              "cannot reach http://127.0.0.1:")
 
 
 @pytest.mark.parametrize("cmd", ["push", "pull"])
-def test_missing_bucket(cmd, s3_env, tmp_path, capsys):
+def test_missing_bucket(cmd, s3_env, tmp_path):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 3)
-    _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", "s3://no-such-bucket-here/p"], capsys,
+    _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", "s3://no-such-bucket-here/p"],
                              a, "bucket 'no-such-bucket-here' does not exist")
 
 
-def test_wrong_credentials_refused_right_ones_work(auth_server, tmp_path, capsys, monkeypatch):
+def test_wrong_credentials_refused_right_ones_work(auth_server, tmp_path, monkeypatch):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 3)
     client(auth_server.endpoint, auth_server.key, auth_server.secret).create_bucket(Bucket="authed")
     url = "s3://authed/lib"
     for cmd in ("push", "pull"):
         set_s3_env(monkeypatch, auth_server.endpoint, "AKIAWRONGWRONGWRONG0", "wrong-secret")
-        _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", url], capsys, a, "access denied")
+        _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", url], a, "access denied")
     set_s3_env(monkeypatch, auth_server.endpoint, auth_server.key, "not-the-secret")
-    _assert_one_line_failure(["library", "push", "-L", str(a), "--remote", url], capsys, a, "access denied")
+    _assert_one_line_failure(["library", "push", "-L", str(a), "--remote", url], a, "access denied")
     set_s3_env(monkeypatch, auth_server.endpoint, auth_server.key, auth_server.secret)
-    code, out, err = run_cli(["library", "push", "-L", str(a), "--remote", url], capsys)
+    code, out, err = run_cli(["library", "push", "-L", str(a), "--remote", url])
     assert code == 0 and out.startswith("pushed 3 new tiles"), err
 
 
-def test_cli_refuses_bad_remote_urls_before_any_io(tmp_path, capsys):
+def test_cli_refuses_bad_remote_urls_before_any_io(tmp_path):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 1)
-    code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "ftp://example.invalid/x"], capsys)
+    code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "ftp://example.invalid/x"])
     assert code == 2 and "must start with s3://, file:/// or https://" in err
-    code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "http://example.invalid/x"], capsys)
+    code, _, err = run_cli(["library", "push", "-L", str(a), "--remote", "http://example.invalid/x"])
     assert code == 2 and "use https://" in err
 
 

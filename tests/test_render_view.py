@@ -14,7 +14,7 @@ from referee.board import build_board
 from referee.render_view import (GRID, PALETTE, TEXT, WHITE, draw_text, parse_region, tile_region,
                                  view_image, view_png)
 from referee_support import zoned13
-from tiles_cli.app import main
+from cli_support import run_tiles
 from tilelib import ledger
 from tilelib.errors import BadInput
 from tilelib.store import Library
@@ -97,30 +97,25 @@ def test_bad_views_are_refused(zb):
         view_image(b, None, 65)
 
 
-def test_cli_render_region_tile_scale(zb, tmp_path, capsys):
+def test_cli_render_region_tile_scale(zb, tmp_path):
     z, b = zb
     lib = tmp_path / "lib.sqlite"
     lib.write_bytes(z.lib_path.read_bytes())
     with Library.open(lib) as l:
         ledger.put_manifest(l.conn, z.manifest.day, z.manifest.seed_commit, z.manifest.to_json())
 
-    def run(*args):
-        try:
-            main(["daily", "render", "--date", z.manifest.day, "-L", str(lib), *args])
-        except SystemExit as e:
-            return e.code
-        return 0
+    def render_day(*args):
+        return run_tiles("daily", "render", "--date", z.manifest.day, "-L", str(lib), *args)
 
-    assert run("--png", str(tmp_path / "a.png"), "--region", "2,3,6,5", "--scale", "10") == 0
+    assert render_day("--png", str(tmp_path / "a.png"), "--region", "2,3,6,5", "--scale", "10").returncode == 0
     assert decode((tmp_path / "a.png").read_bytes())[:50, :60].shape == (50, 60)
-    assert run("--png", str(tmp_path / "t.png"), "--tile", "0") == 0
+    assert render_day("--png", str(tmp_path / "t.png"), "--tile", "0").returncode == 0
     assert (tmp_path / "t.png").read_bytes() == view_png(b.with_clues(()), tile_region(b, 0), None)
-    assert run("--png", str(tmp_path / "w.png")) == 0
+    assert render_day("--png", str(tmp_path / "w.png")).returncode == 0
     whole = decode((tmp_path / "w.png").read_bytes())
     assert whole.shape[1] >= 13 * render.default_scale(13)
-    capsys.readouterr()
     for args in (["--region", "0,0,99,1"], ["--tile", "9"], ["--region", "0,0,2,2", "--tile", "1"],
                  ["--scale", "0"]):
-        assert run("--png", str(tmp_path / "bad.png"), *args) == 2
-        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        r = render_day("--png", str(tmp_path / "bad.png"), *args)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "bad.png").exists()

@@ -17,9 +17,9 @@ from referee.board import CheckFailed
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier, load_manifest, puzzle_view
 from referee_support import board21
-from tiles_cli.app import main
 from tilelib.errors import BadInput
 from tilelib.store import Library
+from cli_support import run_tiles
 
 
 @pytest.fixture(scope="module")
@@ -32,13 +32,6 @@ def db(fx, tmp_path_factory):
     with Library.open(fx.lib_path) as lib:
         return DayBoard.load(load_manifest(fx.manifest.to_json()), lib, tmp_path_factory.mktemp("v") / "r.sqlite")
 
-
-def run(argv) -> int:
-    try:
-        main(argv)
-    except SystemExit as e:
-        return e.code or 0
-    return 0
 
 
 # ---------------------------------------------------------------- the one manifest loader
@@ -166,29 +159,33 @@ def test_run_series_totals_equal_the_sum_of_moves(moves):
 # ---------------------------------------------------------------- CLI views
 
 
-def test_cli_puzzle_and_score(fx, db, tmp_path, capsys):
+def test_cli_puzzle_and_score(fx, db, tmp_path):
     mf = tmp_path / "m.json"
     mf.write_text(fx.manifest.to_json())
     lib = str(fx.lib_path)
-    assert run(["referee", "puzzle", str(mf), "1", "-L", lib]) == 0
-    head, puzzle, *grid = capsys.readouterr().out.splitlines()
+    r = run_tiles("referee", "puzzle", str(mf), "1", "-L", lib)
+    assert r.returncode == 0
+    head, puzzle, *grid = r.stdout.splitlines()
     assert head.startswith("tile 1: n=6 at x0=15 y0=0; locked") and puzzle == puzzle_view(db, 1, set())["puzzle"]
     assert grid == [" ".join(puzzle[r * 6:(r + 1) * 6]) for r in range(6)]
     runs = tmp_path / "runs.sqlite"
     from referee.judge import Judge
     Judge(fx.manifest, db.board, runs).judge({"run": "me", "moves": [{"tile": 0, "cells": db.judge.truth(0)}]})
-    assert run(["referee", "puzzle", str(mf), "1", "--runs", str(runs), "--run", "me", "--json", "-L", lib]) == 0
-    v = json.loads(capsys.readouterr().out)
+    r = run_tiles("referee", "puzzle", str(mf), "1", "--runs", str(runs), "--run", "me", "--json", "-L", lib)
+    assert r.returncode == 0
+    v = json.loads(r.stdout)
     assert v == puzzle_view(db, 1, {0}) and v["playable"] and v["puzzle"] != db.judge.truth(1)
-    assert run(["referee", "score", "--runs", str(runs)]) == 0
-    row = json.loads(capsys.readouterr().out)
+    r = run_tiles("referee", "score", "--runs", str(runs))
+    assert r.returncode == 0
+    row = json.loads(r.stdout)
     assert (row["run"], row["solved"], row["reward"], row["moves"], row["batches"]) == ("me", 1, 256, 1, 1)
     for argv in (["referee", "puzzle", str(mf), "8", "-L", lib],
                  ["referee", "puzzle", str(mf), "1", "--runs", str(runs), "-L", lib],
                  ["referee", "puzzle", str(mf), "1", "--runs", str(runs), "--run", "nobody", "-L", lib],
                  ["referee", "score", "--runs", str(tmp_path / "none.sqlite")],
                  ["referee", "score", "--runs", str(runs), "--run", "nobody"]):
-        assert run(argv) == 2
-        err = capsys.readouterr().err.strip().splitlines()
+        r = run_tiles(*argv)
+        assert r.returncode == 2
+        err = r.stderr.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("tiles: error:")
     assert not (tmp_path / "none.sqlite").exists()

@@ -112,3 +112,18 @@ def test_pack_default_is_the_packers_default():
     from tiles_cli.pack import DEFAULT_PACKER
 
     assert DEFAULT_PACKER == packers.DEFAULT_PACKER
+
+
+def test_main_registers_the_commands_once_per_process():
+    """``main`` called again in one process (the in-process test runner does so hundreds of times)
+    must not register every command again: the app grew by one copy per call, and each call
+    rebuilt all copies (0.75 s per call after 120 calls)."""
+    from cli_support import run_tiles
+    from tiles_cli.app import app
+
+    assert run_tiles("solve", "--givens", "." * 36).returncode == 0
+    sizes = len(app.registered_commands), len(app.registered_groups)
+    for _ in range(3):
+        assert run_tiles("solve", "--givens", "." * 36).returncode == 0
+    assert (len(app.registered_commands), len(app.registered_groups)) == sizes
+    assert sorted(g.name for g in app.registered_groups) == ["daily", "library", "referee"]

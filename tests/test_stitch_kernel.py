@@ -35,7 +35,7 @@ SETTINGS = settings(max_examples=60, deadline=None)
 
 
 def stream_state(s: Stream) -> tuple:
-    return s._counter, s._buf, s._pos
+    return s._counter, s.block, s.pos
 
 
 def twin_streams(seed: bytes) -> tuple[Stream, Stream]:
@@ -296,14 +296,16 @@ def test_exact_table_is_the_python_table():
 
 
 def test_pinned_digest_without_the_extension():
-    """With ``stitcher._core`` blocked the Python reference path runs and keeps the pinned digest."""
+    """With ``stitcher._core`` blocked the Python reference path runs and keeps the pinned digest,
+    after one single-line warning (``tilelib.native``), not silently."""
     code = (
         "import sys, tempfile, pathlib, hashlib, json\n"
         "sys.modules['stitcher._core'] = None\n"
         "sys.path.insert(0, 'tests')\n"
         "import test_stitch_seams as t\n"
         "from stitcher import board, check, index\n"
-        "assert board._core is None and check.ForwardCheck is check.PyForwardCheck\n"
+        "assert board._core is None and board.Board is board.PyBoard\n"
+        "assert check.ForwardCheck is check.PyForwardCheck\n"
         "d = pathlib.Path(tempfile.mkdtemp())\n"
         "with t.pin_library(d / 'pin.sqlite') as lib:\n"
         "    parts, counts = t.pinned_stitches(lib)\n"
@@ -313,6 +315,8 @@ def test_pinned_digest_without_the_extension():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+    warned = [line for line in r.stderr.splitlines() if "TwinWarning" in line]
+    assert len(warned) == 1 and "stitcher._core is not built" in warned[0], r.stderr
 
 
 @lru_cache(maxsize=2)

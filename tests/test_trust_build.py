@@ -72,6 +72,20 @@ def test_manifest_records_the_start_snapshot_and_versions(built):
     assert m2.build["deltas"] == deltas[:-1] and m1.build["deltas"] == deltas[:-2] and len(deltas) >= 2
 
 
+def test_the_recorded_tiles_version_is_this_distribution():
+    """build.versions["tiles"] is the installed version of pyproject's [project] name (not "tiles",
+    a different project on PyPI), so it never degrades to "unknown"."""
+    import tomllib
+    from importlib import metadata
+
+    from daily.provenance import DISTRIBUTION, versions
+
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert project["name"] == DISTRIBUTION and project["scripts"]["tiles"] == "tiles_cli.app:main"
+    assert versions()["tiles"] == metadata.version(DISTRIBUTION) == project["version"]
+
+
 @pytest.mark.slow
 def test_both_days_replay_byte_for_byte(built):
     for res in (built["first"], built["second"]):

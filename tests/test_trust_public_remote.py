@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import subprocess
-import sys
 import threading
+from cli_support import run_tiles
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -95,12 +93,10 @@ def test_cli_verify_replay_from_a_public_mirror_needs_no_credentials(mirror, tmp
     """The whole verifier's path: pull the library and replay the build from the mirror alone."""
     writable, public = mirror
     seed = "5eed" * 16
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TILES_", "AWS_"))}
     lib, out = tmp_path / "operator.sqlite", tmp_path / "out"
 
     def tiles(*args, **extra):
-        return subprocess.run([sys.executable, "-m", "tiles_cli.app", *args], capture_output=True, text=True,
-                              env=dict(env, **extra))
+        return run_tiles(*args, env=extra)
 
     r = tiles("daily", "build", "--date", "2026-11-18", "--size", "21", "--seed", seed, "--out", str(out),
               "--library", str(lib), TILES_REMOTE=writable)

@@ -18,6 +18,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include "_twin.h"
 
 #define MAXN 16
 #define MAXC (MAXN * MAXN)
@@ -149,4 +150,4 @@ static struct PyModuleDef moddef = {
     "FORMAT §3 transforms and the canonical transform on BLOBs (C twin of tilelib.symmetry/tile).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__sym(void) { return PyModule_Create(&moddef); }
+PyMODINIT_FUNC PyInit__sym(void) { return twin_stamp(PyModule_Create(&moddef)); }

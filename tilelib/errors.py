@@ -71,6 +71,10 @@ class BuildLocked(TilesError):
     """Another daily build holds the lock."""
 
 
+class NotBuilt(TilesError):
+    """A call needs a C extension that is not built (``tilelib.native``; exit 1, "anything else")."""
+
+
 # The one place that maps error types to exit codes. Order matters: the first
 # class in this list that the error is an instance of wins (subclasses first).
 EXIT_CODES: list[tuple[type[BaseException], int]] = [

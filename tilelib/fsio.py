@@ -22,7 +22,7 @@ def atomic_write(path: str | Path, data: bytes | str) -> Path:
         os.replace(tmp, p)
     except OSError as e:
         tmp.unlink(missing_ok=True)
-        raise BadInput(f"cannot write {p}: {e.strerror}") from None
+        raise BadInput(f"cannot write {p}: {e.strerror}") from e
     return p
 
 

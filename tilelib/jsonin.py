@@ -28,14 +28,14 @@ def parse(data: str | bytes | bytearray, what: str, max_bytes: int) -> Any:
     if isinstance(data, (bytes, bytearray)):
         try:
             data = bytes(data).decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadInput(f"{what}: not UTF-8") from None
+        except UnicodeDecodeError as err:
+            raise BadInput(f"{what}: not UTF-8") from err
     try:
         value = json.loads(data, parse_constant=_no_constant)
     except RecursionError:
-        raise BadInput(f"{what}: nested too deeply") from None
+        raise BadInput(f"{what}: nested too deeply") from None   # the cause is a thousand-frame traceback
     except ValueError as e:
-        raise BadInput(f"{what}: not valid JSON ({e})") from None
+        raise BadInput(f"{what}: not valid JSON ({e})") from e
     if _depth(value) > MAX_DEPTH:
         raise BadInput(f"{what}: nested deeper than {MAX_DEPTH} levels")
     return value
@@ -58,5 +58,5 @@ def read_file(path, what: str, max_bytes: int) -> Any:
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as e:
-        raise BadInput(f"{what}: cannot read {path}: {e.strerror}") from None
+        raise BadInput(f"{what}: cannot read {path}: {e.strerror}") from e
     return parse(data, what, max_bytes)

@@ -124,8 +124,8 @@ def put_manifest(conn, day: str, seed_commit: str, json_text: str, *, replace: b
         with conn:
             conn.execute(f"{verb} INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)",
                          (day, seed_commit, json_text, int(time.time())))
-    except sqlite3.IntegrityError:
-        raise BadInput(f"the library already holds a manifest for {day}") from None
+    except sqlite3.IntegrityError as err:
+        raise BadInput(f"the library already holds a manifest for {day}") from err
 
 
 def get_manifest(conn, day: str) -> str | None:

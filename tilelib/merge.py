@@ -81,7 +81,7 @@ def check_source_schema(conn: sqlite3.Connection, label: str, schema: str = ALIA
     except sqlite3.DatabaseError as err:
         if "no such table" in str(err):
             raise NotALibrary(f"{label} is not a tiles library (no meta table)") from None
-        raise CorruptLibrary(f"{label} is unreadable: {err}") from None
+        raise CorruptLibrary(f"{label} is unreadable: {err}") from err
     if row is None or not str(row[0]).isdigit():
         raise NotALibrary(f"{label} has no valid schema_version, so it is not a tiles library")
     if int(row[0]) > SCHEMA_VERSION:
@@ -110,7 +110,7 @@ def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str 
             try:
                 actual = content_hash(n, bytes(sol), bytes(giv), seam)
             except (TypeError, ValueError) as err:
-                raise CorruptLibrary(f"{label}: tile {h}: malformed row ({err})") from None
+                raise CorruptLibrary(f"{label}: tile {h}: malformed row ({err})") from err
             if actual != h:
                 raise HashMismatch(f"{label}: tile {h} hashes to {actual}; refusing the whole merge")
         checked += len(rows)
@@ -157,7 +157,7 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
     try:
         conn.execute(f"ATTACH DATABASE ? AS {ALIAS}", (str(src),))
     except sqlite3.DatabaseError as err:
-        raise CorruptLibrary(f"cannot open {label}: {err}") from None
+        raise CorruptLibrary(f"cannot open {label}: {err}") from err
     old_cache = conn.execute("PRAGMA cache_size").fetchone()[0]
     # Index inserts land on random pages: a 256 MiB page cache halves the merge time (bench_sync).
     conn.execute(f"PRAGMA cache_size = {MERGE_CACHE_KIB}")
@@ -170,7 +170,7 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
             local_only = tuple(fingerprint(conn, "main")) != source_fp
             source_tiles = conn.execute(f"SELECT count(*) FROM {ALIAS}.tiles").fetchone()[0]
     except sqlite3.DatabaseError as err:
-        raise CorruptLibrary(f"merging {label} failed: {err}") from None
+        raise CorruptLibrary(f"merging {label} failed: {err}") from err
     finally:
         conn.execute(f"DETACH DATABASE {ALIAS}")
         conn.execute(f"PRAGMA cache_size = {int(old_cache)}")

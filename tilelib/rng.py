@@ -19,9 +19,16 @@ T = TypeVar("T")
 
 
 class Stream:
-    """A deterministic byte stream keyed by (seed, label), with the usual draws on top."""
+    """A deterministic byte stream keyed by (seed, label), with the usual draws on top.
 
-    __slots__ = ("seed", "label", "_counter", "_buf", "_pos")
+    ``block`` (the current SHA-256 block, ``b""`` before the first draw) and ``pos`` (how many of
+    its bytes are consumed) are public for fast readers in C (``stitcher/_core.c``): a reader
+    that wants k bytes with ``pos + k <= len(block)`` takes ``block[pos:pos + k]`` and sets
+    ``pos += k``, exactly what ``bytes(k)`` does; otherwise it calls ``bytes(k)``, which
+    refills. Nothing else may write them.
+    """
+
+    __slots__ = ("seed", "label", "_counter", "block", "pos")
 
     def __init__(self, seed: bytes, label: str = "") -> None:
         if not isinstance(seed, (bytes, bytearray)):
@@ -29,8 +36,8 @@ class Stream:
         self.seed = bytes(seed)
         self.label = label
         self._counter = 0
-        self._buf = b""
-        self._pos = 0
+        self.block = b""
+        self.pos = 0
 
     def child(self, label: str) -> "Stream":
         """An independent stream for a sub-task: same seed, label extended with ``/label``."""
@@ -40,16 +47,16 @@ class Stream:
         """The next k bytes of the stream."""
         out = bytearray()
         while len(out) < k:
-            if self._pos == len(self._buf):
+            if self.pos == len(self.block):
                 lab = self.label.encode("utf-8")
-                self._buf = hashlib.sha256(
+                self.block = hashlib.sha256(
                     self.seed + len(lab).to_bytes(4, "big") + lab + self._counter.to_bytes(8, "big")
                 ).digest()
                 self._counter += 1
-                self._pos = 0
-            take = min(k - len(out), len(self._buf) - self._pos)
-            out += self._buf[self._pos : self._pos + take]
-            self._pos += take
+                self.pos = 0
+            take = min(k - len(out), len(self.block) - self.pos)
+            out += self.block[self.pos : self.pos + take]
+            self.pos += take
         return bytes(out)
 
     def bits(self, k: int) -> int:

@@ -57,7 +57,7 @@ def row_to_tile(row: dict) -> Tile:
                          **{c: row[c] for c in FEATURE_COLUMNS})
         tile = Tile(row["n"], bytes(row["solution"]), bytes(row["givens"]), row["seam_mask"], feats)
     except (ValueError, TypeError, KeyError) as err:
-        raise CorruptLibrary(f"tile {row.get('hash')}: malformed row ({err})") from None
+        raise CorruptLibrary(f"tile {row.get('hash')}: malformed row ({err})") from err
     actual = content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask)
     if actual != row["hash"]:
         raise HashMismatch(f"tile {row['hash']}: content hashes to {actual}")
@@ -121,7 +121,7 @@ class Library:
             conn.close()
             if "no such table" in str(err):
                 raise NotALibrary(f"{p} is a SQLite file but not a tiles library (no meta table)") from None
-            raise CorruptLibrary(f"{p} is corrupt: {err}") from None
+            raise CorruptLibrary(f"{p} is corrupt: {err}") from err
         version = meta.get("schema_version")
         if version is None or not version.isdigit():
             conn.close()

@@ -15,15 +15,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from tilelib import bits
+from tilelib.native import load_twin
 from tilelib.symmetry import TRANSFORMS, apply_grid, apply_mask, transform_side_mask
 
 if TYPE_CHECKING:
     import numpy as np
 
-try:  # the C twin of the transforms below (built by `pip install -e .`); numpy is the reference
-    from tilelib import _sym
-except ImportError:  # pragma: no cover - only in a tree that was never built
-    _sym = None
+_sym = load_twin("tilelib._sym")   # the C twin of the transforms below; numpy is the reference
 
 
 @dataclass(frozen=True)

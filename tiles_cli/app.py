@@ -47,10 +47,17 @@ COMMAND_MODULES = [
 ]
 
 
+_registered: set[str] = set()
+
+
 def build_app(modules: list[str] | None = None) -> typer.Typer:
-    """Import the command modules (default: every one) and let each register its commands."""
+    """Import the command modules (default: every one) and let each register its commands, once
+    per process: ``main`` called again in one process, as the in-process tests do, must not
+    register a module's commands again."""
     for name in COMMAND_MODULES if modules is None else modules:
-        importlib.import_module(name).register(app)
+        if name not in _registered:
+            importlib.import_module(name).register(app)
+            _registered.add(name)
     return app
 
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import typer
 
-from tiles_cli.options import LibraryOpt, RemoteOpt
+from tiles_cli.options import LibraryOpt, RemoteOpt, parse_params
 from tiles_cli.progress import progress
-from tilelib.errors import BadInput
 
 daily_app = typer.Typer(help="The daily board: build it, reveal its seed, draw it.", no_args_is_help=True)
 
@@ -24,18 +23,6 @@ DEFAULT_PROFILE = "human"
 
 def register(app: typer.Typer) -> None:
     app.add_typer(daily_app, name="daily")
-
-
-def _params(text: str | None) -> dict | None:
-    if text is None:
-        return None
-    try:
-        p = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise BadInput(f"--params is not JSON: {err.msg}") from None
-    if not isinstance(p, dict):
-        raise BadInput("--params must be a JSON object")
-    return p
 
 
 def _log(line: str) -> None:
@@ -67,7 +54,7 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
     from tilelib.rng import seed_from_hex
 
     opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
-                        params=_params(params), seed=seed_from_hex(seed) if seed else None,
+                        params=parse_params(params), seed=seed_from_hex(seed) if seed else None,
                         secret=os.environ.get(SECRET_ENV), remote=remote, force=force, profile=profile)
     if workers is not None:
         opts = dataclasses.replace(opts, workers=workers)

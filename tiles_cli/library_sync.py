@@ -11,11 +11,10 @@ from pathlib import Path
 import typer
 
 from tiles_cli.library import library_app
-from tiles_cli.options import LibraryOpt, RemoteOpt
+from tiles_cli.options import Check, Integrity, LibraryOpt, RemoteOpt, Verify
 from tiles_cli.progress import progress
-from tilelib.errors import BadInput
 
-VerifyOpt = typer.Option("new", "--verify", help="Re-hash incoming tile rows: new (every row the local "
+VerifyOpt = typer.Option(Verify.new.value, "--verify", help="Re-hash incoming tile rows: new (every row the local "
                          "file lacks), sample (256 random rows), none.")
 
 
@@ -23,11 +22,11 @@ def register(app: typer.Typer) -> None:
     """Commands are registered on ``library_app`` by the decorators below (importing is enough)."""
 
 
-IntegrityOpt = typer.Option("full", "--integrity", help="Check of a downloaded snapshot after its sha256: "
+IntegrityOpt = typer.Option(Integrity.full.value, "--integrity", help="Check of a downloaded snapshot after its sha256: "
                             "full (PRAGMA integrity_check, FORMAT default) or quick (PRAGMA quick_check).")
 
 
-CheckOpt = typer.Option("new", "--check", help="What push proves about the local file before publishing it: "
+CheckOpt = typer.Option(Check.new.value, "--check", help="What push proves about the local file before publishing it: "
                         "new (PRAGMA quick_check and the rows and manifests added since the last verified "
                         "push; everything if a row was changed) or full (integrity_check, every row, every "
                         "manifest).")
@@ -43,17 +42,13 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def _modes(verify: str, integrity: str) -> dict:
-    if verify not in ("new", "sample", "none"):
-        raise BadInput(f"--verify must be new, sample or none, not {verify!r}")
-    if integrity not in ("full", "quick"):
-        raise BadInput(f"--integrity must be full or quick, not {integrity!r}")
-    return {"verify": verify, "integrity": integrity}
+def _modes(verify: Verify, integrity: Integrity) -> dict:
+    return {"verify": verify.value, "integrity": integrity.value}
 
 
 @library_app.command("pull")
-def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
-             integrity: str = IntegrityOpt) -> None:
+def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify = VerifyOpt,
+             integrity: Integrity = IntegrityOpt) -> None:
     """Merge the remote's HEAD snapshot into the local library (never drops a local row)."""
     from remote.backend import open_backend
     from remote.sync import pull
@@ -73,8 +68,8 @@ def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
 
 
 @library_app.command("push")
-def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = VerifyOpt,
-             integrity: str = IntegrityOpt, check: str = CheckOpt,
+def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify = VerifyOpt,
+             integrity: Integrity = IntegrityOpt, check: Check = CheckOpt,
              compact: bool = typer.Option(False, "--compact", help="Write a full snapshot even if a delta "
                                           "would do (pushes compact by themselves every 16 deltas).")) -> None:
     """Publish the local library as the remote's HEAD (merging what others pushed first).
@@ -84,10 +79,8 @@ def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: str = 
     from remote.sync import push
 
     modes = _modes(verify, integrity)
-    if check not in ("new", "full"):
-        raise BadInput(f"--check must be new or full, not {check!r}")
     backend = open_backend(remote)
-    r = push(library, backend, progress=progress, check=check, compact=compact, **modes)
+    r = push(library, backend, progress=progress, check=check.value, compact=compact, **modes)
     _note(r.note)
     merged = f" (merged {r.merged_tiles:,} from the remote first)" if r.merged_tiles else ""
     if r.status == "up_to_date":

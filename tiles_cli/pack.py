@@ -12,11 +12,9 @@ from typing import Optional
 
 import typer
 
-from tilelib.errors import BadInput
+from tiles_cli.options import parse_params
 
 DEFAULT_PACKER = "big-first"   # packers.DEFAULT_PACKER (a test keeps them equal); packers load on use
-
-
 
 
 def pack_command(
@@ -34,15 +32,7 @@ def pack_command(
     from tilelib.rng import seed_from_hex
 
     seed_bytes = seed_from_hex(seed)
-    p = None
-    if params is not None:
-        try:
-            p = json.loads(params)
-        except ValueError:
-            raise BadInput("--params must be a JSON object") from None
-        if not isinstance(p, dict):
-            raise BadInput("--params must be a JSON object")
-    packing = make_packing(packer, size, seed_bytes, p)
+    packing = make_packing(packer, size, seed_bytes, parse_params(params))
     validate_packing(packing, packing.P)
     json_bytes = (json.dumps(packing.to_json(), separators=(",", ":")) + "\n").encode() if json_out else None
     png_bytes = render_png(packing) if png_out else None

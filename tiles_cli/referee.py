@@ -92,7 +92,7 @@ def judge_command(
         try:
             text = Path(submission).read_bytes()
         except OSError as e:
-            raise BadInput(f"cannot read {submission}: {e.strerror}") from None
+            raise BadInput(f"cannot read {submission}: {e.strerror}") from e
     m = gate.load(manifest)                   # nothing is scored on a board verify would reject
     with Library.open(library) as lib:
         board = gate.admit_board(m, lib)

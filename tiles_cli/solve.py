@@ -22,21 +22,19 @@ MAX_K = 1_000_000   # counting stops at k; past a million the count says nothing
 def solve_command(
     givens: Optional[str] = typer.Option(None, "--givens", help="One puzzle: n*n chars of 0, 1, '.', row-major."),
     file: Optional[Path] = typer.Option(None, "--file", help="Puzzles, one per line ('#' comments, blank lines skipped)."),
-    k: int = typer.Option(2, "--k", help="Count solutions up to K (default 2)."),
+    k: int = typer.Option(2, "--k", min=1, max=MAX_K, help="Count solutions up to K (default 2)."),
     n: Optional[int] = typer.Option(None, "--n", help="Optional check: the puzzles' side."),
 ) -> None:
     """Count (to K), solve and rate puzzles; one JSON object per line."""
     if (givens is None) == (file is None):
         raise BadInput("give exactly one of --givens STRING or --file FILE")
-    if not 1 <= k <= MAX_K:
-        raise BadInput(f"--k must be in 1..{MAX_K:,}, got {k}")
     if givens is not None:
         puzzles = [parse_puzzle(givens, n)]
     else:
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"cannot read {file}: {e}") from None
+            raise BadInput(f"cannot read {file}: {e}") from e
         puzzles = read_puzzles(text.splitlines(), n)
     big = next((p.n for p in puzzles if p.n > MAX_N), None)
     if big is not None:

@@ -74,10 +74,10 @@ async def read_json(request: Request, limit: int) -> Any:
         return None
     try:
         return json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise BadInput("request body is not UTF-8") from None
+    except UnicodeDecodeError as err:
+        raise BadInput("request body is not UTF-8") from err
     except ValueError as e:
-        raise BadInput(f"request body is not valid JSON ({e})") from None
+        raise BadInput(f"request body is not valid JSON ({e})") from e
 
 
 def _token(request: Request) -> str | None:

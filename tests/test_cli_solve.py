@@ -8,8 +8,8 @@ import json
 import pytest
 
 from engine_brute import brute_solutions, line_valid
-from tiles_cli.app import main
 from tilelib.bits import Puzzle
+from cli_support import run_tiles
 
 # Hand-written solutions; the puzzles blank cells of them in a fixed order while the brute-force
 # enumerator (not the engine) still finds one solution. Both facts are re-checked below.
@@ -18,12 +18,6 @@ HAND6 = "......" "..0.0." ".....0" "..0.00" ".1...." "...11."
 SOL4 = "0011" "1001" "0110" "1100"
 HAND4 = "...." "1..." "...0" "11.."
 
-
-def run(argv):
-    try:
-        return main(argv)
-    except SystemExit as e:
-        return e.code
 
 
 def obeys_rules(s: str) -> bool:
@@ -44,9 +38,10 @@ def test_hand_puzzles_are_what_the_test_claims():
 
 
 @pytest.mark.parametrize("sol,hand", [(SOL6, HAND6), (SOL4, HAND4)])
-def test_solve_prints_the_unique_solution(capsys, sol, hand):
-    assert run(["solve", "--givens", hand]) == 0
-    out = capsys.readouterr().out.strip().splitlines()
+def test_solve_prints_the_unique_solution(sol, hand):
+    r = run_tiles("solve", "--givens", hand)
+    assert r.returncode == 0
+    out = r.stdout.strip().splitlines()
     assert len(out) == 1
     doc = json.loads(out[0])
     assert list(doc) == ["n", "count", "solutions", "ladder", "bifurcations", "nodes"]
@@ -54,31 +49,33 @@ def test_solve_prints_the_unique_solution(capsys, sol, hand):
     assert 0 <= doc["ladder"] <= 4 and doc["bifurcations"] >= 0 and doc["nodes"] >= 1
 
 
-def test_k_caps_the_count_and_solutions_obey_the_rules(capsys):
-    assert run(["solve", "--givens", "." * 36, "--k", "5"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+def test_k_caps_the_count_and_solutions_obey_the_rules():
+    r = run_tiles("solve", "--givens", "." * 36, "--k", "5")
+    assert r.returncode == 0
+    doc = json.loads(r.stdout)
     assert doc["count"] == 5 and len(set(doc["solutions"])) == 5
     assert all(obeys_rules(s) for s in doc["solutions"]) and doc["ladder"] == 5
 
 
-def test_file_skips_blank_lines_and_comments(tmp_path, capsys):
+def test_file_skips_blank_lines_and_comments(tmp_path):
     f = tmp_path / "p.txt"
     f.write_text(f"# two puzzles\n\n{HAND6}\n   \n# and a contradictory one\n{HAND4}\n000{'.' * 33}\n")
-    assert run(["solve", "--file", str(f)]) == 0
-    docs = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    r = run_tiles("solve", "--file", str(f))
+    assert r.returncode == 0
+    docs = [json.loads(line) for line in r.stdout.strip().splitlines()]
     assert [d["n"] for d in docs] == [6, 4, 6]
     assert [d["solutions"] for d in docs] == [[SOL6], [SOL4], []]
     assert docs[2]["count"] == 0 and docs[2]["ladder"] == 5
 
 
 @pytest.mark.parametrize("line", ["0..1...", "01x." * 9, "." * 35, "0" * 9])
-def test_malformed_line_exit_2_names_the_line_and_prints_nothing(tmp_path, capsys, line):
+def test_malformed_line_exit_2_names_the_line_and_prints_nothing(tmp_path, line):
     f = tmp_path / "p.txt"
     f.write_text(f"# ok first\n{HAND6}\n\n{line}\n{HAND4}\n")
-    assert run(["solve", "--file", str(f)]) == 2
-    cap = capsys.readouterr()
-    assert cap.out == ""
-    assert "line 4" in cap.err and len(cap.err.strip().splitlines()) == 1
+    r = run_tiles("solve", "--file", str(f))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert "line 4" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("argv", [
@@ -89,7 +86,7 @@ def test_malformed_line_exit_2_names_the_line_and_prints_nothing(tmp_path, capsy
     ["solve", "--givens", HAND4, "--n", "6"],               # --n disagrees with the string
     ["solve", "--file", "/nonexistent/puzzles.txt"],
 ])
-def test_bad_arguments_exit_2(capsys, argv):
-    assert run(argv) == 2
-    cap = capsys.readouterr()
-    assert cap.out == "" and cap.err.startswith("tiles: error:")
+def test_bad_arguments_exit_2(argv):
+    r = run_tiles(*argv)
+    assert r.returncode == 2
+    assert r.stdout == "" and r.stderr.startswith("tiles: error:")

@@ -8,29 +8,24 @@ import pytest
 
 from packers import make_packing
 from packers.packing import from_json, validate_packing
-from tiles_cli.app import main
+from cli_support import run_tiles
 
 SEED = "0123456789abcdef" * 4
 NAMES = ["big-first", "grown", "bands", "substitution"]
 
 
-def run(argv: list[str]) -> int:
-    try:
-        return main(argv)
-    except SystemExit as e:
-        return e.code
-
 
 @pytest.mark.parametrize("G", [11, 61, 1000])
 @pytest.mark.parametrize("name", NAMES)
-def test_pack_writes_the_packing(tmp_path, capsys, name, G):
+def test_pack_writes_the_packing(tmp_path, name, G):
     out = tmp_path / "p.json"
     png = tmp_path / "p.png"
     argv = ["pack", "--packer", name, "--size", str(G), "--seed", SEED, "--json", str(out)]
     if G != 1000:  # pictures at 1000 are covered by docs/packers and the render tests; keep this fast
         argv += ["--png", str(png)]
-    assert run(argv) == 0
-    line = capsys.readouterr().out.strip()
+    r = run_tiles(*argv)
+    assert r.returncode == 0
+    line = r.stdout.strip()
     assert "\n" not in line and f"G={G}" in line and "tiles" in line and "zone" in line
     doc = json.loads(out.read_text())
     assert set(doc) == {"board", "packer", "seed_tile", "tiles", "zones"}
@@ -43,16 +38,17 @@ def test_pack_writes_the_packing(tmp_path, capsys, name, G):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_default_packer_is_big_first(tmp_path, capsys):
+def test_default_packer_is_big_first(tmp_path):
     out = tmp_path / "p.json"
-    assert run(["pack", "--size", "40", "--seed", SEED, "--json", str(out)]) == 0
+    r = run_tiles("pack", "--size", "40", "--seed", SEED, "--json", str(out))
+    assert r.returncode == 0
     assert json.loads(out.read_text())["packer"]["name"] == "big-first"
 
 
 def test_params_reach_the_packer(tmp_path):
     out = tmp_path / "p.json"
-    assert run(["pack", "--packer", "bands", "--size", "100", "--seed", SEED, "--json", str(out),
-                "--params", '{"sub": 50}']) == 0
+    assert run_tiles("pack", "--packer", "bands", "--size", "100", "--seed", SEED, "--json", str(out),
+                     "--params", '{"sub": 50}').returncode == 0
     assert json.loads(out.read_text())["packer"]["params"] == {"sub": 50}
 
 
@@ -69,14 +65,16 @@ def test_params_reach_the_packer(tmp_path):
     (["--size", "100", "--seed", SEED, "--params", "[1]"], "params"),
     (["--size", "100", "--seed", SEED, "--params", '{"nope": 1}'], "nope"),
 ])
-def test_bad_input_exits_2_and_writes_nothing(tmp_path, capsys, args, words):
+def test_bad_input_exits_2_and_writes_nothing(tmp_path, args, words):
     out, png = tmp_path / "p.json", tmp_path / "p.png"
-    assert run(["pack", *args, "--json", str(out), "--png", str(png)]) == 2
-    err = capsys.readouterr().err.strip()
+    r = run_tiles("pack", *args, "--json", str(out), "--png", str(png))
+    assert r.returncode == 2
+    err = r.stderr.strip()
     assert "\n" not in err and words in err
     assert list(tmp_path.iterdir()) == []
 
 
-def test_unwritable_output_is_a_clean_error(tmp_path, capsys):
-    assert run(["pack", "--size", "20", "--seed", SEED, "--json", str(tmp_path / "no" / "dir" / "p.json")]) == 2
-    assert "cannot write" in capsys.readouterr().err
+def test_unwritable_output_is_a_clean_error(tmp_path):
+    r = run_tiles("pack", "--size", "20", "--seed", SEED, "--json", str(tmp_path / "no" / "dir" / "p.json"))
+    assert r.returncode == 2
+    assert "cannot write" in r.stderr
