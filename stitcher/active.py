@@ -11,7 +11,7 @@ visible tiles of a size are a uniform sample of CAP of them, which is where the 
 rate has long flattened (BENCHMARKS.md, "first-pass hit rate against library size").
 
 The set is persisted beside the library, in ``<library>.stitch-index`` (a numpy ``.npz``):
-per n the active rows (hash, canonical edges, m, pin bitmap) in hash order, and a watermark —
+per n the active rows (hash, canonical edges, m, pin bitmap, ladder level) in hash order, and a watermark —
 the largest tiles rowid seen. Tiles are append-only, so the rows added since (the day's drain,
 a pull's merge) are exactly those with a larger rowid: opening reads only them and merges
 (O(new rows)). The file is a cache: it is trusted only if it names this library
@@ -35,11 +35,11 @@ import numpy as np
 from tilelib.bits import VALID_N
 from tilelib.tile import nibbles
 
-FORMAT = "tiles-stitch-index/1"
+FORMAT = "tiles-stitch-index/2"   # /2: with each tile's ladder level (profiled builds)
 ACTIVE_CAP = 32_768       # tiles per size: 524,288 oriented entries in the C table
 SUFFIX = ".stitch-index"
 _CHUNK = 50_000
-_SELECT = "SELECT rowid, hash, n, top, right, bottom, left, m, alt_sides FROM tiles"
+_SELECT = "SELECT rowid, hash, n, top, right, bottom, left, m, alt_sides, ladder FROM tiles"
 
 
 def canonical_pins(m: int, alt_sides: int) -> int:
@@ -56,11 +56,16 @@ class ActiveRows:
     edges: np.ndarray         # (k, 4) int64: canonical top, right, bottom, left
     m: np.ndarray             # (k,) int64
     pins: np.ndarray          # (k,) int64: canonical pin bitmap
+    ladder: np.ndarray | None = None   # (k,) int64: ladder level (the level indexes of a profile)
+
+    def __post_init__(self) -> None:
+        if self.ladder is None:
+            self.ladder = np.zeros(len(self.hashes), dtype=np.int64)
 
     @staticmethod
     def empty() -> "ActiveRows":
         return ActiveRows(np.zeros(0, dtype="S64"), np.zeros((0, 4), dtype=np.int64),
-                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -75,7 +80,8 @@ class ActiveRows:
         e = np.concatenate([self.edges, other.edges])
         m = np.concatenate([self.m, other.m])
         p = np.concatenate([self.pins, other.pins])
-        return ActiveRows(h[order], e[order], m[order], p[order])
+        lv = np.concatenate([self.ladder, other.ladder])
+        return ActiveRows(h[order], e[order], m[order], p[order], lv[order])
 
 
 @dataclass
@@ -89,7 +95,7 @@ class ActiveInfo:
 
 
 def _rows_to_active(rows: list, cap: int) -> dict[int, ActiveRows]:
-    """Group library rows (rowid, hash, n, t, r, b, l, m, alt_sides) by n, each the cap smallest."""
+    """Group library rows (rowid, hash, n, t, r, b, l, m, alt_sides, ladder) by n, each the cap smallest."""
     out: dict[int, ActiveRows] = {}
     if not rows:
         return out
@@ -97,12 +103,13 @@ def _rows_to_active(rows: list, cap: int) -> dict[int, ActiveRows]:
     hashes = np.array([r[1].encode() for r in rows], dtype="S64")
     edges = np.array([r[3:7] for r in rows], dtype=np.int64)
     m = np.array([r[7] for r in rows], dtype=np.int64)
+    ladder = np.array([r[9] for r in rows], dtype=np.int64)
     cache: dict[tuple[int, int], int] = {}
     pins = np.array([cache[k] if k in cache else cache.setdefault(k, canonical_pins(*k))
                      for k in ((r[7], r[8]) for r in rows)], dtype=np.int64)
     for n in np.unique(ns).tolist():
         sel = np.flatnonzero(ns == n)
-        out[n] = ActiveRows.empty().merged(ActiveRows(hashes[sel], edges[sel], m[sel], pins[sel]), cap)
+        out[n] = ActiveRows.empty().merged(ActiveRows(hashes[sel], edges[sel], m[sel], pins[sel], ladder[sel]), cap)
     return out
 
 
@@ -157,7 +164,7 @@ def read_sidecar(path: Path, conn, cap: int):
             act = {}
             for n in VALID_N:
                 act[n] = ActiveRows(z[f"h{n}"], z[f"e{n}"].astype(np.int64), z[f"m{n}"].astype(np.int64),
-                                    z[f"p{n}"].astype(np.int64))
+                                    z[f"p{n}"].astype(np.int64), z[f"l{n}"].astype(np.int64))
             return act, int(meta["last"])
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
         return None
@@ -170,7 +177,7 @@ def write_sidecar(path: Path, conn, act: dict[int, ActiveRows], last: int, cap: 
     arrays = {"meta": np.array(json.dumps(meta))}
     for n, a in act.items():
         arrays |= {f"h{n}": a.hashes, f"e{n}": a.edges.astype(np.uint16), f"m{n}": a.m.astype(np.uint8),
-                   f"p{n}": a.pins.astype(np.uint16)}
+                   f"p{n}": a.pins.astype(np.uint16), f"l{n}": a.ladder.astype(np.uint8)}
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     try:
         buf = io.BytesIO()

@@ -246,6 +246,7 @@ class MemoryIndex:
     def __init__(self) -> None:
         self.sizes: dict[int, _SizeIndex] = {}
         self.info: ActiveInfo | None = None     # how ``open`` got the active set
+        self.opened_ladders: dict[int, np.ndarray] = {}   # n -> ladder level of each tile it opened with
 
     @staticmethod
     def load(conn, ns, cap: int = ACTIVE_CAP) -> "MemoryIndex":
@@ -270,6 +271,7 @@ class MemoryIndex:
             a = act.get(n)
             if a is not None and len(a):
                 idx._size(n).add_arrays([h.decode() for h in a.hashes.tolist()], a.edges, a.m, a.pins)
+                idx.opened_ladders[n] = a.ladder
             else:
                 idx._size(n)
         return idx

@@ -2,8 +2,9 @@
 
 A level index holds the tiles of the stitch's main index (the bounded active set, as opened:
 ``stitcher.active``) whose ladder level is in a set — never more than the main index, so a
-profiled build costs the same at any library size. Reading the level of every active tile is
-one primary-key lookup per tile (~200k at the cap), shared by every level set.
+profiled build costs the same at any library size. The levels come with the active set (the
+sidecar keeps each tile's ladder level), so no library read is needed; an index built otherwise
+reads them by primary key.
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ def ladders(conn, hashes: list[str]) -> dict[str, int]:
     return out
 
 
+def _levels(conn, base, n: int, hashes: list[str]) -> np.ndarray:
+    """The ladder level of each of ``hashes`` (size n of ``base``, in order): from the levels the
+    index was opened with (the sidecar keeps them), else read from the library."""
+    got = base.opened_ladders.get(n)
+    if got is not None and len(got) == len(hashes):
+        return np.asarray(got, dtype=np.int64)
+    level = ladders(conn, hashes)
+    return np.array([level.get(h, -1) for h in hashes], dtype=np.int64)
+
+
 def level_indexes(conn, base, ns, sets) -> dict:
     """{level set: MemoryIndex} over the tiles of ``base`` (a ``MemoryIndex`` just opened) whose
     ladder is in the set: per n the same entries, in the same (hash) order, with the same C table
@@ -31,12 +42,13 @@ def level_indexes(conn, base, ns, sets) -> dict:
 
     ns = sorted(set(ns))
     active = {n: base.tile_hashes(n) for n in ns}
-    level = ladders(conn, [h for n in ns for h in active[n]])
+    lv = {n: _levels(conn, base, n, active[n]) for n in ns}
     out = {}
     for levels in sets:
         idx = MemoryIndex()
+        want = np.array(sorted(levels), dtype=np.int64)
         for n in ns:
-            keep = np.array([j for j, h in enumerate(active[n]) if level.get(h) in levels], dtype=np.int64)
+            keep = np.flatnonzero(np.isin(lv[n], want))
             edges, m, pins = base.canonical_rows(n, keep)
             idx.add_arrays(n, [active[n][j] for j in keep.tolist()], edges, m, pins)
         out[levels] = idx
