@@ -84,7 +84,7 @@ def build_wheel_venv(tmp: str) -> str:
     purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              check=True, capture_output=True, text=True).stdout.strip()
     Path(purelib, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    wheel = next(Path(dist).glob("tiles-*.whl"))
+    wheel = next(Path(dist).glob("*.whl"))   # tiles_takuzu-<version>-…whl
     subprocess.run([sys.executable, "-m", "pip", "--python", py, "install", "-q", "--no-deps", "--no-index",
                     str(wheel)], check=True, stdout=subprocess.DEVNULL)
     return py
