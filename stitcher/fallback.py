@@ -8,14 +8,21 @@ both parts with ``packers.fill.dp_fill``. Every resulting square is strictly
 smaller than s; what no legal square fits becomes zone rectangles. A 5-square
 cannot be split and becomes a zone. The stitcher places the new squares like
 any other (lookup, drain, and this fallback again if need be), so a failure
-ends, at worst, as zone.
+ends, at worst, as zone. ``replace_square`` does the run's bookkeeping of a split (new squares,
+zones, adjacency) and ``assemble`` the final packing with every split square's leaves in place.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from packers.fill import Out, dp_fill, zone_table
-from packers.packing import SIZES
+from packers.packing import SIZES, Packing, group_zones
+from stitcher.order import ZONE, ring, side_known
 from tilelib.rng import Stream
+
+if TYPE_CHECKING:     # the run imports this module; the type is only for readers and checkers
+    from stitcher.stitch import StitchRun
 
 
 def split_square(x: int, y: int, s: int, stream: Stream) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int, int]]]:
@@ -36,3 +43,64 @@ def split_square(x: int, y: int, s: int, stream: Stream) -> tuple[list[tuple[int
         dp_fill(x, y + a, s, s - a, stream, out)
     squares = sorted(out.squares, key=lambda q: (q[1], q[0]))
     return squares, sorted(out.zones, key=lambda r: (r[1], r[0]))
+
+
+def replace_square(run: StitchRun, i: int) -> list[int]:
+    """Split square i of the run (``split_square`` drawn from ``run.split_stream``): its zone
+    rectangles are marked, its sub-squares appended as new squares with their known sides and
+    adjacency (neighbours' forward-check geometry forgotten). Returns the new ids, to be placed."""
+    x, y, s = run.squares[i]
+    run.st.bump(s + 1, "fallbacks")
+    subs, zones = split_square(x, y, s, run.split_stream)
+    for (zx, zy, zw, zh) in zones:
+        run.own[zy:zy + zh, zx:zx + zw] = ZONE
+    run.new_zones.extend(zones)
+    ids = []
+    for sq in subs:
+        j = len(run.squares)
+        run.squares.append(sq)
+        run.placements.append(None)
+        run.dist.append(run.dist[i])
+        run.adj.append([])
+        run.known.append(0)
+        run.own[sq[1]:sq[1] + sq[2], sq[0]:sq[0] + sq[2]] = j
+        ids.append(j)
+    for j in ids:
+        run.known[j] = side_known(run.own, run.dist, run.squares[j], run.dist[j])
+        xj, yj, sj = run.squares[j]
+        nb = sorted({int(k) for strip in ring(run.own, xj, yj, sj) for k in strip.tolist() if k >= 0 and k != j})
+        run.adj[j] = nb
+        for k in nb:
+            if j not in run.adj[k]:
+                run.adj[k].append(j)
+            run.fcheck.forget(k)
+    run.children[i] = ids
+    for j in ids:
+        run.st.bump(run.squares[j][2] + 1, "squares")
+    return ids
+
+
+def assemble(run: StitchRun) -> tuple[Packing, list]:
+    """The run's final squares (split ones replaced in place by their leaves) and aligned placements."""
+    squares, placements, seed_id = [], [], None
+
+    def emit(i: int) -> None:
+        nonlocal seed_id
+        if i in run.children:
+            for j in run.children[i]:
+                emit(j)
+            return
+        if i == run.seed:
+            seed_id = len(squares)
+        squares.append(run.squares[i])
+        placements.append(run.placements[i])
+
+    for i in range(len(run.packing.squares)):
+        emit(i)
+    assert all(p is not None for p in placements), "every leaf square holds a tile"
+    if not run.children:
+        return run.packing, placements
+    zones = tuple(run.packing.zones) + group_zones(run.new_zones)
+    p = Packing(P=run.packing.P, squares=tuple(squares), zones=zones, seed_tile=seed_id,
+                name=run.packing.name, version=run.packing.version, params=dict(run.packing.params))
+    return p, placements

@@ -65,19 +65,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-from packers.packing import Packing, adjacency, group_zones
+from packers.packing import Packing, adjacency
 from stitcher.board import Board
 from stitcher.check import ForwardCheck
 from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import JOINT_TRIES, joint_complete
-from stitcher.fallback import split_square
+from stitcher.fallback import assemble, replace_square
 from stitcher.index import MemoryIndex
 from stitcher.journal import SqlJournal
 from stitcher.options import Drain, StitchOptions
 from stitcher import regions
 from stitcher.profile import level_indexes
-from stitcher.order import (ZONE, bfs_distance, known_sides, placement_order, ring, side_known,
-                            unit_owner)
+from stitcher.order import bfs_distance, known_sides, placement_order, unit_owner
 from stitcher.repair import repair
 from stitcher.small import EXACT_N, doomed, feasible
 from stitcher.stats import StitchStats
@@ -433,35 +432,7 @@ class StitchRun:
         if self.defer_splits:
             self.left_over.append(i)
             return
-        x, y, s = self.squares[i]
-        self.st.bump(s + 1, "fallbacks")
-        subs, zones = split_square(x, y, s, self.split_stream)
-        for (zx, zy, zw, zh) in zones:
-            self.own[zy:zy + zh, zx:zx + zw] = ZONE
-        self.new_zones.extend(zones)
-        ids = []
-        for sq in subs:
-            j = len(self.squares)
-            self.squares.append(sq)
-            self.placements.append(None)
-            self.dist.append(self.dist[i])
-            self.adj.append([])
-            self.known.append(0)
-            self.own[sq[1]:sq[1] + sq[2], sq[0]:sq[0] + sq[2]] = j
-            ids.append(j)
-        for j in ids:
-            self.known[j] = side_known(self.own, self.dist, self.squares[j], self.dist[j])
-            xj, yj, sj = self.squares[j]
-            nb = sorted({int(k) for strip in ring(self.own, xj, yj, sj) for k in strip.tolist()
-                         if k >= 0 and k != j})
-            self.adj[j] = nb
-            for k in nb:
-                if j not in self.adj[k]:
-                    self.adj[k].append(j)
-                self.fcheck.forget(k)
-        self.children[i] = ids
-        for j in ids:
-            self.st.bump(self.squares[j][2] + 1, "squares")
+        for j in replace_square(self, i):
             self.resolve(j, None)
 
     # ------------------------------------------------------------ the whole board
@@ -484,7 +455,7 @@ class StitchRun:
         self.lib.conn.commit()
         t2 = time.perf_counter()
         st.seconds["ledger"] += t2 - t1
-        packing, placements = self.assemble()
+        packing, placements = assemble(self)
         st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
         st.zone_fraction_before = self.packing.zone_fraction()
         st.zone_fraction_after = packing.zone_fraction()
@@ -525,31 +496,6 @@ class StitchRun:
         spent = time.perf_counter() - t0 - (st.seconds["drain"] - drain0) - (st.seconds["ledger"] - ledger0)
         st.seconds["place"] = st.seconds.get("place", 0.0) + spent
         return first_area
-
-    def assemble(self) -> tuple[Packing, list]:
-        """The final squares (split ones replaced in place by their leaves) and aligned placements."""
-        squares, placements, seed_id = [], [], None
-
-        def emit(i: int) -> None:
-            nonlocal seed_id
-            if i in self.children:
-                for j in self.children[i]:
-                    emit(j)
-                return
-            if i == self.seed:
-                seed_id = len(squares)
-            squares.append(self.squares[i])
-            placements.append(self.placements[i])
-
-        for i in range(len(self.packing.squares)):
-            emit(i)
-        assert all(p is not None for p in placements), "every leaf square holds a tile"
-        if not self.children:
-            return self.packing, placements
-        zones = tuple(self.packing.zones) + group_zones(self.new_zones)
-        p = Packing(P=self.packing.P, squares=tuple(squares), zones=zones, seed_tile=seed_id,
-                    name=self.packing.name, version=self.packing.version, params=dict(self.packing.params))
-        return p, placements
 
 
 def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain.INLINE,
