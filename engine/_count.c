@@ -452,6 +452,32 @@ static int thin_check(Ctx *cx, Thin *th, const uint32_t *known) {
 
 static inline void clear_cell(uint32_t *known, int n, int i) { known[i / n] &= ~(1u << (n - 1 - i % n)); }
 
+/* The cells of ``porder`` (a sequence of indices 0..n*n-1, at most n*n of them) into ``order``;
+ * their count, or -1 with a ValueError/TypeError set. Shared by thin_rows and thin_ladder. */
+static Py_ssize_t read_order(PyObject *porder, int n, int *order) {
+    PyObject *ofast = PySequence_Fast(porder, "order must be a sequence of cell indices");
+    if (!ofast) return -1;
+    Py_ssize_t no = PySequence_Fast_GET_SIZE(ofast);
+    if (no > n * n) {
+        Py_DECREF(ofast);
+        PyErr_Format(PyExc_ValueError, "order is longer than n*n");
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < no; j++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(ofast, j));
+        if ((v == -1 && PyErr_Occurred()) || v < 0 || v >= n * n) {
+            PyErr_Clear();
+            Py_DECREF(ofast);
+            PyErr_Format(PyExc_ValueError, "order entry %zd is not a cell index of n=%d", j, n);
+            return -1;
+        }
+        order[j] = (int)v;
+    }
+    Py_DECREF(ofast);
+    return no;
+}
+
+
 PyObject *py_thin_rows(PyObject *self, PyObject *args) {
     int n, seam;
     long long m_max, b, room, max_nodes;
@@ -463,21 +489,9 @@ PyObject *py_thin_rows(PyObject *self, PyObject *args) {
     uint32_t sol32[MAXN], known[MAXN];
     if (parse_rows(ps, n, sol32, "solution") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
     if (m_max < 1 || m_max >= MAXSOLS) return PyErr_Format(PyExc_ValueError, "m_max must be in 1..%d", MAXSOLS - 1);
-    PyObject *ofast = PySequence_Fast(porder, "order must be a sequence of cell indices");
-    if (!ofast) return NULL;
-    Py_ssize_t no = PySequence_Fast_GET_SIZE(ofast);
     int order[MAXN * MAXN];
-    if (no > n * n) { Py_DECREF(ofast); return PyErr_Format(PyExc_ValueError, "order is longer than n*n"); }
-    for (Py_ssize_t j = 0; j < no; j++) {
-        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(ofast, j));
-        if ((v == -1 && PyErr_Occurred()) || v < 0 || v >= n * n) {
-            PyErr_Clear();
-            Py_DECREF(ofast);
-            return PyErr_Format(PyExc_ValueError, "order entry %zd is not a cell index of n=%d", j, n);
-        }
-        order[j] = (int)v;
-    }
-    Py_DECREF(ofast);
+    Py_ssize_t no = read_order(porder, n, order);
+    if (no < 0) return NULL;
     Thin th = {0};
     th.n = n;
     th.seam = seam & 15;
@@ -575,21 +589,9 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
     if (levels < 1 || levels > N_LEVELS)
         return PyErr_Format(PyExc_ValueError, "levels must be 1..%d, got %d", N_LEVELS, levels);
     if (m_max < 1) return PyErr_Format(PyExc_ValueError, "m_max must be at least 1");
-    PyObject *ofast = PySequence_Fast(porder, "order must be a sequence of cell indices");
-    if (!ofast) return NULL;
-    Py_ssize_t no = PySequence_Fast_GET_SIZE(ofast);
-    if (no > n * n) { Py_DECREF(ofast); return PyErr_Format(PyExc_ValueError, "order is longer than n*n"); }
     int order[MAXN * MAXN];
-    for (Py_ssize_t j = 0; j < no; j++) {
-        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(ofast, j));
-        if ((v == -1 && PyErr_Occurred()) || v < 0 || v >= n * n) {
-            PyErr_Clear();
-            Py_DECREF(ofast);
-            return PyErr_Format(PyExc_ValueError, "order entry %zd is not a cell index of n=%d", j, n);
-        }
-        order[j] = (int)v;
-    }
-    Py_DECREF(ofast);
+    Py_ssize_t no = read_order(porder, n, order);
+    if (no < 0) return NULL;
     const int enabled = (1 << levels) - 1;
     long long total = 0;
     uint32_t vals[MAXN], lk[MAXN];

@@ -141,3 +141,22 @@ def test_node_cap_keeps_output_acceptable(seed, n, cfg, max_nodes):
         return
     assert _acceptable(n, sol, fast.givens, m_max, seam)
     assert plain is not None and _acceptable(n, sol, plain.givens, m_max, seam)
+
+
+@pytest.mark.parametrize("order, message", [([0, 1, 36], "order entry 2 is not a cell index of n=6"),
+                                            ([0, -1], "order entry 1 is not a cell index of n=6"),
+                                            (list(range(37)), "order is longer than n\\*n"),
+                                            (5, "order must be a sequence of cell indices")])
+def test_both_c_thinning_loops_refuse_a_bad_removal_order_alike(order, message):
+    """thin_rows and thin_ladder read the removal order with one reader: the same one-line error."""
+    from engine.count import c_kernel
+    from generator.solution import random_solution
+    from tilelib.rng import Stream
+
+    rows = [int("".join(map(str, r)), 2) for r in random_solution(6, Stream(b"order", "x")).tolist()]
+    known = [63] * 6
+    kernel = c_kernel()
+    with pytest.raises((ValueError, TypeError), match=message):
+        kernel.thin_rows(6, rows, known, order, 1, 0, 2, 10, -1)
+    with pytest.raises((ValueError, TypeError), match=message):
+        kernel.thin_ladder(6, rows, known, [0] * 6, order, 2, 0, 1, 1000)
