@@ -13,8 +13,10 @@ is ``FAILED`` — not nofit, since no proof was made.
 containing a known nofit constraint in any orientation is nofit without
 solving, and CP-SAT is never asked about a known nofit set again.
 
-``drain_misses`` drains the ledger's open misses (for the daily build):
-settle by containment, else generate and append, else mark nofit. The
+``drain_misses`` drains the ledger's open misses in one process (the daytime
+drain, ``stitcher.refresh.drain_open``, spreads the solving over workers and
+writes each result with the same ``apply_result``): settle by containment,
+else generate and append, else mark nofit. The
 stitcher itself drains inline (``stitch.py``), against the constraint a
 missed square faces at retry time.
 """
@@ -148,6 +150,8 @@ class NofitSet:
 
 @dataclass
 class DrainStats:
+    """What a drain of the misses table did (``drain_misses`` here, ``refresh.drain_open`` by day)."""
+
     drained: int = 0
     nofit: int = 0
     settled: int = 0
@@ -155,6 +159,26 @@ class DrainStats:
     seconds: float = 0.0
     cp_calls: int = 0
     hashes: list = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"drained {self.drained:,} misses into new tiles, {self.nofit:,} proven nofit, "
+                f"{self.settled:,} settled by containment, {self.failed:,} failed, in {self.seconds:.1f} s")
+
+
+def apply_result(lib, miss_id: int, kind: str, tile, st: DrainStats) -> None:
+    """Write one drained miss: the new tile, then the miss it drained (a crash between leaves the
+    miss open and the tile in the library: the next drain makes the same tile and finds it there),
+    or the nofit mark; count it in ``st``."""
+    if kind == NOFIT:
+        ledger.mark_nofit(lib.conn, miss_id)
+        st.nofit += 1
+    elif kind == FAILED:
+        st.failed += 1
+    else:
+        h, _t = lib.insert(tile)
+        ledger.mark_drained(lib.conn, miss_id, h)
+        st.drained += 1
+        st.hashes.append(h)
 
 
 def drain_misses(lib, stream: Stream, *, m_max: int | None = None, limit: int | None = None,
@@ -171,16 +195,8 @@ def drain_misses(lib, stream: Stream, *, m_max: int | None = None, limit: int | 
             continue
         st.cp_calls += 1
         kind, tile = generate(c, c.full_mask, m_max, stream.child(f"miss/{miss.id}"), max_tries)
+        apply_result(lib, miss.id, kind, tile, st)
         if kind == NOFIT:
-            ledger.mark_nofit(lib.conn, miss.id)
             nofits.add(c)
-            st.nofit += 1
-        elif kind == FAILED:
-            st.failed += 1
-        else:
-            h, _t = lib.insert(tile)
-            ledger.mark_drained(lib.conn, miss.id, h)
-            st.drained += 1
-            st.hashes.append(h)
     st.seconds = time.perf_counter() - t0
     return st

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
-from stitcher.drain import FAILED, NOFIT, NofitSet, generate
+from stitcher.drain import DrainStats, NofitSet, apply_result, generate
 from tilelib import ledger
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
@@ -36,20 +35,6 @@ def misses_summary(conn) -> list[dict]:
              "open": k, "asked": int(asked)} for n, mask, k, asked in rows]
 
 
-@dataclass
-class RefreshReport:
-    drained: int = 0
-    nofit: int = 0
-    settled: int = 0
-    failed: int = 0
-    seconds: float = 0.0
-    hashes: list = field(default_factory=list)
-
-    def line(self) -> str:
-        return (f"drained {self.drained:,} misses into new tiles, {self.nofit:,} proven nofit, "
-                f"{self.settled:,} settled by containment, {self.failed:,} failed, in {self.seconds:.1f} s")
-
-
 def _solve(job: tuple) -> tuple[int, str, object]:
     miss_id, c, m_max, seed = job
     kind, tile = generate(c, c.full_mask, m_max, Stream(seed, STREAM_LABEL).child(str(miss_id)))
@@ -57,13 +42,13 @@ def _solve(job: tuple) -> tuple[int, str, object]:
 
 
 def drain_open(lib, seed: bytes, *, limit: int | None = None, workers: int = 1, m_max: int | None = None,
-               batch: int = 200, on_batch: Callable[[RefreshReport], None] | None = None) -> RefreshReport:
+               batch: int = 200, on_batch: Callable[[DrainStats], None] | None = None) -> DrainStats:
     """Drain up to ``limit`` open misses; see the module docstring."""
     if workers < 1:
         raise BadInput(f"--workers must be at least 1, got {workers}")
     if limit is not None and limit < 1:
         raise BadInput(f"--limit must be at least 1, got {limit}")
-    rep = RefreshReport()
+    rep = DrainStats()
     t0 = time.perf_counter()
     nofits = NofitSet(lib.conn)
     todo = []
@@ -78,7 +63,8 @@ def drain_open(lib, seed: bytes, *, limit: int | None = None, workers: int = 1, 
         results = pool.imap(_solve, todo, chunksize=1) if pool else map(_solve, todo)
         done = 0
         for miss_id, kind, tile in results:
-            _apply(lib, miss_id, kind, tile, rep)
+            rep.cp_calls += 1            # one generate() per miss, as drain_misses counts
+            apply_result(lib, miss_id, kind, tile, rep)
             done += 1
             if on_batch is not None and done % batch == 0:
                 rep.seconds = time.perf_counter() - t0
@@ -90,20 +76,4 @@ def drain_open(lib, seed: bytes, *, limit: int | None = None, workers: int = 1, 
     return rep
 
 
-def _apply(lib, miss_id: int, kind: str, tile, rep: RefreshReport) -> None:
-    """Write one result: the new tile, then the miss it drained (a crash between leaves the miss open
-    and the tile in the library: the next drain makes the same tile and finds it there), or the nofit
-    mark."""
-    if kind == NOFIT:
-        ledger.mark_nofit(lib.conn, miss_id)
-        rep.nofit += 1
-    elif kind == FAILED:
-        rep.failed += 1
-    else:
-        h, _t = lib.insert(tile)
-        ledger.mark_drained(lib.conn, miss_id, h)
-        rep.drained += 1
-        rep.hashes.append(h)
-
-
-__all__ = ["RefreshReport", "drain_open", "misses_summary"]
+__all__ = ["drain_open", "misses_summary"]
