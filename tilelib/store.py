@@ -172,12 +172,16 @@ class Library:
     def insert_rows(self, tiles: Iterable[Tile]) -> list[str]:
         """Insert tiles into the open transaction (no commit; ``insert(commit=False)`` for many,
         in one executemany); return their hashes in order."""
-        now = int(time.time())
         keyed = [tile_key(t) for t in tiles]
+        self._write_canonical([k[0] for k in keyed])
+        return [k[1] for k in keyed]
+
+    def _write_canonical(self, canons: list[Tile]) -> None:
+        """INSERT OR IGNORE canonical tiles into the open transaction, in one executemany."""
+        now = int(time.time())
         self.conn.executemany(f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
                               f"({', '.join('?' * len(TILE_COLUMNS))})",
-                              [[row[c] for c in TILE_COLUMNS] for row in (tile_to_row(k[0], now) for k in keyed)])
-        return [k[1] for k in keyed]
+                              [[row[c] for c in TILE_COLUMNS] for row in (tile_to_row(t, now) for t in canons)])
 
     def insert(self, tile: Tile, *, commit: bool = True) -> tuple[str, int]:
         """Insert one tile; return (hash, t) with the input = canonical.transform(t).
@@ -189,7 +193,7 @@ class Library:
         if commit:
             self.insert_many([canon])
         else:
-            self.insert_rows([canon])
+            self._write_canonical([canon])
         return h, t
 
     def get(self, hash_: str) -> Tile:
