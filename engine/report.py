@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from engine.count import count_rows, ladder_rows
+from tilelib.bits import puzzle_text
 from tilelib.errors import BadInput
 
 
@@ -35,13 +36,7 @@ class RowPuzzle:
 def parse_puzzle(text: str, n: int | None = None) -> RowPuzzle:
     """Parse one puzzle string (``tilelib.bits.Puzzle.parse``'s rules and messages); if n is
     given it must match the inferred side."""
-    s = text.strip()
-    bad = sorted(set(s) - set("01."))
-    if bad:
-        raise BadInput(f"puzzle string holds {bad[0]!r}; only '0', '1' and '.' are allowed")
-    side = int(round(len(s) ** 0.5))
-    if side * side != len(s) or side < 2 or side % 2:
-        raise BadInput(f"puzzle string of length {len(s)} is not n*n for an even n")
+    s, side = puzzle_text(text)
     if n is not None and side != n:
         raise BadInput(f"--n {n} does not match a puzzle string of side {side}")
     rows = [s[i:i + side] for i in range(0, len(s), side)]

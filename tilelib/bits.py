@@ -129,6 +129,19 @@ def reverse_bits(v: int, n: int) -> int:
 # ---------------------------------------------------------------- puzzles
 
 
+def puzzle_text(text: str) -> tuple[str, int]:
+    """(the stripped puzzle string, its side n), or BadInput: only '0', '1' and '.', n*n of them
+    for an even n >= 2. The one check of a puzzle string (``Puzzle.parse``, ``engine.report``)."""
+    s = text.strip()
+    bad = sorted(set(s) - set("01."))
+    if bad:
+        raise BadInput(f"puzzle string holds {bad[0]!r}; only '0', '1' and '.' are allowed")
+    n = int(round(len(s) ** 0.5))
+    if n * n != len(s) or n < 2 or n % 2:
+        raise BadInput(f"puzzle string of length {len(s)} is not n*n for an even n")
+    return s, n
+
+
 @dataclass(frozen=True)
 class Puzzle:
     """A tile puzzle: side n, cell values and a mask of known cells (both n×n uint8).
@@ -146,13 +159,7 @@ class Puzzle:
         """Parse a puzzle string; n is inferred from its length. Raise BadInput if malformed."""
         import numpy as np
 
-        s = text.strip()
-        bad = sorted(set(s) - set("01."))
-        if bad:
-            raise BadInput(f"puzzle string holds {bad[0]!r}; only '0', '1' and '.' are allowed")
-        n = int(round(len(s) ** 0.5))
-        if n * n != len(s) or n < 2 or n % 2:
-            raise BadInput(f"puzzle string of length {len(s)} is not n*n for an even n")
+        s, n = puzzle_text(text)
         arr = np.frombuffer(s.encode("ascii"), dtype=np.uint8).reshape(n, n)
         known = (arr != ord(".")).astype(np.uint8)
         values = (arr == ord("1")).astype(np.uint8)
