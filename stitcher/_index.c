@@ -90,19 +90,26 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     t->prefix = PyMem_Calloc(W + 1, sizeof(int32_t));
     if (!t->oe || !t->rank_entry || !t->all || !t->m1 || !t->pin || !t->cb || !t->vidx || !t->acc
             || !t->pool || !t->prefix) { PyErr_NoMemory(); goto done; }
-    for (Py_ssize_t e = 0; e < N; e++)
+    /* The loops below touch only this object's arrays and the held buffers, so they run without
+     * the GIL: index.py builds several tables at once on threads (allocation keeps the GIL). */
+    int bad = 0, slots = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t e = 0; e < N && !bad; e++)
         for (int s = 0; s < 4; s++) {
             int64_t v = OE[4 * e + s];
-            if (v < 0 || v > (int64_t)full) { PyErr_SetString(PyExc_ValueError, "edge out of range"); goto done; }
+            if (v < 0 || v > (int64_t)full) { bad = 1; break; }
             t->oe[e][s] = (uint16_t)v;
         }
-    for (size_t q = 0; q < ((size_t)4 << n); q++) t->vidx[q] = -1;
-    int slots = 0;
-    for (Py_ssize_t e = 0; e < N; e++)
-        for (int s = 0; s < 4; s++) {
-            int32_t *q = &t->vidx[(s << n) | t->oe[e][s]];
-            if (*q < 0) *q = slots++;
-        }
+    if (!bad) {
+        for (size_t q = 0; q < ((size_t)4 << n); q++) t->vidx[q] = -1;
+        for (Py_ssize_t e = 0; e < N; e++)
+            for (int s = 0; s < 4; s++) {
+                int32_t *q = &t->vidx[(s << n) | t->oe[e][s]];
+                if (*q < 0) *q = slots++;
+            }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) { PyErr_SetString(PyExc_ValueError, "edge out of range"); goto done; }
     t->post_off = PyMem_Calloc((size_t)slots + 1, sizeof(int32_t));
     t->post = PyMem_Malloc(sizeof(int32_t) * (size_t)(4 * N ? 4 * N : 1));
     if (!t->post_off || !t->post) { PyErr_NoMemory(); goto done; }
@@ -120,13 +127,10 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
         t->dense[q] = t->post_off[q + 1] - t->post_off[q] >= W ? ndense++ : -1;
     t->vb = PyMem_Calloc(ndense ? (size_t)ndense * W : 1, 8);
     if (!t->vb) { PyMem_Free(fill); PyErr_NoMemory(); goto done; }
+    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < N; r++) {
         int64_t e = ORD[r];
-        if (e < 0 || e >= N) {
-            PyMem_Free(fill);
-            PyErr_SetString(PyExc_ValueError, "order holds an entry out of range");
-            goto done;
-        }
+        if (e < 0 || e >= N) { bad = 1; break; }
         t->rank_entry[r] = (int32_t)e;
         size_t w = (size_t)r >> 6;
         uint64_t bit = 1ull << (r & 63);
@@ -144,7 +148,9 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
                 t->cb[((size_t)(s * n + p) * 2 + ((v >> p) & 1)) * W + w] |= bit;
         }
     }
+    Py_END_ALLOW_THREADS
     PyMem_Free(fill);
+    if (bad) { PyErr_SetString(PyExc_ValueError, "order holds an entry out of range"); goto done; }
     rc = 0;
 done:
     PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m); PyBuffer_Release(&b_order);

@@ -36,6 +36,8 @@ callable) takes the Python ``place.choose``.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -115,37 +117,61 @@ class _SizeIndex:
                         np.array([r[2] for r in rows], dtype=np.int64),
                         np.array([canonical_pins(r[2], r[3]) for r in rows], dtype=np.int64))
 
-    def add_arrays(self, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray) -> None:
+    def add_arrays(self, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray,
+                   table: bool = True) -> None:
         """Add canonical tiles as arrays: edges (k, 4), m (k,), canonical pin bitmaps (k,).
-        Cost O(k) plus the C table's extend (O(extras)) or, past EXTRA_LIMIT, its rebuild."""
+        Cost O(k) plus the C table's extend (O(extras)) or, past EXTRA_LIMIT, its rebuild;
+        ``table=False`` leaves the C table unbuilt until ``build_tables`` (lookups need it built)."""
         if not len(hashes):
             return
-        n, full = self.n, (1 << self.n) - 1
-        k0 = self.size
-        cnt = 16 * len(hashes)
+        k, k0 = len(hashes), self.size
+        cnt = 16 * k
         self._grow(k0 + cnt)
-        rev = _rev_table(n)
-        h64 = np.array([int(h[:15], 16) for h in hashes], dtype=np.uint64)
-        perm = pin_perm()
+        src, flip, xor = _edge_plan(self.n)
         sl = slice(k0, k0 + cnt)
-        for t in TRANSFORMS:
-            ent = slice(k0 + t, k0 + cnt, 16)
-            for s, src in enumerate(EDGE_MAP[t]):
-                v = canon[:, src.side]
-                if src.reversed:
-                    v = rev[v]
-                if src.complemented:
-                    v = v ^ full
-                self.OE[ent, s] = v
-            self.PINS[ent] = perm[t, pins]
-            self.SK[ent] = (h64 << np.uint64(4)) | np.uint64(t)
+        # entry 16·row + t, side s = side src[t, s] of the canonical tile, reversed where flip,
+        # complemented by xor: one gather and two whole-array passes instead of 64 strided ones
+        oe = np.asarray(canon, dtype=np.int64)[:, src]                  # (k, 16, 4)
+        oe = np.where(flip, _rev_table(self.n)[oe], oe) ^ xor
+        self.OE[sl] = oe.reshape(cnt, 4)
+        self.PINS[sl] = pin_perm()[:, np.asarray(pins, dtype=np.int64)].T.reshape(cnt)
+        h64 = np.array([int(h[:15], 16) for h in hashes], dtype=np.uint64)
+        self.SK[sl] = ((h64[:, None] << np.uint64(4)) | np.arange(16, dtype=np.uint64)).reshape(cnt)
         self.M[sl] = np.repeat(m, 16)
+        self._added(hashes, k0, table)
+
+    def _added(self, hashes: list[str], k0: int, table: bool) -> None:
+        """Bookkeeping after entries k0.. were written: hashes, size, and the C table."""
         self.hashes.extend(hashes)
-        self.size = k0 + cnt
+        self.size = k0 + 16 * len(hashes)
         self._all = None
-        if self.table is not None and self.size - self._ranked <= EXTRA_LIMIT:
+        if not table:
+            self.table = None
+        elif self.table is not None and self.size - self._ranked <= EXTRA_LIMIT:
             self._extend(k0)
         else:
+            self.table = self._table()
+
+    def add_subset(self, parent: "_SizeIndex", rows: np.ndarray, table: bool = True) -> None:
+        """Add the tiles at ``rows`` of ``parent`` (ascending): their 16 entries copied as they
+        are, which is what ``add_arrays`` of their canonical rows would compute, without redoing
+        the 16 transforms."""
+        if not len(rows):
+            return
+        k0 = self.size
+        ent = (np.asarray(rows, dtype=np.int64)[:, None] * 16 + np.arange(16)).ravel()
+        for name in ("OE", "PINS", "M", "SK"):
+            got = getattr(parent, name)[ent]
+            if k0 == 0:
+                setattr(self, name, got)    # exactly sized; a later add grows it
+            else:
+                self._grow(k0 + len(ent))
+                getattr(self, name)[k0:k0 + len(ent)] = got
+        self._added([parent.hashes[j] for j in rows.tolist()], k0, table)
+
+    def build_table(self) -> None:
+        """Build the C table if ``add_arrays(table=False)`` left it unbuilt."""
+        if self.table is None and _core is not None:
             self.table = self._table()
 
     def buckets(self) -> list[dict[int, np.ndarray]]:
@@ -231,6 +257,17 @@ class _SizeIndex:
         return cands
 
 
+@lru_cache(maxsize=None)
+def _edge_plan(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (t, s) (16 x 4): the canonical side oriented side s of transform t reads, whether it is
+    reversed, and the mask it is XORed with (all ones when complemented) — ``EDGE_MAP`` as arrays."""
+    src = np.array([[e.side for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=np.int64)
+    flip = np.array([[e.reversed for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=bool)
+    xor = np.array([[((1 << n) - 1) if e.complemented else 0 for e in EDGE_MAP[t]] for t in TRANSFORMS],
+                   dtype=np.int64)
+    return src, flip, xor
+
+
 @lru_cache(maxsize=8)
 def _rev_table(n: int) -> np.ndarray:
     v = np.arange(1 << n, dtype=np.int64)
@@ -238,6 +275,22 @@ def _rev_table(n: int) -> np.ndarray:
     for b in range(n):
         out |= ((v >> b) & 1) << (n - 1 - b)
     return out
+
+
+def build_tables(sizes, threads: int | None = None) -> None:
+    """Build the unbuilt C tables of ``sizes`` (``_SizeIndex``es) on ``threads`` threads (default:
+    up to 2, the cores the nightly job has): the C constructor runs without the GIL, and a table
+    is the same whichever thread builds it. Largest first, so the threads finish together."""
+    todo = sorted((si for si in sizes if si.table is None), key=lambda si: -si.size)
+    if _core is None or not todo:
+        return
+    threads = min(len(todo), threads or min(2, os.cpu_count() or 1))
+    if threads <= 1:
+        for si in todo:
+            si.build_table()
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(_SizeIndex.build_table, todo))
 
 
 class MemoryIndex:
@@ -270,10 +323,12 @@ class MemoryIndex:
         for n in sorted(set(ns)):
             a = act.get(n)
             if a is not None and len(a):
-                idx._size(n).add_arrays([h.decode() for h in a.hashes.tolist()], a.edges, a.m, a.pins)
+                idx._size(n).add_arrays([h.decode() for h in a.hashes.tolist()], a.edges, a.m, a.pins,
+                                        table=False)
                 idx.opened_ladders[n] = a.ladder
             else:
                 idx._size(n)
+        build_tables(idx.sizes.values())
         return idx
 
     def _size(self, n: int) -> _SizeIndex:
@@ -288,12 +343,10 @@ class MemoryIndex:
         """The hashes of size n's tiles, in the index's (ascending hash, then added) order."""
         return list(self._size(n).hashes)
 
-    def canonical_rows(self, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(edges (k, 4), m (k,), canonical pin bitmaps (k,)) of size n's tiles at positions ``rows``
-        of ``tile_hashes(n)``: each tile's identity entry (transform 0 comes first of its 16)."""
-        si = self._size(n)
-        ent = np.asarray(rows, dtype=np.int64) * 16
-        return si.OE[ent].copy(), si.M[ent].copy(), si.PINS[ent].astype(np.int64)
+    def add_subset(self, n: int, base: "MemoryIndex", rows: np.ndarray) -> None:
+        """Add size n's tiles at positions ``rows`` (ascending) of ``base.tile_hashes(n)``, with
+        their C table left for ``build_tables`` (``_SizeIndex.add_subset``)."""
+        self._size(n).add_subset(base._size(n), rows, table=False)
 
     def add_arrays(self, n: int, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray) -> None:
         """Add canonical tiles of size n as arrays (``_SizeIndex.add_arrays``)."""

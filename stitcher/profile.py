@@ -38,18 +38,16 @@ def level_indexes(conn, base, ns, sets) -> dict:
     """{level set: MemoryIndex} over the tiles of ``base`` (a ``MemoryIndex`` just opened) whose
     ladder is in the set: per n the same entries, in the same (hash) order, with the same C table
     as ``MemoryIndex.load`` over that subset."""
-    from stitcher.index import MemoryIndex
+    from stitcher.index import MemoryIndex, build_tables
 
     ns = sorted(set(ns))
-    active = {n: base.tile_hashes(n) for n in ns}
-    lv = {n: _levels(conn, base, n, active[n]) for n in ns}
+    lv = {n: _levels(conn, base, n, base.tile_hashes(n)) for n in ns}
     out = {}
     for levels in sets:
         idx = MemoryIndex()
         want = np.array(sorted(levels), dtype=np.int64)
         for n in ns:
-            keep = np.flatnonzero(np.isin(lv[n], want))
-            edges, m, pins = base.canonical_rows(n, keep)
-            idx.add_arrays(n, [active[n][j] for j in keep.tolist()], edges, m, pins)
+            idx.add_subset(n, base, np.flatnonzero(np.isin(lv[n], want)))
         out[levels] = idx
+    build_tables([si for idx in out.values() for si in idx.sizes.values()])
     return out
