@@ -22,7 +22,8 @@ import sqlite3
 from tilelib import ledger
 from tilelib.constraint import Constraint, canonical_constraint
 from tilelib.ledger import Miss
-from tilelib.store import tile_key
+from tilelib.errors import UnknownTile
+from tilelib.store import TILE_COLUMNS, row_to_tile, tile_key
 from tilelib.tile import Tile
 
 
@@ -48,6 +49,13 @@ class SqlJournal:
         """Insert many tiles in one statement (a half's); their hashes, in order."""
         return self.lib.insert_rows(tiles)
 
+    def get_oriented(self, h: str, t: int) -> Tile | None:
+        """The library tile h oriented by t (None if absent): what the stitch can see."""
+        try:
+            return self.lib.get_oriented(h, t)
+        except UnknownTile:
+            return None
+
 
 class LogJournal:
     """Answers as ``SqlJournal`` would, from a read-only view plus its own log; writes nothing."""
@@ -56,6 +64,7 @@ class LogJournal:
         self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         self.ops: list[tuple] = []          # ("miss", c, packing, id) | ("drained", id, h) | ("nofit", id)
         self.tiles: list[Tile] = []         # inserted tiles, in order
+        self._canon: dict[str, Tile] = {}   # hash -> canonical tile, of those
         self._misses: dict[tuple, Miss] = {}
         self._by_id: dict[int, tuple] = {}
 
@@ -83,9 +92,21 @@ class LogJournal:
         self.ops.append(("nofit", miss_id))
 
     def insert(self, tile: Tile) -> tuple[str, int]:
-        _canon, h, t = tile_key(tile)
+        canon, h, t = tile_key(tile)
         self.tiles.append(tile)
+        self._canon.setdefault(h, canon)
         return h, t
+
+    def get_oriented(self, h: str, t: int) -> Tile | None:
+        """Tile h oriented by t from this log or the view (None if in neither)."""
+        canon = self._canon.get(h)
+        if canon is None:
+            row = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles WHERE hash = ?",
+                                    (h,)).fetchone()
+            if row is None:
+                return None
+            canon = row_to_tile(dict(zip(TILE_COLUMNS, row)))
+        return canon.transform(t)
 
     def close(self) -> None:
         self.conn.close()

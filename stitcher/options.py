@@ -38,6 +38,7 @@ class StitchOptions:
     order: str = "packer"             # placement order (stitcher.order.ORDERS)
     lookahead: bool = True            # forward check + window-aware drain and repair
     profile: object = None            # a tilelib.difficulty.Profile the draws aim for, or None
+    reuse: bool = True                # a made tile whose grid the index holds is not added (stitcher.reuse)
     workers: int = 1                  # processes for the halves (stitcher.regions); not in the board
 
     def __post_init__(self) -> None:

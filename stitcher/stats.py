@@ -10,7 +10,9 @@ repairs — so it overlaps ``drained``; new library tiles = the library's growth
 ``failed`` (completions could not be thinned), ``repaired`` (of which ``repaired_together``:
 by one model for the square and the neighbours taken off), ``fallbacks``
 (squares split or zoned), ``preferred`` (placements pinned by the known
-sides), ``unchecked`` (placed although no candidate passed the forward check).
+sides), ``unchecked`` (placed although no candidate passed the forward check), ``reused`` (a
+made tile's grid was already an indexed tile that could stand for it: that tile was placed and
+no row added, ``stitcher.reuse``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
             "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
-            "profile_hits")
+            "profile_hits", "reused")
 
 
 @dataclass

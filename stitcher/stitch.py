@@ -65,6 +65,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
+from generator.version import default_m_max
 from packers.packing import Packing, adjacency
 from stitcher.board import Board
 from stitcher.check import ForwardCheck
@@ -78,6 +79,7 @@ from stitcher import regions
 from stitcher.profile import level_indexes
 from stitcher.order import bfs_distance, known_sides, placement_order, unit_owner
 from stitcher.repair import repair
+from stitcher.reuse import existing
 from stitcher.small import EXACT_N, doomed, feasible
 from stitcher.stats import StitchStats
 from tilelib.errors import TilesError
@@ -347,16 +349,33 @@ class StitchRun:
                 self.st.seconds["drain"] += time.perf_counter() - t0
 
     def install(self, i: int, tile) -> None:
-        """Append a new tile to the library and the index, and place it on square i."""
+        """Place a made tile on square i: a tile the index holds with the same grid if one can stand
+        for it (``reusable``), else the new tile, appended to the library and the index."""
         x, y, s = self.squares[i]
-        h, t = self.journal.insert(tile)
-        self.learn(h, tile)
-        self.st.made += 1
+        got = self.reusable(i, tile) if self.opts.reuse else None
+        if got is not None:
+            h, t = got
+            self.st.bump(s + 1, "reused")
+        else:
+            h, t = self.journal.insert(tile)
+            self.learn(h, tile)
+            self.st.made += 1
         self.board.place(x, y, s + 1, tile.edges)
         self.placements[i] = (h, t)
         self.edges_of[i] = tile.edges
         self.order_of[i] = self.seq = self.seq + 1
         self.st.placements += 1
+
+    def reusable(self, i: int, tile):
+        """(hash, t) of an indexed tile with the grid of ``tile`` that square i can take instead
+        (``stitcher.reuse``): pinned for the sides the new tile was thinned for, m within its
+        bound, of the square's level (else an allowed one) under a profile."""
+        n = tile.n
+        seam, m_max = self.tile_params(i)
+        indexes = ([self.index] if self.profile is None else
+                   [self.level_idx[frozenset({self.level_for(i)})], self.level_idx[self.profile.allowed(n)]])
+        return existing(indexes, tile, known=seam, m_max=default_m_max(n) if m_max is None else m_max,
+                        m1=i == self.seed, fetch=self.journal.get_oriented)
 
     def learn(self, h: str, tile) -> None:
         """Add a new tile (hash h) to the index and to the level indexes its ladder level is in."""
@@ -501,12 +520,12 @@ class StitchRun:
 def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain.INLINE,
            m_max: int | None = None, progress: Callable[[int, int, StitchStats], None] | None = None,
            index=None, max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True,
-           profile=None, workers: int = 1) -> StitchResult:
+           profile=None, workers: int = 1, reuse: bool = True) -> StitchResult:
     """Assign every square a library tile (see the module doc and ``StitchOptions``). ``index``
     defaults to a fresh ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite
     per square). ``workers``: processes for the halves of a big board (the board is the same)."""
     opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
-                         profile=profile, workers=workers)
+                         profile=profile, workers=workers, reuse=reuse)
     try:
         return StitchRun(packing, lib, stream, opts, index=index, progress=progress).run()
     finally:
