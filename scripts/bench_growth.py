@@ -29,13 +29,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SECRET = "bench-growth-secret"
-CAUSES = ("misses_first", "unchecked", "joint", "drained", "nofit", "settled", "repaired", "fallbacks")
+CAUSES = ("misses_first", "unchecked", "joint", "drained", "nofit", "settled", "repaired", "fallbacks", "reused")
 
 
 def one_day(lib: Path, out: Path, day: str, G: int, workers: int, profile: str | None) -> dict:
     from daily.build import BuildOptions, build
 
-    n0 = _count(lib)
+    n0, r0 = _count(lib), _last_rowid(lib)
     t0, c0 = time.perf_counter(), os.times()
     res = build(BuildOptions(day=day, library=lib, out_dir=out, size=G, secret=SECRET, force=True,
                              workers=workers, profile=profile), log=lambda _line: None)
@@ -50,7 +50,11 @@ def one_day(lib: Path, out: Path, day: str, G: int, workers: int, profile: str |
            + (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)}
     for k in CAUSES:
         row[k] = sum(d.get(k, 0) for d in per_n.values())
-    row["new_by_n"] = {n: d.get("joint", 0) for n, d in per_n.items()}
+    row["joint_by_n"] = {n: d.get("joint", 0) for n, d in per_n.items()}
+    row["reused_by_n"] = {n: d.get("reused", 0) for n, d in per_n.items()}
+    with sqlite3.connect(lib) as c:     # rows are appended: the night's are those past r0
+        row["new_by_n"] = {str(n): k for n, k in c.execute(
+            "SELECT n, count(*) FROM tiles WHERE rowid > ? GROUP BY n ORDER BY n", (r0,))}
     return row
 
 
@@ -59,6 +63,13 @@ def _count(lib: Path) -> int:
         return 0
     with sqlite3.connect(lib) as c:
         return c.execute("SELECT count(*) FROM tiles").fetchone()[0]
+
+
+def _last_rowid(lib: Path) -> int:
+    if not lib.exists():
+        return 0
+    with sqlite3.connect(lib) as c:
+        return c.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
 
 
 def main() -> None:
@@ -92,18 +103,20 @@ def main() -> None:
           f"{args.days} days from {start}, workers {args.workers}, profile {args.profile}; load at start {os.getloadavg()[0]:.1f}")
     rows = []
     print("\n| day | status | squares | new tiles | tiles | first fill | final fill | first misses | "
-          "unchecked | window-aware tiles | repaired | nofit+settled | CP-SAT calls | CPU s | wall s |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "unchecked | window-aware tiles | reused | repaired | nofit+settled | CP-SAT calls | new by n (6/8/10/12/14/16) "
+          "| CPU s | wall s |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for k in range(args.days):
         day = (start + dt.timedelta(days=k)).isoformat()
         r = one_day(lib, work / "out", day, args.G, args.workers, None if args.profile == "none" else args.profile)
         rows.append(r)
         print(f"| {k + 1} | {r['status']} | {r['squares']:,} | {r['new_tiles']:,} | {r['tiles']:,} | "
               f"{r['first_fill']:.4f} | {r['final_fill']:.4f} | {r['misses_first']} | {r['unchecked']} | "
-              f"{r['joint']} | {r['repaired']} | {r['nofit'] + r['settled']} | {r['cp_calls']:,} | "
+              f"{r['joint']} | {r['reused']} | {r['repaired']} | {r['nofit'] + r['settled']} | {r['cp_calls']:,} | "
+              f"{'/'.join(str(r['new_by_n'].get(str(n), 0)) for n in range(6, 17, 2))} | "
               f"{r['cpu_s']:.1f} | {r['wall_s']:.1f} |", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        if args.json:      # after every night: a long run that stops early keeps what it measured
+            Path(args.json).write_text(json.dumps(rows, indent=1))
     if len(rows) >= 30:
         d5, d30 = rows[4]["new_tiles"], rows[29]["new_tiles"]
         print(f"\nday 30 / day 5 new tiles: {d30:,} / {d5:,} = {d30 / max(d5, 1):.2f} "
