@@ -86,12 +86,16 @@ class Board:
 def fetch_tiles(manifest: Manifest, lib: Library) -> dict[str, Tile]:
     """The canonical tile of every distinct hash in the manifest (CheckFailed step 'tiles' if absent
     or tampered, naming the first tile id that uses it)."""
+    try:
+        got = lib.get_many(manifest.hashes)
+    except CorruptLibrary:         # HashMismatch included: name the first tile id with a bad row
+        got = None
     out: dict[str, Tile] = {}
     for i, h in enumerate(manifest.hashes):
         if h in out:
             continue
         try:
-            out[h] = lib.get(h)
+            out[h] = got[h] if got is not None and h in got else lib.get(h)
         except UnknownTile:
             raise CheckFailed("tiles", f"tile {i}: no row with hash {h} in the library") from None
         except CorruptLibrary as e:  # HashMismatch included

@@ -121,13 +121,17 @@ def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -
     ``inspect(i, hash, tile)`` runs once per distinct hash, at its first tile. Returns canonical
     tiles by hash."""
     tiles: dict[str, Tile] = {}
+    try:
+        got = lib.get_many(m.hashes)    # one read of every row; errors are raised below, in id order
+    except CorruptLibrary:
+        got = {}
     for i, (x0, y0, s) in enumerate(m.packing.squares):
         h = m.hashes[i]
         tile = tiles.get(h)
         fresh = tile is None
         if fresh:
             try:
-                tile = tiles[h] = lib.get(h)
+                tile = tiles[h] = got[h] if h in got else lib.get(h)
             except UnknownTile:
                 raise LibraryOutOfDate(f"tiles: tile {i}: the library {lib.path} has no tile {h}: library out "
                                        "of date, run `tiles library pull`") from None

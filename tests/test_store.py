@@ -53,6 +53,21 @@ def test_tampered_row_is_a_hash_mismatch(lib):
         lib.get(h)
 
 
+def test_get_many_is_get_for_each_present_hash(lib):
+    """get_many answers as get does for every present hash (any case, repeats), leaves absent
+    ones out, spans its 500-hash chunks, and raises HashMismatch for a tampered row."""
+    hs = [lib.insert(make_tile(n=6 + 2 * (k % 3), seed=k))[0] for k in range(1203)]
+    absent = "f" * 64
+    got = lib.get_many(hs + [absent] + [h.upper() for h in hs[:5]] + hs[:7])
+    assert set(got) == set(hs) and all(got[h] == lib.get(h) for h in hs)
+    assert lib.get_many([]) == {}
+    with lib.conn:
+        lib.conn.execute("UPDATE tiles SET givens = zeroblob(length(givens)) WHERE hash = ?", (hs[900],))
+    with pytest.raises(HashMismatch):
+        lib.get_many(hs)
+    assert lib.get_many(hs[:10]) == {h: lib.get(h) for h in hs[:10]}
+
+
 def test_open_missing_file(tmp_path):
     with pytest.raises(LibraryError, match="no tile library"):
         Library.open(tmp_path / "absent.sqlite")

@@ -205,6 +205,21 @@ class Library:
             raise UnknownTile(f"no tile with hash {hash_} in {self.path}")
         return row_to_tile(dict(zip(TILE_COLUMNS, row)))
 
+    def get_many(self, hashes) -> dict[str, Tile]:
+        """{hash: canonical tile} of the distinct ``hashes`` present (absent ones are left out;
+        HashMismatch / CorruptLibrary as ``get``). One query per 500, in hash order: a board's
+        ~20k tiles cost 0.4 s where 20k ``get`` calls cost 0.7 s on a 921 MB library."""
+        cols = ", ".join(TILE_COLUMNS)
+        want = sorted({h.lower() for h in hashes})
+        out: dict[str, Tile] = {}
+        for k in range(0, len(want), 500):
+            part = want[k:k + 500]
+            for row in self.conn.execute(f"SELECT {cols} FROM tiles WHERE hash IN ({','.join('?' * len(part))})",
+                                         part):
+                d = dict(zip(TILE_COLUMNS, row))
+                out[d["hash"]] = row_to_tile(d)
+        return out
+
     def get_oriented(self, hash_: str, t: int) -> Tile:
         """transform(canonical tile, t): the tile as a manifest entry (hash, t) places it."""
         return self.get(hash_).transform(t)
