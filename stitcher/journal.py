@@ -2,8 +2,9 @@
 
 A stitch writes three kinds of rows: misses (``record_miss``), their outcome
 (``mark_drained`` / ``mark_nofit``) and the tiles the drain made (``insert``).
-``SqlJournal`` writes them into the library's open transaction as they happen
-(the one-process stitch). A region worker (``stitcher.regions``) runs in a forked
+``SqlJournal`` writes the ledger rows into the library's open transaction as they
+happen (the one-process stitch) and keeps the tiles back until ``flush`` writes
+those the final board uses or the ledger names. A region worker (``stitcher.regions``) runs in a forked
 process that must not touch the parent's SQLite connection, so it uses a
 ``LogJournal``: reads go to a read-only connection of its own (the library as it
 was when the stitch began), writes are kept in order as plain data
@@ -28,40 +29,69 @@ from tilelib.tile import Tile
 
 
 class SqlJournal:
-    """Writes straight into ``conn`` (the stitch's one deferred transaction) and ``lib``."""
+    """Writes ledger rows straight into ``conn`` (the stitch's one deferred transaction). Tiles
+    are kept back (``defer``): ``insert`` only names them, and ``flush`` writes, at the end of the
+    stitch, those the board uses or the ledger names — a tile made for an attempt that was undone
+    (a failed repair, a square remade later) adds no row. Measured on a G = 1000 night at a 41k
+    library: 1,358 of 3,751 new rows were such tiles. Without ``defer`` (the SqlIndex path, whose
+    lookups read the library) each tile is written at once, as before."""
 
-    def __init__(self, lib, conn) -> None:
-        self.lib, self.conn = lib, conn
+    def __init__(self, lib, conn, *, defer: bool = True) -> None:
+        self.lib, self.conn, self.defer = lib, conn, defer
+        self.pending: dict[str, Tile] = {}   # hash -> canonical tile, kept back, in the order made
+        self.named: set[str] = set()          # tile hashes the ledger names (mark_drained)
 
     def record_miss(self, c: Constraint, packing: str) -> Miss:
         return ledger.record_miss(self.conn, c, packing)
 
     def mark_drained(self, miss_id: int, tile_hash: str) -> None:
         ledger.mark_drained(self.conn, miss_id, tile_hash)
+        self.named.add(tile_hash)
 
     def mark_nofit(self, miss_id: int) -> None:
         ledger.mark_nofit(self.conn, miss_id)
 
     def insert(self, tile: Tile) -> tuple[str, int]:
-        return self.lib.insert(tile, commit=False)      # committed with the ledger, at the end
+        """(hash, t) of the tile, canonical.transform(t) = tile; kept back until ``flush``."""
+        if not self.defer:
+            return self.lib.insert(tile, commit=False)      # committed with the ledger, at the end
+        canon, h, t = tile_key(tile)
+        self.pending.setdefault(h, canon)
+        return h, t
 
     def insert_all(self, tiles: list[Tile]) -> list[str]:
-        """Insert many tiles in one statement (a half's); their hashes, in order."""
-        return self.lib.insert_rows(tiles)
+        """``insert`` for many tiles (a half's); their hashes, in order."""
+        if not self.defer:
+            return self.lib.insert_rows(tiles)
+        return [self.insert(t)[0] for t in tiles]
 
     def get_oriented(self, h: str, t: int) -> Tile | None:
-        """The library tile h oriented by t (None if absent): what the stitch can see."""
+        """Tile h oriented by t, kept back or in the library (None if neither): what the stitch sees."""
+        canon = self.pending.get(h)
+        if canon is not None:
+            return canon.transform(t)
         try:
             return self.lib.get_oriented(h, t)
         except UnknownTile:
             return None
 
+    def flush(self, used: set[str]) -> int:
+        """Write the kept-back tiles in ``used`` (the board's) or named by the ledger, in the order
+        they were made, into the open transaction; forget the others. Returns how many were not
+        written."""
+        keep = [c for h, c in self.pending.items() if h in used or h in self.named]
+        self.lib.insert_canonical(keep)
+        dropped = len(self.pending) - len(keep)
+        self.pending.clear()
+        return dropped
+
 
 class LogJournal:
     """Answers as ``SqlJournal`` would, from a read-only view plus its own log; writes nothing."""
 
-    def __init__(self, path) -> None:
+    def __init__(self, path, inherited: dict[str, Tile] | None = None) -> None:
         self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.inherited = inherited or {}    # the parent's kept-back tiles (SqlJournal.pending)
         self.ops: list[tuple] = []          # ("miss", c, packing, id) | ("drained", id, h) | ("nofit", id)
         self.tiles: list[Tile] = []         # inserted tiles, in order
         self._canon: dict[str, Tile] = {}   # hash -> canonical tile, of those
@@ -98,8 +128,8 @@ class LogJournal:
         return h, t
 
     def get_oriented(self, h: str, t: int) -> Tile | None:
-        """Tile h oriented by t from this log or the view (None if in neither)."""
-        canon = self._canon.get(h)
+        """Tile h oriented by t from this log, the parent's kept-back tiles or the view (else None)."""
+        canon = self._canon.get(h) or self.inherited.get(h)
         if canon is None:
             row = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles WHERE hash = ?",
                                     (h,)).fetchone()

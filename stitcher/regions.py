@@ -130,7 +130,7 @@ def run_half(run: StitchRun, r: int) -> HalfResult:
     """In a forked worker: stitch half r alone, writing nothing; return what the parent needs.
     The strip is fixed (no repair takes it off); a square the half would split is left over."""
     cpu0 = time.process_time()
-    journal = LogJournal(run.lib.path)
+    journal = LogJournal(run.lib.path, inherited=run.journal.pending)
     run.journal, run.nofits, run.defer_splits = journal, NofitSet(journal.conn), True
     run.conn = None                 # the parent's connection is not ours to use
     run.enter(run.stream.child(f"region/{r}"))

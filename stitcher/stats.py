@@ -37,7 +37,8 @@ class StitchStats:
     zone_fraction_after: float = 0.0
     seconds: dict = field(default_factory=dict)
     cp_calls: int = 0
-    made: int = 0                 # tiles the drain made and placed (new library rows unless already there)
+    made: int = 0                 # tiles the drain made and placed at the time (kept back until the end)
+    dropped: int = 0              # of those, not written: neither on the final board nor named by the ledger
     index: dict = field(default_factory=dict)     # how the index was had (MemoryIndex.open's info)
 
     def bump(self, n: int, key: int | str, by: int = 1) -> None:
@@ -64,4 +65,4 @@ class StitchStats:
                 "first_fill": self.first_fill, "final_fill": self.final_fill,
                 "zone_fraction_before": self.zone_fraction_before,
                 "zone_fraction_after": self.zone_fraction_after,
-                "cp_calls": self.cp_calls, "made": self.made, "seconds": dict(self.seconds), "index": dict(self.index)}
+                "cp_calls": self.cp_calls, "made": self.made, "dropped": self.dropped, "seconds": dict(self.seconds), "index": dict(self.index)}

@@ -187,6 +187,8 @@ class StitchRun:
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
         self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2))
+        # made tiles are kept back until the end (journal.SqlJournal) unless lookups read the library
+        self.journal.defer = isinstance(self.index, MemoryIndex)
         self.profile = opts.profile
         self.level_of: dict[int, int] = {}
         self.level_idx: dict = {}
@@ -471,10 +473,11 @@ class StitchRun:
             first_area = regions.strip_then_halves(self, area)
         st.first_fill = first_area / st.square_area if st.square_area else 1.0
         t1 = time.perf_counter()
+        packing, placements = assemble(self)
+        st.dropped = self.journal.flush({h for h, _t in placements})
         self.lib.conn.commit()
         t2 = time.perf_counter()
         st.seconds["ledger"] += t2 - t1
-        packing, placements = assemble(self)
         st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
         st.zone_fraction_before = self.packing.zone_fraction()
         st.zone_fraction_after = packing.zone_fraction()
@@ -526,7 +529,11 @@ def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain
     per square). ``workers``: processes for the halves of a big board (the board is the same)."""
     opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
                          profile=profile, workers=workers, reuse=reuse)
+    run = None
     try:
-        return StitchRun(packing, lib, stream, opts, index=index, progress=progress).run()
+        run = StitchRun(packing, lib, stream, opts, index=index, progress=progress)
+        return run.run()
     finally:
+        if run is not None:
+            run.journal.flush(set())    # after a failure: the tiles the ledger names (else nothing left)
         lib.conn.commit()

@@ -82,7 +82,9 @@ def test_a_replayed_log_writes_what_direct_writes_would(tmp_path, sample_tiles):
         j.mark_nofit(m1.id)
 
     with Library.open(a) as lib:
-        script(SqlJournal(lib, lib.conn))
+        j = SqlJournal(lib, lib.conn)
+        script(j)
+        assert j.flush(set()) == 0          # the one tile is named by the ledger: written
         lib.conn.commit()
         direct = _ledger_rows(lib.conn), sorted(r[0] for r in lib.conn.execute("SELECT hash FROM tiles"))
     log = LogJournal(b)
@@ -93,10 +95,36 @@ def test_a_replayed_log_writes_what_direct_writes_would(tmp_path, sample_tiles):
         for t in log.tiles:
             j.insert(t)
         replay(log.ops, j)
+        j.flush(set())
         lib.conn.commit()
         replayed = _ledger_rows(lib.conn), sorted(r[0] for r in lib.conn.execute("SELECT hash FROM tiles"))
     assert replayed == direct
     assert direct[0][0][-3:] == (3, 1, None) and direct[0][1][-2:] == (0, tile_hash(direct[1], tile))
+
+
+def test_kept_back_tiles_are_written_only_if_used_or_named(tmp_path, sample_tiles):
+    """SqlJournal keeps made tiles back: visible to get_oriented (and to a half's LogJournal that
+    inherits them) before the flush; the flush writes those the board uses or the ledger names,
+    in the order made, and drops the rest. Without defer every insert is written at once."""
+    t_used, t_named, t_spare = sample_tiles[:3]
+    with Library.open(tmp_path / "k.sqlite", create=True) as lib:
+        j = SqlJournal(lib, lib.conn)
+        h_used, tu = j.insert(t_used)
+        h_named, _ = j.insert(t_named)
+        h_spare, _ = j.insert(t_spare)
+        assert not lib.has(h_used) and j.get_oriented(h_used, tu) == t_used
+        log = LogJournal(lib.path, inherited=j.pending)
+        assert log.get_oriented(h_used, tu) == t_used and log.get_oriented("0" * 64, 0) is None
+        log.close()
+        m = j.record_miss(Constraint(6, (63, 0, 0, 0), (0b001011, 0, 0, 0)), "p")
+        j.mark_drained(m.id, h_named)
+        assert j.flush({h_used}) == 1
+        lib.conn.commit()
+        assert lib.has(h_used) and lib.has(h_named) and not lib.has(h_spare)
+        rows = [h for (h,) in lib.conn.execute("SELECT hash FROM tiles ORDER BY rowid")]
+        assert rows == [h_used, h_named] and j.pending == {}
+        direct = SqlJournal(lib, lib.conn, defer=False)
+        assert direct.insert(t_spare)[0] == h_spare and lib.has(h_spare)
 
 
 def tile_hash(hashes, tile):
@@ -153,7 +181,7 @@ def test_a_build_on_halves_verifies(tmp_path, monkeypatch):
 @pytest.fixture
 def sample_tiles():
     from generator.make import GenParams, make_tile
-    return [make_tile(GenParams.make(6, m_max=1, seam_mask=0), Stream(SEED, f"t{i}")) for i in range(2)]
+    return [make_tile(GenParams.make(6, m_max=1, seam_mask=0), Stream(SEED, f"t{i}")) for i in range(3)]
 
 
 # ---------------------------------------------------------------- doomed windows (small.doomed)

@@ -173,10 +173,10 @@ class Library:
         """Insert tiles into the open transaction (no commit; ``insert(commit=False)`` for many,
         in one executemany); return their hashes in order."""
         keyed = [tile_key(t) for t in tiles]
-        self._write_canonical([k[0] for k in keyed])
+        self.insert_canonical([k[0] for k in keyed])
         return [k[1] for k in keyed]
 
-    def _write_canonical(self, canons: list[Tile]) -> None:
+    def insert_canonical(self, canons: list[Tile]) -> None:
         """INSERT OR IGNORE canonical tiles into the open transaction, in one executemany."""
         now = int(time.time())
         self.conn.executemany(f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
@@ -193,7 +193,7 @@ class Library:
         if commit:
             self.insert_many([canon])
         else:
-            self._write_canonical([canon])
+            self.insert_canonical([canon])
         return h, t
 
     def get(self, hash_: str) -> Tile:
