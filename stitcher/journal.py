@@ -75,6 +75,12 @@ class SqlJournal:
         except UnknownTile:
             return None
 
+    def write_named(self) -> None:
+        """Write now the kept-back tiles the ledger names, so that a commit before the end (the
+        strip's, which the halves' workers read) never leaves a ledger row naming a missing tile."""
+        named = [h for h in self.pending if h in self.named]
+        self.lib.insert_canonical([self.pending.pop(h) for h in named])
+
     def flush(self, used: set[str]) -> int:
         """Write the kept-back tiles in ``used`` (the board's) or named by the ledger, in the order
         they were made, into the open transaction; forget the others. Returns how many were not

@@ -109,6 +109,7 @@ def strip_then_halves(run: StitchRun, area: dict) -> int:
     run.enter(run.stream.child("strip"))
     first_area = run.place_all([run.seed] + [i for i in sp.strip if i != run.seed], area)
     run.fixed = frozenset(k for k in [run.seed] + sp.strip if run.placements[k] is not None)
+    run.journal.write_named()      # the ledger rows committed next name only written tiles
     run.lib.conn.commit()          # the workers read the library as it is now
     t0 = time.perf_counter()
     results = run_halves(run, run.opts.workers)

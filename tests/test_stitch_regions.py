@@ -118,11 +118,13 @@ def test_kept_back_tiles_are_written_only_if_used_or_named(tmp_path, sample_tile
         log.close()
         m = j.record_miss(Constraint(6, (63, 0, 0, 0), (0b001011, 0, 0, 0)), "p")
         j.mark_drained(m.id, h_named)
+        j.write_named()                       # the named tile is written before any commit
+        assert lib.has(h_named) and not lib.has(h_used) and h_named not in j.pending
         assert j.flush({h_used}) == 1
         lib.conn.commit()
         assert lib.has(h_used) and lib.has(h_named) and not lib.has(h_spare)
         rows = [h for (h,) in lib.conn.execute("SELECT hash FROM tiles ORDER BY rowid")]
-        assert rows == [h_used, h_named] and j.pending == {}
+        assert rows == [h_named, h_used] and j.pending == {}
         direct = SqlJournal(lib, lib.conn, defer=False)
         assert direct.insert(t_spare)[0] == h_spare and lib.has(h_spare)
 

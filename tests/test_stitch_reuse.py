@@ -8,6 +8,8 @@ fewer rows, the board still verifies, every placed tile is a library row).
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -135,4 +137,31 @@ def test_daily_builds_with_a_profile_reuse_and_verify(tmp_path):
                                  force=True, workers=2, profile="human"), log=lambda _l: None)
         assert res.status == "frontier"
         got.append(sum(d.get("reused", 0) for d in res.stitch_detail["per_n"].values()))
+        with Library.open(lib) as L:     # every tile the ledger names is a row; so is every placement
+            assert L.conn.execute("SELECT count(*) FROM misses WHERE tile IS NOT NULL").fetchone()[0] > 0
+            assert L.conn.execute("SELECT count(*) FROM misses WHERE tile IS NOT NULL AND tile NOT IN "
+                                  "(SELECT hash FROM tiles)").fetchone()[0] == 0
+            m = json.loads(res.manifest_path.read_text())
+            assert all(L.has(t["hash"]) for t in m["tiles"])
     assert got[1] > 0
+
+
+def test_a_failed_stitch_still_writes_the_tiles_its_ledger_names(tmp_path, monkeypatch):
+    """A stitch that fails after draining (here: at assembly) commits its ledger rows; every tile
+    they name is written, and nothing else it made is."""
+    import importlib
+
+    from packers import make_packing
+
+    stitch_module = importlib.import_module("stitcher.stitch")
+
+    def boom(_run):
+        raise RuntimeError("injected failure at assembly")
+
+    monkeypatch.setattr(stitch_module, "assemble", boom)
+    with Library.create(tmp_path / "fail.sqlite") as lib:
+        with pytest.raises(RuntimeError, match="injected"):
+            stitch_module.stitch(make_packing("big-first", 61, bytes([5]) * 32), lib, Stream(b"fail", "s"))
+        named = {h for (h,) in lib.conn.execute("SELECT tile FROM misses WHERE tile IS NOT NULL")}
+        rows = {h for (h,) in lib.conn.execute("SELECT hash FROM tiles")}
+    assert named and named == rows
