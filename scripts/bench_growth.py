@@ -32,13 +32,14 @@ SECRET = "bench-growth-secret"
 CAUSES = ("misses_first", "unchecked", "joint", "drained", "nofit", "settled", "repaired", "fallbacks", "reused")
 
 
-def one_day(lib: Path, out: Path, day: str, G: int, workers: int, profile: str | None) -> dict:
+def one_day(lib: Path, out: Path, day: str, G: int, workers: int, profile: str | None,
+            params: dict | None = None) -> dict:
     from daily.build import BuildOptions, build
 
     n0, r0 = _count(lib), _last_rowid(lib)
     t0, c0 = time.perf_counter(), os.times()
     res = build(BuildOptions(day=day, library=lib, out_dir=out, size=G, secret=SECRET, force=True,
-                             workers=workers, profile=profile), log=lambda _line: None)
+                             workers=workers, profile=profile, params=params), log=lambda _line: None)
     c1 = os.times()
     st = res.stitch_detail
     per_n = st.get("per_n", {})
@@ -82,6 +83,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", default=None)
     ap.add_argument("--profile", default="human", help="difficulty profile, as the nightly job's (none: no profile)")
+    ap.add_argument("--params", default=None, help="big-first packer params as JSON (e.g. other fill weights)")
     args = ap.parse_args()
     if args.days < 1 or args.G < 21:
         ap.error("need --days >= 1 and --G >= 21")
@@ -89,6 +91,10 @@ def main() -> None:
         start = dt.date.fromisoformat(args.start)
     except ValueError:
         ap.error(f"--start: not an ISO day: {args.start!r}")
+    try:
+        params = None if args.params is None else json.loads(args.params)
+    except json.JSONDecodeError as err:
+        ap.error(f"--params: not JSON: {err}")
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -100,7 +106,7 @@ def main() -> None:
         shutil.copyfile(src, lib)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.G}, "
-          f"{args.days} days from {start}, workers {args.workers}, profile {args.profile}; load at start {os.getloadavg()[0]:.1f}")
+          f"{args.days} days from {start}, workers {args.workers}, profile {args.profile}, params {params}; load at start {os.getloadavg()[0]:.1f}")
     rows = []
     print("\n| day | status | squares | new tiles | tiles | first fill | final fill | first misses | "
           "unchecked | window-aware tiles | reused | repaired | nofit+settled | CP-SAT calls | new by n (6/8/10/12/14/16) "
@@ -108,7 +114,8 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for k in range(args.days):
         day = (start + dt.timedelta(days=k)).isoformat()
-        r = one_day(lib, work / "out", day, args.G, args.workers, None if args.profile == "none" else args.profile)
+        r = one_day(lib, work / "out", day, args.G, args.workers, None if args.profile == "none" else args.profile,
+                    params)
         rows.append(r)
         print(f"| {k + 1} | {r['status']} | {r['squares']:,} | {r['new_tiles']:,} | {r['tiles']:,} | "
               f"{r['first_fill']:.4f} | {r['final_fill']:.4f} | {r['misses_first']} | {r['unchecked']} | "
