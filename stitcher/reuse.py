@@ -37,7 +37,7 @@ def existing(indexes, tile, *, known: int, m_max: int, m1: bool, fetch):
     """(hash, t) of a tile in ``indexes`` (tried in order) that can stand for ``tile`` (see the
     module doc), or None. ``fetch(hash, t)`` returns that tile oriented by t, or None."""
     c = whole(tile.edges, tile.n)
-    seen: set[str] = set()
+    seen: set[tuple[str, int]] = set()
     for idx in indexes:
         keys, pins = idx.lookup(c, m1)
         for key, pin in zip(keys, pins.tolist()):

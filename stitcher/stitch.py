@@ -526,7 +526,9 @@ def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain
            profile=None, workers: int = 1, reuse: bool = True) -> StitchResult:
     """Assign every square a library tile (see the module doc and ``StitchOptions``). ``index``
     defaults to a fresh ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite
-    per square). ``workers``: processes for the halves of a big board (the board is the same)."""
+    per square); a ``MemoryIndex`` passed in learns every tile the stitch makes, including those it
+    does not keep (``journal.SqlJournal.flush``), so open a fresh one for the next stitch.
+    ``workers``: processes for the halves of a big board (the board is the same)."""
     opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
                          profile=profile, workers=workers, reuse=reuse)
     run = None
