@@ -88,14 +88,14 @@ def fetch_tiles(manifest: Manifest, lib: Library) -> dict[str, Tile]:
     or tampered, naming the first tile id that uses it)."""
     try:
         got = lib.get_many(manifest.hashes)
-    except CorruptLibrary:         # HashMismatch included: name the first tile id with a bad row
-        got = None
+    except CorruptLibrary:         # HashMismatch included: the loop names the first tile id with a bad row
+        got = {}
     out: dict[str, Tile] = {}
     for i, h in enumerate(manifest.hashes):
         if h in out:
             continue
         try:
-            out[h] = got[h] if got is not None and h in got else lib.get(h)
+            out[h] = got[h] if h in got else lib.get(h)
         except UnknownTile:
             raise CheckFailed("tiles", f"tile {i}: no row with hash {h} in the library") from None
         except CorruptLibrary as e:  # HashMismatch included

@@ -348,10 +348,6 @@ class MemoryIndex:
         their C table left for ``build_tables`` (``_SizeIndex.add_subset``)."""
         self._size(n).add_subset(base._size(n), rows, table=False)
 
-    def add_arrays(self, n: int, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray) -> None:
-        """Add canonical tiles of size n as arrays (``_SizeIndex.add_arrays``)."""
-        self._size(n).add_arrays(hashes, canon, m, pins)
-
     def add(self, hash_: str, n: int, edges, m: int, alt_sides: int) -> None:
         """Add one canonical tile (after the drain inserted it into the library)."""
         self.add_rows(n, [(hash_, tuple(edges), m, alt_sides)])

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from pathlib import Path
 
 from tilelib import ledger
 from tilelib.constraint import Constraint, canonical_constraint
 from tilelib.ledger import Miss
 from tilelib.errors import UnknownTile
-from tilelib.store import TILE_COLUMNS, row_to_tile, tile_key
+from tilelib.store import Library, tile_key
 from tilelib.tile import Tile
 
 
@@ -67,13 +68,7 @@ class SqlJournal:
 
     def get_oriented(self, h: str, t: int) -> Tile | None:
         """Tile h oriented by t, kept back or in the library (None if neither): what the stitch sees."""
-        canon = self.pending.get(h)
-        if canon is not None:
-            return canon.transform(t)
-        try:
-            return self.lib.get_oriented(h, t)
-        except UnknownTile:
-            return None
+        return _oriented(h, t, self.lib, self.pending)
 
     def write_named(self) -> None:
         """Write now the kept-back tiles the ledger names, so that a commit before the end (the
@@ -97,6 +92,7 @@ class LogJournal:
 
     def __init__(self, path, inherited: dict[str, Tile] | None = None) -> None:
         self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.view = Library(Path(path), self.conn)   # reads only (the connection is read-only)
         self.inherited = inherited or {}    # the parent's kept-back tiles (SqlJournal.pending)
         self.ops: list[tuple] = []          # ("miss", c, packing, id) | ("drained", id, h) | ("nofit", id)
         self.tiles: list[Tile] = []         # inserted tiles, in order
@@ -135,17 +131,22 @@ class LogJournal:
 
     def get_oriented(self, h: str, t: int) -> Tile | None:
         """Tile h oriented by t from this log, the parent's kept-back tiles or the view (else None)."""
-        canon = self._canon.get(h) or self.inherited.get(h)
-        if canon is None:
-            row = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles WHERE hash = ?",
-                                    (h,)).fetchone()
-            if row is None:
-                return None
-            canon = row_to_tile(dict(zip(TILE_COLUMNS, row)))
-        return canon.transform(t)
+        return _oriented(h, t, self.view, self._canon, self.inherited)
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _oriented(h: str, t: int, lib: Library, *held: dict[str, Tile]) -> Tile | None:
+    """Tile h oriented by t from the first of ``held`` (hash -> canonical tile) that has it, else
+    from ``lib``; None if it is nowhere."""
+    for d in held:
+        if h in d:
+            return d[h].transform(t)
+    try:
+        return lib.get_oriented(h, t)
+    except UnknownTile:
+        return None
 
 
 def replay(ops: list[tuple], journal: SqlJournal) -> None:

@@ -11,17 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-_CHUNK = 500
+from tilelib.store import rows_by_hash
 
 
 def ladders(conn, hashes: list[str]) -> dict[str, int]:
     """hash -> ladder level of the given library tiles."""
-    out: dict[str, int] = {}
-    for k in range(0, len(hashes), _CHUNK):
-        part = hashes[k:k + _CHUNK]
-        out.update(conn.execute(f"SELECT hash, ladder FROM tiles WHERE hash IN ({','.join('?' * len(part))})",
-                                part).fetchall())
-    return out
+    return dict(rows_by_hash(conn, ("hash", "ladder"), hashes))
 
 
 def _levels(conn, base, n: int, hashes: list[str]) -> np.ndarray:

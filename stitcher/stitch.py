@@ -152,7 +152,6 @@ class StitchRun:
         self.lookahead, self.m_max, self.max_tries = opts.lookahead, opts.m_max, opts.max_tries
         self.lib = lib
         self.conn = _Deferred(lib.conn)
-        self.journal = SqlJournal(lib, self.conn)    # a half's worker swaps in a LogJournal
         # The stitch's rows and ledger writes are one transaction; with SQLite's default 2 MB page
         # cache its dirty pages spill to the file mid-transaction and are written again when
         # re-dirtied (measured: 583 MB written at a 363 MB library). Pages it touches stay cached.
@@ -187,8 +186,9 @@ class StitchRun:
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
         self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2))
-        # made tiles are kept back until the end (journal.SqlJournal) unless lookups read the library
-        self.journal.defer = isinstance(self.index, MemoryIndex)
+        # made tiles are kept back until the end unless lookups read the library (an SqlIndex);
+        # a half's worker swaps in a journal.LogJournal
+        self.journal = SqlJournal(lib, self.conn, defer=isinstance(self.index, MemoryIndex))
         self.profile = opts.profile
         self.level_of: dict[int, int] = {}
         self.level_idx: dict = {}
@@ -261,12 +261,15 @@ class StitchRun:
             self.level_of[i] = self.profile.draw(n, self.level_stream.child(str(i)))
         return self.level_of[i]
 
+    def level_order(self, i: int, n: int) -> list:
+        """The level indexes square i draws from, in order: its own level's, then the allowed levels'."""
+        return [self.level_idx[frozenset({self.level_for(i)})], self.level_idx[self.profile.allowed(n)]]
+
     def profiled_choose(self, i: int, n: int, c):
         """(choice, index) from the tiles of square i's level, else of any level the profile allows;
         (None, None) when neither has a candidate passing the forward check (the caller then
         chooses among all tiles, as without a profile)."""
-        for levels in (frozenset({self.level_for(i)}), self.profile.allowed(n)):
-            idx = self.level_idx[levels]
+        for idx in self.level_order(i, n):
             got = idx.choose(c, i == self.seed, self.known[i], self.place_stream,
                              check=self._checker(i, n, idx) if self.lookahead else None, best_of=BEST_OF)
             if got is not None and got[2]:
@@ -374,8 +377,7 @@ class StitchRun:
         bound, of the square's level (else an allowed one) under a profile."""
         n = tile.n
         seam, m_max = self.tile_params(i)
-        indexes = ([self.index] if self.profile is None else
-                   [self.level_idx[frozenset({self.level_for(i)})], self.level_idx[self.profile.allowed(n)]])
+        indexes = [self.index] if self.profile is None else self.level_order(i, n)
         return existing(indexes, tile, known=seam, m_max=default_m_max(n) if m_max is None else m_max,
                         m1=i == self.seed, fetch=self.journal.get_oriented)
 
