@@ -476,14 +476,14 @@ class StitchRun:
         st.first_fill = first_area / st.square_area if st.square_area else 1.0
         t1 = time.perf_counter()
         packing, placements = assemble(self)
+        t2 = time.perf_counter()
+        st.seconds["assemble"] = t2 - t1
         st.dropped = self.journal.flush({h for h, _t in placements})
         self.lib.conn.commit()
-        t2 = time.perf_counter()
-        st.seconds["ledger"] += t2 - t1
+        st.seconds["ledger"] += time.perf_counter() - t2
         st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
         st.zone_fraction_before = self.packing.zone_fraction()
         st.zone_fraction_after = packing.zone_fraction()
-        st.seconds["assemble"] = time.perf_counter() - t2
         st.seconds["total"] = time.perf_counter() - t0 + st.seconds["geometry"] + st.seconds["index"]
         return StitchResult(placements, packing, st)
 
