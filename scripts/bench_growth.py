@@ -95,6 +95,12 @@ def main() -> None:
         params = None if args.params is None else json.loads(args.params)
     except json.JSONDecodeError as err:
         ap.error(f"--params: not JSON: {err}")
+    from packers import check_request
+    from tilelib.errors import BadInput
+    try:
+        check_request("big-first", args.G, params)   # before any night: one line, not a traceback
+    except BadInput as err:
+        ap.error(f"--params: {err}")
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
