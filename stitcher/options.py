@@ -39,6 +39,7 @@ class StitchOptions:
     lookahead: bool = True            # forward check + window-aware drain and repair
     profile: object = None            # a tilelib.difficulty.Profile the draws aim for, or None
     reuse: bool = True                # a made tile whose grid the index holds is not added (stitcher.reuse)
+    early_repair: bool = True         # repair a square at its turn rather than place it unchecked
     workers: int = 1                  # processes for the halves (stitcher.regions); not in the board
 
     def __post_init__(self) -> None:

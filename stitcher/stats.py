@@ -12,7 +12,8 @@ by one model for the square and the neighbours taken off), ``fallbacks``
 (squares split or zoned), ``preferred`` (placements pinned by the known
 sides), ``unchecked`` (placed although no candidate passed the forward check), ``reused`` (a
 made tile's grid was already an indexed tile that could stand for it: that tile was placed and
-no row added, ``stitcher.reuse``).
+no row added, ``stitcher.reuse``), ``repaired_early`` (of ``repaired``: at the square's own turn,
+because no candidate passed the forward check and no window-aware tile could be made).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
             "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
-            "profile_hits", "reused")
+            "profile_hits", "reused", "repaired_early")
 
 
 @dataclass

@@ -13,7 +13,11 @@
    (``check.ForwardCheck``: every side of every unplaced neighbour can still
    become a valid line; n = 6 neighbours must keep a completion, exactly) is
    taken. If none passes and the drain is on, a window-aware tile is made
-   (``joint.joint_complete``). With a difficulty ``profile``
+   (``joint.joint_complete``); if none exists either, the board around the
+   square is already doomed, and the square is repaired at once (step 4,
+   ``repaired_early``) rather than given a tile that leaves a neighbour
+   uncompletable; only if that fails is the first candidate placed
+   (``unchecked``). With a difficulty ``profile``
    (``tilelib.difficulty``) the square first draws a ladder level and the
    candidates are those of that level, then of the allowed levels, then all;
    its drained tiles are thinned to that level (``profiled_choose``,
@@ -240,6 +244,12 @@ class StitchRun:
                     if kind == "tile":
                         self.install(i, tile)
                 if kind == "tile":
+                    return True, c
+                if self.opts.early_repair and self._depth == 0 and repair(self, i):
+                    # No tile for this square keeps its open neighbours completable: the board
+                    # around it is already doomed. Repair it now rather than place a tile that
+                    # dooms its neighbours (each of which would need a repair of its own later).
+                    self.st.bump(n, "repaired_early")
                     return True, c
             self.st.bump(n, "unchecked")
         h, t, edges = index.decode(n, got[0])
@@ -525,14 +535,14 @@ class StitchRun:
 def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain.INLINE,
            m_max: int | None = None, progress: Callable[[int, int, StitchStats], None] | None = None,
            index=None, max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True,
-           profile=None, workers: int = 1, reuse: bool = True) -> StitchResult:
+           profile=None, workers: int = 1, reuse: bool = True, early_repair: bool = True) -> StitchResult:
     """Assign every square a library tile (see the module doc and ``StitchOptions``). ``index``
     defaults to a fresh ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite
     per square); a ``MemoryIndex`` passed in learns every tile the stitch makes, including those it
     does not keep (``journal.SqlJournal.flush``), so open a fresh one for the next stitch.
     ``workers``: processes for the halves of a big board (the board is the same)."""
     opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
-                         profile=profile, workers=workers, reuse=reuse)
+                         profile=profile, workers=workers, reuse=reuse, early_repair=early_repair)
     run = None
     try:
         run = StitchRun(packing, lib, stream, opts, index=index, progress=progress)
