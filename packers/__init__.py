@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from packers import bands, big_first, grown, substitution
+from packers import bands, big_first, grown, islands, substitution
 from packers.packing import MAX_PITCH, Packing, from_json, validate_packing
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
@@ -41,7 +41,7 @@ def _entry(mod) -> Packer:
     return Packer(mod.NAME, mod.VERSION, dict(mod.DEFAULTS), mod.check_params, mod.pack)
 
 
-PACKERS: dict[str, Packer] = {m.NAME: _entry(m) for m in (big_first, grown, bands, substitution)}
+PACKERS: dict[str, Packer] = {m.NAME: _entry(m) for m in (big_first, grown, bands, substitution, islands)}
 DEFAULT_PACKER = "big-first"
 
 

@@ -469,7 +469,7 @@ def check_packing(mf: dict) -> None:
         raise Rejected("packing", f"gap at pitch unit ({x},{y})")
 
 
-PACKER_VERSIONS = {"big-first": 1, "grown": 1, "bands": 1, "substitution": 1}   # FORMAT §7
+PACKER_VERSIONS = {"big-first": 1, "grown": 1, "bands": 1, "substitution": 1, "islands": 1}   # FORMAT §7
 
 
 def check_claims(mf: dict) -> None:

@@ -11,7 +11,7 @@ from packers.packing import from_json, validate_packing
 from cli_support import run_tiles
 
 SEED = "0123456789abcdef" * 4
-NAMES = ["big-first", "grown", "bands", "substitution"]
+NAMES = ["big-first", "grown", "bands", "substitution", "islands"]
 
 
 

@@ -300,3 +300,11 @@ def test_any_changed_orientation_gets_the_same_verdict(boards_cache, tile, t):
 def boards_cache(boards):
     """The module's boards under another name: hypothesis tests may not take function-scoped fixtures."""
     return boards
+
+
+def test_an_islands_board_passes_both_verifiers(tmp_path):
+    """A board of the fifth packer (FORMAT §7, `islands`) is accepted by the referee and by the
+    verifier written from FORMAT alone, with the same verdict."""
+    text, lib_path, seed = _build(tmp_path, 61, SEED61, "islands")
+    assert json.loads(text)["packer"]["name"] == "islands"
+    assert assert_same_verdict(text, lib_path, seed) == "ok"

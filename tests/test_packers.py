@@ -1,4 +1,4 @@
-"""The four packers: goldens, determinism, soundness over many seeds, quality targets, fill laws, render."""
+"""The five packers: goldens, determinism, soundness over many seeds, quality targets, fill laws, render."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from packers.render import ColouringFailed, adjacency, colour_tiles, png_bytes, 
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
 
-NAMES = ["big-first", "grown", "bands", "substitution"]
+NAMES = ["big-first", "grown", "bands", "substitution", "islands"]
 GOLDEN_SEED = bytes.fromhex("5eed" * 16)
 
 # sha256 of Packing.canonical_bytes() at G = 1000 for GOLDEN_SEED, default params.
@@ -30,6 +30,7 @@ GOLDEN = {
     "grown": "76fe9adda94d61032989506e5f48e8172ed586176e7ccbda2bb9573afe0493f7",
     "bands": "b0dc949a1258002f17350843adf646cdb4c6da8b161ed1979137f0e358454f67",
     "substitution": "e091f814124569a186044332df32d6693718f586cf66f54e564ae9b024b6a56d",
+    "islands": "5b06100399e0295c541eca80bf722e23dfd94693e583b18be741c3764e816892",
 }
 # Exact (tiles, zones, zone area, seed tile) at G = 1000: a second checksum that says what changed.
 GOLDEN_COUNTS = {
@@ -37,6 +38,7 @@ GOLDEN_COUNTS = {
     "grown": (12685, 10, 548, 0),
     "bands": (10649, 70, 1560, 1004),
     "substitution": (11145, 0, 0, 3376),
+    "islands": (28945, 1, 7976, 0),     # zone: the 4-unit strips, 4 * 999 + 4 * 995
 }
 
 
@@ -63,8 +65,8 @@ def test_golden_digest(golden, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_quality_at_1000(golden, name):
-    """FORMAT §7 targets: zone < 1% for big-first and grown, < 3% for bands (substitution: a knob)."""
-    limit = {"big-first": 0.01, "grown": 0.01, "bands": 0.03, "substitution": 0.03}[name]
+    """FORMAT §7 targets: zone < 1% for big-first, grown and islands, < 3% for bands (substitution: a knob)."""
+    limit = {"big-first": 0.01, "grown": 0.01, "bands": 0.03, "substitution": 0.03, "islands": 0.01}[name]
     assert golden[name].zone_fraction() < limit
 
 
@@ -102,6 +104,38 @@ def test_big_first_seed_tile_is_a_big_square_near_the_seed_point():
         assert abs(y - py) <= 2 * 45
 
 
+def _touch(a, b) -> bool:
+    """Closed pitch squares a and b share a point: their windows share a cell (FORMAT §6)."""
+    (xa, ya, sa), (xb, yb, sb) = a, b
+    return xa <= xb + sb and xb <= xa + sa and ya <= yb + sb and yb <= ya + sa
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(6, 160), st.binary(min_size=32, max_size=32), st.integers(0, 100))
+def test_islands_never_touch_and_the_sea_is_n6(G, seed, density):
+    """Every square is an n = 16 island or an n = 6 sea tile; no two islands touch, so every n = 6
+    tile touches at most one island; the zone is exactly the P mod 5 strips."""
+    p = make_packing("islands", G, seed, {"density": density})
+    validate_packing(p, G - 1)
+    isl = [q for q in p.squares if q[2] == 15]
+    assert all(s in (5, 15) for (_x, _y, s) in p.squares)
+    assert not any(_touch(a, b) for i, a in enumerate(isl) for b in isl[i + 1:])
+    for q in p.squares:
+        if q[2] == 5:
+            assert sum(_touch(q, b) for b in isl) <= 1
+    r = (G - 1) % 5
+    assert p.zone_area() == (G - 1) * r + (G - 1 - r) * r
+    if isl and p.squares[p.seed_tile][2] == 15:
+        assert p.seed_tile == 0
+
+
+def test_islands_seed_cell_gets_the_first_island(golden):
+    p = golden["islands"]
+    x, y, s = p.squares[0]
+    assert p.seed_tile == 0 and s == 15
+    assert all(q[2] == 15 for q in p.squares[:1 + sum(1 for q in p.squares[1:] if q[2] == 15)])
+
+
 def test_grown_lists_tiles_in_growth_order(golden):
     p = golden["grown"]
     x, y, s = p.squares[0]
@@ -129,7 +163,11 @@ def test_variant_params_change_the_packing():
 @pytest.mark.parametrize("name,params", [("bands", {"sub": 101}), ("bands", {"x": 1}), ("grown", {"weights": [1, 2]}),
                                          ("grown", {"greedy": -1}), ("big-first", {"cell_min": 10}),
                                          ("big-first", {"density": "a"}), ("substitution", {"cell_max": 45}),
-                                         ("substitution", {"blocks": []}), ("substitution", {"blocks": [35, 99]})])
+                                         ("substitution", {"blocks": []}), ("substitution", {"blocks": [35, 99]}),
+                                         ("islands", {"cell_min": 27}), ("islands", {"cell_min": 20}),
+                                         ("islands", {"cell_min": 35, "cell_max": 30}), ("islands", {"cell_max": 65}),
+                                         ("islands", {"density": 101}), ("islands", {"density": 5.0}),
+                                         ("islands", {"weights": [1, 0, 0, 0, 0, 0]})])
 def test_bad_params(name, params):
     with pytest.raises(BadInput):
         make_packing(name, 100, GOLDEN_SEED, params)
@@ -167,7 +205,7 @@ def test_deterministic_and_seed_sensitive(name):
 
 def test_determinism_across_processes(golden):
     code = ("from packers import make_packing; import sys\n"
-            "for n in ['big-first','grown','bands','substitution']:\n"
+            f"for n in {NAMES!r}:\n"
             "    print(make_packing(n, 1000, bytes.fromhex('5eed'*16)).digest())\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONHASHSEED": "123", "PATH": ""}).stdout.split()
@@ -314,6 +352,9 @@ _params = {
                                          "density": st.integers(0, 100), "align": st.integers(0, 100),
                                          "weights": _weights})),
     "substitution": st.fixed_dictionaries({"blocks": st.lists(st.integers(15, DP_MAX), min_size=1, max_size=4)}),
+    "islands": st.tuples(st.integers(5, 12), st.integers(0, 7)).flatmap(
+        lambda t: st.fixed_dictionaries({"cell_min": st.just(5 * t[0]), "cell_max": st.just(5 * min(12, t[0] + t[1])),
+                                         "density": st.integers(0, 100)})),
 }
 
 

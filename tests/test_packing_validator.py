@@ -181,7 +181,7 @@ def test_from_json_leaves_geometry_to_the_validator():
 # --------------------------------------------------------------- laws
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(6, 90), st.binary(min_size=32, max_size=32), st.sampled_from(["big-first", "grown", "bands", "substitution"]),
+@given(st.integers(6, 90), st.binary(min_size=32, max_size=32), st.sampled_from(["big-first", "grown", "bands", "substitution", "islands"]),
        st.data())
 def test_mutations_of_sound_packings_are_rejected(G, seed, name, data):
     """Law: a sound packing passes; dropping any square, shifting one, or growing one is rejected."""

@@ -222,7 +222,7 @@ def random_case(seed: int, G: int, packer: str):
 
 
 @SETTINGS
-@given(st.integers(0, 1 << 30), st.sampled_from(["big-first", "grown", "bands", "substitution"]))
+@given(st.integers(0, 1 << 30), st.sampled_from(["big-first", "grown", "bands", "substitution", "islands"]))
 def test_forward_check_matches_the_python_check(seed, packer):
     rng, squares, adj, placements, children, board = random_case(seed, 61, packer)
     py = PyForwardCheck(board, squares, adj, placements, children)
