@@ -1,6 +1,6 @@
 """Growth of the library over consecutive nights (issue 12, part 3): new tiles a day, and why.
 
-One library, ``--days`` consecutive daily builds (``daily.build.build``, big-first, the day's seed
+One library, ``--days`` consecutive daily builds (``daily.build.build``, big-first unless ``--packer``, the day's seed
 from a fixed bench secret, the drain on), each on the library the night before left. Per day:
 new tiles, final fill, CP-SAT calls, and where the new tiles came from — first-pass misses,
 squares whose candidates all failed the forward check (``unchecked``/window-aware tiles),
@@ -9,6 +9,7 @@ seconds. Starts from an empty library unless ``--library`` gives one to copy.
 
     .venv/bin/python scripts/bench_growth.py [--days 30] [--G 301] [--start 2027-01-01]
         [--library LIB] [--work /tmp/tiles-bench-growth] [--workers 2] [--profile human|none] [--json out.json]
+        [--packer islands] [--params JSON]
 
 G = 301 is the proxy for G = 1000 (a G = 1000 night costs ~10x): say so beside its figures.
 """
@@ -33,13 +34,14 @@ CAUSES = ("misses_first", "unchecked", "joint", "drained", "nofit", "settled", "
 
 
 def one_day(lib: Path, out: Path, day: str, G: int, workers: int, profile: str | None,
-            params: dict | None = None) -> dict:
+            params: dict | None = None, packer: str = "big-first") -> dict:
     from daily.build import BuildOptions, build
 
     n0, r0 = _count(lib), _last_rowid(lib)
     t0, c0 = time.perf_counter(), os.times()
     res = build(BuildOptions(day=day, library=lib, out_dir=out, size=G, secret=SECRET, force=True,
-                             workers=workers, profile=profile, params=params), log=lambda _line: None)
+                             workers=workers, profile=profile, packer=packer, params=params),
+                log=lambda _line: None)
     c1 = os.times()
     st = res.stitch_detail
     per_n = st.get("per_n", {})
@@ -83,7 +85,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", default=None)
     ap.add_argument("--profile", default="human", help="difficulty profile, as the nightly job's (none: no profile)")
-    ap.add_argument("--params", default=None, help="big-first packer params as JSON (e.g. other fill weights)")
+    ap.add_argument("--packer", default="big-first", help="packer of every night (default: big-first, the nightly's)")
+    ap.add_argument("--params", default=None, help="packer params as JSON (e.g. other big-first fill weights)")
     args = ap.parse_args()
     if args.days < 1 or args.G < 21:
         ap.error("need --days >= 1 and --G >= 21")
@@ -98,9 +101,9 @@ def main() -> None:
     from packers import check_request
     from tilelib.errors import BadInput
     try:
-        check_request("big-first", args.G, params)   # before any night: one line, not a traceback
+        check_request(args.packer, args.G, params)   # before any night: one line, not a traceback
     except BadInput as err:
-        ap.error(f"--params: {err}")
+        ap.error(f"--packer/--params: {err}")
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -112,7 +115,7 @@ def main() -> None:
         shutil.copyfile(src, lib)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.G}, "
-          f"{args.days} days from {start}, workers {args.workers}, profile {args.profile}, params {params}; load at start {os.getloadavg()[0]:.1f}")
+          f"{args.days} days from {start}, workers {args.workers}, profile {args.profile}, packer {args.packer}, params {params}; load at start {os.getloadavg()[0]:.1f}")
     rows = []
     print("\n| day | status | squares | new tiles | tiles | first fill | final fill | first misses | "
           "unchecked | window-aware tiles | reused | repaired | nofit+settled | CP-SAT calls | new by n (6/8/10/12/14/16) "
@@ -121,7 +124,7 @@ def main() -> None:
     for k in range(args.days):
         day = (start + dt.timedelta(days=k)).isoformat()
         r = one_day(lib, work / "out", day, args.G, args.workers, None if args.profile == "none" else args.profile,
-                    params)
+                    params, args.packer)
         rows.append(r)
         print(f"| {k + 1} | {r['status']} | {r['squares']:,} | {r['new_tiles']:,} | {r['tiles']:,} | "
               f"{r['first_fill']:.4f} | {r['final_fill']:.4f} | {r['misses_first']} | {r['unchecked']} | "
