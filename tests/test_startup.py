@@ -109,9 +109,10 @@ def test_row_parser_matches_the_numpy_parser(text):
 
 def test_pack_default_is_the_packers_default():
     import packers
-    from tiles_cli.pack import DEFAULT_PACKER
+    from tiles_cli.pack import DEFAULT_PACKER, PACKER_NAMES
 
     assert DEFAULT_PACKER == packers.DEFAULT_PACKER
+    assert PACKER_NAMES == " | ".join(packers.PACKERS)     # the --packer help names every packer
 
 
 def test_main_registers_the_commands_once_per_process():
