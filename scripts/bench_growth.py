@@ -1,7 +1,8 @@
 """Growth of the library over consecutive nights (issue 12, part 3): new tiles a day, and why.
 
-One library, ``--days`` consecutive daily builds (``daily.build.build``, big-first unless ``--packer``, the day's seed
-from a fixed bench secret, the drain on), each on the library the night before left. Per day:
+One library, ``--days`` consecutive daily builds (``daily.build.build``, big-first unless
+``--packer``, the day's seed from a fixed bench secret, the drain on), each on the library the
+night before left. Per day:
 new tiles, final fill, CP-SAT calls, and where the new tiles came from — first-pass misses,
 squares whose candidates all failed the forward check (``unchecked``/window-aware tiles),
 repairs (an n = 6 square no grid fits, remade with its neighbours) — plus the build's
