@@ -109,7 +109,7 @@ def test_row_parser_matches_the_numpy_parser(text):
 
 def test_pack_default_is_the_packers_default():
     import packers
-    from tiles_cli.pack import DEFAULT_PACKER, PACKER_NAMES
+    from tiles_cli.options import DEFAULT_PACKER, PACKER_NAMES
 
     assert DEFAULT_PACKER == packers.DEFAULT_PACKER
     assert PACKER_NAMES == " | ".join(packers.PACKERS)     # the --packer help names every packer

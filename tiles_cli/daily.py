@@ -10,8 +10,7 @@ from pathlib import Path
 
 import typer
 
-from tiles_cli.options import LibraryOpt, RemoteOpt, parse_params
-from tiles_cli.pack import DEFAULT_PACKER, PACKER_NAMES
+from tiles_cli.options import LibraryOpt, PackerOpt, RemoteOpt, parse_params
 from tiles_cli.progress import progress
 
 daily_app = typer.Typer(help="The daily board: build it, reveal its seed, draw it.", no_args_is_help=True)
@@ -33,7 +32,7 @@ def _log(line: str) -> None:
 @daily_app.command("build")
 def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (default: today, UTC)."),
           size: int = typer.Option(1000, "--size", help="Board side G in cells."),
-          packer: str = typer.Option(DEFAULT_PACKER, "--packer", help=PACKER_NAMES),
+          packer: str = PackerOpt,
           params: str = typer.Option(None, "--params", help="Packer params as a JSON object."),
           seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
           out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),

@@ -16,6 +16,11 @@ LibraryOpt = typer.Option(Path("tiles.sqlite"), "--library", "-L", envvar="TILES
                           help="Tile library file (env TILES_LIBRARY).")
 RemoteOpt = typer.Option(None, "--remote", envvar="TILES_REMOTE",
                          help="Library remote: s3://bucket/prefix or file:///dir (env TILES_REMOTE).")
+# packers.DEFAULT_PACKER and packers.PACKERS in its order (a test keeps them equal); the packers
+# themselves load on use, not at start-up
+DEFAULT_PACKER = "big-first"
+PACKER_NAMES = "big-first | grown | bands | substitution | islands"
+PackerOpt = typer.Option(DEFAULT_PACKER, "--packer", help=PACKER_NAMES)
 
 
 class Verify(str, Enum):

@@ -12,14 +12,11 @@ from typing import Optional
 
 import typer
 
-from tiles_cli.options import parse_params
-
-DEFAULT_PACKER = "big-first"   # packers.DEFAULT_PACKER (a test keeps them equal); packers load on use
-PACKER_NAMES = "big-first | grown | bands | substitution | islands"   # packers.PACKERS, in its order (tested)
+from tiles_cli.options import PackerOpt, parse_params
 
 
 def pack_command(
-    packer: str = typer.Option(DEFAULT_PACKER, "--packer", help=PACKER_NAMES),
+    packer: str = PackerOpt,
     size: int = typer.Option(1000, "--size", help="Board side G in cells (>= 6); pitch P = G - 1."),
     seed: str = typer.Option(..., "--seed", help="The seed: 64 hex digits (32 bytes)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the packing JSON (manifest shapes) here."),
