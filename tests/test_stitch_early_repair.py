@@ -34,21 +34,17 @@ def _run(tmp_path, seed: int, early: bool):
         return res
 
 
-def _total(res, key: str) -> int:
-    return sum(d.get(key, 0) for d in res.stats.per_n.values())
-
-
 def test_a_doomed_square_is_repaired_at_its_turn_not_placed_unchecked(tmp_path):
     """With the option off these boards place tiles unchecked; with it on those squares are
     repaired at their turn (counted in ``repaired`` too) and fewer or no tiles go unchecked."""
     for seed in SEEDS:
         off = _run(tmp_path, seed, False)
         on = _run(tmp_path, seed, True)
-        assert _total(off, "repaired_early") == 0
-        assert _total(off, "unchecked") >= 1
-        assert _total(on, "repaired_early") >= 1
-        assert _total(on, "repaired_early") <= _total(on, "repaired")
-        assert _total(on, "unchecked") < _total(off, "unchecked")
+        assert off.stats.total("repaired_early") == 0
+        assert off.stats.total("unchecked") >= 1
+        assert on.stats.total("repaired_early") >= 1
+        assert on.stats.total("repaired_early") <= on.stats.total("repaired")
+        assert on.stats.total("unchecked") < off.stats.total("unchecked")
         assert on.stats.final_fill >= off.stats.final_fill
 
 
@@ -64,7 +60,7 @@ def test_early_repair_runs_only_at_the_top_level(tmp_path, monkeypatch):
 
     monkeypatch.setattr(stitch_mod, "repair", spy)
     res = _run(tmp_path, SEEDS[0], True)
-    assert _total(res, "repaired_early") >= 1
+    assert res.stats.total("repaired_early") >= 1
     assert all(open_ for _d, open_ in seen)
     assert all(d == 0 for d, _o in seen)     # resolve's repairs and early ones: never nested
 

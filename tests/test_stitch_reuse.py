@@ -116,7 +116,7 @@ def test_a_stitch_reuses_grids_and_adds_fewer_rows(tmp_path):
             res = stitch(make_packing("big-first", 101, bytes([2]) * 32), lib, Stream(b"night", "s"),
                          reuse=reuse)
             made[reuse] = _rows(lib) - before
-            reused = sum(d.get("reused", 0) for d in res.stats.per_n.values())
+            reused = res.stats.total("reused")
             assert (reused > 0) == reuse
             assert res.stats.made - res.stats.dropped == made[reuse]
             assert all(lib.has(h) for h, _t in res.placements)
