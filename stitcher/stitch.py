@@ -249,6 +249,7 @@ class StitchRun:
                     # No tile for this square keeps its open neighbours completable: the board
                     # around it is already doomed. Repair it now rather than place a tile that
                     # dooms its neighbours (each of which would need a repair of its own later).
+                    # Only outside a drain section: a repair's own placements never start another.
                     self.st.bump(n, "repaired_early")
                     return True, c
             self.st.bump(n, "unchecked")
