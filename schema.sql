@@ -1,4 +1,4 @@
--- tiles library schema, version 1 (see docs/FORMAT.md §5 and docs/DECISIONS.md).
+-- tiles library schema, version 2 (see docs/FORMAT.md §5 and docs/DECISIONS.md; 2 adds `spent`).
 -- Append-only and content-addressed: rows are inserted with INSERT OR IGNORE
 -- and never updated, except the bookkeeping columns of `misses`.
 
@@ -76,6 +76,17 @@ CREATE TABLE IF NOT EXISTS manifests (
     created      INTEGER NOT NULL
 );
 
+-- The fair rule's ledger (FORMAT §5, §9; tilelib/spent.py): one row per (canonical solution of
+-- side n >= 10, board) for every board this library stored. Append-only, merged as a union.
+CREATE TABLE IF NOT EXISTS spent (
+    solution TEXT    NOT NULL,        -- sha256 hex of n|canonical solution BLOB
+    board    TEXT    NOT NULL,        -- the manifest's digest (sha256 of its text)
+    n        INTEGER NOT NULL,
+    day      TEXT    NOT NULL,        -- the board's ISO day
+    created  INTEGER NOT NULL,        -- unix seconds
+    PRIMARY KEY (solution, board)
+);
+
 -- Tamper evidence (issue 11; FORMAT §5). tiles never updates or deletes a tiles or
 -- manifests row itself (a rebuilt day's manifest is a new row), so any such change
 -- marks the file; the next publish check then re-verifies every row instead of only
@@ -86,3 +97,7 @@ CREATE TRIGGER IF NOT EXISTS tiles_deleted AFTER DELETE ON tiles
 BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'tiles deleted'); END;
 CREATE TRIGGER IF NOT EXISTS manifests_updated AFTER UPDATE ON manifests
 BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'manifests updated'); END;
+CREATE TRIGGER IF NOT EXISTS spent_updated AFTER UPDATE ON spent
+BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'spent updated'); END;
+CREATE TRIGGER IF NOT EXISTS spent_deleted AFTER DELETE ON spent
+BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'spent deleted'); END;

@@ -1,15 +1,15 @@
 """Deltas: push and pull in O(new rows) (issue 12; FORMAT §11).
 
 A *delta* is a small library file (same schema, ``meta`` kind ``delta``) holding the rows one
-push added on top of the remote's state: new ``tiles`` and ``manifests`` rows, and every
+push added on top of the remote's state: new ``tiles``, ``manifests`` and ``spent`` rows, and every
 ``misses`` row that is new or changed. HEAD names a full *base* snapshot and the ordered list of
 deltas applied on top of it; the remote's content is their union. Deltas live beside snapshots
 (``snapshots/<sha>.sqlite``, content-addressed like them); the ``delta`` kind in their ``meta``
 keeps a fallback from mistaking one for a base.
 
 What a push must send is read from the local file alone:
-- ``remote_mark:<url>`` in ``meta``: the largest tiles and manifests rowids and misses id known
-  to be on that remote (set when a push lands, and when a pull finds nothing unpushed locally);
+- ``remote_mark:<url>`` in ``meta``: the largest tiles, manifests and spent rowids and misses id
+  known to be on that remote (a mark written before the spent table has no spent entry: 0) (set when a push lands, and when a pull finds nothing unpushed locally);
 - ``misses_touched``: ids of misses rows updated since the last push (a trigger fills it;
   ``misses`` rows are counters and flags that change in place). It is one table for the file:
   with several remotes, an update reaches the one pushed next (and every later full snapshot).
@@ -27,7 +27,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS
+from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
+from tilelib.spent import has_table as has_spent
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library, schema_sql
 
 DELTA_KIND = "delta"
@@ -44,11 +45,12 @@ BEGIN INSERT INTO misses_touched (id) SELECT NEW.id
 
 @dataclass(frozen=True)
 class Mark:
-    """Largest tiles / manifests rowids and misses id known to be on a remote."""
+    """Largest tiles / manifests / spent rowids and misses id known to be on a remote."""
 
     tiles: int
     manifests: int
     misses: int
+    spent: int = 0
 
 
 def ensure_sync_schema(conn: sqlite3.Connection) -> None:
@@ -62,8 +64,8 @@ def read_mark(lib: Library, url: str) -> Mark | None:
     if row is None:
         return None
     try:
-        t, m, x = json.loads(row[0])
-        return Mark(int(t), int(m), int(x))
+        vals = [int(v) for v in json.loads(row[0])]
+        return Mark(*vals) if len(vals) in (3, 4) else None
     except (ValueError, TypeError):
         return None
 
@@ -71,7 +73,8 @@ def read_mark(lib: Library, url: str) -> Mark | None:
 def current_mark(conn: sqlite3.Connection) -> Mark:
     q = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
     return Mark(q("SELECT coalesce(max(rowid), 0) FROM tiles"), q("SELECT coalesce(max(rowid), 0) FROM manifests"),
-                q("SELECT coalesce(max(id), 0) FROM misses"))
+                q("SELECT coalesce(max(id), 0) FROM misses"),
+                q("SELECT coalesce(max(rowid), 0) FROM spent") if has_spent(conn) else 0)
 
 
 def write_mark(conn: sqlite3.Connection, url: str, mark: Mark, *, clear_touched: bool) -> None:
@@ -79,7 +82,7 @@ def write_mark(conn: sqlite3.Connection, url: str, mark: Mark, *, clear_touched:
     changed since)."""
     with conn:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                     (f"remote_mark:{url}", json.dumps([mark.tiles, mark.manifests, mark.misses])))
+                     (f"remote_mark:{url}", json.dumps([mark.tiles, mark.manifests, mark.misses, mark.spent])))
         if clear_touched and has_touched(conn):
             conn.execute("DELETE FROM misses_touched")
 
@@ -92,8 +95,9 @@ def pending(lib: Library, mark: Mark) -> bool:
     """Whether a delta on top of ``mark`` would carry anything."""
     q = lib.conn.execute
     touched = " OR EXISTS (SELECT 1 FROM misses_touched)" if has_touched(lib.conn) else ""
+    spent = f" OR EXISTS (SELECT 1 FROM spent WHERE rowid > {int(mark.spent)})" if has_spent(lib.conn) else ""
     return bool(q("SELECT EXISTS (SELECT 1 FROM tiles WHERE rowid > ?) OR EXISTS (SELECT 1 FROM manifests "
-                  "WHERE rowid > ?) OR EXISTS (SELECT 1 FROM misses WHERE id > ?)" + touched,
+                  "WHERE rowid > ?) OR EXISTS (SELECT 1 FROM misses WHERE id > ?)" + touched + spent,
                   (mark.tiles, mark.manifests, mark.misses)).fetchone()[0])
 
 
@@ -128,6 +132,10 @@ def make_delta(lib: Library, mark: Mark, workdir: Path) -> tuple[Path, Mark, int
             misses = src.execute(f"INSERT INTO delta.misses ({xc}) SELECT {xc} FROM main.misses "
                                  f"WHERE (id > ? AND id <= ?){touched} ORDER BY id",
                                  (mark.misses, reach.misses)).rowcount
+            if has_spent(src):
+                sc = ", ".join(SPENT_COLUMNS)
+                src.execute(f"INSERT INTO delta.spent ({sc}) SELECT {sc} FROM main.spent "
+                            "WHERE rowid > ? AND rowid <= ? ORDER BY rowid", (mark.spent, reach.spent))
     finally:
         src.execute("DETACH DATABASE delta")
     return out, reach, tiles, misses

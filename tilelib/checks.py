@@ -13,6 +13,8 @@ Three kinds of damage, three checks, each naming the first offending row:
   one manifest gate), and its ``day`` and ``seed_commit`` equal the row's
   columns (the commitment the row is filed under). ``CorruptLibrary`` names
   the day.
+- **spent** — every ``spent`` row has the shape FORMAT §5 gives it (hex solution and board, a
+  held side n, an ISO day): one SQL pass over the table, whatever the watermark.
 
 ``check_file`` runs them in that order on a path (read-only) and returns a
 ``CheckReport`` with counts and seconds; every failure is a ``CorruptLibrary``
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError
+from tilelib.spent import has_table as has_spent
 from tilelib.store import SQLITE_MAGIC
 from tilelib.tile import content_hash
 
@@ -45,6 +48,7 @@ class CheckReport:
     manifests_checked: int = 0
     max_rowid: int = 0
     max_manifest_rowid: int = 0
+    spent_checked: int = 0
     seconds: dict = field(default_factory=dict)
 
     def line(self) -> str:
@@ -124,6 +128,27 @@ def check_manifests(conn: sqlite3.Connection, label: str, since: int = 0) -> tup
     return checked, top
 
 
+_HEX = "length({c}) = 64 AND NOT {c} GLOB '*[^0-9a-f]*'"
+_SPENT_BAD = (f"SELECT rowid, solution, board, n, day FROM spent WHERE NOT ({_HEX.format(c='solution')} AND "
+              f"{_HEX.format(c='board')} AND n IN (10, 12, 14, 16) AND typeof(day) = 'text' AND "
+              "day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]') LIMIT 1")
+
+
+def check_spent(conn: sqlite3.Connection, label: str) -> int:
+    """Every spent row well formed; CorruptLibrary naming the first bad one. Returns the row count."""
+    if not has_spent(conn):
+        return 0
+    try:
+        bad = conn.execute(_SPENT_BAD).fetchone()
+        total = conn.execute("SELECT count(*) FROM spent").fetchone()[0]
+    except sqlite3.DatabaseError as err:
+        raise CorruptLibrary(f"{label} is damaged: reading spent fails ({err})") from err
+    if bad is not None:
+        raise CorruptLibrary(f"{label}: spent row {bad[0]} is malformed (solution {bad[1]!r}, board {bad[2]!r}, "
+                             f"n {bad[3]!r}, day {bad[4]!r})")
+    return total
+
+
 def check_connection(conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since_tile: int = 0,
                      since_manifest: int = 0) -> CheckReport:
     """Pages, then rows (rowid > since_tile), then manifests (rowid > since_manifest)."""
@@ -134,6 +159,7 @@ def check_connection(conn: sqlite3.Connection, label: str, *, integrity: str = "
     rep.rows_checked, rep.max_rowid = check_rows(conn, label, since_tile)
     t2 = time.perf_counter()
     rep.manifests_checked, rep.max_manifest_rowid = check_manifests(conn, label, since_manifest)
+    rep.spent_checked = check_spent(conn, label)
     t3 = time.perf_counter()
     # tiles rows are append-only (an update or delete marks the file dirty), so the largest rowid is
     # the row count without count(*)'s scan of a whole index (0.2 s at 1M rows, for a log line)
@@ -168,7 +194,7 @@ CHECK_MODES = ("new", "full")
 # and every row re-hashed (which alone sees a byte flipped inside a record by the disk). Above it,
 # "new" costs what changed and the full check is a flag (and a weekly cron line).
 FULL_CHECK_MAX_ROWS = 100_000
-TAMPER_TRIGGERS = ("tiles_updated", "tiles_deleted", "manifests_updated")
+TAMPER_TRIGGERS = ("tiles_updated", "tiles_deleted", "manifests_updated", "spent_updated", "spent_deleted")
 
 
 def read_watermark(lib) -> tuple[int, int]:

@@ -17,6 +17,8 @@ holds the same rows whatever the order. Per table:
   ``tile`` and ``packing`` keep the local value and take the other only when
   the local one is NULL. MAX, not SUM, for counts: a sum would grow each time the
   same snapshot is pulled again, and the merge must be idempotent.
+- ``spent``: ``INSERT OR IGNORE`` on (solution, board), a plain union (``tilelib.spent``); a source
+  made before the table existed has none to give.
 - ``meta`` is never merged: ``library_id`` and sync bookkeeping are per file.
 
 A source with a newer schema version is refused (SchemaTooNew); a file that is
@@ -33,12 +35,14 @@ from pathlib import Path
 
 from tilelib.db import transaction
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew
+from tilelib.spent import has_table as has_spent
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library
 from tilelib.tile import content_hash
 
 MISS_KEY = ("n", "top", "right", "bottom", "left", "top_mask", "right_mask", "bottom_mask", "left_mask")
 MISS_COLUMNS = (*MISS_KEY, "side_mask", "packing", "first_seen", "last_seen", "count", "nofit", "tile")
 MANIFEST_COLUMNS = ("day", "seed_commit", "json", "created")
+SPENT_COLUMNS = ("solution", "board", "n", "day", "created")
 SAMPLE_SIZE = 256
 MERGE_CACHE_KIB = -262144  # negative: KiB, so 256 MiB
 ALIAS = "merge_src"
@@ -53,6 +57,7 @@ class MergeStats:
     manifest_conflicts: int
     misses_added: int
     misses_updated: int
+    spent_added: int
     rows_verified: int
     source_tiles: int
     source_fingerprint: tuple[int, ...]
@@ -71,7 +76,8 @@ def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
     manifests = q(f"SELECT count(*) FROM {schema}.manifests")[0]
     m = q(f"SELECT count(*), total(count), total(nofit), count(tile), total(last_seen - first_seen) "
           f"FROM {schema}.misses")
-    return [tiles, manifests, *(int(x) for x in m)]
+    spent = q(f"SELECT count(*) FROM {schema}.spent")[0] if has_spent(conn, schema) else 0
+    return [tiles, manifests, *(int(x) for x in m), spent]
 
 
 def check_source_schema(conn: sqlite3.Connection, label: str, schema: str = ALIAS) -> None:
@@ -118,7 +124,8 @@ def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str 
 
 
 def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
-    """The SQL of the union; returns (tiles, manifests, manifest conflicts, misses added, misses updated)."""
+    """The SQL of the union; returns (tiles, manifests, manifest conflicts, misses added, misses updated,
+    spent added)."""
     cols = ", ".join(TILE_COLUMNS)
     tiles = conn.execute(f"INSERT OR IGNORE INTO main.tiles ({cols}) SELECT {cols} FROM {ALIAS}.tiles").rowcount
     conflicts = conn.execute(
@@ -142,7 +149,11 @@ def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
                   OR (m.packing IS NULL AND s.packing IS NOT NULL))""").rowcount
     mc = ", ".join(f'"{c}"' for c in MISS_COLUMNS)
     added = conn.execute(f"INSERT OR IGNORE INTO main.misses ({mc}) SELECT {mc} FROM {ALIAS}.misses").rowcount
-    return tiles, manifests, conflicts, added, updated
+    spent = 0
+    if has_spent(conn, ALIAS):
+        sc = ", ".join(SPENT_COLUMNS)
+        spent = conn.execute(f"INSERT OR IGNORE INTO main.spent ({sc}) SELECT {sc} FROM {ALIAS}.spent").rowcount
+    return tiles, manifests, conflicts, added, updated, spent
 
 
 def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> MergeStats:
@@ -165,7 +176,7 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
         check_source_schema(conn, label)
         with transaction(conn):
             checked = verify_tiles(conn, verify, label)
-            tiles, manifests, conflicts, added, updated = _merge_rows(conn)
+            tiles, manifests, conflicts, added, updated, spent = _merge_rows(conn)
             source_fp = tuple(fingerprint(conn, ALIAS))
             local_only = tuple(fingerprint(conn, "main")) != source_fp
             source_tiles = conn.execute(f"SELECT count(*) FROM {ALIAS}.tiles").fetchone()[0]
@@ -174,4 +185,5 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
     finally:
         conn.execute(f"DETACH DATABASE {ALIAS}")
         conn.execute(f"PRAGMA cache_size = {int(old_cache)}")
-    return MergeStats(tiles, manifests, conflicts, added, updated, checked, source_tiles, source_fp, local_only)
+    return MergeStats(tiles, manifests, conflicts, added, updated, spent, checked, source_tiles, source_fp,
+                      local_only)

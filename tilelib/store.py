@@ -21,7 +21,7 @@ from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibr
 from tilelib.fsio import check_placeable
 from tilelib.tile import Features, Tile, content_hash
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2          # 2: the spent table (tilelib.spent); a version-1 file is upgraded on open
 SQLITE_MAGIC = b"SQLite format 3\x00"
 FEATURE_COLUMNS = ("m", "blank", "ladder", "bifurcations", "used_unique", "needs_unique",
                    "needs_bifurcation", "pins", "pin_depth", "alt_sides")
@@ -62,6 +62,30 @@ def row_to_tile(row: dict) -> Tile:
     if actual != row["hash"]:
         raise HashMismatch(f"tile {row['hash']}: content hashes to {actual}")
     return tile
+
+
+def schema_statements(table: str) -> list[str]:
+    """The statements of schema.sql that create ``table`` and the triggers on it, in file order."""
+    out = []
+    for stmt in schema_sql().split(";\n"):
+        body = "\n".join(line for line in stmt.splitlines() if not line.startswith("--")).strip()
+        if (body.startswith(f"CREATE TABLE IF NOT EXISTS {table} ")
+                or (body.startswith("CREATE TRIGGER") and f" ON {table}\n" in body)):
+            out.append(body + (";" if body.endswith("END") else ""))
+    return out
+
+
+def upgrade(conn: sqlite3.Connection) -> None:
+    """Bring a version-1 library to version 2: add the spent table and its tamper triggers. A file
+    this process may not write (read-only) is left as it is: readers treat a missing spent table
+    as an empty one (``tilelib.spent.has_table``)."""
+    try:
+        with conn:
+            for stmt in schema_statements("spent"):
+                conn.execute(stmt)
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    except sqlite3.OperationalError:
+        pass
 
 
 def check_path(path: str | Path) -> Path:
@@ -129,6 +153,8 @@ class Library:
         if int(version) > SCHEMA_VERSION:
             conn.close()
             raise SchemaTooNew(f"{p} has schema version {version}; this tiles reads up to {SCHEMA_VERSION}")
+        if int(version) < SCHEMA_VERSION:
+            upgrade(conn)
         return cls(p, conn)
 
     def close(self) -> None:
