@@ -44,7 +44,9 @@ from tilelib.days import seed_commit
 from tilelib.errors import CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
-from tilelib.store import Library
+from tilelib.spent import Reuse, SpentRow, held, solution_hash
+from tilelib.store import Library, rows_by_hash
+from daily import fairness
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class BuildOptions:
     profile: object = None             # difficulty profile: stitcher.profile JSON form, preset name or None
     workers: int = field(default_factory=default_workers)   # processes for the stitch's halves;
     #                                    the board is the same for any value (stitcher/regions.py)
+    reuse: str = Reuse.FRESH.value     # the fair rule (tilelib.spent): "fresh" or "any"
 
 
 @dataclass
@@ -78,13 +81,14 @@ class BuildResult:
     stitch: dict = field(default_factory=dict)
     stages: dict = field(default_factory=dict)          # per stage: seconds, what it did, bytes written
     stitch_detail: dict = field(default_factory=dict)   # StitchStats.as_dict(): timings inside the stitch
+    fairness: dict = field(default_factory=dict)        # daily.fairness.report: fresh and reused tiles
 
     def summary(self) -> dict:
         """The machine-readable summary ``tiles daily build --json`` prints (one JSON object)."""
         return {"day": self.day, "skipped": self.skipped, "status": self.status,
                 "manifest": str(self.manifest_path) if self.manifest_path else None, "tiles": self.tiles,
                 "clues": self.clues, "verify": self.verify_line, "stages": self.stages,
-                "stitch": self.stitch_detail, "peak_rss_bytes": peak_rss_bytes(),
+                "stitch": self.stitch_detail, "fairness": self.fairness, "peak_rss_bytes": peak_rss_bytes(),
                 "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values()),
                 "write_call_bytes": sum(v.get("write_call_bytes") or 0 for v in self.stages.values())}
 
@@ -103,6 +107,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
     size = check_size(opts.size)
     check_request(opts.packer, size, opts.params)    # bad input: fail before any file is touched
     check_placeable(opts.out_dir, "--out", want_dir=True)   # checked before any work, not after it
+    policy = Reuse.parse(opts.reuse)
     profile = parse_profile(opts.profile)
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     commit = seed_commit(seed)
@@ -142,7 +147,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
                 log(f"manifest for {opts.day} already in {opts.library}; nothing to build (--force rebuilds)")
                 res.skipped, res.manifest_path, res.status = True, path, done.status
             else:
-                _build_day(opts, lib, size, seed, commit, start, profile, res, stage, progress)
+                _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage, progress)
         if opts.remote:
             from remote.backend import open_backend
             from remote.sync import push
@@ -184,8 +189,9 @@ def _sync_before(opts: BuildOptions, stage, log) -> dict:
     return {"snapshot": st.used or st.snapshot, "deltas": list(st.deltas)}
 
 
-def _build_day(opts, lib, size, seed, commit, start, profile, res, stage, progress) -> None:
-    """Pack, stitch + drain, clues, verify, write the manifest (the stages of one day)."""
+def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage, progress) -> None:
+    """Pack, stitch + drain, clues, verify, write the manifest and spend its solutions (the stages
+    of one day)."""
     t0 = time.perf_counter()
     packing = make_packing(opts.packer, size, seed, opts.params)
     stage("pack", t0, f"{opts.packer} G={size}: {len(packing.squares):,} squares, "
@@ -193,22 +199,26 @@ def _build_day(opts, lib, size, seed, commit, start, profile, res, stage, progre
           squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
 
     t0 = time.perf_counter()
+    start_rowid = lib.conn.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
     st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress, profile=profile,
-                workers=opts.workers)
+                workers=opts.workers, fresh=policy is Reuse.FRESH)
     s = st.stats
     res.stitch = _summary(s)
     res.stitch_detail = s.as_dict()
+    res.fairness = fairness.report(lib.conn, [h for h, _ in st.placements],
+                                   [q[2] + 1 for q in st.packing.squares], start_rowid)
     stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
                         f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
                         f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}, "
-                        f"final fill {100 * s.final_fill:.2f}%",
-          placements=s.placements, made=s.made,
+                        f"final fill {100 * s.final_fill:.2f}%; {policy.value}: {fairness.line(res.fairness)}",
+          placements=s.placements, made=s.made, reuse=policy.value, fairness=res.fairness,
           **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})
 
     t0 = time.perf_counter()
     manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
                         tuple(t for _, t in st.placements),
-                        difficulty=None if profile is None else profile.to_json(), build=build_record(start))
+                        difficulty=None if profile is None else profile.to_json(),
+                        reuse=Reuse.FRESH.value if policy is Reuse.FRESH else None, build=build_record(start))
     clues = add_clues(build_board(manifest, lib))
     stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
              "clues": len(clues), "stitch": res.stitch}
@@ -226,6 +236,19 @@ def _build_day(opts, lib, size, seed, commit, start, profile, res, stage, progre
     text = manifest.to_json()
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
-    ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force)
+    ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force,
+                        spent=board_spent(manifest, lib))
     res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
     res.tiles, res.clues = manifest.tile_count(), len(clues)
+
+
+def board_spent(manifest: Manifest, lib: Library) -> list[SpentRow]:
+    """The spent rows a stored board adds: each distinct solution of side n >= 10 it places, filed
+    under its digest and day (``tilelib.spent``), whatever its policy — an ``any`` board spends too."""
+    digest = manifest.digest()
+    rows: dict[str, SpentRow] = {}
+    for n, sol_blob in rows_by_hash(lib.conn, ("n", "solution"), manifest.hashes):
+        if held(n):
+            sol = solution_hash(n, bytes(sol_blob))
+            rows.setdefault(sol, SpentRow(sol, digest, n, manifest.day))
+    return [rows[k] for k in sorted(rows)]

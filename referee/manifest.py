@@ -9,8 +9,9 @@ verified ``status`` and free-form ``stats``.
 ``to_json()`` writes ONE text for a value: top-level keys in the order of
 FORMAT §9 (format, day, board, seed_commit, packer, seed_tile, tiles, zones,
 clues, status, stats; then the optional ``difficulty``, the stitcher's level
-profile, only when the build had one, and ``build``, the start state and versions
-of FORMAT §13), one tile / zone / clue per line, compact separators,
+profile, only when the build had one, ``reuse``, the fair rule's policy (written by a ``fresh``
+build; absent means ``any``, as in every manifest before the rule), and ``build``, the start state
+and versions of FORMAT §13), one tile / zone / clue per line, compact separators,
 ASCII, ``params`` and ``stats`` with sorted keys, a final newline. So
 ``from_json(m.to_json()).to_json() == m.to_json()`` byte for byte and a
 manifest's sha256 is stable.
@@ -36,13 +37,15 @@ from packers.packing import Packing, from_json as packing_from_json
 from tilelib import days, jsonin
 from tilelib.days import seed_commit  # noqa: F401  (re-exported: the one definition is tilelib.days)
 from tilelib.errors import BadInput
+from tilelib.spent import Reuse
 
 FORMAT = "tiles-manifest/1"
 STATUSES = ("frontier", "unique", "ambiguous")
 KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
              "clues", "status", "stats")
 MAX_MANIFEST_BYTES = 64 << 20   # a G=4096 board (the largest) is ~16 MB
-OPTIONAL_KEYS = ("difficulty", "build")   # written after KEY_ORDER in this order, only when set
+OPTIONAL_KEYS = ("difficulty", "reuse", "build")   # written after KEY_ORDER in this order, only when set
+REUSE_POLICIES = tuple(p.value for p in Reuse)   # "fresh", "any"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -59,6 +62,7 @@ class Manifest:
     status: str = "frontier"
     stats: Mapping[str, Any] = field(default_factory=dict)
     difficulty: Mapping[str, Any] | None = None   # stitcher.profile JSON form; None: no profile
+    reuse: str | None = None                 # the fair rule's policy, "fresh" or "any"; None: absent (any)
     build: Mapping[str, Any] | None = None   # FORMAT §13: the start state and versions, for replay
 
     __hash__ = None  # stats/params are dicts: compares by content, not hashable
@@ -72,6 +76,11 @@ class Manifest:
 
     def tile_count(self) -> int:
         return len(self.packing.squares)
+
+    @property
+    def policy(self) -> str:
+        """The policy the board was built under: ``reuse``, or "any" when the key is absent."""
+        return self.reuse or "any"
 
     def tile(self, i: int) -> dict:
         """Tile entry i as in the JSON: id, x0, y0, n, hash, t."""
@@ -102,6 +111,7 @@ class Manifest:
             "status": self.status,
             "stats": dict(self.stats),
         } | ({} if self.difficulty is None else {"difficulty": dict(self.difficulty)}) \
+          | ({} if self.reuse is None else {"reuse": self.reuse}) \
           | ({} if self.build is None else {"build": dict(self.build)})
 
     def to_json(self) -> str:
@@ -216,10 +226,13 @@ def from_json(obj: Any) -> Manifest:
             parse_profile(difficulty)
         except BadInput as e:
             raise _bad(f"difficulty: {e}") from None
+    reuse = obj.get("reuse")
+    if reuse is not None and (not isinstance(reuse, str) or reuse not in REUSE_POLICIES):
+        raise _bad(f"reuse is {reuse!r}, a policy this referee knows is one of {', '.join(REUSE_POLICIES)}")
     build = _build(obj["build"]) if "build" in obj else None
     return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
                     transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
-                    difficulty=None if difficulty is None else dict(difficulty), build=build)
+                    difficulty=None if difficulty is None else dict(difficulty), reuse=reuse, build=build)
 
 
 def _build(b: Any) -> dict:

@@ -11,6 +11,9 @@
    engine recount: the givens alone admit exactly m solutions and they are
    the solution plus the stored alts. With ``deep=True`` the difficulty
    ladder is re-run too (slow: ~0.1–0.3 s per n=16 tile).
+   ``fresh`` (a manifest whose ``reuse`` is ``fresh``) — the fair rule (``tilelib.spent.unfair``):
+   no solution of side n >= 10 twice on the board, none that another board the library holds
+   already used.
 3. ``seams`` — every board cell two tiles hold has one value
    (``referee.board.assemble``).
    ``clues`` — every clue lies in a tile window and is held by fewer than 3
@@ -44,6 +47,7 @@ from tilelib import bits
 from tilelib.audit import tile_problems
 from tilelib.days import seed_commit
 from tilelib.errors import CorruptLibrary, LibraryError, TilesError, UnknownTile, VerificationFailed
+from tilelib.spent import Reuse, held, solution_hash, unfair
 from tilelib.store import Library
 from tilelib.tile import Tile
 
@@ -190,6 +194,18 @@ def check_tiles(m: Manifest, lib: Library, deep: bool = False, on_tile=None) -> 
     return check_tiles_present(m, lib, on_tile, inspect)
 
 
+def check_fresh(m: Manifest, lib: Library, tiles: dict[str, Tile]) -> None:
+    """Step ``fresh``: a ``fresh`` manifest holds no n >= 10 solution twice and none that another
+    published board used (``tilelib.spent.unfair``); an ``any`` manifest is not held to it."""
+    if m.policy != Reuse.FRESH.value:
+        return
+    placed = [(i, tiles[h].n, solution_hash(tiles[h].n, tiles[h].solution))
+              for i, h in enumerate(m.hashes) if held(tiles[h].n)]
+    why = unfair(lib.conn, m.digest(), placed)
+    if why is not None:
+        raise CheckFailed("fresh", why)
+
+
 def check_clues(board: Board) -> None:
     """Clues sit in some tile window and never on a cell held by 3+ tiles."""
     for r, c in board.clues:
@@ -251,6 +267,7 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     t1 = time.perf_counter()
     tm["packing"] = t1 - t0
     tiles = check_tiles(manifest, lib, deep, on_tile)
+    check_fresh(manifest, lib, tiles)
     t2 = time.perf_counter()
     tm["tiles"] = t2 - t1
     board = assemble(manifest, tiles)
@@ -271,5 +288,5 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
                         packing_vs_seed=seed_result)
 
 
-__all__ = ["VerifyReport", "verify", "check_packing", "check_claims", "check_tiles_present", "LibraryOutOfDate", "check_tiles", "check_clues", "check_frontier",
+__all__ = ["VerifyReport", "verify", "check_packing", "check_claims", "check_tiles_present", "LibraryOutOfDate", "check_tiles", "check_fresh", "check_clues", "check_frontier",
            "check_seed", "tile_row_problems"]

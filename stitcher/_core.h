@@ -63,6 +63,11 @@ typedef struct {
     uint8_t *x_m1;
     int nhit;                    /* scratch: the extras the last lookup matched (x_hit), a pool's */
     int32_t *x_hit, *x_pool, *x_mpos;   /* extras and their merged positions (x_pool, x_mpos) */
+    /* dead entries (the fair rule: a solution already on the board): no lookup returns them */
+    int ndead;                   /* dead entries; 0 skips the test altogether */
+    uint8_t *edead;              /* by entry id (N of them) */
+    uint64_t *rdead;             /* by rank, a bitset of W words (ranked entries only) */
+    int32_t *entry_rank;         /* rank of each ranked entry id (N0 of them) */
 } TableObject;
 extern PyTypeObject TableType;
 

@@ -17,6 +17,10 @@
  * at most 4N / W of them, so at most 32 bytes per entry): when every whole side of a lookup
  * is dense, word-wise ANDs beat walking a list longer than W. Both give the same set.
  *
+ * Entries can be marked *dead* (``set_dead``: the fair rule's solutions already on the board, see
+ * stitcher/fresh.py): a lookup leaves them out, as if they were not in the table, until they are
+ * marked alive again; with none dead the lookup does no extra work.
+ *
  * Entries added later (the drain's tiles) do not re-rank everything: ``extend`` appends them as
  * *extras*, a short list in (hash, t) order with each one's insertion point among the ranks;
  * a lookup tests them one by one and merges them into the order (the Python side rebuilds the
@@ -48,6 +52,8 @@ static void table_free_arrays(TableObject *t) {
     PyMem_Free(t->x_hit); PyMem_Free(t->x_pool); PyMem_Free(t->x_mpos);
     t->x_id = t->x_ins = t->x_hit = t->x_pool = t->x_mpos = NULL; t->x_pin = NULL; t->x_m1 = NULL;
     t->E = t->nhit = 0;
+    PyMem_Free(t->edead); PyMem_Free(t->rdead); PyMem_Free(t->entry_rank);
+    t->edead = NULL; t->rdead = NULL; t->entry_rank = NULL; t->ndead = 0;
 }
 
 static void table_dealloc(TableObject *t) {
@@ -88,8 +94,10 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     t->vidx = PyMem_Malloc(sizeof(int32_t) * ((size_t)4 << n));
     t->acc = PyMem_Calloc(W, 8); t->pool = PyMem_Calloc(W, 8);
     t->prefix = PyMem_Calloc(W + 1, sizeof(int32_t));
+    t->edead = PyMem_Calloc(N ? N : 1, 1); t->rdead = PyMem_Calloc(W, 8);
+    t->entry_rank = PyMem_Calloc(N ? N : 1, sizeof(int32_t));
     if (!t->oe || !t->rank_entry || !t->all || !t->m1 || !t->pin || !t->cb || !t->vidx || !t->acc
-            || !t->pool || !t->prefix) { PyErr_NoMemory(); goto done; }
+            || !t->pool || !t->prefix || !t->edead || !t->rdead || !t->entry_rank) { PyErr_NoMemory(); goto done; }
     /* The loops below touch only this object's arrays and the held buffers, so they run without
      * the GIL: index.py builds several tables at once on threads (allocation keeps the GIL). */
     int bad = 0, slots = 0;
@@ -132,6 +140,7 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
         int64_t e = ORD[r];
         if (e < 0 || e >= N) { bad = 1; break; }
         t->rank_entry[r] = (int32_t)e;
+        t->entry_rank[e] = (int32_t)r;
         size_t w = (size_t)r >> 6;
         uint64_t bit = 1ull << (r & 63);
         t->all[w] |= bit;
@@ -197,6 +206,10 @@ static PyObject *table_py_extend(TableObject *t, PyObject *args) {
     uint16_t (*oe)[4] = PyMem_Realloc(t->oe, sizeof *oe * (size_t)(N ? N : 1));
     if (!oe) { PyErr_NoMemory(); goto done; }
     t->oe = oe;
+    uint8_t *edead = PyMem_Realloc(t->edead, (size_t)(N ? N : 1));
+    if (!edead) { PyErr_NoMemory(); goto done; }
+    t->edead = edead;
+    memset(t->edead + t->N, 0, (size_t)k);
     size_t sz = (size_t)(E ? E : 1);
     int32_t *id = PyMem_Realloc(t->x_id, sz * 4), *ins = id ? PyMem_Realloc(t->x_ins, sz * 4) : NULL;
     if (id) t->x_id = id;
@@ -286,7 +299,8 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
         for (int32_t q = t->post_off[best], end = t->post_off[best + 1]; q < end; q++) {
             int32_t r = t->post[q];
             const uint16_t *e = t->oe_rank[r];
-            if (((base[r >> 6] >> (r & 63)) & 1) && (e[0] & masks[0]) == vals[0] && (e[1] & masks[1]) == vals[1]
+            if (((base[r >> 6] >> (r & 63)) & 1) && !(t->ndead && ((t->rdead[r >> 6] >> (r & 63)) & 1))
+                && (e[0] & masks[0]) == vals[0] && (e[1] & masks[1]) == vals[1]
                     && (e[2] & masks[2]) == vals[2] && (e[3] & masks[3]) == vals[3])
                 acc[r >> 6] |= 1ull << (r & 63);
         }
@@ -298,11 +312,13 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
             const uint64_t *op = ops[k];
             for (int w = 0; w < W; w++) acc[w] &= op[w];
         }
+        if (t->ndead)
+            for (int w = 0; w < W; w++) acc[w] &= ~t->rdead[w];
     }
     t->nhit = 0;
     for (int q = 0; q < t->E; q++) {
         const uint16_t *e = t->oe[t->x_id[q]];
-        if ((m1 && !t->x_m1[q]) || (e[0] & masks[0]) != vals[0] || (e[1] & masks[1]) != vals[1]
+        if ((m1 && !t->x_m1[q]) || (t->ndead && t->edead[t->x_id[q]]) || (e[0] & masks[0]) != vals[0] || (e[1] & masks[1]) != vals[1]
                 || (e[2] & masks[2]) != vals[2] || (e[3] & masks[3]) != vals[3])
             continue;
         t->x_hit[t->nhit++] = q;
@@ -334,6 +350,39 @@ static PyObject *table_py_lookup(TableObject *t, PyObject *args) {
     return out;
 }
 
+/* set_dead(ids, dead): mark the entries ids (int64 buffer) dead (dead true) or alive */
+static PyObject *table_py_set_dead(TableObject *t, PyObject *args) {
+    PyObject *o_ids;
+    int dead;
+    if (!PyArg_ParseTuple(args, "Op", &o_ids, &dead)) return NULL;
+    if (!t->acc) { PyErr_SetString(PyExc_ValueError, "Table is not initialised"); return NULL; }
+    Py_buffer b;
+    if (PyObject_GetBuffer(o_ids, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t k = b.len / 8;
+    PyBuffer_Release(&b);
+    if (get_i64(o_ids, &b, k, "ids") < 0) return NULL;
+    const int64_t *ids = b.buf;
+    for (Py_ssize_t q = 0; q < k; q++)
+        if (ids[q] < 0 || ids[q] >= t->N) {
+            PyBuffer_Release(&b);
+            PyErr_SetString(PyExc_IndexError, "set_dead: no such entry");
+            return NULL;
+        }
+    for (Py_ssize_t q = 0; q < k; q++) {
+        int64_t e = ids[q];
+        if (t->edead[e] == (dead ? 1 : 0)) continue;
+        t->edead[e] = dead ? 1 : 0;
+        t->ndead += dead ? 1 : -1;
+        if (e < t->N0) {
+            int32_t r = t->entry_rank[e];
+            if (dead) t->rdead[r >> 6] |= 1ull << (r & 63);
+            else t->rdead[r >> 6] &= ~(1ull << (r & 63));
+        }
+    }
+    PyBuffer_Release(&b);
+    return Py_NewRef(Py_None);
+}
+
 /* edges(key) -> the oriented edges of an entry */
 static PyObject *table_py_edges(TableObject *t, PyObject *arg) {
     long k = PyLong_AsLong(arg);
@@ -345,11 +394,14 @@ static PyObject *table_py_edges(TableObject *t, PyObject *arg) {
 static PyObject *table_get_n(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->n); }
 static PyObject *table_get_N(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->N); }
 static PyObject *table_get_E(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->E); }
+static PyObject *table_get_dead(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->ndead); }
 
 static PyMethodDef table_methods[] = {
     {"lookup", (PyCFunction)table_py_lookup, METH_VARARGS,
      "lookup(masks, values, m1) -> bytes of int64 entry ids satisfying the constraint, (hash, t) order"},
     {"edges", (PyCFunction)table_py_edges, METH_O, "edges(key) -> oriented (top, right, bottom, left)"},
+    {"set_dead", (PyCFunction)table_py_set_dead, METH_VARARGS,
+     "set_dead(ids, dead): entries ids (int64) dead (left out of every lookup) or alive again"},
     {"extend", (PyCFunction)table_py_extend, METH_VARARGS,
      "extend(oe_new, ids, ins, pins, m): append entries; ids/ins/pins/m describe every extra, (hash, t) order"},
     {NULL, NULL, 0, NULL},
@@ -359,6 +411,7 @@ static PyGetSetDef table_getset[] = {
     {"n", (getter)table_get_n, NULL, "tile side", NULL},
     {"N", (getter)table_get_N, NULL, "entries", NULL},
     {"E", (getter)table_get_E, NULL, "extras (entries not in the bitsets)", NULL},
+    {"dead", (getter)table_get_dead, NULL, "entries marked dead", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -46,7 +46,8 @@ MAX_TRIES = COMPLETIONS
 
 def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
              max_tries: int = MAX_TRIES, accept: Callable[[tuple], bool] | None = None,
-             completions: int = COMPLETIONS, level: int = 0) -> tuple[str, Tile | None]:
+             completions: int = COMPLETIONS, level: int = 0,
+             banned: Callable[[np.ndarray], bool] | None = None) -> tuple[str, Tile | None]:
     """(TILE, tile) | (NOFIT, None) | (FAILED, None) for a tile in the constraint's own orientation.
 
     Up to ``completions`` CP-SAT completions of the boundary are drawn (stream
@@ -59,20 +60,32 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     proof that none exists: NOFIT. No completion that thins: FAILED.
     ``max_tries`` caps the completions too (at most that many CP-SAT calls).
     ``level`` (1..4) thins to that ladder level where the grid allows (``_thin``).
+    ``banned`` (the fair rule, ``stitcher.fresh``): a completion it refuses is excluded with its
+    16 images and another is asked for, at most ``fresh.RETRIES`` times, without using up a
+    completion; "none left" after an exclusion is FAILED, not a nofit proof.
     """
+    from stitcher.fresh import RETRIES, images
+
     n = c.n
     m = default_m_max(n) if m_max is None else m_max
     params = _params(n, m, seam_mask, level)
     vals, known = constraint_cells(c)
-    backups = []
-    for j in range(max(min(completions, max_tries), 1)):
-        grid = complete(n, vals, known, stream.child(f"c/{j}"))
+    backups, exclude, j, made = [], [], 0, 0
+    while made < max(min(completions, max_tries), 1):
+        grid = complete(n, vals, known, stream.child(f"c/{j}"), exclude=exclude)
+        j += 1
         if grid is None:
-            return NOFIT, None
-        if accept is not None and not accept(edges(grid)):
-            backups.append((j, grid))
+            return (FAILED if exclude else NOFIT), None
+        if banned is not None and banned(grid):
+            if len(exclude) >= RETRIES * 16:
+                break
+            exclude += images(grid)
             continue
-        tile = _thin(params, stream, j, grid)
+        made += 1
+        if accept is not None and not accept(edges(grid)):
+            backups.append((j - 1, grid))
+            continue
+        tile = _thin(params, stream, j - 1, grid)
         if tile is not None:
             return TILE, tile
     for j, grid in backups:

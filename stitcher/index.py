@@ -25,6 +25,10 @@ sorted at the end). ``SqlIndex`` runs
 ``tilelib.query.find`` per lookup. Which is faster is measured in
 ``scripts/bench_stitch.py``.
 
+Tiles can be marked *dead* (``MemoryIndex.set_dead``; the fair rule, ``stitcher/fresh.py``: their
+solution is already on the board): lookups, and so draws, leave them out until they are marked
+alive again. An index with no dead tile answers exactly as before.
+
 With the C extension built, each size also holds a ``stitcher._core.Table``
 (the same entries as bitsets over their (hash, t) ranks; tiles added later are
 appended as a short list of *extras*, merged in at lookup, and the table is
@@ -90,6 +94,8 @@ class _SizeIndex:
         self.PINS = np.zeros(cap, dtype=np.uint16)
         self.M = np.zeros(cap, dtype=np.int64)
         self.SK = np.zeros(cap, dtype=np.uint64)
+        self.DEAD = np.zeros(cap, dtype=bool)    # dead entries (set_dead)
+        self._row: dict[str, int] | None = None   # hash -> row, built at the first set_dead
         self._buckets: list[dict[int, np.ndarray]] | None = None   # lookup_py's, built at its first call
         self._bucketed = 0                # entries in them
         self._all: np.ndarray | None = None
@@ -103,7 +109,7 @@ class _SizeIndex:
             return
         while cap < need:
             cap *= 2
-        for name in ("OE", "PINS", "M", "SK"):
+        for name in ("OE", "PINS", "M", "SK", "DEAD"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
             new[:self.size] = old[:self.size]
@@ -142,6 +148,8 @@ class _SizeIndex:
 
     def _added(self, hashes: list[str], k0: int, table: bool) -> None:
         """Bookkeeping after entries k0.. were written: hashes, size, and the C table."""
+        if self._row is not None:
+            self._row.update((h, k0 // 16 + j) for j, h in enumerate(hashes))
         self.hashes.extend(hashes)
         self.size = k0 + 16 * len(hashes)
         self._all = None
@@ -160,7 +168,7 @@ class _SizeIndex:
             return
         k0 = self.size
         ent = (np.asarray(rows, dtype=np.int64)[:, None] * 16 + np.arange(16)).ravel()
-        for name in ("OE", "PINS", "M", "SK"):
+        for name in ("OE", "PINS", "M", "SK", "DEAD"):
             got = getattr(parent, name)[ent]
             if k0 == 0:
                 setattr(self, name, got)    # exactly sized; a later add grows it
@@ -168,6 +176,21 @@ class _SizeIndex:
                 self._grow(k0 + len(ent))
                 getattr(self, name)[k0:k0 + len(ent)] = got
         self._added([parent.hashes[j] for j in rows.tolist()], k0, table)
+
+    def row_of(self, h: str) -> int | None:
+        """The row of tile h in this size, or None."""
+        if self._row is None:
+            self._row = {x: j for j, x in enumerate(self.hashes)}
+        return self._row.get(h)
+
+    def set_dead(self, rows: list[int], dead: bool) -> None:
+        """Mark the 16 entries of each row dead (left out of lookups) or alive again."""
+        if not rows:
+            return
+        ent = (np.asarray(rows, dtype=np.int64)[:, None] * 16 + np.arange(16)).ravel()
+        self.DEAD[ent] = dead
+        if self.table is not None:
+            self.table.set_dead(ent, dead)
 
     def build_table(self) -> None:
         """Build the C table if ``add_arrays(table=False)`` left it unbuilt."""
@@ -200,8 +223,12 @@ class _SizeIndex:
         k = self.size
         order = self.all_sorted()
         self._ranked, self._ranked_sk = k, self.SK[order]
-        return _core.Table(self.n, k, np.ascontiguousarray(self.OE[:k]), self.PINS[:k].astype(np.int64),
-                           np.ascontiguousarray(self.M[:k]), order)
+        table = _core.Table(self.n, k, np.ascontiguousarray(self.OE[:k]), self.PINS[:k].astype(np.int64),
+                            np.ascontiguousarray(self.M[:k]), order)
+        dead = np.flatnonzero(self.DEAD[:k]).astype(np.int64)
+        if len(dead):
+            table.set_dead(dead, True)
+        return table
 
     def _extend(self, k0: int) -> None:
         """Append entries k0.. to the C table as extras: all entries past the ranked ones, in
@@ -254,6 +281,8 @@ class _SizeIndex:
             cands = cands[np.lexsort((cands, self.SK[cands]))]    # (hash, t) order, as all_sorted
         if m1 and len(cands):
             cands = cands[self.M[cands] == 1]
+        if len(cands):
+            cands = cands[~self.DEAD[cands]]
         return cands
 
 
@@ -300,6 +329,7 @@ class MemoryIndex:
         self.sizes: dict[int, _SizeIndex] = {}
         self.info: ActiveInfo | None = None     # how ``open`` got the active set
         self.opened_ladders: dict[int, np.ndarray] = {}   # n -> ladder level of each tile it opened with
+        self.solutions: dict[str, tuple[int, str]] = {}   # tile hash -> (n, solution hash), n >= 10 (fresh)
 
     @staticmethod
     def load(conn, ns, cap: int = ACTIVE_CAP) -> "MemoryIndex":
@@ -309,10 +339,11 @@ class MemoryIndex:
         return MemoryIndex.from_active(act, ns)
 
     @staticmethod
-    def open(conn, library, ns, cap: int = ACTIVE_CAP) -> "MemoryIndex":
+    def open(conn, library, ns, cap: int = ACTIVE_CAP, fresh: bool = False) -> "MemoryIndex":
         """``load``, with the active set read from (and kept in) the sidecar beside ``library``
-        (``active.load_active``): the same index, in O(rows added since the last open)."""
-        act, info = load_active(conn, library, cap)
+        (``active.load_active``): the same index, in O(rows added since the last open). ``fresh``:
+        the active set of a fresh build (no spent solution), with ``solutions`` filled."""
+        act, info = load_active(conn, library, cap, fresh=fresh)
         idx = MemoryIndex.from_active(act, ns)
         idx.info = info
         return idx
@@ -323,9 +354,11 @@ class MemoryIndex:
         for n in sorted(set(ns)):
             a = act.get(n)
             if a is not None and len(a):
-                idx._size(n).add_arrays([h.decode() for h in a.hashes.tolist()], a.edges, a.m, a.pins,
-                                        table=False)
+                hashes = [h.decode() for h in a.hashes.tolist()]
+                idx._size(n).add_arrays(hashes, a.edges, a.m, a.pins, table=False)
                 idx.opened_ladders[n] = a.ladder
+                if a.sols is not None:
+                    idx.solutions.update((h, (n, sol.decode())) for h, sol in zip(hashes, a.sols.tolist()) if sol)
             else:
                 idx._size(n)
         build_tables(idx.sizes.values())
@@ -347,6 +380,12 @@ class MemoryIndex:
         """Add size n's tiles at positions ``rows`` (ascending) of ``base.tile_hashes(n)``, with
         their C table left for ``build_tables`` (``_SizeIndex.add_subset``)."""
         self._size(n).add_subset(base._size(n), rows, table=False)
+
+    def set_dead(self, n: int, hashes, dead: bool) -> None:
+        """Mark size n's tiles ``hashes`` (those it holds) dead — left out of every lookup — or alive."""
+        si = self.sizes.get(n)
+        if si is not None:
+            si.set_dead([r for r in (si.row_of(h) for h in hashes) if r is not None], dead)
 
     def add(self, hash_: str, n: int, edges, m: int, alt_sides: int) -> None:
         """Add one canonical tile (after the drain inserted it into the library)."""

@@ -33,24 +33,29 @@ JOINT_TRIES = 2   # seeded attempts per window-aware completion (a grid may not 
 
 def joint_complete(values: np.ndarray, known: np.ndarray, square: tuple[int, int, int],
                    others: list[tuple[int, int, int]], stream: Stream,
-                   time_limit: float = TIME_LIMIT) -> np.ndarray | None:
+                   time_limit: float = TIME_LIMIT, *, exclude=()) -> np.ndarray | None:
     """Grid for ``square`` (x0, y0, s) consistent with the known board cells, such that every
-    window in ``others`` still has a rows/columns-valid completion; None if CP-SAT finds none."""
-    got = joint_complete_many(values, known, [square], others, stream, time_limit)
+    window in ``others`` still has a rows/columns-valid completion, and different from every grid
+    in ``exclude``; None if CP-SAT finds none."""
+    got = joint_complete_many(values, known, [square], others, stream, time_limit,
+                              exclude=[(0, g) for g in exclude])
     return None if got is None else got[0]
 
 
 def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tuple[int, int, int]],
                         others: list[tuple[int, int, int]], stream: Stream,
-                        time_limit: float = TIME_LIMIT) -> list[np.ndarray] | None:
+                        time_limit: float = TIME_LIMIT, *, exclude=()) -> list[np.ndarray] | None:
     """Grids for several squares at once (the stitcher's repair: a square and the neighbours it
     took off), each a full Takuzu grid (balance, no three in a row, distinct rows and columns),
     agreeing on shared cells and with the known board cells, with every window in ``others``
     still rows/columns-completable; None if CP-SAT finds none in the time limit. One square gives
-    exactly ``joint_complete``'s model."""
+    exactly ``joint_complete``'s model. ``exclude``: (k, grid) pairs, square k's grid must differ
+    from grid (the fair rule's other images; none adds nothing to the model)."""
     if not _lines_completable(values, known, list(squares) + list(others)):
         return None
     model, own = joint_model(values, known, squares, others)
+    for k, g in exclude:
+        model.differ(own[k], g)
     # These models are small SAT problems (most of the work is proving a doomed window
     # infeasible): presolve, LP relaxation, symmetry detection and probing cost more than they
     # save. Measured on 300 models captured from a warm G = 301 stitch (124 feasible): solve time

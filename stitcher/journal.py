@@ -24,6 +24,7 @@ from pathlib import Path
 from tilelib import ledger
 from tilelib.constraint import Constraint, canonical_constraint
 from tilelib.ledger import Miss
+from tilelib.spent import spent_of
 from tilelib.errors import UnknownTile
 from tilelib.store import Library, tile_key
 from tilelib.tile import Tile
@@ -69,6 +70,10 @@ class SqlJournal:
     def get_oriented(self, h: str, t: int) -> Tile | None:
         """Tile h oriented by t, kept back or in the library (None if neither): what the stitch sees."""
         return _oriented(h, t, self.lib, self.pending)
+
+    def is_spent(self, solution: str) -> bool:
+        """Whether the library's spent table names this solution (the fair rule, ``tilelib.spent``)."""
+        return bool(spent_of(self.conn, [solution]))
 
     def write_named(self) -> None:
         """Write now the kept-back tiles the ledger names, so that a commit before the end (the
@@ -132,6 +137,10 @@ class LogJournal:
     def get_oriented(self, h: str, t: int) -> Tile | None:
         """Tile h oriented by t from this log, the parent's kept-back tiles or the view (else None)."""
         return _oriented(h, t, self.view, self._canon, self.inherited)
+
+    def is_spent(self, solution: str) -> bool:
+        """``SqlJournal.is_spent`` on the read-only view (spent rows never change during a stitch)."""
+        return bool(spent_of(self.conn, [solution]))
 
     def close(self) -> None:
         self.conn.close()

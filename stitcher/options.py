@@ -40,6 +40,7 @@ class StitchOptions:
     profile: object = None            # a tilelib.difficulty.Profile the draws aim for, or None
     reuse: bool = True                # a made tile whose grid the index holds is not added (stitcher.reuse)
     early_repair: bool = True         # repair a square at its turn rather than place it unchecked
+    fresh: bool = False               # the fair rule: no n >= 10 solution twice, none spent (stitcher.fresh)
     workers: int = 1                  # processes for the halves (stitcher.regions); not in the board
 
     def __post_init__(self) -> None:

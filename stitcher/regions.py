@@ -17,6 +17,10 @@ everything. The parent then replays the left half's results and then the right
 half's (tiles into the library and the index, ledger rows, placements), and
 stitches the strip and the left-over squares in placement order, one process.
 
+Under the fair rule (``stitcher.fresh``) half r sees only the library solutions of its parity
+and, at graft, a placement whose solution the board already holds (both halves made the same
+grid) is not taken: the square is left over too (``clashed``).
+
 So the board depends on the seed, the library and this rule, and not on how many
 processes ran the halves (``workers``): 1 runs them one after the other, 2 at
 once. Each half draws from its own stream (``stitch/…/region/<r>``), the strip
@@ -116,13 +120,14 @@ def strip_then_halves(run: StitchRun, area: dict) -> int:
     run.st.seconds["halves"] = time.perf_counter() - t0
     for r, res in enumerate(results):
         run.st.seconds[f"half{r}_cpu"] = res.cpu_s
+    clashed = []
     for res in results:
-        graft(run, res)
+        clashed += graft(run, res)
         first_area += res.first_area
     run.fixed = frozenset({run.seed})
     run.nofits = NofitSet(run.conn)   # now with the halves' nofits, replayed into the ledger
     run.enter(run.stream.child("rest"))
-    left_over = frozenset(i for res in results for i in res.left_over)
+    left_over = frozenset([i for res in results for i in res.left_over] + clashed)
     run.done = run.progress_total - len(left_over)
     return first_area + run.place_all([i for i in run.order if i in left_over], area, left_over)
 
@@ -136,6 +141,8 @@ def run_half(run: StitchRun, r: int) -> HalfResult:
     run.conn = None                 # the parent's connection is not ours to use
     run.enter(run.stream.child(f"region/{r}"))
     run.st = StitchStats(seconds={"drain": 0.0, "ledger": 0.0, "index_add": 0.0})
+    if run.fresh is not None:
+        run.fresh.reserve(r)
     order = [i for i in run.halves.halves[r] if run.placements[i] is None]   # not the seed
     run.done, run.progress_total = 0, len(order)   # each half's progress lines count its own squares
     first_area = run.place_all(order, area={i: run.squares[i][2] ** 2 for i in order})
@@ -147,9 +154,10 @@ def run_half(run: StitchRun, r: int) -> HalfResult:
     return out
 
 
-def graft(run: StitchRun, res: HalfResult) -> None:
+def graft(run: StitchRun, res: HalfResult) -> list[int]:
     """Take a half's result: its tiles into the library and the index, its ledger rows, its
-    placements on the board (in its placement order), its counters."""
+    placements on the board (in its placement order), its counters. Returns the squares whose
+    placement clashed with one already on the board (the fair rule), left unplaced."""
     t0 = time.perf_counter()
     hashes = run.journal.insert_all(res.tiles)
     run.st.seconds["ledger"] += time.perf_counter() - t0
@@ -157,9 +165,13 @@ def graft(run: StitchRun, res: HalfResult) -> None:
     t0 = time.perf_counter()
     replay(res.ops, run.journal)
     run.st.seconds["ledger"] += time.perf_counter() - t0
-    for (k, h, t, edges) in res.placed:
-        x, y, s = run.squares[k]
-        run.board.place(x, y, s + 1, edges)
-        run.placements[k], run.edges_of[k] = (h, t), edges
-        run.order_of[k] = run.seq = run.seq + 1
+    res.stats.placements = 0          # each placement taken is counted by ``put``
     run.st.merge(res.stats)
+    clashed = []
+    for (k, h, t, edges) in res.placed:
+        if run.fresh is not None and run.fresh.clashes(h):
+            clashed.append(k)
+            run.st.bump(run.squares[k][2] + 1, "clashed")
+            continue
+        run.put(k, h, t, edges)
+    return clashed

@@ -27,6 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stitcher.drain import tile_from_grid
+from stitcher.fresh import RETRIES, images
+from tilelib.spent import grid_solution_hash, held
 from stitcher.joint import JOINT_TRIES, joint_complete_many
 from stitcher.small import doomed
 
@@ -57,6 +59,20 @@ def repair(run: StitchRun, i: int) -> bool:
         return False
 
 
+def unfair(run: StitchRun, grids: list) -> list[int]:
+    """Positions of the grids a fair stitch may not place: banned (``StitchRun.banned``), or the
+    same solution as an earlier grid of the same model. Empty for an ``any`` stitch."""
+    if run.fresh is None:
+        return []
+    out, seen = [], set()
+    for k, g in enumerate(grids):
+        sol = grid_solution_hash(g) if held(g.shape[0]) else None
+        if run.banned(g) or (sol is not None and sol in seen):
+            out.append(k)
+        seen.add(sol)
+    return out
+
+
 def take_off(run: StitchRun, ks: list[int]) -> dict:
     """Unplace squares ks; return what ``put_back`` needs to restore them."""
     old = {k: (run.placements[k], run.edges_of[k]) for k in ks}
@@ -68,10 +84,7 @@ def take_off(run: StitchRun, ks: list[int]) -> dict:
 def put_back(run: StitchRun, old: dict) -> None:
     """Re-place squares taken off by a failed repair with their old tiles."""
     for k, (p, e) in old.items():
-        xk, yk, sk = run.squares[k]
-        run.board.place(xk, yk, sk + 1, e)
-        run.placements[k], run.edges_of[k] = p, e
-        run.st.placements += 1
+        run.put(k, *p, e, renumber=False)
 
 
 def repair_with(run: StitchRun, i: int, ks: list[int]) -> bool:
@@ -110,13 +123,24 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
                      and run.placements[j] is None and j not in run.children}) if keep_others else []
     tiles = None
     squares = [run.squares[j] for j in group]
-    for a in range(0 if doomed(run.board, squares, [run.squares[j] for j in others]) else JOINT_TRIES):
+    tries, a, exclude = (JOINT_TRIES if doomed(run.board, squares, [run.squares[j] for j in others]) else 0), 0, []
+    while tries < JOINT_TRIES:
         run.st.cp_calls += 1
         sub = run.drain_stream.child(f"{run.drains}/together/{a}")
+        a += 1
         grids = joint_complete_many(run.board.values, run.board.known, [run.squares[j] for j in group],
-                                    [run.squares[j] for j in others], sub)
+                                    [run.squares[j] for j in others], sub, exclude=exclude)
         if grids is None:
             break
+        bad = unfair(run, grids)
+        if bad:                        # the fair rule: exclude those grids and ask again (not a try)
+            if len(exclude) >= RETRIES * 16:
+                break
+            for k in bad:
+                run.st.bump(grids[k].shape[0], "banned")
+                exclude += [(k, g) for g in images(grids[k])]
+            continue
+        tries += 1
         made = [tile_from_grid(g, *run.tile_params(j), sub.child(f"thin/{j}"), level=run.level_for(j))
                 for j, g in zip(group, grids)]
         if all(t is not None for t in made):

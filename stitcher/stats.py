@@ -13,7 +13,10 @@ by one model for the square and the neighbours taken off), ``fallbacks``
 sides), ``unchecked`` (placed although no candidate passed the forward check), ``reused`` (a
 made tile's grid was already an indexed tile that could stand for it: that tile was placed and
 no row added, ``stitcher.reuse``), ``repaired_early`` (of ``repaired``: at the square's own turn,
-because no candidate passed the forward check and no window-aware tile could be made).
+because no candidate passed the forward check and no window-aware tile could be made); under the
+fair rule (``stitcher.fresh``) ``banned`` (a made grid whose solution was on the board, the other
+half's or spent: another was asked for) and ``clashed`` (a half's placement whose solution the
+other half had placed too: the square was left to the last pass).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
             "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
-            "profile_hits", "reused", "repaired_early")
+            "profile_hits", "reused", "repaired_early", "banned", "clashed")
 
 
 @dataclass

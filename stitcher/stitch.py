@@ -76,6 +76,7 @@ from stitcher.check import ForwardCheck
 from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import JOINT_TRIES, joint_complete
 from stitcher.fallback import assemble, replace_square
+from stitcher.fresh import RETRIES, FreshRule, images
 from stitcher.index import MemoryIndex
 from stitcher.journal import SqlJournal
 from stitcher.options import Drain, StitchOptions
@@ -189,7 +190,10 @@ class StitchRun:
         t1 = time.perf_counter()
         # Every size up to the largest: fallback sub-squares can be any smaller size.
         top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
-        self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2))
+        self.index = index if index is not None else MemoryIndex.open(lib.conn, lib.path, range(6, top + 1, 2),
+                                                                      fresh=opts.fresh)
+        if opts.fresh and not isinstance(self.index, MemoryIndex):
+            raise ValueError("a fresh stitch needs a MemoryIndex opened with fresh=True")
         # made tiles are kept back until the end unless lookups read the library (an SqlIndex);
         # a half's worker swaps in a journal.LogJournal
         self.journal = SqlJournal(lib, self.conn, defer=isinstance(self.index, MemoryIndex))
@@ -202,6 +206,10 @@ class StitchRun:
             profile = self.profile
             sets = {frozenset({lv}) for n in ns for lv in profile.allowed(n)} | {profile.allowed(n) for n in ns}
             self.level_idx = level_indexes(lib.conn, self.index, ns, sets)
+        # the fair rule's state: which held solutions are on the board (None: an ``any`` stitch)
+        self.fresh = FreshRule(self.index) if opts.fresh else None
+        for idx in self.level_idx.values() if self.fresh is not None else ():
+            self.fresh.add_index(idx)
         t2 = time.perf_counter()
         self.st.seconds = {"geometry": t1 - t0, "index": t2 - t1, "drain": 0.0, "ledger": 0.0, "index_add": 0.0}
         info = getattr(self.index, "info", None)
@@ -254,11 +262,7 @@ class StitchRun:
                     return True, c
             self.st.bump(n, "unchecked")
         h, t, edges = index.decode(n, got[0])
-        self.board.place(x, y, n, edges)
-        self.placements[i] = (h, t)
-        self.edges_of[i] = edges
-        self.order_of[i] = self.seq = self.seq + 1
-        self.st.placements += 1
+        self.put(i, h, t, edges)
         if got[1]:
             self.st.bump(n, "preferred")
         return True, c
@@ -315,12 +319,22 @@ class StitchRun:
         others = [self.squares[j] for j in self.adj[i] if self.placements[j] is None and j not in self.children]
         if doomed(self.board, [self.squares[i]], others):
             return JOINT_MISS, None      # the model would be infeasible (small.py): no CP-SAT call
-        for a in range(JOINT_TRIES):
+        tries, a, exclude = 0, 0, []
+        while tries < JOINT_TRIES:
             self.st.cp_calls += 1
             sub = self.drain_stream.child(f"{self.drains}/joint/{a}")
-            grid = joint_complete(self.board.values, self.board.known, self.squares[i], others, sub)
+            a += 1
+            grid = joint_complete(self.board.values, self.board.known, self.squares[i], others, sub,
+                                  exclude=exclude)
             if grid is None:
                 break
+            if self.banned(grid):           # the fair rule: ask for another grid (not a try)
+                self.st.bump(self.squares[i][2] + 1, "banned")
+                if len(exclude) >= RETRIES * 16:
+                    break
+                exclude += images(grid)
+                continue
+            tries += 1
             tile = tile_from_grid(grid, *self.tile_params(i), sub.child("thin"), level=self.level_for(i))
             if tile is not None:
                 self.st.bump(self.squares[i][2] + 1, "joint")
@@ -346,7 +360,8 @@ class StitchRun:
                 kind, tile = generate(c, *self.tile_params(i),
                                       self.drain_stream.child(str(self.drains)), self.max_tries,
                                       accept=(lambda e: self.harmless(i, e)) if self.lookahead else None,
-                                      level=self.level_for(i))
+                                      level=self.level_for(i),
+                                      banned=self.banned if self.fresh is not None else None)
             self.drains += 1
             if kind == "tile":
                 self.install(i, tile)
@@ -367,20 +382,32 @@ class StitchRun:
     def install(self, i: int, tile) -> None:
         """Place a made tile on square i: a tile the index holds with the same grid if one can stand
         for it (``reusable``), else the new tile, appended to the library and the index."""
-        x, y, s = self.squares[i]
         got = self.reusable(i, tile) if self.opts.reuse else None
         if got is not None:
             h, t = got
-            self.st.bump(s + 1, "reused")
+            self.st.bump(tile.n, "reused")
         else:
             h, t = self.journal.insert(tile)
             self.learn(h, tile)
             self.st.made += 1
-        self.board.place(x, y, s + 1, tile.edges)
-        self.placements[i] = (h, t)
-        self.edges_of[i] = tile.edges
-        self.order_of[i] = self.seq = self.seq + 1
+        self.put(i, h, t, tile.edges)
+
+    def put(self, i: int, h: str, t: int, edges, *, renumber: bool = True) -> None:
+        """The one way a tile goes on a square: the board's cells, the square's placement and edges,
+        when it was placed (``renumber``: now; a repair putting a square back keeps its old turn),
+        the count, and the fair rule's marks."""
+        x, y, s = self.squares[i]
+        self.board.place(x, y, s + 1, edges)
+        self.placements[i], self.edges_of[i] = (h, t), edges
+        if renumber:
+            self.order_of[i] = self.seq = self.seq + 1
         self.st.placements += 1
+        if self.fresh is not None:
+            self.fresh.put(h)
+
+    def banned(self, grid) -> bool:
+        """Whether a made grid may not go on the board under the fair rule (``FreshRule.banned``)."""
+        return self.fresh is not None and self.fresh.banned(grid, self.journal.is_spent)
 
     def reusable(self, i: int, tile):
         """(hash, t) of an indexed tile with the grid of ``tile`` that square i can take instead
@@ -408,6 +435,9 @@ class StitchRun:
             self.index.add_rows(n, [r for _lv, r in rows])
             for levels, idx in self.level_idx.items():
                 idx.add_rows(n, [r for lv, r in rows if lv in levels])
+        if self.fresh is not None:
+            for h, tile in made:
+                self.fresh.learn(h, tile)
         self.st.seconds["index_add"] += time.perf_counter() - t0
 
     def resolve(self, i: int, prev) -> None:
@@ -449,10 +479,14 @@ class StitchRun:
         self.split(i)
 
     def unplace(self, i: int) -> None:
+        """The one way a tile comes off a square (``put``'s inverse)."""
         x, y, s = self.squares[i]
         self.board.remove(x, y, s + 1)
+        h = self.placements[i][0]
         self.placements[i] = None
         self.st.placements -= 1
+        if self.fresh is not None:
+            self.fresh.take(h)
 
     def tile_params(self, j: int) -> tuple[int, int | None]:
         """(seam_mask, m_max) a new tile for square j is thinned with (the seed: 0 and 1)."""
@@ -536,14 +570,15 @@ class StitchRun:
 def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain.INLINE,
            m_max: int | None = None, progress: Callable[[int, int, StitchStats], None] | None = None,
            index=None, max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True,
-           profile=None, workers: int = 1, reuse: bool = True, early_repair: bool = True) -> StitchResult:
+           profile=None, workers: int = 1, reuse: bool = True, early_repair: bool = True,
+           fresh: bool = False) -> StitchResult:
     """Assign every square a library tile (see the module doc and ``StitchOptions``). ``index``
     defaults to a fresh ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite
     per square); a ``MemoryIndex`` passed in learns every tile the stitch makes, including those it
     does not keep (``journal.SqlJournal.flush``), so open a fresh one for the next stitch.
     ``workers``: processes for the halves of a big board (the board is the same)."""
     opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
-                         profile=profile, workers=workers, reuse=reuse, early_repair=early_repair)
+                         profile=profile, workers=workers, reuse=reuse, early_repair=early_repair, fresh=fresh)
     run = None
     try:
         run = StitchRun(packing, lib, stream, opts, index=index, progress=progress)

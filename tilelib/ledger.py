@@ -117,13 +117,19 @@ def settled_nofit(c: Constraint, nofits: list[Constraint]) -> bool:
 # ------------------------------------------------------------------ manifests
 
 
-def put_manifest(conn, day: str, seed_commit: str, json_text: str, *, replace: bool = False) -> None:
-    """Append a day's manifest; an existing day is an error unless ``replace``."""
+def put_manifest(conn, day: str, seed_commit: str, json_text: str, *, replace: bool = False,
+                 spent=()) -> None:
+    """Append a day's manifest and, in the same transaction, the spent rows its board adds
+    (``tilelib.spent.record``); an existing day is an error unless ``replace``."""
     verb = "INSERT OR REPLACE" if replace else "INSERT"
     try:
         with conn:
             conn.execute(f"{verb} INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)",
                          (day, seed_commit, json_text, int(time.time())))
+            if spent:
+                from tilelib.spent import record
+
+                record(conn, spent)
     except sqlite3.IntegrityError as err:
         raise BadInput(f"the library already holds a manifest for {day}") from err
 

@@ -152,5 +152,28 @@ def live_boards(conn: sqlite3.Connection, days: Iterable[str]) -> dict[str, str]
     return out
 
 
+def unfair(conn: sqlite3.Connection, board: str, placed: list[tuple[int, int, str]]) -> str | None:
+    """The first way a fresh board breaks the rule, or None. ``placed``: (tile id, n, solution hash)
+    of its held tiles in id order; ``board``: its digest. A solution placed twice names both tiles;
+    a solution spent by another board the library holds as its day's manifest (``live_boards``)
+    names the tile and that day."""
+    first: dict[str, int] = {}
+    for i, n, sol in placed:
+        if sol in first:
+            return f"tile {i} (n = {n}) places the solution of tile {first[sol]} again"
+        first[sol] = i
+    others = [r for r in rows_of(conn, first) if r.board != board]
+    live = live_boards(conn, {r.day for r in others})
+    by = {}
+    for r in others:
+        if live.get(r.day) == r.board:
+            by.setdefault(r.solution, r)
+    for i, n, sol in placed:
+        if sol in by:
+            return (f"tile {i} (n = {n}) places solution {sol[:12]}… that the board of {by[sol].day} "
+                    f"({by[sol].board[:12]}…) already used")
+    return None
+
+
 __all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_hash",
-           "spent_of"]
+           "spent_of", "unfair"]

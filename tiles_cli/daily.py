@@ -44,6 +44,9 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
                                       "recorded in the manifest. 'library': no profile."),
           workers: int = typer.Option(None, "--workers", min=1, help="Processes that stitch the two halves "
                                       "of a big board (default: 2 on a 2-core machine); the board is the same."),
+          reuse: str = typer.Option("fresh", "--reuse", help="fresh: no solution of side n >= 10 twice on the "
+                                    "board and none an earlier board used (the fair rule); any: any library "
+                                    "tile, as before the rule. Recorded in the manifest."),
           library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
@@ -52,10 +55,12 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
     from daily.observe import ProgressLog
     from daily.seed import SECRET_ENV, day_seed, parse_day
     from tilelib.rng import seed_from_hex
+    from tilelib.spent import Reuse
 
     opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
                         params=parse_params(params), seed=seed_from_hex(seed) if seed else None,
-                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force, profile=profile)
+                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force, profile=profile,
+                        reuse=Reuse.parse(reuse).value)
     if workers is not None:
         opts = dataclasses.replace(opts, workers=workers)
     if opts.seed is None:

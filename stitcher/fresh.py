@@ -1,0 +1,124 @@
+"""The fair rule during one stitch (``tilelib.spent``): no n >= 10 solution twice, none spent.
+
+A fresh stitch starts from a fresh active set (``active.load_active(fresh=True)``): no indexed tile
+has a spent solution. ``FreshRule`` then owns which held solutions the board holds — a count per
+solution, since a repair takes tiles off and puts them back — and keeps every index in step:
+
+- when a solution goes on the board (``put``), every indexed tile with that solution is marked dead
+  (``MemoryIndex.set_dead``) in the main index and in each level index of a profile, so no lookup
+  offers it again; when its last square is taken off (``take``), they are alive again;
+- a grid the drain makes is ``banned`` when its solution is on the board, reserved for the other
+  half, or spent (one indexed query of the library through the run's journal): the maker then
+  excludes its 16 images and asks CP-SAT for another (``images``; at most ``RETRIES`` times per
+  drain, and an infeasible answer after an exclusion is no proof of nofit).
+
+Halves (``regions.py``) share no cell but could share a solution: in half r only library solutions
+whose hash's last hex digit has parity r are live (``reserve``), so their lookups never meet; two
+made grids can still coincide, which ``regions.graft`` catches (``clashes``) by leaving the later
+square to the parent's last pass. ``any`` builds have no ``FreshRule`` at all.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from tilelib.spent import grid_solution_hash, held
+from tilelib.symmetry import TRANSFORMS, apply_grid
+
+RETRIES = 4          # banned grids a drain may exclude before it gives up on fresh completions
+
+
+def images(grid: np.ndarray) -> list[np.ndarray]:
+    """The distinct images of a grid under the 16 transforms (what a made grid must differ from)."""
+    out, seen = [], set()
+    for t in TRANSFORMS:
+        g = apply_grid(grid, t)
+        key = g.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(g)
+    return out
+
+
+def _parity(sol: str) -> int:
+    return int(sol[-1], 16) & 1
+
+
+class FreshRule:
+    """The held solutions on the board and the dead marks they put in the indexes (module doc)."""
+
+    def __init__(self, index) -> None:
+        self.indexes = [index]
+        self.sol_of: dict[str, str] = {}                     # tile hash -> solution (held n)
+        self.tiles_of: dict[str, list[tuple[int, str]]] = {}  # solution -> indexed (n, tile hash)
+        self.on_board: dict[str, int] = {}                   # solution -> squares holding it
+        self.half: int | None = None                         # inside a half: its parity (reserve)
+        for h, (n, sol) in index.solutions.items():
+            self._map(h, sol, n)
+
+    def _map(self, h: str, sol: str, n: int) -> None:
+        if h not in self.sol_of:
+            self.sol_of[h] = sol
+            self.tiles_of.setdefault(sol, []).append((n, h))
+
+    def _mark(self, sol: str, dead: bool) -> None:
+        by_n: dict[int, list[str]] = {}
+        for n, h in self.tiles_of.get(sol, ()):
+            by_n.setdefault(n, []).append(h)
+        for idx in self.indexes:
+            for n, hs in by_n.items():
+                idx.set_dead(n, hs, dead)
+
+    def add_index(self, index) -> None:
+        """Keep a level index (a subset of the main one, made before any placement) in step too."""
+        self.indexes.append(index)
+
+    def learn(self, h: str, tile) -> None:
+        """A tile the stitch made (now in the indexes): dead at once if its solution is on the board."""
+        if held(tile.n):
+            sol = grid_solution_hash(tile.solution_grid)
+            self._map(h, sol, tile.n)
+            if self.on_board.get(sol):
+                for idx in self.indexes:
+                    idx.set_dead(tile.n, [h], True)
+
+    def put(self, h: str) -> None:
+        """Tile h went on a square."""
+        sol = self.sol_of.get(h)
+        if sol is not None:
+            self.on_board[sol] = self.on_board.get(sol, 0) + 1
+            if self.on_board[sol] == 1:
+                self._mark(sol, True)
+
+    def take(self, h: str) -> None:
+        """Tile h came off a square."""
+        sol = self.sol_of.get(h)
+        if sol is not None:
+            self.on_board[sol] -= 1
+            if not self.on_board[sol] and not self._reserved(sol):
+                self._mark(sol, False)
+
+    def clashes(self, h: str) -> bool:
+        """Whether tile h's solution is already on the board (a half's placement, at graft)."""
+        sol = self.sol_of.get(h)
+        return sol is not None and self.on_board.get(sol, 0) > 0
+
+    def reserve(self, half: int) -> None:
+        """Inside half ``half`` (a forked worker): library solutions of the other parity are the
+        other half's; mark their tiles dead."""
+        self.half = half
+        for sol in [s for s in self.tiles_of if self._reserved(s) and not self.on_board.get(s)]:
+            self._mark(sol, True)
+
+    def _reserved(self, sol: str) -> bool:
+        return self.half is not None and sol in self.tiles_of and _parity(sol) != self.half
+
+    def banned(self, grid: np.ndarray, is_spent: Callable[[str], bool]) -> bool:
+        """Whether a made grid may not go on the board: its solution is on it, is the other half's,
+        or is spent (``is_spent``, asked last: it reads the library)."""
+        if not held(len(grid)):
+            return False
+        sol = grid_solution_hash(grid)
+        return bool(self.on_board.get(sol)) or self._reserved(sol) or is_spent(sol)
