@@ -150,11 +150,25 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
                 _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage, progress)
         if opts.remote:
             from remote.backend import open_backend
+            from remote.fair import BoardLostRace
             from remote.sync import push
             t0 = time.perf_counter()
-            r = push(opts.library, open_backend(opts.remote))
+            try:
+                r = push(opts.library, open_backend(opts.remote))
+            except BoardLostRace as err:
+                raise type(err)(f"{err}{_set_aside(res.manifest_path)}") from err
             stage("push", t0, f"{r.status}, {r.new_tiles:,} new tiles, {r.attempts} attempt(s)")
     return res
+
+
+def _set_aside(path: Path | None) -> str:
+    """Rename a withdrawn board's manifest file to ``DAY.json.withdrawn`` (it was never published:
+    nothing should serve it, and nothing is lost); the note for the error line."""
+    if path is None or not path.is_file():
+        return ""
+    aside = path.with_name(path.name + ".withdrawn")
+    path.replace(aside)
+    return f" (its manifest file is set aside as {aside})"
 
 
 def _refuse_empty(path: Path) -> None:

@@ -201,7 +201,7 @@ def check_fresh(m: Manifest, lib: Library, tiles: dict[str, Tile]) -> None:
         return
     placed = [(i, tiles[h].n, solution_hash(tiles[h].n, tiles[h].solution))
               for i, h in enumerate(m.hashes) if held(tiles[h].n)]
-    why = unfair(lib.conn, m.digest(), placed)
+    why = unfair(lib.conn, m.digest(), m.day, placed)
     if why is not None:
         raise CheckFailed("fresh", why)
 

@@ -86,6 +86,7 @@ class CatchUp:
     bytes: int = 0
     cloned: bool = False
     notes: list[str] = field(default_factory=list)
+    conflicting: list = field(default_factory=list)   # MergeStats.conflicting of every merge, in order
 
     def note(self) -> str | None:
         return "; ".join(self.notes) or None
@@ -102,7 +103,7 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
     heads = tuple(d.sha for d in info.deltas)
     have_base = st is not None and not st.head_bad and st.snapshot == info.snapshot and \
         heads[:len(st.deltas)] == st.deltas
-    cu_added, nbytes, notes, cloned, bad = 0, 0, [], False, False
+    cu_added, nbytes, notes, cloned, bad, conflicting = 0, 0, [], False, False, []
     if have_base:
         base, merged, todo = info.snapshot, st.deltas, info.deltas[len(st.deltas):]
     else:
@@ -118,7 +119,9 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
         else:
             lib = lib or Library.open(path, create=True)   # a file appeared (or was empty): merge instead
             with _bad_rows_are_remote_errors(url):
-                cu_added += merge_file(lib, got.path, verify=verify).tiles_added
+                ms = merge_file(lib, got.path, verify=verify)
+            cu_added += ms.tiles_added
+            conflicting += ms.conflicting
         ensure_sync_schema(lib.conn)
     for d in todo:
         try:
@@ -126,7 +129,9 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
             if not is_delta(p):
                 raise BadSnapshot(f"remote {url}: {d.sha[:12]}… is listed as a delta but is not one")
             with _bad_rows_are_remote_errors(url):
-                cu_added += merge_file(lib, p, verify=verify).tiles_added
+                ms = merge_file(lib, p, verify=verify)
+            cu_added += ms.tiles_added
+            conflicting += ms.conflicting
             p.unlink()
         except BadSnapshot as err:
             notes.append(f"HEAD's delta {d.sha[:12]}… is bad ({str(err).split(': ', 1)[-1]}); using the "
@@ -141,7 +146,7 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
     fp = tuple(fingerprint(lib.conn)) if (cloned or not waiting) else ()
     state = SyncState(info.etag, info.snapshot, fp, base, merged, bad)
     write_state(lib.conn, url, state)
-    return CatchUp(lib, state, cu_added, nbytes, cloned, notes)
+    return CatchUp(lib, state, cu_added, nbytes, cloned, notes, conflicting)
 
 
 def _fetch(backend: Backend, info: HeadInfo, work: Path, progress, integrity: str) -> Fetched:

@@ -45,6 +45,7 @@ from tilelib.store import Library
 
 from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
 from remote.catchup import STALE_WORKDIR_SECONDS, catch_up, local_missing, workdir
+from remote.fair import refuse_lost_boards
 from remote.delta import (COMPACT_FRACTION, COMPACT_MIN_BYTES, MAX_DELTAS, Mark, current_mark, ensure_sync_schema,
                           make_delta, pending, read_mark, write_mark)
 from remote.head import BadHead, DeltaRef, HeadInfo, head_body, parse_head
@@ -176,13 +177,16 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                 head = backend.get_head()
                 info = parse_head(head, url) if head is not None else None
                 st = read_state(lib, url)
+                conflicting = []
                 if info is not None and not (st and st.synced_with(info)):
                     cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
-                    st, merged = cu.state, merged + cu.added
+                    st, merged, conflicting = cu.state, merged + cu.added, cu.conflicting
                     notes += [n for n in cu.notes if n not in notes]
                 elif info is not None and st.head_bad and not notes:
                     notes.append("HEAD on the remote was bad (this file holds the sound state before it)")
                 mark = read_mark(lib, url)
+                # a fresh board that another machine's push beat is withdrawn, and nothing is sent
+                refuse_lost_boards(lib, mark.manifests if mark is not None else 0, conflicting)
                 if info is not None and not st.head_bad:
                     legacy_same = mark is None and tuple(fingerprint(lib.conn)) == st.fingerprint
                     if (mark is not None and not pending(lib, mark)) or legacy_same:

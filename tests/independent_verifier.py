@@ -123,9 +123,12 @@ def parse_manifest(text: str) -> dict:
         clues.append(tuple(rc))
     _need(m["status"] in ("frontier", "unique", "ambiguous"), "bad status")
     _need(isinstance(m["stats"], dict), "stats is not an object")
+    reuse = m.get("reuse", "any")
+    _need(reuse in ("fresh", "any"), f"reuse is {reuse!r}, not fresh or any")
     return {"G": G, "P": b["pitch"], "seed_commit": m["seed_commit"], "seed_tile": m["seed_tile"],
             "squares": squares, "hashes": hashes, "ts": ts, "zones": zones, "clues": clues,
-            "status": m["status"], "packer": m["packer"], "stats": m["stats"]}
+            "status": m["status"], "packer": m["packer"], "stats": m["stats"], "reuse": reuse, "day": day,
+            "digest": hashlib.sha256(text.encode("utf-8")).hexdigest() if isinstance(text, str) else None}
 
 
 def manifest_text(m: dict) -> str:
@@ -134,7 +137,7 @@ def manifest_text(m: dict) -> str:
         return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True, allow_nan=False)
 
     parts = []
-    for key in KEYS + (("build",) if "build" in m else ()):
+    for key in KEYS + tuple(k for k in ("difficulty", "reuse", "build") if k in m):
         v = m[key]
         if key in ("tiles", "zones", "clues") and v:
             items = [json.dumps(x, separators=(",", ":"), ensure_ascii=True) for x in v]  # keys as given
@@ -510,6 +513,39 @@ def load_tiles(mf: dict, conn: sqlite3.Connection) -> dict[str, dict]:
     return out
 
 
+def solution_hash(rows: list[int], n: int) -> str:
+    """§5: sha256(n ‖ the smallest BLOB of the 16 images of the solution)."""
+    return hashlib.sha256(bytes([n]) + min(blob_of(transform(rows, n, t), n) for t in range(16))).hexdigest()
+
+
+def check_fresh(mf: dict, tiles: dict[str, dict], conn: sqlite3.Connection) -> None:
+    """§10.2's fresh step: no n >= 10 solution twice, none spent by the board the library holds as
+    the manifest of another day."""
+    if mf["reuse"] != "fresh":
+        return
+    first: dict[str, int] = {}
+    placed = []
+    for i, h in enumerate(mf["hashes"]):
+        n = tiles[h]["n"]
+        if n < 10:
+            continue
+        sol = solution_hash(rows_of(bytes(tiles[h]["solution"]), n), n)
+        if sol in first:
+            raise Rejected("fresh", f"tile {i} repeats the solution of tile {first[sol]}")
+        first[sol] = i
+        placed.append((i, sol))
+    has = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'spent'").fetchone()
+    if not has:
+        return
+    for i, sol in placed:
+        for board, day in conn.execute("SELECT board, day FROM spent WHERE solution = ?", (sol,)):
+            if board == mf["digest"] or day == mf["day"]:
+                continue
+            row = conn.execute("SELECT json FROM manifests WHERE day = ?", (day,)).fetchone()
+            if row and hashlib.sha256(row[0].encode("utf-8")).hexdigest() == board:
+                raise Rejected("fresh", f"tile {i}: its solution was spent by the board of {day}")
+
+
 def assemble(mf: dict, tiles: dict[str, dict]):
     """§10.3: (values, owners, givens) as flat G·G bytearrays; values 2 outside every window."""
     G = mf["G"]
@@ -625,6 +661,7 @@ def verify(manifest_text: str, library_path: str, seed: bytes | None = None) -> 
     conn = sqlite3.connect(f"file:{library_path}?mode=ro", uri=True)
     try:
         tiles = load_tiles(mf, conn)
+        check_fresh(mf, tiles, conn)
     finally:
         conn.close()
     val, owners, giv = assemble(mf, tiles)

@@ -10,7 +10,8 @@ holds the same rows whatever the order. Per table:
   local file lacks, ``verify="sample"`` 256 random rows of the source,
   ``verify="none"`` none. One bad row refuses the whole merge (HashMismatch), nothing written.
 - ``manifests``: ``INSERT OR IGNORE`` on the day; a day both sides hold with
-  different json keeps the local one and is counted in ``manifest_conflicts``.
+  different json keeps the local one and is counted in ``manifest_conflicts`` (the source's rows
+  of those days are ``conflicting``: a push refuses a fresh board that lost its day, ``remote.sync``).
 - ``misses``: a union on the UNIQUE constraint key. A key only one side has is
   copied (ids are local, so not copied). For a key both have: ``count`` and
   ``last_seen`` take the MAX, ``first_seen`` the MIN, ``nofit`` the MAX (1 wins),
@@ -62,6 +63,7 @@ class MergeStats:
     source_tiles: int
     source_fingerprint: tuple[int, ...]
     local_only: bool
+    conflicting: tuple = ()   # the source's (day, seed_commit, json, created) of days both hold differently
 
 
 def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
@@ -128,9 +130,9 @@ def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
     spent added)."""
     cols = ", ".join(TILE_COLUMNS)
     tiles = conn.execute(f"INSERT OR IGNORE INTO main.tiles ({cols}) SELECT {cols} FROM {ALIAS}.tiles").rowcount
-    conflicts = conn.execute(
-        f"SELECT count(*) FROM {ALIAS}.manifests AS s JOIN main.manifests AS m ON m.day = s.day "
-        f"WHERE m.json IS NOT s.json OR m.seed_commit IS NOT s.seed_commit").fetchone()[0]
+    conflicts = tuple(conn.execute(
+        f"SELECT s.day, s.seed_commit, s.json, s.created FROM {ALIAS}.manifests AS s JOIN main.manifests AS m "
+        f"ON m.day = s.day WHERE m.json IS NOT s.json OR m.seed_commit IS NOT s.seed_commit ORDER BY s.day"))
     mcols = ", ".join(MANIFEST_COLUMNS)
     manifests = conn.execute(
         f"INSERT OR IGNORE INTO main.manifests ({mcols}) SELECT {mcols} FROM {ALIAS}.manifests").rowcount
@@ -185,5 +187,5 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
     finally:
         conn.execute(f"DETACH DATABASE {ALIAS}")
         conn.execute(f"PRAGMA cache_size = {int(old_cache)}")
-    return MergeStats(tiles, manifests, conflicts, added, updated, spent, checked, source_tiles, source_fp,
-                      local_only)
+    return MergeStats(tiles, manifests, len(conflicts), added, updated, spent, checked, source_tiles, source_fp,
+                      local_only, conflicts)

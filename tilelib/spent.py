@@ -13,9 +13,9 @@ enumerate them.
   ``day`` its day. Append-only (``INSERT OR IGNORE``), merged as a union, so two machines that
   push lose nothing and merge in any order to the same rows.
 - For *building*, a solution with any row is spent. For *verifying* a manifest, a row counts
-  against it only when it names another board that the library holds as the manifest of that
-  row's day (``live``): a board that was never published — withdrawn after it lost a race
-  (``remote.sync``), or replaced by a rebuild of its day — spent nothing anyone could look up.
+  against it only when it names the board that the library holds as the manifest of another day
+  (``live``): a board that was never published — withdrawn after it lost a race
+  (``remote.fair``), or replaced by a rebuild of its day — spent nothing anyone could look up.
 
 ``Reuse`` is the build's policy: ``fresh`` (the default) follows the rule, ``any`` builds as before
 the rule existed (byte for byte the same boards).
@@ -152,17 +152,19 @@ def live_boards(conn: sqlite3.Connection, days: Iterable[str]) -> dict[str, str]
     return out
 
 
-def unfair(conn: sqlite3.Connection, board: str, placed: list[tuple[int, int, str]]) -> str | None:
+def unfair(conn: sqlite3.Connection, board: str, day: str, placed: list[tuple[int, int, str]]) -> str | None:
     """The first way a fresh board breaks the rule, or None. ``placed``: (tile id, n, solution hash)
-    of its held tiles in id order; ``board``: its digest. A solution placed twice names both tiles;
-    a solution spent by another board the library holds as its day's manifest (``live_boards``)
-    names the tile and that day."""
+    of its held tiles in id order; ``board``, ``day``: its digest and day. A solution placed twice
+    names both tiles; a solution spent by the board the library holds as the manifest of another
+    day (``live_boards``) names the tile and that day. Rows of its own day are not counted: they
+    are its own, or of a board of that day built after its start (a rebuild, a tampered copy),
+    which is not an earlier board."""
     first: dict[str, int] = {}
     for i, n, sol in placed:
         if sol in first:
             return f"tile {i} (n = {n}) places the solution of tile {first[sol]} again"
         first[sol] = i
-    others = [r for r in rows_of(conn, first) if r.board != board]
+    others = [r for r in rows_of(conn, first) if r.board != board and r.day != day]
     live = live_boards(conn, {r.day for r in others})
     by = {}
     for r in others:
