@@ -41,6 +41,7 @@ from typing import Callable
 from tilelib.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
 from tilelib.errors import CorruptLibrary, RemoteError
 from tilelib.merge import fingerprint
+from tilelib.spent import count as spent_count
 from tilelib.store import Library
 
 from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
@@ -283,6 +284,8 @@ class SyncStatus:
     behind: bool                   # HEAD moved since this file last synced
     head_bad: bool
     last_day: str | None
+    spent: int = 0                 # solutions the local file holds as spent (the fair rule)
+    ahead_spent: int = 0           # spent rows a push would add
 
     def line(self) -> str:
         if self.head is None:
@@ -298,6 +301,7 @@ class SyncStatus:
         parts = [where, ahead, "behind: HEAD moved since the last sync (pull)" if self.behind else "not behind"]
         if self.head_bad:
             parts.append("HEAD's snapshot is bad (a push publishes a good HEAD)")
+        parts.append(f"{self.spent:,} spent solutions ({self.ahead_spent:,} spent rows to push)")
         parts.append(f"last built day {self.last_day or 'none'}; last sync {self.synced_at or 'never'}")
         return "; ".join(parts)
 
@@ -319,16 +323,21 @@ def status(library: str | Path, backend: Backend) -> SyncStatus:
         row = lib.conn.execute("SELECT value FROM meta WHERE key = ?", (f"remote_state:{url}",)).fetchone()
         synced = json.loads(row[0]).get("at") if row else None
         last = lib.conn.execute("SELECT max(day) FROM manifests").fetchone()[0]
+        spent_rows, spent_sols = spent_count(lib.conn)
+        ahead_s = spent_rows
         if mark is not None:
             q = lib.conn.execute
             ahead_t = q("SELECT count(*) FROM tiles WHERE rowid > ?", (mark.tiles,)).fetchone()[0]
             ahead_m = q("SELECT count(*) FROM manifests WHERE rowid > ?", (mark.manifests,)).fetchone()[0]
+            ahead_s = q("SELECT count(*) FROM spent WHERE rowid > ?", (mark.spent,)).fetchone()[0] \
+                if spent_rows else 0
         else:
             fp = fingerprint(lib.conn)
             base = st.fingerprint if st is not None else (0, 0)
             ahead_t, ahead_m = max(0, fp[0] - base[0]), max(0, fp[1] - base[1])
     return SyncStatus(url, info, pushed_at, synced, ahead_t, ahead_m,
-                      info is not None and (st is None or st.etag != info.etag), bool(st and st.head_bad), last)
+                      info is not None and (st is None or st.etag != info.etag), bool(st and st.head_bad), last,
+                      spent_sols, ahead_s)
 
 
 # ---------------------------------------------------------------- snapshots

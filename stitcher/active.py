@@ -181,18 +181,17 @@ def drop_spent(conn, act: dict[int, ActiveRows], after: int, cap: int) -> tuple[
     that was full refilled (``_refill``). Returns (set, last spent rowid, rows dropped)."""
     if not spent.has_table(conn):
         return act, 0, 0
-    new = conn.execute("SELECT rowid, solution, n FROM spent WHERE rowid > ? ORDER BY rowid", (after,)).fetchall()
+    new = conn.execute("SELECT rowid, solution FROM spent WHERE rowid > ? ORDER BY rowid", (after,)).fetchall()
     if not new:
         return act, after, 0
-    by_n: dict[int, set[bytes]] = {}
-    for _rid, sol, n in new:
-        by_n.setdefault(n, set()).add(sol.encode())
+    # by solution alone (the hash covers n, so it names one size): the rows' n column is not trusted
+    sols = np.array(sorted({sol.encode() for _rid, sol in new}), dtype="S64")
     dropped = 0
-    for n, sols in by_n.items():
+    for n in [n for n in VALID_N if spent.held(n)]:
         a = act.get(n)
         if a is None or not len(a):
             continue
-        keep = ~np.isin(_sols(a), np.array(sorted(sols), dtype="S64"))
+        keep = ~np.isin(_sols(a), sols)
         if keep.all():
             continue
         dropped += int((~keep).sum())

@@ -124,6 +124,10 @@ def test_a_fresh_label_on_a_board_that_repeats_or_reuses_fails_verify_naming_the
     assert rej.value.step == "fresh" and re.match(r"fresh: tile (\d+)", rej.value.args[0]).group(1) == str(named)
     # the same text as "any" is not held to the rule
     assert run_tiles("referee", "verify", str(again), "--library", str(lib)).returncode == 0
+    # both boards spent their solutions (an any board too), and library stats counts them
+    want = len(sols | {s for _i, _n, s in placed})
+    st = run_tiles("library", "stats", "--json", "--library", str(lib))
+    assert json.loads(st.stdout)["spent_solutions"] == want
 
 
 def test_an_unknown_policy_is_bad_input_that_writes_nothing(tmp_path):

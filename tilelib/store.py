@@ -278,9 +278,17 @@ class Library:
             "misses_nofit": q("SELECT count(*) FROM misses WHERE nofit = 1").fetchone()[0],
             "misses_drained": q("SELECT count(*) FROM misses WHERE tile IS NOT NULL").fetchone()[0],
             "manifests": q("SELECT count(*) FROM manifests").fetchone()[0],
+            "spent_solutions": _spent_count(self.conn)[1],
+            "spent_rows": _spent_count(self.conn)[0],
             "file_bytes": size,
             "bytes_per_tile": round(size / total, 1) if total else None,
         }
+
+
+def _spent_count(conn) -> tuple[int, int]:
+    from tilelib.spent import count       # tilelib.spent reads the table this module creates
+
+    return count(conn)
 
 
 def rows_by_hash(conn, columns, hashes, chunk: int = 500):

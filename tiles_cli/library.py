@@ -51,6 +51,7 @@ def stats(library: Path = LibraryOpt,
             typer.echo(f"  {key[4:]:<7}" + "  ".join(f"{k}: {v:,}" for k, v in s[key].items()))
     typer.echo(f"misses open {s['misses_open']:,}  nofit {s['misses_nofit']:,}  "
                f"drained {s['misses_drained']:,}  manifests {s['manifests']:,}")
+    typer.echo(f"spent solutions {s['spent_solutions']:,} (n >= 10, by {s['spent_rows']:,} board rows)")
 
 
 @library_app.command("verify")
