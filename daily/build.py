@@ -44,8 +44,8 @@ from tilelib.days import seed_commit
 from tilelib.errors import CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
-from tilelib.spent import Reuse, SpentRow, held, solution_hash
-from tilelib.store import Library, rows_by_hash
+from tilelib.spent import Reuse, SpentRow, board_solutions
+from tilelib.store import Library
 from daily import fairness
 
 
@@ -260,9 +260,6 @@ def board_spent(manifest: Manifest, lib: Library) -> list[SpentRow]:
     """The spent rows a stored board adds: each distinct solution of side n >= 10 it places, filed
     under its digest and day (``tilelib.spent``), whatever its policy — an ``any`` board spends too."""
     digest = manifest.digest()
-    rows: dict[str, SpentRow] = {}
-    for n, sol_blob in rows_by_hash(lib.conn, ("n", "solution"), manifest.hashes):
-        if held(n):
-            sol = solution_hash(n, bytes(sol_blob))
-            rows.setdefault(sol, SpentRow(sol, digest, n, manifest.day))
+    rows = {sol: SpentRow(sol, digest, n, manifest.day)
+            for _i, n, sol in board_solutions(lib.conn, list(manifest.hashes))}
     return [rows[k] for k in sorted(rows)]

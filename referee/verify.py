@@ -199,9 +199,9 @@ def check_fresh(m: Manifest, lib: Library, tiles: dict[str, Tile]) -> None:
     published board used (``tilelib.spent.unfair``); an ``any`` manifest is not held to it."""
     if m.policy != Reuse.FRESH.value:
         return
-    placed = [(i, tiles[h].n, solution_hash(tiles[h].n, tiles[h].solution))
+    placed = [(i, tiles[h].n, solution_hash(tiles[h].n, tiles[h].solution))    # the rows read in step 2
               for i, h in enumerate(m.hashes) if held(tiles[h].n)]
-    why = unfair(lib.conn, m.digest(), m.day, placed)
+    why = unfair(lib.conn, m.day, placed)
     if why is not None:
         raise CheckFailed("fresh", why)
 

@@ -9,7 +9,8 @@ keeps a fallback from mistaking one for a base.
 
 What a push must send is read from the local file alone:
 - ``remote_mark:<url>`` in ``meta``: the largest tiles, manifests and spent rowids and misses id
-  known to be on that remote (a mark written before the spent table has no spent entry: 0) (set when a push lands, and when a pull finds nothing unpushed locally);
+  known to be on that remote, set when a push lands and when a pull finds nothing unpushed
+  locally (a mark written before the spent table has no spent entry: it reads as 0);
 - ``misses_touched``: ids of misses rows updated since the last push (a trigger fills it;
   ``misses`` rows are counters and flags that change in place). It is one table for the file:
   with several remotes, an update reaches the one pushed next (and every later full snapshot).

@@ -19,18 +19,12 @@ remote untouched: ``BoardLostRace``, exit 5, one line naming the day and what it
 from __future__ import annotations
 
 from tilelib.errors import VerificationFailed
-from tilelib.spent import held, solution_hash, unfair
-from tilelib.store import Library, rows_by_hash
+from tilelib.spent import board_solutions, unfair
+from tilelib.store import Library
 
 
 class BoardLostRace(VerificationFailed):
     """A fresh board another machine's published board spent first (exit 5): withdrawn, not pushed."""
-
-
-def _placed(lib: Library, m) -> list[tuple[int, int, str]]:
-    rows = {h: (n, bytes(sol)) for h, n, sol in rows_by_hash(lib.conn, ("hash", "n", "solution"), m.hashes)}
-    return [(i, rows[h][0], solution_hash(*rows[h])) for i, h in enumerate(m.hashes)
-            if h in rows and held(rows[h][0])]
 
 
 def refuse_lost_boards(lib: Library, since: int, conflicting) -> None:
@@ -50,7 +44,7 @@ def refuse_lost_boards(lib: Library, since: int, conflicting) -> None:
         if day in theirs:
             why = "another machine published a board of that day first"
         else:
-            why = unfair(lib.conn, m.digest(), m.day, _placed(lib, m))
+            why = unfair(lib.conn, m.day, board_solutions(lib.conn, list(m.hashes)))
         if why is None:
             continue
         with lib.conn:

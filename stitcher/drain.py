@@ -64,7 +64,7 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     16 images and another is asked for, at most ``fresh.RETRIES`` times, without using up a
     completion; "none left" after an exclusion is FAILED, not a nofit proof.
     """
-    from stitcher.fresh import RETRIES, images
+    from stitcher.fresh import exclude_images
 
     n = c.n
     m = default_m_max(n) if m_max is None else m_max
@@ -77,9 +77,8 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
         if grid is None:
             return (FAILED if exclude else NOFIT), None
         if banned is not None and banned(grid):
-            if len(exclude) >= RETRIES * 16:
+            if not exclude_images(exclude, [grid]):
                 break
-            exclude += images(grid)
             continue
         made += 1
         if accept is not None and not accept(edges(grid)):

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from tilelib.spent import grid_solution_hash, held
+from tilelib.spent import grid_solution_hash, held, solution_hash
 from tilelib.symmetry import TRANSFORMS, apply_grid
 
 RETRIES = 4          # banned grids a drain may exclude before it gives up on fresh completions
@@ -40,6 +40,17 @@ def images(grid: np.ndarray) -> list[np.ndarray]:
             seen.add(key)
             out.append(g)
     return out
+
+
+def exclude_images(exclude: list, grids: list[np.ndarray], keys: list[int] | None = None) -> bool:
+    """Add the images of banned ``grids`` to a maker's ``exclude`` list — plain grids, or (key, grid)
+    pairs when ``keys`` says which square of a model each is for; False, adding nothing, once the
+    list holds ``RETRIES`` grids' worth (the maker then gives up on fresh completions)."""
+    if len(exclude) >= RETRIES * 16:
+        return False
+    for j, grid in enumerate(grids):
+        exclude += images(grid) if keys is None else [(keys[j], g) for g in images(grid)]
+    return True
 
 
 def _parity(sol: str) -> int:
@@ -78,7 +89,7 @@ class FreshRule:
     def learn(self, h: str, tile) -> None:
         """A tile the stitch made (now in the indexes): dead at once if its solution is on the board."""
         if held(tile.n):
-            sol = grid_solution_hash(tile.solution_grid)
+            sol = solution_hash(tile.n, tile.canonical()[0].solution)   # a canonical tile's solution is canonical
             self._map(h, sol, tile.n)
             if self.on_board.get(sol):
                 for idx in self.indexes:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stitcher.drain import tile_from_grid
-from stitcher.fresh import RETRIES, images
+from stitcher.fresh import exclude_images
 from tilelib.spent import grid_solution_hash, held
 from stitcher.joint import JOINT_TRIES, joint_complete_many
 from stitcher.small import doomed
@@ -134,11 +134,10 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
             break
         bad = unfair(run, grids)
         if bad:                        # the fair rule: exclude those grids and ask again (not a try)
-            if len(exclude) >= RETRIES * 16:
+            if not exclude_images(exclude, [grids[k] for k in bad], keys=bad):
                 break
             for k in bad:
                 run.st.bump(grids[k].shape[0], "banned")
-                exclude += [(k, g) for g in images(grids[k])]
             continue
         tries += 1
         made = [tile_from_grid(g, *run.tile_params(j), sub.child(f"thin/{j}"), level=run.level_for(j))

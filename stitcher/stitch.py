@@ -76,7 +76,7 @@ from stitcher.check import ForwardCheck
 from stitcher.drain import MAX_TRIES, NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.joint import JOINT_TRIES, joint_complete
 from stitcher.fallback import assemble, replace_square
-from stitcher.fresh import RETRIES, FreshRule, images
+from stitcher.fresh import FreshRule, exclude_images
 from stitcher.index import MemoryIndex
 from stitcher.journal import SqlJournal
 from stitcher.options import Drain, StitchOptions
@@ -330,9 +330,8 @@ class StitchRun:
                 break
             if self.banned(grid):           # the fair rule: ask for another grid (not a try)
                 self.st.bump(self.squares[i][2] + 1, "banned")
-                if len(exclude) >= RETRIES * 16:
+                if not exclude_images(exclude, [grid]):
                     break
-                exclude += images(grid)
                 continue
             tries += 1
             tile = tile_from_grid(grid, *self.tile_params(i), sub.child("thin"), level=self.level_for(i))

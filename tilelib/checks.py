@@ -232,15 +232,9 @@ def check_library(lib, mode: str = "new") -> CheckReport:
 
 def _trigger_statements() -> list[str]:
     """The schema's CREATE TRIGGER statements (installs them in files made before they existed)."""
-    from tilelib.store import schema_sql
+    from tilelib.store import schema_statements
 
-    sql = schema_sql()
-    out, pos = [], 0
-    while (i := sql.find("CREATE TRIGGER", pos)) >= 0:
-        j = sql.index("END;", i) + 4
-        out.append(sql[i:j])
-        pos = j
-    return out
+    return [stmt for stmt in schema_statements() if stmt.startswith("CREATE TRIGGER")]
 
 
 def mark_verified(lib, rep: CheckReport) -> None:

@@ -36,7 +36,6 @@ FRESH_MIN_N = 10            # sides n >= this are held to the rule; 6 and 8 are 
 _CHUNK = 500                # hashes per IN (...) query (SQLite's variable limit is 999 on old builds)
 
 
-
 class Reuse(Enum):
     """The build's policy on repeated solutions (``tiles daily build --reuse``)."""
 
@@ -110,15 +109,7 @@ def record(conn: sqlite3.Connection, rows: Iterable[SpentRow], now: int | None =
 
 def spent_of(conn: sqlite3.Connection, solutions: Iterable[str]) -> set[str]:
     """Those of ``solutions`` that have a spent row (any board): what a build may not place."""
-    sols = sorted(set(solutions))
-    if not sols or not has_table(conn):
-        return set()
-    out: set[str] = set()
-    for i in range(0, len(sols), _CHUNK):
-        part = sols[i:i + _CHUNK]
-        out.update(s for (s,) in conn.execute(
-            f"SELECT DISTINCT solution FROM spent WHERE solution IN ({','.join('?' * len(part))})", part))
-    return out
+    return {r.solution for r in rows_of(conn, solutions)}
 
 
 def rows_of(conn: sqlite3.Connection, solutions: Iterable[str]) -> list[SpentRow]:
@@ -133,6 +124,16 @@ def rows_of(conn: sqlite3.Connection, solutions: Iterable[str]) -> list[SpentRow
             f"SELECT solution, board, n, day FROM spent WHERE solution IN ({','.join('?' * len(part))}) "
             "ORDER BY solution, board", part)]
     return out
+
+
+def board_solutions(conn: sqlite3.Connection, hashes: list[str]) -> list[tuple[int, int, str]]:
+    """(tile id, n, solution hash) of the tiles of side n >= 10 among a board's ``hashes`` (in tile
+    id order), from the library's stored (canonical) solutions; hashes it lacks are left out."""
+    from tilelib.store import rows_by_hash     # store creates this module's table (no import cycle)
+
+    sol = {h: (n, solution_hash(n, bytes(b))) for h, n, b in rows_by_hash(conn, ("hash", "n", "solution"), hashes)
+           if held(n)}
+    return [(i, *sol[h]) for i, h in enumerate(hashes) if h in sol]
 
 
 def count(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -152,9 +153,9 @@ def live_boards(conn: sqlite3.Connection, days: Iterable[str]) -> dict[str, str]
     return out
 
 
-def unfair(conn: sqlite3.Connection, board: str, day: str, placed: list[tuple[int, int, str]]) -> str | None:
-    """The first way a fresh board breaks the rule, or None. ``placed``: (tile id, n, solution hash)
-    of its held tiles in id order; ``board``, ``day``: its digest and day. A solution placed twice
+def unfair(conn: sqlite3.Connection, day: str, placed: list[tuple[int, int, str]]) -> str | None:
+    """The first way a fresh board of ``day`` breaks the rule, or None. ``placed``: (tile id, n,
+    solution hash) of its held tiles in id order (``board_solutions``). A solution placed twice
     names both tiles; a solution spent by the board the library holds as the manifest of another
     day (``live_boards``) names the tile and that day. Rows of its own day are not counted: they
     are its own, or of a board of that day built after its start (a rebuild, a tampered copy),
@@ -164,7 +165,7 @@ def unfair(conn: sqlite3.Connection, board: str, day: str, placed: list[tuple[in
         if sol in first:
             return f"tile {i} (n = {n}) places the solution of tile {first[sol]} again"
         first[sol] = i
-    others = [r for r in rows_of(conn, first) if r.board != board and r.day != day]
+    others = [r for r in rows_of(conn, first) if r.day != day]
     live = live_boards(conn, {r.day for r in others})
     by = {}
     for r in others:
@@ -177,5 +178,5 @@ def unfair(conn: sqlite3.Connection, board: str, day: str, placed: list[tuple[in
     return None
 
 
-__all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_hash",
+__all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "board_solutions", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_hash",
            "spent_of", "unfair"]

@@ -19,6 +19,7 @@ from typing import Iterable
 from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
                             SchemaTooNew, UnknownTile)
 from tilelib.fsio import check_placeable
+from tilelib.spent import count as spent_count
 from tilelib.tile import Features, Tile, content_hash
 
 SCHEMA_VERSION = 2          # 2: the spent table (tilelib.spent); a version-1 file is upgraded on open
@@ -64,15 +65,17 @@ def row_to_tile(row: dict) -> Tile:
     return tile
 
 
-def schema_statements(table: str) -> list[str]:
-    """The statements of schema.sql that create ``table`` and the triggers on it, in file order."""
-    out = []
-    for stmt in schema_sql().split(";\n"):
-        body = "\n".join(line for line in stmt.splitlines() if not line.startswith("--")).strip()
-        if (body.startswith(f"CREATE TABLE IF NOT EXISTS {table} ")
-                or (body.startswith("CREATE TRIGGER") and f" ON {table}\n" in body)):
-            out.append(body + (";" if body.endswith("END") else ""))
-    return out
+def schema_statements() -> list[str]:
+    """Every statement of schema.sql, in file order, without its whole-line comments (what files
+    made before a table or trigger existed are given: ``upgrade``, ``checks.mark_verified``)."""
+    sql = "\n".join(line for line in schema_sql().splitlines() if not line.startswith("--"))
+    return [stmt.strip().rstrip(";") + ";" for stmt in sql.split(";\n") if stmt.strip()]
+
+
+def _of_table(stmt: str, table: str) -> bool:
+    """Whether a schema statement creates ``table`` or a trigger on it."""
+    return stmt.startswith(f"CREATE TABLE IF NOT EXISTS {table} ") or (
+        stmt.startswith("CREATE TRIGGER") and f" ON {table}\n" in stmt)
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
@@ -81,8 +84,9 @@ def upgrade(conn: sqlite3.Connection) -> None:
     as an empty one (``tilelib.spent.has_table``)."""
     try:
         with conn:
-            for stmt in schema_statements("spent"):
-                conn.execute(stmt)
+            for stmt in schema_statements():
+                if _of_table(stmt, "spent"):
+                    conn.execute(stmt)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     except sqlite3.OperationalError:
         pass
@@ -266,6 +270,7 @@ class Library:
         total = sum(per_n.values())
         size = self.path.stat().st_size
         meta = self.meta()
+        spent = spent_count(self.conn)
         return {
             "path": str(self.path),
             "library_id": meta.get("library_id"),
@@ -278,17 +283,11 @@ class Library:
             "misses_nofit": q("SELECT count(*) FROM misses WHERE nofit = 1").fetchone()[0],
             "misses_drained": q("SELECT count(*) FROM misses WHERE tile IS NOT NULL").fetchone()[0],
             "manifests": q("SELECT count(*) FROM manifests").fetchone()[0],
-            "spent_solutions": _spent_count(self.conn)[1],
-            "spent_rows": _spent_count(self.conn)[0],
+            "spent_solutions": spent[1],
+            "spent_rows": spent[0],
             "file_bytes": size,
             "bytes_per_tile": round(size / total, 1) if total else None,
         }
-
-
-def _spent_count(conn) -> tuple[int, int]:
-    from tilelib.spent import count       # tilelib.spent reads the table this module creates
-
-    return count(conn)
 
 
 def rows_by_hash(conn, columns, hashes, chunk: int = 500):
