@@ -32,8 +32,9 @@ from daily.seed import day_seed
 from packers import DEFAULT_PACKER, check_request, check_size, make_packing
 from referee import gate
 from referee.board import build_board
+from referee.closure import add_play_clues
 from referee.frontier import add_clues
-from referee.manifest import Manifest
+from referee.manifest import PLAY_RULES, TILE_BY_TILE, Manifest
 from referee.verify import verify
 from tilelib.difficulty import parse_profile
 from stitcher.regions import default_workers
@@ -41,7 +42,7 @@ from stitcher.stitch import stitch
 from tilelib import ledger
 from tilelib.checks import check_library, mark_verified
 from tilelib.days import seed_commit
-from tilelib.errors import CorruptLibrary, VerificationFailed
+from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
 from tilelib.spent import Reuse, SpentRow, board_solutions
@@ -66,6 +67,8 @@ class BuildOptions:
     workers: int = field(default_factory=default_workers)   # processes for the stitch's halves;
     #                                    the board is the same for any value (stitcher/regions.py)
     reuse: str = Reuse.FRESH.value     # the fair rule (tilelib.spent): "fresh" or "any"
+    play: str = TILE_BY_TILE           # "tile-by-tile": clues until referee.closure covers the board;
+    #                                    "propagation": the frontier proof alone (replays of older days)
 
 
 @dataclass
@@ -76,6 +79,7 @@ class BuildResult:
     status: str | None = None
     tiles: int = 0
     clues: int = 0
+    play_clues: int = 0                 # of ``clues``, those the tile-by-tile rule added
     verify_line: str = ""
     seconds: dict = field(default_factory=dict)
     stitch: dict = field(default_factory=dict)
@@ -87,7 +91,7 @@ class BuildResult:
         """The machine-readable summary ``tiles daily build --json`` prints (one JSON object)."""
         return {"day": self.day, "skipped": self.skipped, "status": self.status,
                 "manifest": str(self.manifest_path) if self.manifest_path else None, "tiles": self.tiles,
-                "clues": self.clues, "verify": self.verify_line, "stages": self.stages,
+                "clues": self.clues, "play_clues": self.play_clues, "verify": self.verify_line, "stages": self.stages,
                 "stitch": self.stitch_detail, "fairness": self.fairness, "peak_rss_bytes": peak_rss_bytes(),
                 "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values()),
                 "write_call_bytes": sum(v.get("write_call_bytes") or 0 for v in self.stages.values())}
@@ -108,6 +112,8 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
     check_request(opts.packer, size, opts.params)    # bad input: fail before any file is touched
     check_placeable(opts.out_dir, "--out", want_dir=True)   # checked before any work, not after it
     policy = Reuse.parse(opts.reuse)
+    if opts.play not in PLAY_RULES:
+        raise BadInput(f"play rule {opts.play!r}: expected one of {', '.join(PLAY_RULES)}")
     profile = parse_profile(opts.profile)
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     commit = seed_commit(seed)
@@ -232,13 +238,19 @@ def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage
     manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
                         tuple(t for _, t in st.placements),
                         difficulty=None if profile is None else profile.to_json(),
-                        reuse=Reuse.FRESH.value if policy is Reuse.FRESH else None, build=build_record(start))
-    clues = add_clues(build_board(manifest, lib))
+                        reuse=Reuse.FRESH.value if policy is Reuse.FRESH else None,
+                        play=TILE_BY_TILE if opts.play == TILE_BY_TILE else None, build=build_record(start))
+    board = build_board(manifest, lib)
+    clues = add_clues(board)                      # propagation settles every cell (status frontier)
+    played = add_play_clues(board.with_clues(clues)) if opts.play == TILE_BY_TILE else []
+    clues += played                               # ... and a player solving tile by tile never stalls
     stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
              "clues": len(clues), "stitch": res.stitch}
     manifest = manifest.with_clues(clues, status="frontier", stats=stats)
     stage("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
-                       f"per 100 tiles)", clues=len(clues))
+                       f"per 100 tiles)" + (f", {len(played)} of them for tile-by-tile play"
+                                            if opts.play == TILE_BY_TILE else ""),
+          clues=len(clues), play_clues=len(played))
 
     t0 = time.perf_counter()
     report = verify(manifest, lib)
@@ -253,7 +265,7 @@ def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage
     ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force,
                         spent=board_spent(manifest, lib))
     res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
-    res.tiles, res.clues = manifest.tile_count(), len(clues)
+    res.tiles, res.clues, res.play_clues = manifest.tile_count(), len(clues), len(played)
 
 
 def board_spent(manifest: Manifest, lib: Library) -> list[SpentRow]:

@@ -117,7 +117,8 @@ def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None
         opts = BuildOptions(day=m.day, library=lib, out_dir=work / "out", size=p.P + 1, packer=p.name,
                             params=dict(p.params), seed=seed, remote=None, force=True,
                             start={"snapshot": snap, "deltas": deltas},
-                            profile=None if m.difficulty is None else dict(m.difficulty), reuse=m.policy)
+                            profile=None if m.difficulty is None else dict(m.difficulty), reuse=m.policy,
+                            play=m.play_rule)
         res = build(opts, log=log)
         again = load(res.manifest_path)
     finally:

@@ -83,6 +83,20 @@ class Board:
                      self.tile_givens, self.zone_givens, clues)
 
 
+_WEIGHTS = {n: (1 << np.arange(n - 1, -1, -1)).astype(np.int64) for n in range(6, 17, 2)}
+
+
+def grid_rows(grid: np.ndarray) -> list[int]:
+    """Row ints (bit n-1-c = cell (r, c), FORMAT §2) of an n×n 0/1 or bool window: the engine's input."""
+    return (grid.astype(np.int64) @ _WEIGHTS[grid.shape[0]]).tolist()
+
+
+def rows_grid(rows, n: int) -> np.ndarray:
+    """The n×n bool window of row ints (the inverse of ``grid_rows``)."""
+    r = np.asarray(rows, dtype=np.int64)[:, None]
+    return ((r >> np.arange(n - 1, -1, -1)) & 1).astype(bool)
+
+
 def fetch_tiles(manifest: Manifest, lib: Library) -> dict[str, Tile]:
     """The canonical tile of every distinct hash in the manifest (CheckFailed step 'tiles' if absent
     or tampered, naming the first tile id that uses it)."""

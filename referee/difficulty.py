@@ -20,7 +20,7 @@ from collections import deque
 import numpy as np
 
 from engine.ladder import rate_rows
-from referee.board import Board
+from referee.board import Board, grid_rows
 from referee.judge import seam_neighbours
 
 LEVEL_NAMES = {0: "given", 1: "L1", 2: "L2", 3: "L3", 4: "L4", 5: "beyond L4"}
@@ -41,12 +41,6 @@ def play_order(board: Board) -> list[int]:
     return order + [i for i in range(len(board.squares)) if i not in seen]
 
 
-def _rows(a: np.ndarray) -> list[int]:
-    n = a.shape[1]
-    w = 1 << np.arange(n - 1, -1, -1, dtype=np.int64)
-    return [int(x) for x in (a.astype(np.int64) * w).sum(axis=1)]
-
-
 def context_levels(board: Board) -> list[tuple[int, int, int]]:
     """(tile id, n, ladder level in context) for every tile, in play order."""
     solved = np.zeros(board.givens.shape, dtype=bool)
@@ -56,8 +50,8 @@ def context_levels(board: Board) -> list[tuple[int, int, int]]:
         sol = board.solution[rs, cs]
         known = board.givens[rs, cs] | solved[rs, cs]
         n = sol.shape[0]
-        k = _rows(known)
-        lad = rate_rows(n, [v & m for v, m in zip(_rows(sol == 1), k)], k)
+        k = grid_rows(known)
+        lad = rate_rows(n, [v & m for v, m in zip(grid_rows(sol == 1), k)], k)
         out.append((i, n, int(lad.ladder)))
         solved[rs, cs] = True
     return out

@@ -52,7 +52,7 @@ from ortools.sat.python import cp_model
 
 from engine import backbone_rows, count_rows
 from packers.packing import adjacency
-from referee.board import Board, CheckFailed
+from referee.board import Board, CheckFailed, grid_rows, rows_grid
 
 CLUE_SAMPLE = 64
 """Candidates per stalled tile that the clue picker looks at."""
@@ -100,20 +100,6 @@ class Settled:
     seconds: float
 
 
-_WEIGHTS = {n: (1 << np.arange(n - 1, -1, -1)).astype(np.int64) for n in range(6, 17, 2)}
-
-
-def _rows(grid: np.ndarray) -> list[int]:
-    """Row ints (bit n-1-c = cell (r, c)) of an n×n 0/1 array."""
-    return (grid.astype(np.int64) @ _WEIGHTS[grid.shape[0]]).tolist()
-
-
-def _grid(rows, n: int) -> np.ndarray:
-    """n×n bool grid from row ints."""
-    r = np.asarray(rows, dtype=np.int64)[:, None]
-    return ((r >> np.arange(n - 1, -1, -1)) & 1).astype(bool)
-
-
 def start(board: Board) -> Frontier:
     """The state before propagation: known = board givens, values from the board solution there."""
     known = board.givens & board.tile_cells
@@ -130,16 +116,16 @@ def _visit(f: Frontier, i: int) -> list[int]:
         return []
     n = kw.shape[0]
     vw = np.where(kw, f.values[rs, cs], 0)
-    none, bv, bk, nodes = backbone_rows(n, _rows(vw), _rows(kw))
+    none, bv, bk, nodes = backbone_rows(n, grid_rows(vw), grid_rows(kw))
     f.calls += 1
     f.nodes += nodes
     if none:
         raise CheckFailed("frontier", f"tile {i} has no solution consistent with the known cells "
                                       "(internal error: its own solution should be one)")
-    newk = _grid(bk, n) & ~kw
+    newk = rows_grid(bk, n) & ~kw
     if not newk.any():
         return []
-    newv = _grid(bv, n)
+    newv = rows_grid(bv, n)
     if (newv[newk] != (b.solution[rs, cs][newk] == 1)).any():
         raise CheckFailed("frontier", f"tile {i}: propagation derived a value that differs from the "
                                       "board solution (internal error)")
@@ -342,11 +328,11 @@ def _score_tile(f: Frontier, i: int) -> tuple[tuple | None, tuple[int, int] | No
         return None, None
     n = kw.shape[0]
     vw = np.where(kw, f.values[rs, cs], 0)
-    _c, sols, _nodes = count_rows(n, _rows(vw), _rows(kw), CLUE_SAMPLE)
+    _c, sols, _nodes = count_rows(n, grid_rows(vw), grid_rows(kw), CLUE_SAMPLE)
     truth = b.solution[rs, cs] == 1
     wrong = np.zeros((n, n), dtype=np.int64)
     for s in sols:
-        wrong += _grid(s, n) != truth
+        wrong += rows_grid(s, n) != truth
     best = None
     for r, c in np.argwhere(legal):
         R, C = int(r) + rs.start, int(c) + cs.start

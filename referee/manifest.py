@@ -10,7 +10,9 @@ verified ``status`` and free-form ``stats``.
 FORMAT §9 (format, day, board, seed_commit, packer, seed_tile, tiles, zones,
 clues, status, stats; then the optional ``difficulty``, the stitcher's level
 profile, only when the build had one, ``reuse``, the fair rule's policy (written by a ``fresh``
-build; absent means ``any``, as in every manifest before the rule), and ``build``, the start state
+build; absent means ``any``, as in every manifest before the rule), ``play``, the rule the build
+proved the board playable by (``tile-by-tile``: FORMAT §10's closure; absent means ``propagation``,
+the frontier proof of every manifest before that rule), and ``build``, the start state
 and versions of FORMAT §13), one tile / zone / clue per line, compact separators,
 ASCII, ``params`` and ``stats`` with sorted keys, a final newline. So
 ``from_json(m.to_json()).to_json() == m.to_json()`` byte for byte and a
@@ -44,8 +46,11 @@ STATUSES = ("frontier", "unique", "ambiguous")
 KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
              "clues", "status", "stats")
 MAX_MANIFEST_BYTES = 64 << 20   # a G=4096 board (the largest) is ~16 MB
-OPTIONAL_KEYS = ("difficulty", "reuse", "build")   # written after KEY_ORDER in this order, only when set
+OPTIONAL_KEYS = ("difficulty", "reuse", "play", "build")   # written after KEY_ORDER in this order, only when set
 REUSE_POLICIES = tuple(p.value for p in Reuse)   # "fresh", "any"
+TILE_BY_TILE = "tile-by-tile"   # the play rule of FORMAT §10's step closure (referee.closure)
+PROPAGATION = "propagation"     # the rule before it: the frontier proof alone (the key absent)
+PLAY_RULES = (TILE_BY_TILE, PROPAGATION)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -63,6 +68,7 @@ class Manifest:
     stats: Mapping[str, Any] = field(default_factory=dict)
     difficulty: Mapping[str, Any] | None = None   # stitcher.profile JSON form; None: no profile
     reuse: str | None = None                 # the fair rule's policy, "fresh" or "any"; None: absent (any)
+    play: str | None = None                  # the play rule, "tile-by-tile"; None: absent (propagation)
     build: Mapping[str, Any] | None = None   # FORMAT §13: the start state and versions, for replay
 
     __hash__ = None  # stats/params are dicts: compares by content, not hashable
@@ -81,6 +87,11 @@ class Manifest:
     def policy(self) -> str:
         """The policy the board was built under: ``reuse``, or "any" when the key is absent."""
         return self.reuse or "any"
+
+    @property
+    def play_rule(self) -> str:
+        """The rule the board was proven playable by: ``play``, or "propagation" when the key is absent."""
+        return self.play or PROPAGATION
 
     def tile(self, i: int) -> dict:
         """Tile entry i as in the JSON: id, x0, y0, n, hash, t."""
@@ -112,6 +123,7 @@ class Manifest:
             "stats": dict(self.stats),
         } | ({} if self.difficulty is None else {"difficulty": dict(self.difficulty)}) \
           | ({} if self.reuse is None else {"reuse": self.reuse}) \
+          | ({} if self.play is None else {"play": self.play}) \
           | ({} if self.build is None else {"build": dict(self.build)})
 
     def to_json(self) -> str:
@@ -229,10 +241,14 @@ def from_json(obj: Any) -> Manifest:
     reuse = obj.get("reuse")
     if reuse is not None and (not isinstance(reuse, str) or reuse not in REUSE_POLICIES):
         raise _bad(f"reuse is {reuse!r}, a policy this referee knows is one of {', '.join(REUSE_POLICIES)}")
+    play = obj.get("play")
+    if play is not None and (not isinstance(play, str) or play not in PLAY_RULES):
+        raise _bad(f"play is {play!r}, a rule this referee knows is one of {', '.join(PLAY_RULES)}")
     build = _build(obj["build"]) if "build" in obj else None
     return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
                     transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
-                    difficulty=None if difficulty is None else dict(difficulty), reuse=reuse, build=build)
+                    difficulty=None if difficulty is None else dict(difficulty), reuse=reuse, play=play,
+                    build=build)
 
 
 def _build(b: Any) -> dict:

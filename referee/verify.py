@@ -22,6 +22,9 @@
    ambiguous. An ambiguous board fails; otherwise the computed status must
    equal the manifest's ``status`` (``check_status=False`` skips that
    comparison, for the daily build's first pass before clues exist).
+   ``closure`` (a manifest whose ``play`` is ``tile-by-tile``) — ``referee.closure``: a player
+   solving one tile at a time from its own view, from the seed tile outward, solves every tile;
+   the failure names the first stalled tiles. Older manifests are held to the rule they record.
 5. ``seed`` (only with a seed) — sha256(seed) == seed_commit, and
    ``packers.make_packing(name, G, seed, params)`` reproduces the packing,
    version included — or the manifest's packing refines it (the stitcher's
@@ -40,9 +43,10 @@ from dataclasses import dataclass, field
 from engine import count
 from packers import PACKERS, make_packing, validate_packing
 from packers.packing import refinement_problem
+from referee import closure
 from referee.board import Board, CheckFailed, assemble
 from referee.frontier import Settled, settle
-from referee.manifest import Manifest
+from referee.manifest import TILE_BY_TILE, Manifest
 from tilelib import bits
 from tilelib.audit import tile_problems
 from tilelib.days import seed_commit
@@ -68,6 +72,7 @@ class VerifyReport:
     seed_checked: bool
     timings: dict = field(default_factory=dict)
     packing_vs_seed: str | None = None   # "reproduced" or "refined" (stitcher splits) when a seed was given
+    waves: int | None = None             # the closure's waves (tile-by-tile manifests), else None
 
     def line(self) -> str:
         """The one-line summary the CLI prints, e.g. ``frontier: 1234 tiles, 17 rounds, 0 clues``."""
@@ -75,7 +80,8 @@ class VerifyReport:
         seed = ""
         if self.seed_checked:
             seed = ", seed ok" + (" (packing refined by stitcher splits)" if self.packing_vs_seed == "refined" else "")
-        return f"{self.status}: {self.tiles} tiles, {self.rounds} rounds, {self.clues} clues{extra}{seed}"
+        play = "" if self.waves is None else f", playable tile by tile in {self.waves} waves"
+        return f"{self.status}: {self.tiles} tiles, {self.rounds} rounds, {self.clues} clues{extra}{play}{seed}"
 
 
 def check_packing(m: Manifest) -> None:
@@ -228,6 +234,18 @@ def check_frontier(m: Manifest, board: Board, check_status: bool = True) -> Sett
     return st
 
 
+def check_closure(m: Manifest, board: Board) -> int | None:
+    """Step ``closure``, for a manifest built under the tile-by-tile rule: every tile is solved by a
+    player that solves one tile at a time (``referee.closure``). Returns the waves, or None for a
+    manifest of the rule before (``play`` absent: the frontier proof was its whole promise)."""
+    if m.play_rule != TILE_BY_TILE:
+        return None
+    c = closure.closure(board)
+    if not c.complete:
+        raise CheckFailed(closure.STEP, closure.stall_message(c))
+    return c.waves
+
+
 def check_seed(m: Manifest, seed: bytes) -> str:
     """Step 5: the commitment, then the packing re-drawn from the seed.
 
@@ -276,7 +294,12 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     tm["seams"] = t3 - t2
     st = check_frontier(manifest, board, check_status)
     t4 = time.perf_counter()
+    waves = check_closure(manifest, board)
+    t4b = time.perf_counter()
     tm["frontier"] = t4 - t3
+    if waves is not None:
+        tm["closure"] = t4b - t4
+    t4 = t4b
     seed_result = None
     if seed is not None:
         seed_result = check_seed(manifest, seed)
@@ -285,8 +308,8 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
                         distinct_tiles=len(tiles), clues=len(manifest.clues),
                         unknown_after_propagation=st.unknown, method=st.method, engine_calls=st.calls,
                         engine_nodes=st.nodes, seed_checked=seed is not None, timings=tm,
-                        packing_vs_seed=seed_result)
+                        packing_vs_seed=seed_result, waves=waves)
 
 
-__all__ = ["VerifyReport", "verify", "check_packing", "check_claims", "check_tiles_present", "LibraryOutOfDate", "check_tiles", "check_fresh", "check_clues", "check_frontier",
+__all__ = ["VerifyReport", "verify", "check_packing", "check_claims", "check_tiles_present", "LibraryOutOfDate", "check_tiles", "check_fresh", "check_clues", "check_frontier", "check_closure",
            "check_seed", "tile_row_problems"]

@@ -200,7 +200,7 @@ def test_manifest_example_layout_commitment_and_packing():
 def test_manifest_key_table_lists_the_writer_order():
     keys = [re.fullmatch(r"`(\w+)`", row[0]).group(1) for row in doc.table_rows("| key | type and range |")]
     assert keys[:len(KEY_ORDER)] == list(KEY_ORDER)
-    assert keys[len(KEY_ORDER):] == list(OPTIONAL_KEYS) == ["difficulty", "reuse", "build"]   # optional, after stats
+    assert keys[len(KEY_ORDER):] == list(OPTIONAL_KEYS) == ["difficulty", "reuse", "play", "build"]   # optional, after stats
 
 
 def test_packer_table():

@@ -1,0 +1,177 @@
+"""FORMAT §10's tile-by-tile closure on hand-made 2×2 boards of n=6 tiles, against a brute-force oracle.
+
+The oracle uses the table of every valid 6×6 grid (tests/support.all_grids, plain enumeration, no
+engine): a tile is solvable when exactly one table grid equals its view, which is the board givens
+in its window plus every cell of a solved tile's window; waves are computed synchronously from
+the definition. ``STALL`` is a board the frontier proof settles (every cell known by propagation)
+on which a player solving one tile at a time stalls: the case the closure exists for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from referee import closure as cl
+from referee import frontier as fr
+from referee.board import Board, CheckFailed
+from test_referee_frontier import ALL6, SOL, SQUARES, oracle_propagate
+
+STALL = np.array([[ch == "x" for ch in row] for row in """
+...........
+....xx....x
+.x.........
+...xx...x.x
+x.....x....
+..x..xx.xx.
+.........x.
+.......x...
+..x....x...
+........x..
+.x.xx......""".split()], dtype=bool)
+
+
+def board(givens, squares=SQUARES, seed=0, clues=()) -> Board:
+    G = SOL.shape[0]
+    owners = np.zeros((G, G), dtype=np.uint8)
+    for x0, y0, s in squares:
+        owners[y0:y0 + s + 1, x0:x0 + s + 1] += 1
+    g = np.asarray(givens, dtype=bool).copy()
+    for r, c in clues:
+        g[r, c] = True
+    return Board(G, tuple(squares), seed, SOL.copy(), owners, g, np.asarray(givens, dtype=bool).copy(),
+                 np.zeros_like(g), tuple(clues))
+
+
+def _seams(squares) -> list[set[int]]:
+    out = []
+    for xi, yi, si in squares:
+        nb = set()
+        for j, (xj, yj, sj) in enumerate(squares):
+            ox = min(xi + si, xj + sj) - max(xi, xj)
+            oy = min(yi + si, yj + sj) - max(yi, yj)
+            if (xi, yi) != (xj, yj) and ox >= 0 and oy >= 0 and max(ox, oy) >= 1:
+                nb.add(j)
+        out.append(nb)
+    return out
+
+
+def oracle_view(givens, squares, solved, i) -> np.ndarray:
+    known = np.array(givens, dtype=bool)
+    for j in solved:
+        x, y, s = squares[j]
+        known[y:y + s + 1, x:x + s + 1] = True
+    x0, y0, s = squares[i]
+    return known[y0:y0 + s + 1, x0:x0 + s + 1]
+
+
+def oracle_closure(givens, squares=SQUARES, seed=0) -> list[int]:
+    """Each tile's wave (0: never solved), straight from the definition."""
+    seams = _seams(squares)
+    wave = [0] * len(squares)
+    k = 0
+    while True:
+        solved = {i for i, w in enumerate(wave) if w}
+        new = []
+        for i, (x0, y0, s) in enumerate(squares):
+            if wave[i] or not (i == seed or seams[i] & solved):
+                continue
+            kw = oracle_view(givens, squares, solved, i)
+            w = SOL[y0:y0 + s + 1, x0:x0 + s + 1]
+            if int((ALL6[:, kw] == w[kw]).all(axis=1).sum()) == 1:
+                new.append(i)
+        if not new:
+            return wave
+        k += 1
+        for i in new:
+            wave[i] = k
+
+
+def test_the_stall_board_is_frontier_yet_stalls_tile_by_tile():
+    b = board(STALL)
+    assert oracle_propagate(STALL).all()
+    st_, _f = fr.settle(b)
+    assert st_.status == "frontier"                       # the frontier proof is satisfied ...
+    c = cl.closure(b)
+    assert c.wave == oracle_closure(STALL) == [1, 2, 0, 0]  # ... and a player is stuck after two tiles
+    assert not c.complete and c.stalled() == [2, 3] and c.unreached() == []
+    assert c.waves == 2
+    msg = cl.stall_message(c)
+    assert "stalls after 2 of 4 tiles" in msg and "tiles 2, 3" in msg
+
+
+def test_play_clues_unstall_the_board_with_one_legal_clue():
+    b = board(STALL)
+    added = cl.add_play_clues(b)
+    assert len(added) == 1
+    (r, c), = added
+    assert not STALL[r, c] and b.owners[r, c] < 3
+    assert oracle_closure(STALL | _cells(added)) == cl.closure(board(STALL, clues=added)).wave == [1, 2, 2, 3]
+
+
+def _cells(cells) -> np.ndarray:
+    m = np.zeros(SOL.shape, dtype=bool)
+    for r, c in cells:
+        m[r, c] = True
+    return m
+
+
+def test_a_seed_tile_unsolvable_alone_gets_its_clue_first():
+    g = STALL.copy()
+    g[0:6, 0:6] = False                                    # the seed tile shows nothing
+    assert oracle_closure(g) == [0, 0, 0, 0]
+    c = cl.closure(board(g))
+    assert c.stalled() == [0] and c.waves == 0 and "stalls after 0 of 4" in cl.stall_message(c)
+    added = cl.add_play_clues(board(g))
+    assert added and all(0 <= r <= 5 and 0 <= c <= 5 for r, c in added[:1])   # the seed tile's first
+    assert all(oracle_closure(g | _cells(added)))
+
+
+def test_a_tile_no_seam_path_reaches_cannot_be_clued_into_play():
+    # tiles 0 and 3 only meet at the corner cell (5, 5): no seam, so tile 3 is never playable
+    squares = (SQUARES[0], SQUARES[3])
+    g = np.ones(SOL.shape, dtype=bool)
+    c = cl.closure(board(g, squares=squares))
+    assert c.wave == [1, 0] and c.stalled() == [] and c.unreached() == [1]
+    with pytest.raises(CheckFailed) as e:
+        cl.add_play_clues(board(g, squares=squares))
+    assert e.value.step == "closure" and "no seam path" in str(e.value)
+
+
+masks = st.integers(0, (1 << 121) - 1).map(
+    lambda v: np.array([(v >> k) & 1 for k in range(121)], dtype=bool).reshape(11, 11))
+
+
+@settings(max_examples=150, deadline=None)
+@given(g=masks, seed=st.integers(0, 3))
+def test_closure_waves_equal_the_oracle(g, seed):
+    assert cl.closure(board(g, seed=seed)).wave == oracle_closure(g, seed=seed)
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=masks, seed=st.integers(0, 3))
+def test_waves_do_not_depend_on_tile_ids(g, seed):
+    perm = [2, 0, 3, 1]                                    # new id k holds old square perm[k]
+    squares = tuple(SQUARES[p] for p in perm)
+    a = cl.closure(board(g, seed=seed)).wave
+    b = cl.closure(board(g, squares=squares, seed=perm.index(seed))).wave
+    assert [b[perm.index(i)] for i in range(4)] == a
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=masks, seed=st.integers(0, 3))
+def test_playable_tile_by_tile_implies_frontier_and_clues_always_make_it_playable(g, seed):
+    c = cl.closure(board(g, seed=seed))
+    if c.complete:
+        assert oracle_propagate(g).all()
+    added = cl.add_play_clues(board(g, seed=seed))
+    assert all(not g[r, col] and board(g).owners[r, col] < 3 for r, col in added)
+    assert len(set(added)) == len(added)
+    assert all(oracle_closure(g | _cells(added), seed=seed))
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=masks, solved=st.sets(st.integers(0, 3)), tile=st.integers(0, 3))
+def test_view_mask_is_givens_and_solved_windows(g, solved, tile):
+    assert (cl.view_mask(board(g), solved, tile) == oracle_view(g, SQUARES, solved, tile)).all()
