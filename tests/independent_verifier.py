@@ -5,7 +5,8 @@ sqlite3. Given a manifest file and a library file it re-implements what
 FORMAT.md specifies — the manifest schema (§9), the packing rules (§6), grid
 BLOBs and edges (§2), the 16 transforms and the canonical form and content
 hash (§3), the stored-tile checks (§4), board assembly with the seam and clue
-checks (§6, §10.3) and frontier propagation (§10.4), where each tile's
+checks (§6, §10.3), frontier propagation (§10.4) and, for a ``tile-by-tile``
+manifest, the tile-by-tile closure (§10 step closure), where each tile's
 candidate solutions are enumerated by brute force from the Takuzu rules (§1)
 — plus, with a seed, the commitment of §9 (re-drawing the packing needs the
 packers' code, which FORMAT.md does not restate, so that part of §10.5 is out
@@ -125,9 +126,11 @@ def parse_manifest(text: str) -> dict:
     _need(isinstance(m["stats"], dict), "stats is not an object")
     reuse = m.get("reuse", "any")
     _need(reuse in ("fresh", "any"), f"reuse is {reuse!r}, not fresh or any")
+    play = m.get("play", "propagation")
+    _need(play in ("tile-by-tile", "propagation"), f"play is {play!r}, not tile-by-tile or propagation")
     return {"G": G, "P": b["pitch"], "seed_commit": m["seed_commit"], "seed_tile": m["seed_tile"],
             "squares": squares, "hashes": hashes, "ts": ts, "zones": zones, "clues": clues,
-            "status": m["status"], "packer": m["packer"], "stats": m["stats"], "reuse": reuse, "day": day,
+            "status": m["status"], "packer": m["packer"], "stats": m["stats"], "reuse": reuse, "play": play, "day": day,
             "digest": hashlib.sha256(text.encode("utf-8")).hexdigest() if isinstance(text, str) else None}
 
 
@@ -137,7 +140,7 @@ def manifest_text(m: dict) -> str:
         return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True, allow_nan=False)
 
     parts = []
-    for key in KEYS + tuple(k for k in ("difficulty", "reuse", "build") if k in m):
+    for key in KEYS + tuple(k for k in ("difficulty", "reuse", "play", "build") if k in m):
         v = m[key]
         if key in ("tiles", "zones", "clues") and v:
             items = [json.dumps(x, separators=(",", ":"), ensure_ascii=True) for x in v]  # keys as given
@@ -650,6 +653,78 @@ def _visit(i: int, square, G: int, val, known) -> list[int]:
     return new
 
 
+# ---------------------------------------------------------------- §10 closure
+
+
+def shares_seam(a, b) -> bool:
+    """§14: two windows share a seam when they have at least 2 board cells in common."""
+    (xa, ya, sa), (xb, yb, sb) = a, b
+    ox = min(xa + sa, xb + sb) - max(xa, xb) + 1     # columns in common
+    oy = min(ya + sa, yb + sb) - max(ya, yb) + 1     # rows in common
+    return ox > 0 and oy > 0 and ox * oy >= 2
+
+
+def check_closure(mf: dict, val, giv) -> int:
+    """§10 step closure: from the definition. S_0 = {}; S_{k+1} adds every tile that is the seed tile or
+    shares a seam with a tile of S_k and whose view under S_k (givens in its window plus the cells of
+    S_k's windows) admits exactly one grid. Returns the waves; Rejected when some tile is never solved."""
+    G, squares = mf["G"], mf["squares"]
+    k = len(squares)
+    touching = [[] for _ in range(k)]
+    by_cell: dict[int, list[int]] = {}
+    for i, (x0, y0, s) in enumerate(squares):
+        for r in (y0, y0 + s):                 # windows that share any cell share a border cell
+            for c in range(x0, x0 + s + 1):
+                by_cell.setdefault(r * G + c, []).append(i)
+        for c in (x0, x0 + s):
+            for r in range(y0 + 1, y0 + s):
+                by_cell.setdefault(r * G + c, []).append(i)
+    for hold in by_cell.values():
+        for i in hold:
+            for j in hold:
+                if i != j and j not in touching[i]:
+                    touching[i].append(j)
+    seams = [[j for j in touching[i] if shares_seam(squares[i], squares[j])] for i in range(k)]
+    known = bytearray(giv)
+    wave = [0] * k
+    waves = 0
+    todo = {mf["seed_tile"]}
+    while todo:
+        found = []
+        for i in sorted(todo):
+            x0, y0, s = squares[i]
+            n = s + 1
+            km = [sum(known[(y0 + r) * G + x0 + c] << (n - 1 - c) for c in range(n)) for r in range(n)]
+            kv = [sum((val[(y0 + r) * G + x0 + c] & known[(y0 + r) * G + x0 + c]) << (n - 1 - c)
+                      for c in range(n)) for r in range(n)]
+            got = 0
+            for _sol in solutions(n, km, kv):
+                got += 1
+                if got == 2:
+                    break
+            if got == 0:
+                raise Rejected("closure", f"tile {i} has no solution agreeing with its view")
+            if got == 1:
+                found.append(i)
+        if not found:
+            break
+        waves += 1
+        for i in found:
+            wave[i] = waves
+            x0, y0, s = squares[i]
+            for r in range(y0, y0 + s + 1):
+                for c in range(x0, x0 + s + 1):
+                    known[r * G + c] = 1
+        todo = {j for i in found for j in touching[i]
+                if not wave[j] and any(wave[q] for q in seams[j])}
+    missing = [i for i in range(k) if not wave[i]]
+    if missing:
+        stalled = [i for i in missing if i == mf["seed_tile"] or any(wave[q] for q in seams[i])]
+        raise Rejected("closure", f"a player solving one tile at a time stalls: tiles {stalled[:6]} of "
+                                  f"{len(missing)} unsolved")
+    return waves
+
+
 # ---------------------------------------------------------------- the whole check
 
 
@@ -675,10 +750,12 @@ def verify(manifest_text: str, library_path: str, seed: bytes | None = None) -> 
     if unknown:   # claims 'unique': that needs a global count, which this verifier does not do
         raise Inconclusive(f"propagation leaves {unknown} cells unknown; 'unique' cannot be confirmed here")
     status = "frontier"
+    waves = check_closure(mf, val, giv) if mf["play"] == "tile-by-tile" else None
     if seed is not None:
         if len(seed) != 32 or hashlib.sha256(seed).hexdigest() != mf["seed_commit"]:
             raise Rejected("seed", "sha256(seed) is not the seed_commit")
-    return {"status": status, "tiles": len(mf["squares"]), "rounds": rounds, "distinct": len(tiles)}
+    return {"status": status, "tiles": len(mf["squares"]), "rounds": rounds, "distinct": len(tiles),
+            "waves": waves}
 
 
 def main(argv: list[str]) -> int:
@@ -701,7 +778,8 @@ def main(argv: list[str]) -> int:
     except Inconclusive as e:
         print(f"inconclusive: {e}")
         return 1
-    print(f"ok: {rep['status']}: {rep['tiles']} tiles ({rep['distinct']} distinct), {rep['rounds']} rounds")
+    waves = "" if rep["waves"] is None else f", playable tile by tile in {rep['waves']} waves"
+    print(f"ok: {rep['status']}: {rep['tiles']} tiles ({rep['distinct']} distinct), {rep['rounds']} rounds{waves}")
     return 0
 
 
