@@ -82,7 +82,7 @@ def reward_of(path: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("secret,reuse", [("agent-secret", "any"), ("secret-5", "fresh"), ("secret-6", "fresh")])
+@pytest.mark.parametrize("secret,reuse", [("agent-secret", "any"), ("secret-5", "any"), ("secret-1", "fresh")])
 def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_clues(tmp_path, secret, reuse):
     path, summary = build_night(tmp_path, secret, 301, reuse)
     lib = tmp_path / "lib.sqlite"
@@ -99,8 +99,8 @@ def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_
     assert got.rounds == waves            # one batch per wave: the player meets the closure's waves
 
     k = summary["play_clues"]
-    if secret != "agent-secret":
-        assert k >= 1                     # these two boards stall without the rule (measured)
+    if secret == "secret-5":
+        assert k >= 1                     # this board stalls without the rule (measured)
     if k:
         bare = strip_play_clues(path, k, tmp_path / "bare.json")
         r = run_tiles("referee", "verify", str(bare), "--library", str(lib))

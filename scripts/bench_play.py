@@ -1,0 +1,135 @@
+"""Boards a player solving one tile at a time clears (issue 29): clues the rule adds, what it costs.
+
+Per board (its own secret and its own library): day 1 on G=61, then day 2 on G=``size`` — the
+whole command a cron runs, ``tiles daily build --json`` in its own process. Then, in this process:
+``referee verify``'s steps with their seconds (``frontier`` against the new ``closure``), and the
+test player (``tests/tile_player.py``: the referee's puzzle views and judge, its own brute-force
+solver) playing the board from the seed tile. It prints one markdown row per board as soon as
+the board is done: wall seconds of the build, tiles, clues, of them the tile-by-tile rule's,
+clues per 100 tiles, final fill, zone share, waves, verify frontier / closure seconds, whether the
+player cleared the board and its seconds; then the totals.
+
+    .venv/bin/python scripts/bench_play.py [--size 301] [--boards 20] [--first 1] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+COLUMNS = ("secret", "build s", "tiles", "clues", "play clues", "per 100 tiles", "final fill", "zone",
+           "waves", "frontier s", "closure s", "player", "player s")
+
+
+def build_board(tiles: Path, work: Path, secret: str, size: int) -> tuple[Path, Path, dict, float]:
+    """Day 1 (G=61) then day 2 (G=size) in a fresh library; (manifest, library, summary, day-2 wall)."""
+    lib, out = work / "lib.sqlite", work / "out"
+    for day, g in (("2026-10-01", 61), ("2026-10-02", size)):
+        t0 = time.perf_counter()
+        r = subprocess.run([str(tiles), "daily", "build", "--date", day, "--size", str(g), "-L", str(lib),
+                            "--out", str(out), "--json"], capture_output=True, text=True,
+                           env=dict(os.environ, TILES_SECRET=secret))
+        wall = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise SystemExit(f"{secret} {day}: exit {r.returncode}: {r.stderr.strip().splitlines()[-1]}")
+    return out / "2026-10-02.json", lib, json.loads(r.stdout), wall
+
+
+def measure(manifest: Path, lib: Path, runs: Path) -> dict:
+    """verify's step seconds and the test player's outcome on one board."""
+    import tile_player
+    from referee.service.boards import DayBoard, frontier, load_manifest, puzzle_view
+    from referee.verify import verify
+    from tilelib.store import Library
+
+    class Local:
+        def __init__(self, db):
+            self.db, self.solved = db, set()
+
+        def frontier(self):
+            return sorted(frontier(self.db, self.solved))
+
+        def view(self, t):
+            return puzzle_view(self.db, t, self.solved)
+
+        def submit(self, moves):
+            out = []
+            for t, cells in moves:
+                v = self.db.judge.judge_move({"tile": t, "cells": cells}, self.solved)
+                if v["correct"]:
+                    self.solved.add(t)
+                out.append(v)
+            return out
+
+    with Library.open(lib) as lb:
+        m = load_manifest(manifest)
+        rep = verify(m, lb)
+        db = DayBoard.load(m, lb, runs)
+    t0 = time.perf_counter()
+    got = tile_player.play(Local(db))
+    return {"report": rep, "player": got, "player_s": time.perf_counter() - t0, "manifest": m}
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=301)
+    ap.add_argument("--boards", type=int, default=20)
+    ap.add_argument("--first", type=int, default=1, help="secrets are bench-play-<k> for k = first, first+1, …")
+    ap.add_argument("--work", default="/tmp/tiles-bench-play")
+    args = ap.parse_args()
+    tiles = Path(sys.executable).with_name("tiles")
+    print(f"G = {args.size}, {args.boards} boards (day 1 G=61, then day 2), each from an empty library; "
+          f"{cpu_model()}, {os.cpu_count()} cores; {dt.date.today()}\n")
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|" + "---|" * len(COLUMNS), flush=True)
+    added, per100, closure_s, frontier_s, cleared = [], [], [], [], 0
+    for k in range(args.first, args.first + args.boards):
+        secret = f"bench-play-{k}"
+        work = Path(args.work) / secret
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        manifest, lib, summary, wall = build_board(tiles, work, secret, args.size)
+        got = measure(manifest, lib, work / "runs.sqlite")
+        m, rep, p = got["manifest"], got["report"], got["player"]
+        st = m.stats
+        added.append(summary["play_clues"])
+        per100.append(100 * len(m.clues) / m.tile_count())
+        closure_s.append(rep.timings["closure"])
+        frontier_s.append(rep.timings["frontier"])
+        cleared += p.cleared
+        print("| " + " | ".join(str(x) for x in (
+            secret, f"{wall:.1f}", m.tile_count(), len(m.clues), summary["play_clues"], f"{per100[-1]:.2f}",
+            f"{st['stitch']['final_fill']:.4f}", f"{st['zone_fraction']:.4f}", rep.waves,
+            f"{frontier_s[-1]:.2f}", f"{closure_s[-1]:.2f}",
+            "cleared" if p.cleared else f"stuck at {p.stuck[:4]}", f"{got['player_s']:.1f}")) + " |", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+    q = statistics.quantiles(added, n=100) if len(added) > 1 else added
+    print(f"\ncleared {cleared} of {len(added)}; play clues per board: median {statistics.median(added)}, "
+          f"p99 {q[-1]:.1f}, max {max(added)}, boards with any {sum(1 for a in added if a)}; clues per 100 "
+          f"tiles max {max(per100):.2f}; closure / frontier seconds: median "
+          f"{statistics.median(closure_s) / statistics.median(frontier_s):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
