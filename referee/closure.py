@@ -94,21 +94,28 @@ class Closure:
         return [i for i, w in enumerate(self.wave) if not w and not self.playable(i)]
 
 
-def view_mask(board: Board, solved, i: int) -> np.ndarray:
-    """Tile i's view under the solved tiles ``solved`` (ids): n×n bool, the definition above.
-
-    The reference form (a pure function of the board and a set); ``Closure.known`` keeps the same
-    cells for the whole board at once."""
-    rs, cs = board.window(i)
-    out = board.givens[rs, cs].copy()
+def solved_cells(board: Board, solved, i: int, touching: list[set[int]] | None = None) -> np.ndarray:
+    """n×n bool: the cells of tile i's window that lie in the window of a tile in ``solved`` (all of
+    them when i itself is solved). ``touching[i]``, the tiles sharing a cell with i, narrows the scan."""
     x0, y0, s = board.squares[i]
-    for j in solved:
+    out = np.zeros((s + 1, s + 1), dtype=bool)
+    if i in solved:
+        out[...] = True
+        return out
+    for j in (solved if touching is None else touching[i] & solved):
         xj, yj, sj = board.squares[j]
         r0, r1 = max(y0, yj), min(y0 + s, yj + sj)
         c0, c1 = max(x0, xj), min(x0 + s, xj + sj)
         if r0 <= r1 and c0 <= c1:
             out[r0 - y0:r1 - y0 + 1, c0 - x0:c1 - x0 + 1] = True
     return out
+
+
+def view_mask(board: Board, solved, i: int, touching: list[set[int]] | None = None) -> np.ndarray:
+    """Tile i's view under the solved tiles ``solved`` (ids): n×n bool, the definition above — the board
+    givens in its window and ``solved_cells``. The referee's puzzle view shows exactly these cells;
+    ``Closure.known`` keeps the same cells for the whole board at once."""
+    return board.givens[board.window(i)] | solved_cells(board, set(solved), i, touching)
 
 
 def start(board: Board) -> Closure:

@@ -93,6 +93,17 @@ def test_puzzle_shows_givens_and_solved_tiles_cells_and_nothing_else(db, solved,
     assert (v["x0"], v["y0"], v["n"]) == (x0, y0, n)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(solved=solved_sets, tile=st.integers(0, 7))
+def test_puzzle_shows_exactly_the_closures_view(db, solved, tile):
+    """FORMAT §10 closure: the view a player gets is the one the closure proves the board on."""
+    from referee.closure import view_mask
+
+    v = puzzle_view(db, tile, set(solved))
+    shown = np.array([ch != "." for ch in v["puzzle"]]).reshape(v["n"], v["n"])
+    assert (shown == view_mask(db.board, set(solved), tile)).all()
+
+
 def test_puzzle_of_an_unknown_tile_is_bad_input(db):
     for t in (-1, 8):
         with pytest.raises(BadInput, match="unknown tile id"):

@@ -25,6 +25,7 @@ from packers.packing import adjacency
 from packers.render import colour_tiles
 from referee import gate
 from referee.board import Board
+from referee.closure import solved_cells
 from referee.judge import Judge
 from referee.manifest import Manifest, from_json
 from tilelib import ledger
@@ -132,23 +133,6 @@ def given_cells(board: Board) -> dict:
     return {"G": board.G, "givens": enc(mask), "values": enc(vals), "tile_cells": enc(board.owners > 0)}
 
 
-def known_mask(board: Board, touching: list[set[int]], tile: int, solved: set[int]) -> np.ndarray:
-    """n×n bool: cells of ``tile``'s window that lie in the window of a tile solved in the run
-    (all of it when the tile itself is solved). ``touching[i]``: the tiles sharing a cell with i."""
-    x0, y0, s = board.squares[tile]
-    n = s + 1
-    out = np.zeros((n, n), dtype=bool)
-    if tile in solved:
-        out[...] = True
-        return out
-    for j in touching[tile] & solved:
-        xj, yj, sj = board.squares[j]
-        r0, r1 = max(y0, yj), min(y0 + s, yj + sj)
-        c0, c1 = max(x0, xj), min(x0 + s, xj + sj)
-        out[r0 - y0:r1 - y0 + 1, c0 - x0:c1 - x0 + 1] = True
-    return out
-
-
 def _mask(a: np.ndarray) -> str:
     """A bool/0-1 array as a row-major string of '0'/'1'."""
     return (a.ravel().astype(np.uint8) + ord("0")).tobytes().decode("ascii")
@@ -168,7 +152,7 @@ def puzzle_view(db: DayBoard, tile: int, solved: set[int]) -> dict:
     x0, y0, s = b.squares[tile]
     rows, cols = b.window(tile)
     giv = b.givens[rows, cols]
-    known = known_mask(b, db.touching, tile, solved)
+    known = solved_cells(b, solved, tile, db.touching)     # the closure's view (FORMAT §10) less the givens
     shown = giv | known
     sol = b.solution[rows, cols]
     puzzle = np.where(shown, sol + ord("0"), ord(".")).astype(np.uint8).tobytes().decode("ascii")
