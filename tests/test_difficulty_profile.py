@@ -80,8 +80,8 @@ def test_profiled_build_records_the_profile_verifies_and_reproduces(tmp_path):
     m = from_json(texts[0])
     assert m.difficulty == parse_profile("human").to_json()
     assert json.loads(texts[0])["difficulty"] == m.difficulty
-    # after the existing keys, then the fair rule's policy, then build (FORMAT §9)
-    assert list(json.loads(texts[0]))[-3:] == ["difficulty", "reuse", "build"]
+    # after the existing keys, then the fair rule's policy, the play rule, then build (FORMAT §9)
+    assert list(json.loads(texts[0]))[-4:] == ["difficulty", "reuse", "play", "build"]
     with Library.open(tmp_path / "a" / "lib.sqlite") as lib:
         assert verify(m, lib, SEED).status == "frontier"
         levels = [lib.get(h).features.ladder for h in m.hashes]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+from dataclasses import replace
 import sqlite3
 import subprocess
 import sys
@@ -168,8 +169,34 @@ def test_sound_board_passes_both_with_the_same_status_and_rounds(boards, name):
     kind, rep = referee(text, lib_path, seed)
     assert kind == "ok", rep
     mine = iv.verify(text, str(lib_path), seed)
-    assert (mine["status"], mine["tiles"], mine["distinct"], mine["rounds"]) == \
-        (rep.status, rep.tiles, rep.distinct_tiles, rep.rounds)
+    assert (mine["status"], mine["tiles"], mine["distinct"], mine["rounds"], mine["waves"]) == \
+        (rep.status, rep.tiles, rep.distinct_tiles, rep.rounds, rep.waves)
+    assert rep.waves is not None and json.loads(text)["play"] == "tile-by-tile"
+
+
+@pytest.mark.parametrize("name", ["g61", "g27"])
+def test_a_seed_tile_no_player_can_start_from_is_rejected_by_both_at_closure(boards, name):
+    """The frontier proof does not depend on the seed tile; the tile-by-tile closure starts there. A
+    manifest moved to a seed tile whose givens alone admit several grids stalls at once."""
+    from referee import closure
+    from referee.board import build_board
+
+    text, lib_path, _seed = boards[name]
+    m = from_json(text)
+    with Library.open(lib_path) as lib:
+        board = build_board(m, lib)
+    moved = None
+    for i in range(m.tile_count()):
+        b = replace(board, seed_tile=i)
+        if not closure.closure(b).complete:
+            moved = i
+            break
+    assert moved is not None, "every tile of the board is solvable from its givens alone"
+    forged = _edit(text, lambda d: d.update(seed_tile=moved))
+    assert assert_same_verdict(forged, lib_path) == "closure"
+    # without the play key the same board is held to the rule before: no closure, and it passes
+    old = _edit(forged, lambda d: d.pop("play"))
+    assert assert_same_verdict(old, lib_path) == "ok"
 
 
 def test_command_line_exit_codes(boards, tmp_path):
@@ -218,6 +245,8 @@ def _tampers(text: str):
         # a forger who keeps stats consistent is caught by propagation; one who does not, by the claims
         yield "clue removed", lambda m: (m.update(clues=[]), m["stats"].update(clues=0)), "frontier"
         yield "clue removed, stats left", lambda m: m.update(clues=[]), "claims"
+    yield "unknown play rule", lambda m: m.update(play="greedy"), "manifest"
+    yield "play rule of the wrong type", lambda m: m.update(play=1), "manifest"
     yield "unknown packer", lambda m: m["packer"].update(name="nope"), "claims"
     yield "stated tile count off", lambda m: m["stats"].update(tiles=m["stats"].get("tiles", 0) + 1), "claims"
     x0, y0, n = first["x0"], first["y0"], first["n"]

@@ -65,6 +65,17 @@ def test_key_order_and_dict_form():
     assert json.loads(m.to_json()) == m.to_dict() == golden_dict()
 
 
+def test_the_play_rule_is_kept_written_after_reuse_and_absent_means_propagation():
+    m = from_json(GOLDEN)
+    assert m.play is None and m.play_rule == "propagation"
+    d = golden_dict() | {"reuse": "fresh", "play": "tile-by-tile"}
+    text = from_json(d).to_json()
+    assert text.endswith(',\n "reuse":"fresh",\n "play":"tile-by-tile"}\n')
+    assert from_json(text).play_rule == "tile-by-tile" and from_json(text).to_json() == text
+    explicit = from_json(golden_dict() | {"play": "propagation"})
+    assert explicit.play_rule == "propagation" and '"play":"propagation"' in explicit.to_json()
+
+
 def test_extra_top_level_keys_are_ignored_and_not_written_back():
     d = golden_dict()
     d["note"] = "added by a newer writer"
@@ -146,6 +157,8 @@ BAD = [
     ("status unknown", _mut(["status"], "done"), "status"),
     ("no status", _mut(["status"], KeyError), "'status'"),
     ("stats list", _mut(["stats"], [1]), "stats"),
+    ("play unknown", _mut(["play"], "greedy"), "play is 'greedy'"),
+    ("play not a string", _mut(["play"], ["tile-by-tile"]), "play is"),
 ]
 
 
