@@ -16,13 +16,13 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import resource
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 POLICIES = ("fresh", "any")
 COLUMNS = ("night", "policy", "wall s", "CPU s", "drained", "nofit", "fallbacks", "final fill", "zone",
@@ -53,16 +53,6 @@ def row(k: int, policy: str, got: dict, manifest: dict) -> list:
             st["stitch"]["fallbacks"], f"{st['stitch']['final_fill']:.4f}", f"{st['zone_fraction']:.4f}",
             st["clues"], s["stitch"]["made"], held, f"{100 * fair['repeated_share']['held']:.1f}%",
             f"{100 * fair['repeated_share']['all']:.1f}%"]
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def main() -> None:

@@ -50,23 +50,12 @@ from generator.version import default_m_max
 from tilelib.bits import int_line
 from tilelib.rng import Stream
 from tilelib.rules import valid_lines
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 # Unruly (C, -O2, distinct rows/columns, "normal", ~23% clues) on this machine kind, ms per puzzle
 # (issue 14's side-by-side figures); used only when no harness is given.
 UNRULY_MS = {6: 0.21, 8: 0.46, 10: 1.13, 12: 2.58, 14: 5.53, 16: 11.5}
 NS = (6, 8, 10, 12, 14, 16)
-
-
-def cpu_model() -> str:
-    """The CPU model name from /proc/cpuinfo (what `lscpu` shows), else the platform's guess."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def cpu() -> float:

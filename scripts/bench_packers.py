@@ -21,16 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from packers import PACKERS, make_packing, validate_packing  # noqa: E402
 from packers.packing import SIZES  # noqa: E402
-
-
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 
 def main() -> None:

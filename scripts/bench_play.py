@@ -18,13 +18,13 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -79,16 +79,6 @@ def measure(manifest: Path, lib: Path, runs: Path) -> dict:
     t0 = time.perf_counter()
     got = tile_player.play(Local(db))
     return {"report": rep, "player": got, "player_s": time.perf_counter() - t0, "manifest": m}
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 def main() -> None:

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,23 +37,13 @@ from stitcher.stitch import stitch  # noqa: E402
 from tilelib.errors import TilesError  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
 from tilelib.store import Library  # noqa: E402
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 NS = (6, 8, 10, 12, 14, 16)
 
 
 def day_seed(d: int) -> bytes:
     return bytes([d % 256]) * 31 + bytes([d // 256])
-
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def per_n_sizes(lib) -> dict[int, int]:
