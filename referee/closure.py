@@ -47,7 +47,8 @@ import numpy as np
 
 from engine import count_rows
 from packers.packing import adjacency
-from referee.board import Board, CheckFailed, grid_rows, rows_grid
+from referee.board import Board, CheckFailed, grid_rows
+from referee.frontier import best_cell
 from referee.judge import seam_neighbours
 
 CLUE_SAMPLE = 64
@@ -241,19 +242,9 @@ def _score(c: Closure, i: int) -> tuple[tuple | None, tuple[int, int] | None]:
     """(key, cell) of tile i's best clue, or (None, None) when its view lacks no legal cell."""
     b = c.board
     rs, cs = b.window(i)
-    n, _v, _k, kw = _window(c, i)
+    kw = c.known[rs, cs]
     legal = ~kw & (b.owners[rs, cs] < 3)
     if not legal.any():
         return None, None
     got, sols = _count(c, i, CLUE_SAMPLE)
-    truth = b.solution[rs, cs] == 1
-    wrong = np.zeros((n, n), dtype=np.int64)
-    for s in sols:
-        wrong += rows_grid(s, n) != truth
-    best = None
-    for r, col in np.argwhere(legal):
-        R, C = int(r) + rs.start, int(col) + cs.start
-        key = (-got, int(wrong[r, col]), int(b.owners[R, C] == 2), -R, -C)
-        if best is None or key > best[0]:
-            best = (key, (R, C))
-    return best
+    return best_cell(b, i, legal, sols, lead=(-got,))

@@ -326,9 +326,18 @@ def _score_tile(f: Frontier, i: int) -> tuple[tuple | None, tuple[int, int] | No
     legal = ~kw & (b.owners[rs, cs] < 3)
     if not legal.any():
         return None, None
-    n = kw.shape[0]
     vw = np.where(kw, f.values[rs, cs], 0)
-    _c, sols, _nodes = count_rows(n, grid_rows(vw), grid_rows(kw), CLUE_SAMPLE)
+    _c, sols, _nodes = count_rows(kw.shape[0], grid_rows(vw), grid_rows(kw), CLUE_SAMPLE)
+    return best_cell(b, i, legal, sols)
+
+
+def best_cell(b: Board, i: int, legal: np.ndarray, sols: list, lead: tuple = ()) -> tuple[tuple, tuple[int, int]]:
+    """(key, (row, col)): the clue rule's cell in tile i's window among ``legal`` (n×n bool, not empty)
+    — the one where most of the candidates ``sols`` (row ints) differ from the board's solution;
+    ties → cells held by 2 tiles, then the lowest (row, col). ``lead`` goes first in every key (the
+    closure ranks its tiles before its cells). Shared by both clue rules (FORMAT §9)."""
+    rs, cs = b.window(i)
+    n = legal.shape[0]
     truth = b.solution[rs, cs] == 1
     wrong = np.zeros((n, n), dtype=np.int64)
     for s in sols:
@@ -336,7 +345,7 @@ def _score_tile(f: Frontier, i: int) -> tuple[tuple | None, tuple[int, int] | No
     best = None
     for r, c in np.argwhere(legal):
         R, C = int(r) + rs.start, int(c) + cs.start
-        key = (int(wrong[r, c]), int(b.owners[R, C] == 2), -R, -C)
+        key = (*lead, int(wrong[r, c]), int(b.owners[R, C] == 2), -R, -C)
         if best is None or key > best[0]:
             best = (key, (R, C))
     return best

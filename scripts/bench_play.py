@@ -49,35 +49,16 @@ def build_board(tiles: Path, work: Path, secret: str, size: int) -> tuple[Path, 
 def measure(manifest: Path, lib: Path, runs: Path) -> dict:
     """verify's step seconds and the test player's outcome on one board."""
     import tile_player
-    from referee.service.boards import DayBoard, frontier, load_manifest, puzzle_view
+    from referee.service.boards import DayBoard, load_manifest
     from referee.verify import verify
     from tilelib.store import Library
-
-    class Local:
-        def __init__(self, db):
-            self.db, self.solved = db, set()
-
-        def frontier(self):
-            return sorted(frontier(self.db, self.solved))
-
-        def view(self, t):
-            return puzzle_view(self.db, t, self.solved)
-
-        def submit(self, moves):
-            out = []
-            for t, cells in moves:
-                v = self.db.judge.judge_move({"tile": t, "cells": cells}, self.solved)
-                if v["correct"]:
-                    self.solved.add(t)
-                out.append(v)
-            return out
 
     with Library.open(lib) as lb:
         m = load_manifest(manifest)
         rep = verify(m, lb)
         db = DayBoard.load(m, lb, runs)
     t0 = time.perf_counter()
-    got = tile_player.play(Local(db))
+    got = tile_player.play(tile_player.Local(db))
     return {"report": rep, "player": got, "player_s": time.perf_counter() - t0, "manifest": m}
 
 

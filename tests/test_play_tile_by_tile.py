@@ -22,7 +22,7 @@ from cli_support import run_tiles
 from daily.build import BuildOptions, build
 from independent_verifier import Rejected, verify as independent_verify
 from referee.manifest import load
-from referee.service.boards import DayBoard, frontier, load_manifest, puzzle_view
+from referee.service.boards import DayBoard, load_manifest
 from serve_support import serving
 from tilelib.errors import BadInput
 from tilelib.store import Library
@@ -30,32 +30,10 @@ from tilelib.store import Library
 WAVES = re.compile(r"playable tile by tile in (\d+) waves")
 
 
-class Local:
-    """The player's client in process: the referee's own puzzle view and judge (what the service serves)."""
-
-    def __init__(self, db: DayBoard) -> None:
-        self.db, self.solved = db, set()
-
-    def frontier(self) -> list[int]:
-        return sorted(frontier(self.db, self.solved))
-
-    def view(self, tile: int) -> dict:
-        return puzzle_view(self.db, tile, self.solved)
-
-    def submit(self, moves):
-        out = []
-        for t, cells in moves:
-            v = self.db.judge.judge_move({"tile": t, "cells": cells}, self.solved)
-            if v["correct"]:
-                self.solved.add(t)
-            out.append(v)
-        return out
-
-
 def play_local(manifest: Path, lib: Path, runs: Path) -> tile_player.Outcome:
     with Library.open(lib) as lb:
         db = DayBoard.load(load_manifest(manifest), lb, runs)
-    return tile_player.play(Local(db))
+    return tile_player.play(tile_player.Local(db))
 
 
 def build_night(tmp_path: Path, secret: str, size: int, reuse: str = "fresh") -> tuple[Path, dict]:

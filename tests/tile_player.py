@@ -1,6 +1,6 @@
 """A test player that plays a day the way the game is played: one tile at a time, from its own view.
 
-It knows only FORMAT §14 and the service's HTTP API, and imports nothing from the tiles package:
+It knows only FORMAT §14 and the service's HTTP API, and its play imports nothing from the tiles package:
 it asks which tiles it may play (``GET /runs/{run}/frontier``), reads each one's puzzle (``GET
 /runs/{run}/tiles/{id}``: the board givens in the window and the cells of the tiles it has
 solved), solves it with its own small solver (``independent_verifier.solutions``, brute force from
@@ -9,7 +9,8 @@ grid. Each round it submits every tile it could settle, in one batch (``POST /ru
 then looks again. It stops when a round settles nothing: cleared when the frontier is empty.
 
 ``play(client)`` runs it over any client with ``frontier() -> list[int]``, ``view(tile) -> dict``
-(the puzzle view's JSON) and ``submit([(tile, cells)]) -> [verdict]``; ``Http`` is the real one.
+(the puzzle view's JSON) and ``submit([(tile, cells)]) -> [verdict]``; ``Http`` is the real one,
+``Local`` the same views and judge in process (the one place that calls the package, for speed).
 
     python tile_player.py BASE_URL DAY     # plays a served day, prints the outcome as JSON
 """
@@ -82,6 +83,31 @@ def play(client, max_batch: int = 4096) -> Outcome:
                 out.solved += 1
                 out.moves += 1
                 out.reward += verdict["reward"]
+
+
+class Local:
+    """The referee's own puzzle view and judge over a ``referee.service.boards.DayBoard``, in process:
+    what the service serves, without HTTP."""
+
+    def __init__(self, db) -> None:
+        from referee.service import boards
+
+        self.boards, self.db, self.solved = boards, db, set()
+
+    def frontier(self) -> list[int]:
+        return sorted(self.boards.frontier(self.db, self.solved))
+
+    def view(self, tile: int) -> dict:
+        return self.boards.puzzle_view(self.db, tile, self.solved)
+
+    def submit(self, moves: list[tuple[int, str]]) -> list[dict]:
+        out = []
+        for t, cells in moves:
+            v = self.db.judge.judge_move({"tile": t, "cells": cells}, self.solved)
+            if v["correct"]:
+                self.solved.add(t)
+            out.append(v)
+        return out
 
 
 class Http:
