@@ -229,7 +229,9 @@ def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage
                                    [q[2] + 1 for q in st.packing.squares], start_rowid)
     stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
                         f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
-                        f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}, "
+                        f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}"
+                        + (f" ({s.total('isolated')} cut off from the seed tile: made zone)" if s.total('isolated') else "")
+                        + ", "
                         f"final fill {100 * s.final_fill:.2f}%; {policy.value}: {fairness.line(res.fairness)}",
           placements=s.placements, made=s.made, reuse=policy.value, fairness=res.fairness,
           **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})

@@ -317,3 +317,38 @@ def adjacency(squares) -> list[list[int]]:
                     nbrs[i].add(j)
                     nbrs[j].add(i)
     return [sorted(n) for n in nbrs]
+
+
+def seam_neighbours(squares) -> list[set[int]]:
+    """For each tile, the tiles it shares a seam with: windows sharing >= 2 board cells (FORMAT §14: a
+    move is accepted on the seed tile or on a tile sharing a seam with a solved one).
+
+    Windows are closed squares [x0, x0+s] × [y0, y0+s] in cell space; squares do not
+    overlap in pitch area, so two windows that meet share a segment of max(ox, oy) + 1
+    cells where ox, oy are the overlaps of their closed extents (one of them is 0).
+    """
+    out: list[set[int]] = [set() for _ in squares]
+    for i, nb in enumerate(adjacency(squares)):
+        xi, yi, si = squares[i]
+        for j in nb:
+            xj, yj, sj = squares[j]
+            ox = min(xi + si, xj + sj) - max(xi, xj)
+            oy = min(yi + si, yj + sj) - max(yi, yj)
+            if ox >= 0 and oy >= 0 and max(ox, oy) + 1 >= 2:
+                out[i].add(j)
+    return out
+
+
+def seam_reachable(squares, seed: int) -> list[bool]:
+    """For each square, whether a path of shared seams joins it to square ``seed``: the tiles a player
+    can ever reach (FORMAT §14). The stitcher turns the others into zone (``stitcher.fallback``)."""
+    nbrs = seam_neighbours(squares)
+    seen = [False] * len(squares)
+    seen[seed] = True
+    todo = [seed]
+    while todo:
+        for j in nbrs[todo.pop()]:
+            if not seen[j]:
+                seen[j] = True
+                todo.append(j)
+    return seen

@@ -46,10 +46,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine import count_rows
-from packers.packing import adjacency
+from packers.packing import adjacency, seam_neighbours
 from referee.board import Board, CheckFailed, grid_rows
 from referee.frontier import best_cell
-from referee.judge import seam_neighbours
 
 CLUE_SAMPLE = 64
 """Candidates per stalled tile that the clue picker enumerates."""

@@ -6,7 +6,7 @@ window (its own givens, zone givens, clues, neighbours' givens on shared
 cells) and, once a neighbour is solved, every cell it shares with that
 neighbour. ``context_levels`` rates every tile the way a player meets it when
 it becomes playable: tiles are taken in breadth-first order from the seed
-tile over the judge's seam relation (``referee.judge.seam_neighbours``,
+tile over the judge's seam relation (``packers.packing.seam_neighbours``,
 neighbours in id order), and tile i is rated (FORMAT §4 ladder, C kernel) on
 its window with known = the board givens there plus every cell it shares
 with a tile earlier in that order (solved before it). Tiles no seam path
@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.ladder import rate_rows
 from referee.board import Board, grid_rows
-from referee.judge import seam_neighbours
+from packers.packing import seam_neighbours
 
 LEVEL_NAMES = {0: "given", 1: "L1", 2: "L2", 3: "L3", 4: "L4", 5: "beyond L4"}
 

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from packers.packing import adjacency
+from packers.packing import seam_neighbours
 from referee.board import Board
 from referee.manifest import Manifest
 from tilelib import jsonin
@@ -61,25 +61,6 @@ MAX_CELLS_STORED = 256  # cells strings are stored up to this length (a 16×16 w
 OFF_FRONTIER = "shares no seam with a solved tile"   # the reason of a move off the run's frontier
 MAX_MOVES = 4096        # moves per submission: a run spans many submissions, each one transaction
 MAX_SUBMISSION_BYTES = 4 << 20
-
-
-def seam_neighbours(squares) -> list[set[int]]:
-    """For each tile, the tiles it shares a seam with: windows sharing >= 2 board cells.
-
-    Windows are closed squares [x0, x0+s] × [y0, y0+s] in cell space; squares do not
-    overlap in pitch area, so two windows that meet share a segment of max(ox, oy) + 1
-    cells where ox, oy are the overlaps of their closed extents (one of them is 0).
-    """
-    out: list[set[int]] = [set() for _ in squares]
-    for i, nb in enumerate(adjacency(squares)):
-        xi, yi, si = squares[i]
-        for j in nb:
-            xj, yj, sj = squares[j]
-            ox = min(xi + si, xj + sj) - max(xi, xj)
-            oy = min(yi + si, yj + sj) - max(yi, yj)
-            if ox >= 0 and oy >= 0 and max(ox, oy) + 1 >= 2:
-                out[i].add(j)
-    return out
 
 
 def open_runs(path: str | Path) -> sqlite3.Connection:

@@ -9,7 +9,8 @@ smaller than s; what no legal square fits becomes zone rectangles. A 5-square
 cannot be split and becomes a zone. The stitcher places the new squares like
 any other (lookup, drain, and this fallback again if need be), so a failure
 ends, at worst, as zone. ``replace_square`` does the run's bookkeeping of a split (new squares,
-zones, adjacency) and ``assemble`` the final packing with every split square's leaves in place.
+zones, adjacency) and ``assemble`` the final packing with every split square's leaves in place
+(and any leaf no seam path joins to the seed tile turned into zone: no player could reach it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from packers.fill import Out, dp_fill, zone_table
-from packers.packing import SIZES, Packing, group_zones
+from packers.packing import SIZES, Packing, group_zones, seam_reachable
 from stitcher.order import ZONE, ring, side_known
 from tilelib.rng import Stream
 
@@ -81,7 +82,11 @@ def replace_square(run: StitchRun, i: int) -> list[int]:
 
 
 def assemble(run: StitchRun) -> tuple[Packing, list]:
-    """The run's final squares (split ones replaced in place by their leaves) and aligned placements."""
+    """The run's final squares (split ones replaced in place by their leaves) and aligned placements.
+
+    A leaf no path of shared seams joins to the seed tile could never be played (FORMAT §14: a move
+    is accepted on the seed tile or next to a solved one), so it becomes zone like a square no tile
+    fits (counted ``isolated``): a split can leave a small square ringed by its own zones."""
     squares, placements, seed_id = [], [], None
 
     def emit(i: int) -> None:
@@ -98,9 +103,16 @@ def assemble(run: StitchRun) -> tuple[Packing, list]:
     for i in range(len(run.packing.squares)):
         emit(i)
     assert all(p is not None for p in placements), "every leaf square holds a tile"
-    if not run.children:
+    reach = seam_reachable(squares, seed_id)
+    if not run.children and all(reach):
         return run.packing, placements
-    zones = tuple(run.packing.zones) + group_zones(run.new_zones)
+    cut = [(x, y, s, s) for (x, y, s), ok in zip(squares, reach) if not ok]
+    for (_x, _y, s, _s) in cut:
+        run.st.bump(s + 1, "isolated")
+    seed_id = sum(reach[:seed_id])
+    squares = [q for q, ok in zip(squares, reach) if ok]
+    placements = [p for p, ok in zip(placements, reach) if ok]
+    zones = tuple(run.packing.zones) + group_zones(list(run.new_zones) + cut)
     p = Packing(P=run.packing.P, squares=tuple(squares), zones=zones, seed_tile=seed_id,
                 name=run.packing.name, version=run.packing.version, params=dict(run.packing.params))
     return p, placements

@@ -16,7 +16,8 @@ no row added, ``stitcher.reuse``), ``repaired_early`` (of ``repaired``: at the s
 because no candidate passed the forward check and no window-aware tile could be made); under the
 fair rule (``stitcher.fresh``) ``banned`` (a made grid whose solution was on the board, the other
 half's or spent: another was asked for) and ``clashed`` (a half's placement whose solution the
-other half had placed too: the square was left to the last pass).
+other half had placed too: the square was left to the last pass); ``isolated`` (a square no seam
+path joined to the seed tile once the splits were done: made zone, ``stitcher.fallback.assemble``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
             "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
-            "profile_hits", "reused", "repaired_early", "banned", "clashed")
+            "profile_hits", "reused", "repaired_early", "banned", "clashed", "isolated")
 
 
 @dataclass

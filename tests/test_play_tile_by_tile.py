@@ -60,7 +60,8 @@ def reward_of(path: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("secret,reuse", [("agent-secret", "any"), ("secret-5", "any"), ("secret-1", "fresh")])
+@pytest.mark.parametrize("secret,reuse", [("agent-secret", "any"), ("secret-5", "any"), ("secret-6", "any"),
+                                          ("secret-1", "fresh")])
 def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_clues(tmp_path, secret, reuse):
     path, summary = build_night(tmp_path, secret, 301, reuse)
     lib = tmp_path / "lib.sqlite"
@@ -76,6 +77,8 @@ def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_
     assert got.cleared and got.solved == m.tile_count() and got.reward == reward_of(path)
     assert got.rounds == waves            # one batch per wave: the player meets the closure's waves
 
+    if secret == "secret-6":              # a split ringed a square with zones: no seam reached it (measured)
+        assert sum(d["isolated"] for d in summary["stitch"]["per_n"].values()) >= 1
     k = summary["play_clues"]
     if secret == "secret-5":
         assert k >= 1                     # this board stalls without the rule (measured)

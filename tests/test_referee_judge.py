@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from referee.board import build_board
-from referee.judge import Judge, open_runs, seam_neighbours
+from packers.packing import seam_neighbours
+from referee.judge import Judge, open_runs
 from referee_support import board21 as shared_board21
 from tilelib.errors import BadInput
 from tilelib.store import Library
