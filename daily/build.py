@@ -237,21 +237,22 @@ def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage
           **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})
 
     t0 = time.perf_counter()
+    tile_by_tile = opts.play == TILE_BY_TILE
     manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
                         tuple(t for _, t in st.placements),
                         difficulty=None if profile is None else profile.to_json(),
                         reuse=Reuse.FRESH.value if policy is Reuse.FRESH else None,
-                        play=TILE_BY_TILE if opts.play == TILE_BY_TILE else None, build=build_record(start))
+                        play=TILE_BY_TILE if tile_by_tile else None, build=build_record(start))
     board = build_board(manifest, lib)
     clues = add_clues(board)                      # propagation settles every cell (status frontier)
-    played = add_play_clues(board.with_clues(clues)) if opts.play == TILE_BY_TILE else []
+    played = add_play_clues(board.with_clues(clues)) if tile_by_tile else []
     clues += played                               # ... and a player solving tile by tile never stalls
     stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
              "clues": len(clues), "stitch": res.stitch}
     manifest = manifest.with_clues(clues, status="frontier", stats=stats)
     stage("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
                        f"per 100 tiles)" + (f", {len(played)} of them for tile-by-tile play"
-                                            if opts.play == TILE_BY_TILE else ""),
+                                            if tile_by_tile else ""),
           clues=len(clues), play_clues=len(played))
 
     t0 = time.perf_counter()

@@ -21,6 +21,8 @@ raises ``BadInput``; geometry is the validator's job.
 
 from __future__ import annotations
 
+from collections import deque
+
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -339,16 +341,25 @@ def seam_neighbours(squares) -> list[set[int]]:
     return out
 
 
-def seam_reachable(squares, seed: int) -> list[bool]:
-    """For each square, whether a path of shared seams joins it to square ``seed``: the tiles a player
-    can ever reach (FORMAT §14). The stitcher turns the others into zone (``stitcher.fallback``)."""
+def seam_order(squares, seed: int) -> list[int]:
+    """The squares a path of shared seams joins to square ``seed``, in breadth-first order from it
+    (neighbours in id order): the tiles a player can ever reach (FORMAT §14), in the order
+    ``referee.difficulty`` rates them."""
     nbrs = seam_neighbours(squares)
-    seen = [False] * len(squares)
-    seen[seed] = True
-    todo = [seed]
-    while todo:
-        for j in nbrs[todo.pop()]:
-            if not seen[j]:
-                seen[j] = True
-                todo.append(j)
-    return seen
+    seen = {seed}
+    order, q = [], deque([seed])
+    while q:
+        i = q.popleft()
+        order.append(i)
+        for j in sorted(nbrs[i]):
+            if j not in seen:
+                seen.add(j)
+                q.append(j)
+    return order
+
+
+def seam_reachable(squares, seed: int) -> list[bool]:
+    """For each square, whether ``seam_order`` reaches it. The stitcher turns the others into zone
+    (``stitcher.fallback``)."""
+    reached = set(seam_order(squares, seed))
+    return [i in reached for i in range(len(squares))]

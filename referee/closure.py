@@ -48,10 +48,7 @@ import numpy as np
 from engine import count_rows
 from packers.packing import adjacency, seam_neighbours
 from referee.board import Board, CheckFailed, grid_rows
-from referee.frontier import best_cell
-
-CLUE_SAMPLE = 64
-"""Candidates per stalled tile that the clue picker enumerates."""
+from referee.frontier import CLUE_SAMPLE, best_cell   # one sample size for both clue rules
 
 STEP = "closure"
 """The verify step's name (FORMAT §10)."""

@@ -6,7 +6,7 @@ window (its own givens, zone givens, clues, neighbours' givens on shared
 cells) and, once a neighbour is solved, every cell it shares with that
 neighbour. ``context_levels`` rates every tile the way a player meets it when
 it becomes playable: tiles are taken in breadth-first order from the seed
-tile over the judge's seam relation (``packers.packing.seam_neighbours``,
+tile over the judge's seam relation (``packers.packing.seam_order``,
 neighbours in id order), and tile i is rated (FORMAT §4 ladder, C kernel) on
 its window with known = the board givens there plus every cell it shares
 with a tile earlier in that order (solved before it). Tiles no seam path
@@ -15,29 +15,19 @@ reaches are rated on the board givens alone.
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from engine.ladder import rate_rows
+from packers.packing import seam_order
 from referee.board import Board, grid_rows
-from packers.packing import seam_neighbours
 
 LEVEL_NAMES = {0: "given", 1: "L1", 2: "L2", 3: "L3", 4: "L4", 5: "beyond L4"}
 
 
 def play_order(board: Board) -> list[int]:
     """Tile ids in breadth-first order from the seed tile over shared seams, then the unreached."""
-    nbrs = seam_neighbours(board.squares)
-    seen = {board.seed_tile}
-    order, q = [], deque([board.seed_tile])
-    while q:
-        i = q.popleft()
-        order.append(i)
-        for j in sorted(nbrs[i]):
-            if j not in seen:
-                seen.add(j)
-                q.append(j)
+    order = seam_order(board.squares, board.seed_tile)
+    seen = set(order)
     return order + [i for i in range(len(board.squares)) if i not in seen]
 
 

@@ -86,7 +86,8 @@ def assemble(run: StitchRun) -> tuple[Packing, list]:
 
     A leaf no path of shared seams joins to the seed tile could never be played (FORMAT §14: a move
     is accepted on the seed tile or next to a solved one), so it becomes zone like a square no tile
-    fits (counted ``isolated``): a split can leave a small square ringed by its own zones."""
+    fits (counted ``isolated``): a split can leave a small square ringed by its own zones. Only
+    splits can, so a run without one skips the check (0.4 s at G = 1000)."""
     squares, placements, seed_id = [], [], None
 
     def emit(i: int) -> None:
@@ -103,9 +104,9 @@ def assemble(run: StitchRun) -> tuple[Packing, list]:
     for i in range(len(run.packing.squares)):
         emit(i)
     assert all(p is not None for p in placements), "every leaf square holds a tile"
-    reach = seam_reachable(squares, seed_id)
-    if not run.children and all(reach):
+    if not run.children:      # a packer's own packing is seam-connected (tests/test_stitch_isolated.py)
         return run.packing, placements
+    reach = seam_reachable(squares, seed_id)
     cut = [(x, y, s, s) for (x, y, s), ok in zip(squares, reach) if not ok]
     for (_x, _y, s, _s) in cut:
         run.st.bump(s + 1, "isolated")
