@@ -54,6 +54,9 @@ CREATE TABLE IF NOT EXISTS batches (
 CREATE INDEX IF NOT EXISTS batches_run ON batches (run, id);
 CREATE TABLE IF NOT EXISTS tokens (
     run TEXT PRIMARY KEY REFERENCES runs(run), token_sha256 TEXT NOT NULL, player TEXT);
+CREATE TABLE IF NOT EXISTS idempotency (
+    run TEXT NOT NULL REFERENCES runs(run), key TEXT NOT NULL, body_sha256 TEXT NOT NULL,
+    answer TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (run, key));
 """
 RUNS_KIND = "tiles-runs/1"
 MAX_RUN_NAME = 200

@@ -35,6 +35,15 @@ class TooLarge(BadInput):
     """A request over a size limit: body bytes, moves per request (HTTP 413 in the service)."""
 
 
+class Conflict(BadInput):
+    """A request that contradicts one already answered: an Idempotency-Key reused with another body
+    (HTTP 409 in the service)."""
+
+
+class UnsupportedMedia(BadInput):
+    """A request body that is not declared ``application/json`` (HTTP 415 in the service)."""
+
+
 class LibraryError(TilesError):
     """The tile library cannot be used as asked."""
 
@@ -61,6 +70,11 @@ class UnknownTile(LibraryError):
 
 class RemoteError(TilesError):
     """The library remote is unreachable, refuses us, or holds bad data."""
+
+
+class Unreachable(RemoteError):
+    """The referee service does not answer: refused, timed out, or 5xx after every retry (the
+    client, ``tiles play``; exit 4 like any remote that is unreachable)."""
 
 
 class VerificationFailed(TilesError):
@@ -98,3 +112,25 @@ def exit_code(err: BaseException) -> int:
         if isinstance(err, cls):
             return code
     return 1
+
+
+# The one place that maps error types to the service's HTTP status (``referee.service.app``); the
+# same types map to exit codes above, so `tiles play` and the service tell the same story.
+HTTP_STATUS: list[tuple[type[BaseException], int]] = [
+    (NotFound, 404),
+    (Forbidden, 403),
+    (OffFrontier, 409),
+    (Conflict, 409),
+    (TooLarge, 413),
+    (UnsupportedMedia, 415),
+    (BadInput, 400),
+    (UnknownTile, 404),
+]
+
+
+def http_status(err: BaseException) -> int:
+    """HTTP status for an error: the first matching entry of ``HTTP_STATUS``, else 500 (a bug)."""
+    for cls, status in HTTP_STATUS:
+        if isinstance(err, cls):
+            return status
+    return 500

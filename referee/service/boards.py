@@ -29,7 +29,7 @@ from referee.closure import solved_cells
 from referee.judge import Judge
 from referee.manifest import Manifest, from_json
 from tilelib import ledger
-from tilelib.errors import BadInput
+from tilelib.errors import BadInput, NotFound
 from tilelib.store import Library
 
 
@@ -119,7 +119,7 @@ def public_board(db: DayBoard, over: bool) -> dict:
         "board": m.digest(),
         "tiles": [{"id": i, "x0": x0, "y0": y0, "n": s + 1, "colour": db.colours[i]}
                   for i, (x0, y0, s) in enumerate(b.squares)],
-        "zones": [[list(r) for r in z] for z in m.packing.zones],
+        "zones": [{"id": i, "rects": [list(r) for r in z]} for i, z in enumerate(m.packing.zones)],
         "clues": [[r, c, int(b.solution[r, c])] for r, c in b.clues],
     }
 
@@ -148,7 +148,7 @@ def puzzle_view(db: DayBoard, tile: int, solved: set[int]) -> dict:
     b = db.board
     k = len(b.squares)
     if not 0 <= tile < k:
-        raise BadInput(f"unknown tile id {tile} (this board has tiles 0..{k - 1})")
+        raise NotFound(f"unknown tile id {tile} (this board has tiles 0..{k - 1})")
     x0, y0, s = b.squares[tile]
     rows, cols = b.window(tile)
     giv = b.givens[rows, cols]
@@ -179,7 +179,7 @@ def tile_solution(db: DayBoard, tile: int) -> str:
     """The solution window of a tile (only served once the day is over)."""
     k = len(db.board.squares)
     if not 0 <= tile < k:
-        raise BadInput(f"unknown tile id {tile} (this board has tiles 0..{k - 1})")
+        raise NotFound(f"unknown tile id {tile} (this board has tiles 0..{k - 1})")
     return db.judge.truth(tile)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 import sqlite3
 import time
@@ -26,9 +27,10 @@ from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
 from referee.judge import OFF_FRONTIER
 from tilelib.db import transaction
-from tilelib.errors import BadInput, Forbidden, NotFound, OffFrontier
+from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier
 
 MAX_PLAYER = 40
+MAX_KEY = 255
 
 
 @dataclass
@@ -61,6 +63,7 @@ class RunStore:
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
         self._runs: dict[str, RunState] = {}
+        self.views: dict[tuple[str, str], bytes] = {}   # (day, view) -> JSON of a view that never changes
         self._version = self._data_version()
 
     def close(self) -> None:
@@ -131,25 +134,49 @@ class RunStore:
         if not hmac.compare_digest(_sha(token), st.token_sha256):
             raise Forbidden(f"wrong token for run {st.run!r}")
 
-    def submit(self, run: str, token: str | None, moves: list) -> tuple[list[dict], RunState]:
-        """Judge one batch of raw moves for ``run`` in one transaction; (verdicts, updated state).
+    def submit(self, run: str, token: str | None, moves: list, key: str | None = None) -> dict:
+        """Judge one batch of raw moves for ``run`` in one transaction; the answer
+        ``{"run", "verdicts", "score"}``.
 
         A move on a tile off the run's frontier (at its turn in the batch) refuses the whole batch:
-        ``OffFrontier`` (HTTP 409), nothing stored — the judge's other verdicts are as the CLI's."""
+        ``OffFrontier`` (HTTP 409), nothing stored — the judge's other verdicts are as the CLI's.
+        With an idempotency ``key``, the answer is stored with the batch in the same transaction;
+        the same key again with the same moves returns that first answer and stores nothing, with
+        other moves it is ``Conflict`` (409). So a retry after a lost reply never scores twice."""
         st = self.get(run)
         self.authorise(st, token)
+        key = _idempotency_key(key)
+        digest = hashlib.sha256(json.dumps(moves, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         db = self.days[st.day]
         try:
             with transaction(self.conn) as c:
                 st = self.get(run)                     # re-read if another writer got in first
+                if key is not None:
+                    row = c.execute("SELECT body_sha256, answer FROM idempotency WHERE run = ? AND key = ?",
+                                    (run, key)).fetchone()
+                    if row is not None:
+                        if row[0] != digest:
+                            raise Conflict(f"Idempotency-Key {key[:40]!r} was used with other moves in this run")
+                        return json.loads(row[1])
                 verdicts = db.judge.record(c, run, moves, st.solved)   # adds the tiles it solves
                 off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")),
                            None)
                 if off is not None:
                     raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
+                self._advance(st, db, verdicts)
+                answer = {"run": run, "verdicts": verdicts, "score": self.score(st)}
+                if key is not None:
+                    c.execute("INSERT INTO idempotency VALUES (?,?,?,?,?)",
+                              (run, key, digest, json.dumps(answer, separators=(",", ":")), int(time.time())))
         except BaseException:
-            self._runs.clear()                     # st.solved may hold tiles of the rolled-back batch
+            self._runs.clear()                     # st may hold tiles of the rolled-back batch
             raise
+        return answer
+
+    @staticmethod
+    def _advance(st: RunState, db: DayBoard, verdicts: list[dict]) -> None:
+        """Move the run's frontier, reward and move count past a judged batch (``st.solved`` the judge
+        has already grown)."""
         for v in verdicts:
             if v["correct"]:
                 t = v["tile"]
@@ -157,7 +184,6 @@ class RunStore:
                 st.frontier |= db.judge.nbrs[t] - st.solved
                 st.reward += v["reward"]
         st.moves += len(verdicts)
-        return verdicts, st
 
     # ------------------------------------------------------------ views
 
@@ -208,6 +234,18 @@ class RunStore:
                                     (run,)).fetchall()
         solved = self.conn.execute("SELECT id, tile FROM moves WHERE run = ? AND correct = 1", (run,)).fetchall()
         return run_series(batches, solved, [b - a + 1 for a, b, _ in batches], db.n, created)
+
+
+def _idempotency_key(key: str | None) -> str | None:
+    """The key of an ``Idempotency-Key`` header: a quoted string (the IETF draft's sf-string) or bare,
+    1..255 printable ASCII characters; BadInput otherwise."""
+    if key is None:
+        return None
+    if len(key) >= 2 and key[0] == key[-1] == '"':
+        key = key[1:-1]
+    if not 0 < len(key) <= MAX_KEY or not all(" " <= ch <= "~" for ch in key):
+        raise BadInput(f"Idempotency-Key must be 1..{MAX_KEY} printable ASCII characters")
+    return key
 
 
 # ---------------------------------------------------------------- offline reads (the CLI views)

@@ -1,0 +1,115 @@
+"""What every route of ``/api/v1`` shares: the service's settings and store, the bearer token, the
+body guard, and the error answers each route declares.
+
+The body guard (``GuardedRoute``) runs before FastAPI parses a body: at most ``max_body`` bytes
+(413), declared ``application/json`` or not declared at all (else 415: a cross-site form cannot
+post JSON here), UTF-8 JSON without NaN and nested at most 64 levels (``tilelib.jsonin``, the
+same reader as every other outside JSON; else 400). Only then does FastAPI validate the body
+against its model, so a hostile body costs at most one bounded read and never a 500.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from email.message import Message
+from typing import Callable, Optional
+
+from fastapi import Depends, Request
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from referee.service.models import Error
+from referee.service.runs import RunStore
+from tilelib import jsonin
+from tilelib.errors import BadInput, TooLarge, UnsupportedMedia
+
+MAX_BODY = 64 * 1024
+MAX_MOVES = 64
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The service's limits and clock (``tiles referee serve`` options; tests pass their own ``today``)."""
+
+    max_body: int = MAX_BODY
+    max_moves: int = MAX_MOVES
+    today: Optional[Callable[[], dt.date]] = None
+
+
+def settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def store(request: Request) -> RunStore:
+    return request.app.state.store
+
+
+_bearer = HTTPBearer(auto_error=False, scheme_name="runToken",
+                     description="The run's secret token, returned once by POST /days/{day}/runs.")
+
+
+def token(creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Optional[str]:
+    """The bearer token of the request, or None (the store says 403 when a write lacks it)."""
+    return creds.credentials.strip() or None if creds is not None else None
+
+
+def _is_json(content_type: str) -> bool:
+    msg = Message()
+    msg["content-type"] = content_type
+    sub = msg.get_content_subtype()
+    return msg.get_content_maintype() == "application" and (sub == "json" or sub.endswith("+json"))
+
+
+async def guard_body(request: Request, limit: int) -> None:
+    """Read the body once within ``limit`` bytes and check its media type and JSON (see module doc);
+    leaves the bytes cached on the request for FastAPI (an all-blank body counts as no body)."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise BadInput("Content-Length is not a number")
+        if int(declared) > limit:
+            raise TooLarge(f"request body of {int(declared)} bytes is over the limit of {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise TooLarge(f"request body is over the limit of {limit} bytes")
+    if not bytes(body).strip():
+        request._body = b""
+        return
+    ctype = request.headers.get("content-type")
+    if ctype is not None and not _is_json(ctype):
+        raise UnsupportedMedia(f"the body must be JSON sent as 'Content-Type: application/json', not {ctype[:60]!r}")
+    jsonin.parse(body, "request body", limit)
+    request._body = bytes(body)
+
+
+class GuardedRoute(APIRoute):
+    """An APIRoute whose requests with a body pass ``guard_body`` before anything else."""
+
+    def get_route_handler(self):
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request):
+            if request.method in ("POST", "PUT", "PATCH"):
+                await guard_body(request, request.app.state.settings.max_body)
+            return await handler(request)
+
+        return guarded
+
+
+_MEANING = {
+    400: "Malformed input: a path or query parameter, or a body off its schema.",
+    403: "No token, a wrong token, or something secret until the day is over.",
+    404: "Unknown day, run or tile.",
+    409: "A move off the run's frontier (the batch is not recorded), or an Idempotency-Key reused "
+         "with another body.",
+    413: "A body or a batch over the service's limits.",
+    415: "A body not sent as application/json.",
+}
+
+
+def errors(*statuses: int) -> dict:
+    """The ``responses=`` of a route: each status with the one error model."""
+    return {s: {"model": Error, "description": _MEANING[s]} for s in statuses}

@@ -1,0 +1,318 @@
+"""The typed shapes of ``/api/v1``: one pydantic model per request and response body.
+
+These models are the API's contract as the OpenAPI document shows it (``/openapi.json``): every
+field says whether it is a value or a mask, its bit or cell order, and its unit. Handlers return
+the plain dicts the views build (``referee.service.boards``, ``runs``, ``analysis``) and FastAPI
+checks them against these models on the way out, so an answer can never drift off its schema.
+Field order is the JSON's key order. Request models are strict (no coercion: ``"5"`` is not a
+tile id) and refuse unknown keys' wrong types, so a malformed body is a 400 before anything is
+judged or stored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, StrictStr
+
+Day = Annotated[str, Field(description="A UTC calendar date, YYYY-MM-DD.", examples=["2026-11-29"])]
+RunId = Annotated[str, Field(description="The run's id, as returned when the run was created.")]
+TileId = Annotated[int, Field(ge=0, description="A tile id: its position in the board's tile list.")]
+Clue = Annotated[list[int], Field(min_length=3, max_length=3, description=(
+    "[row, col, value]: a clue cell in board coordinates (row 0 at the top, col 0 at the left) and "
+    "its value 0/1. The manifest's clue is the same [row, col] pair (FORMAT §9) with the value added."))]
+Mask = Annotated[str, Field(pattern=r"^[01]*$", description=(
+    "A mask, not values: n·n characters, '1' where the property holds, row-major from board cell "
+    "(y0, x0) of the tile's window (the same layout as 'puzzle')."))]
+
+
+class Error(BaseModel):
+    """Every 4xx/5xx answer: one line saying what was wrong."""
+
+    error: str = Field(description="One line, no newline: what was wrong and, where it helps, what to send.")
+
+
+# ------------------------------------------------------------------ days
+
+
+class DaySummary(BaseModel):
+    day: Day
+    G: int = Field(description="Board side in cells: the board is G×G.")
+    tiles: int = Field(description="Number of tiles; ids are 0..tiles-1.")
+    status: str = Field(description="The manifest's proof status (FORMAT §9): 'frontier', 'unique' or 'ambiguous'.")
+    seed_tile: int = Field(description="The tile every run starts from.")
+    over: bool = Field(description="True once the day is past (UTC): solutions and the manifest are then public.")
+
+
+class Days(RootModel[list[DaySummary]]):
+    """The days on offer, oldest first."""
+
+
+class BoardTile(BaseModel):
+    id: int = Field(description="Tile id.")
+    x0: int = Field(description="Column of the window's top-left board cell.")
+    y0: int = Field(description="Row of the window's top-left board cell.")
+    n: int = Field(ge=6, le=16, description="Side in cells; the window is board rows y0..y0+n-1, cols x0..x0+n-1.")
+    colour: int = Field(ge=0, description="A colour class (0..6) so that tiles sharing a cell differ: for drawing.")
+
+
+class Zone(BaseModel):
+    """A zone as in the manifest (FORMAT §9): cells no tile owns, shown as givens."""
+
+    id: int = Field(description="Zone id (its position in the list).")
+    rects: list[Annotated[list[int], Field(min_length=4, max_length=4)]] = Field(description=(
+        "[x, y, w, h] rectangles in pitch space (FORMAT §6): pitch area [x, x+w) × [y, y+h), i.e. "
+        "board rows y..y+h and cols x..x+w, both ends included (the convention of tile windows)."))
+
+
+class PublicBoard(BaseModel):
+    """What anyone may see of a day: geometry, zones, the seed tile, the clue cells. Never a solution."""
+
+    day: Day
+    G: int = Field(description="Board side in cells.")
+    status: str = Field(description="The manifest's proof status (FORMAT §9).")
+    seed_tile: int = Field(description="The tile every run starts from.")
+    over: bool = Field(description="True once the day is past (UTC).")
+    board: str = Field(pattern=r"^[0-9a-f]{64}$", description=(
+        "The manifest's digest (sha256 of its text, FORMAT §9): names the board runs belong to."))
+    tiles: list[BoardTile]
+    zones: list[Zone]
+    clues: list[Clue] = Field(description="Every clue cell with its value.")
+
+
+class Cells(BaseModel):
+    """Every given cell of the board as bit planes over the G×G board."""
+
+    G: int = Field(description="Board side in cells.")
+    givens: str = Field(description=(
+        "A MASK, base64 of numpy.packbits: G·G bits, cell (row, col) is bit number row·G + col, "
+        "most significant bit of each byte first, the last byte padded with 0 bits. 1 where the cell "
+        "is shown: a given of some tile (zone cells on a tile's edge and clue cells included)."))
+    values: str = Field(description=(
+        "VALUES, the same layout as 'givens': 1 where a shown cell holds 1; 0 where it holds 0 or is "
+        "not shown (read it together with 'givens')."))
+    tile_cells: str = Field(description=(
+        "A MASK, the same layout: 1 where the cell lies in at least one tile's window; 0 on a cell "
+        "of a zone no tile covers (nothing to solve there)."))
+
+
+class TileView(BaseModel):
+    """A tile's puzzle in board position for a run (or with the board's givens only). Never the solution
+    of a cell that is neither given nor known from a tile the run has solved."""
+
+    day: Day
+    tile: int = Field(description="Tile id.")
+    x0: int = Field(description="Column of the window's top-left board cell.")
+    y0: int = Field(description="Row of the window's top-left board cell.")
+    n: int = Field(ge=6, le=16, description="Side in cells.")
+    seed: bool = Field(description="True for the seed tile.")
+    solved: bool = Field(description="True if this run has solved the tile.")
+    playable: bool = Field(description="True if a move on it would be judged now: the seed tile, or a tile "
+                                       "sharing a seam (at least 2 board cells) with a solved tile; not solved.")
+    neighbours: list[int] = Field(description="Ids of the tiles it shares a seam with, ascending.")
+    puzzle: str = Field(pattern=r"^[01.]*$", description=(
+        "VALUES: n·n characters row-major from board cell (y0, x0): '0'/'1' where the cell is shown (a "
+        "given, a zone cell, a clue) or known from a solved neighbour, '.' where it is to be solved. "
+        "The puzzle string `tiles solve` reads."))
+    givens: Mask = Field(description="MASK of the cells shown by the board itself: the tile's givens, a "
+                                     "neighbour's on the seams, zone cells, clues (same layout as 'puzzle').")
+    known: Mask = Field(description="MASK of the cells known from the run's solved tiles and not among 'givens'.")
+    zone: Mask = Field(description="MASK of the window's zone cells (given, belonging to no tile).")
+    clues: list[Clue] = Field(description="The clue cells in this window with their values, board coordinates.")
+
+
+class Solution(BaseModel):
+    day: Day
+    tile: int
+    cells: str = Field(pattern=r"^[01]*$", description="VALUES: the solution window, n·n chars row-major "
+                                                      "from board cell (y0, x0).")
+
+
+class ManifestTile(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: int
+    x0: int
+    y0: int
+    n: int
+    hash: str = Field(description="The tile's content hash (64 hex digits) in the library.")
+    t: int = Field(ge=0, le=15, description="The symmetry (FORMAT §3) that lays the stored tile on the board.")
+
+
+class ManifestBody(BaseModel):
+    """The day's manifest, byte for byte as FORMAT §9 writes it (keys beyond these may appear)."""
+
+    model_config = ConfigDict(extra="allow")
+    format: str
+    day: Day
+    board: dict[str, int]
+    seed_commit: str
+    packer: dict[str, Any]
+    seed_tile: int
+    tiles: list[ManifestTile]
+    zones: list[Zone]
+    clues: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
+        description="[row, col] pairs, board coordinates.")
+    status: str
+    stats: dict[str, Any]
+
+
+# ------------------------------------------------------------------ runs
+
+
+class RunCreate(BaseModel):
+    """Optional body of a new run."""
+
+    model_config = ConfigDict(extra="ignore")
+    player: Optional[StrictStr] = Field(None, min_length=1, max_length=40,
+                                        description="A printable name shown on the leaderboard.")
+
+
+class Score(BaseModel):
+    """A run's totals."""
+
+    run: RunId
+    day: Day
+    player: Optional[str] = Field(description="The player's name, or null.")
+    solved: int = Field(description="Tiles solved.")
+    reward: int = Field(description="Σ n² over the solved tiles (cells solved).")
+    moves: int = Field(description="Moves judged so far, accepted or not.")
+    frontier: int = Field(description="Tiles playable now.")
+
+
+class RunCreated(BaseModel):
+    """A new run: its id, its secret token (shown once, never again), and its score (all zero)."""
+
+    run: RunId
+    token: str = Field(description="Send it as 'Authorization: Bearer TOKEN' on every write of this run.")
+    day: Day
+    player: Optional[str]
+    solved: int
+    reward: int
+    moves: int
+    frontier: int
+
+
+class Frontier(BaseModel):
+    run: RunId
+    tiles: list[int] = Field(description="Ids of the tiles playable now, ascending.")
+    solved: list[int] = Field(description="Ids of the tiles solved, ascending.")
+
+
+class Move(BaseModel):
+    """One move: a tile's whole window as it lies on the board."""
+
+    model_config = ConfigDict(extra="ignore")
+    tile: StrictInt = Field(ge=0, description="Tile id.")
+    cells: StrictStr = Field(pattern=r"^[01]*$", max_length=256, description=(
+        "VALUES: n·n chars '0'/'1', row-major from board cell (y0, x0). Another length is judged as "
+        "not accepted (the verdict says why)."))
+
+
+class MovesRequest(BaseModel):
+    """A batch of moves, judged in order in one transaction."""
+
+    model_config = ConfigDict(extra="ignore")
+    run: Optional[StrictStr] = Field(None, description="Optional; must equal the run in the path.")
+    moves: list[Move] = Field(description="The moves, judged in order; later moves may build on earlier ones. "
+                                          "At most the service's --max-moves (default 64).")
+
+
+class Verdict(BaseModel):
+    """The judge's verdict on one move (FORMAT §14)."""
+
+    tile: int = Field(description="The move's tile id.")
+    accepted: bool = Field(description="False if malformed, a replay, or off the frontier (then 'reason').")
+    correct: bool = Field(description="True if accepted and equal to the solution: the tile is solved.")
+    reward: int = Field(description="n² if correct, else 0.")
+    reason: Optional[str] = Field(description="Why not accepted or not correct; null if correct.")
+
+
+class MovesResult(BaseModel):
+    run: RunId
+    verdicts: list[Verdict] = Field(description="One per move, in order.")
+    score: Score
+
+
+class HistoryMove(BaseModel):
+    id: int = Field(description="The move's id in the runs file: increasing, the cursor for 'after'.")
+    tile: Optional[int] = Field(description="Tile id (null if the move named no tile of this board).")
+    accepted: bool
+    correct: bool
+    reward: int = Field(description="n² if correct, else 0.")
+    reason: Optional[str]
+    at: int = Field(description="When it was judged: Unix time, whole seconds (UTC).")
+
+
+class History(BaseModel):
+    run: RunId
+    moves: list[HistoryMove] = Field(description="Oldest first; cells are not echoed.")
+
+
+class RunBatch(BaseModel):
+    """One batch (one moves request) of a run."""
+
+    batch: int = Field(description="1-based ordinal of the batch within the run.")
+    t: float = Field(description="Seconds from the run's creation to the batch (wall clock, 3 decimals).")
+    moves: int = Field(description="Moves in the batch.")
+    solved: int = Field(description="Tiles the batch solved.")
+    reward: int = Field(description="Σ n² of the tiles the batch solved.")
+    mean_n: Optional[float] = Field(description="Mean side n of the tiles the batch solved; null if none.")
+    n_sum: int = Field(description="Sum of the sides n of the tiles the batch solved (mean_n = n_sum / solved).")
+    total_reward: int = Field(description="Reward of the run up to and including this batch.")
+    total_solved: int = Field(description="Tiles solved up to and including this batch.")
+    mean_n_so_far: Optional[float] = Field(description="Mean n of every tile solved so far; null if none.")
+
+
+class RunAnalysis(BaseModel):
+    run: RunId
+    day: Day
+    batches: list[RunBatch]
+
+
+class RunTotals(BaseModel):
+    run: RunId
+    batches: int
+    reward: int
+    solved: int
+    mean_n: Optional[float] = Field(description="Mean n of the run's solved tiles; null if none.")
+
+
+class DayBatch(BaseModel):
+    """Batch k of every run that made at least k batches."""
+
+    batch: int = Field(description="The batch ordinal k (1-based).")
+    runs: int = Field(description="Runs that made a k-th batch.")
+    mean_reward: float = Field(description="Mean reward of their k-th batches.")
+    solved: int = Field(description="Tiles solved in those batches.")
+    mean_n: Optional[float] = Field(description="Mean n of those tiles (weighted by tiles); null if none.")
+
+
+class TimeBucket(BaseModel):
+    t: float = Field(description="Start of the bucket: seconds after the day's first batch.")
+    batches: int
+    reward: int
+    solved: int
+    mean_n: Optional[float]
+
+
+class DayAnalysis(BaseModel):
+    day: Day
+    runs: list[RunTotals]
+    batches: list[DayBatch]
+    bucket: float = Field(description="Width of a time bucket in seconds.")
+    time: list[TimeBucket] = Field(description="Wall-clock buckets; empty ones are left out.")
+
+
+class LeaderboardRow(BaseModel):
+    rank: int = Field(description="1 for the best: by reward, then tiles solved, then age.")
+    run: RunId
+    player: Optional[str]
+    created: int = Field(description="Unix time (seconds) the run was created.")
+    reward: int
+    solved: int
+    moves: int
+
+
+class Leaderboard(BaseModel):
+    day: Day
+    runs: list[LeaderboardRow]

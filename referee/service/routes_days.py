@@ -1,0 +1,104 @@
+"""``/api/v1/days…``: the days on offer, a day's public board, its given cells, a tile's puzzle with the
+board's givens only, and (once the day is over) its solutions and manifest; its leaderboard and
+analyzer; and ``POST /days/{day}/runs``, which starts a run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Optional
+
+from fastapi import APIRouter, Body, Depends, Path, Query, Response
+
+from referee.service import models as m
+from referee.service.boards import day_is_over, given_cells, public_board, puzzle_view, tile_solution
+from referee.service.deps import GuardedRoute, Settings, errors, settings, store
+from referee.service.runs import RunStore
+from tilelib.errors import Forbidden
+
+router = APIRouter(prefix="/days", tags=["days"], route_class=GuardedRoute)
+DayPath = Path(description="A day on offer, YYYY-MM-DD.", max_length=10)
+TilePath = Path(ge=0, le=2**31, description="Tile id.")
+
+
+def _over(day: str, cfg: Settings) -> bool:
+    return day_is_over(day, cfg.today() if cfg.today else None)
+
+
+def _cached(st: RunStore, key: tuple[str, str], make: Callable[[], Any]) -> Response:
+    """A view that never changes for a day, serialised once."""
+    if key not in st.views:
+        st.views[key] = json.dumps(make(), separators=(",", ":")).encode()
+    return Response(st.views[key], media_type="application/json")
+
+
+def _secret_until_over(day: str, cfg: Settings, what: str) -> None:
+    if not _over(day, cfg):
+        raise Forbidden(f"{what} of {day} stay secret until the day is over (UTC)")
+
+
+@router.get("", response_model=m.Days, summary="The days on offer", responses=errors(400))
+async def days(st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> list[dict]:
+    return [{"day": d, "G": db.board.G, "tiles": len(db.board.squares), "status": db.manifest.status,
+             "seed_tile": db.board.seed_tile, "over": _over(d, cfg)} for d, db in sorted(st.days.items())]
+
+
+@router.get("/{day}", response_model=m.PublicBoard, responses=errors(400, 404),
+            summary="A day's public board: tiles (id, x0, y0, n, colour), zones, seed tile, clue cells with values")
+async def board(day: str = DayPath, st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> Response:
+    db = st.day(day)
+    over = _over(day, cfg)
+    return _cached(st, (day, f"board{over}"), lambda: public_board(db, over))
+
+
+@router.get("/{day}/cells", response_model=m.Cells, responses=errors(400, 404),
+            summary="Every given cell: base64 packbits bit planes of the G×G board")
+async def cells(day: str = DayPath, st: RunStore = Depends(store)) -> Response:
+    db = st.day(day)
+    return _cached(st, (day, "cells"), lambda: given_cells(db.board))
+
+
+@router.get("/{day}/tiles/{tile}", response_model=m.TileView, responses=errors(400, 404),
+            summary="A tile's puzzle with the board's givens only (no run)")
+async def day_tile(day: str = DayPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
+    return puzzle_view(st.day(day), tile, set())
+
+
+@router.get("/{day}/tiles/{tile}/solution", response_model=m.Solution, responses=errors(400, 403, 404),
+            summary="A tile's solution (once the day is over)")
+async def solution(day: str = DayPath, tile: int = TilePath, st: RunStore = Depends(store),
+                   cfg: Settings = Depends(settings)) -> dict:
+    db = st.day(day)
+    _secret_until_over(day, cfg, "solutions")
+    return {"day": day, "tile": tile, "cells": tile_solution(db, tile)}
+
+
+@router.get("/{day}/manifest", response_model=m.ManifestBody, responses=errors(400, 403, 404),
+            summary="The full manifest with tile hashes, byte for byte (once the day is over)")
+async def manifest(day: str = DayPath, st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> Response:
+    db = st.day(day)
+    _secret_until_over(day, cfg, "the manifest (tile hashes) and solutions")
+    return Response(db.manifest.to_json(), media_type="application/json")
+
+
+@router.get("/{day}/leaderboard", response_model=m.Leaderboard, responses=errors(400, 404),
+            summary="A day's runs by reward")
+async def leaderboard(day: str = DayPath, limit: int = Query(100, ge=1, le=1000, description="Most rows."),
+                      st: RunStore = Depends(store)) -> dict:
+    return {"day": day, "runs": st.leaderboard(day, limit)}
+
+
+@router.get("/{day}/analysis", response_model=m.DayAnalysis, responses=errors(400, 404),
+            summary="The analyzer over a day: reward and mean n per batch ordinal and per time bucket")
+async def day_analysis(day: str = DayPath, bucket: float = Query(60.0, ge=1, le=86400, allow_inf_nan=False,
+                                                                description="Bucket width in seconds."),
+                       st: RunStore = Depends(store)) -> dict:
+    return st.day_analysis(day, bucket)
+
+
+@router.post("/{day}/runs", status_code=201, response_model=m.RunCreated, responses=errors(400, 404, 413, 415),
+             summary="Create a run: returns its id and secret token (shown once)")
+async def create_run(day: str = DayPath, body: Optional[m.RunCreate] = Body(None),
+                     st: RunStore = Depends(store)) -> dict:
+    st.day(day)
+    run, token = st.create(day, body.player if body is not None else None)
+    return {"run": run.run, "token": token, "day": day, **st.score(run)}

@@ -1,0 +1,70 @@
+"""``/api/v1/runs/{run}…``: a run's score, frontier, tile views, moves (the one write, with the run's
+bearer token and an optional ``Idempotency-Key``), history and analyzer."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from fastapi import APIRouter, Depends, Header, Path, Query
+
+from referee.service import models as m
+from referee.service.boards import puzzle_view
+from referee.service.deps import GuardedRoute, Settings, errors, settings, store, token
+from referee.service.routes_days import TilePath
+from referee.service.runs import RunStore
+from tilelib.errors import BadInput, TooLarge
+
+router = APIRouter(prefix="/runs", tags=["runs"], route_class=GuardedRoute)
+RunPath = Path(description="The run's id.", max_length=64)
+MAX_ROW_ID = 2**63 - 1      # SQLite's largest integer: a cursor past it names no move
+
+
+@router.get("/{run}", response_model=m.Score, responses=errors(400, 404), summary="A run's score")
+async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
+    return st.score(st.get(run))
+
+
+@router.get("/{run}/frontier", response_model=m.Frontier, responses=errors(400, 404),
+            summary="The tiles the run may play now, and those it has solved")
+async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
+    s = st.get(run)
+    return {"run": run, "tiles": sorted(s.frontier), "solved": sorted(s.solved)}
+
+
+@router.get("/{run}/tiles/{tile}", response_model=m.TileView, responses=errors(400, 404),
+            summary="A tile's puzzle in board position for this run (cells known from its solved tiles)")
+async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
+    s = st.get(run)
+    return puzzle_view(st.days[s.day], tile, s.solved)
+
+
+@router.post("/{run}/moves", response_model=m.MovesResult, responses=errors(400, 403, 404, 409, 413, 415),
+             summary="Submit moves (needs the run's token); one verdict per move, judged in order")
+async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends(store),
+                cfg: Settings = Depends(settings), bearer: Optional[str] = Depends(token),
+                key: Optional[str] = Header(None, alias="Idempotency-Key", max_length=258, description=(
+                    "Optional, at most 255 printable ASCII characters (a quoted string as the IETF draft "
+                    "writes it, or bare): a retried request with the same key and body gets the first "
+                    "answer and stores nothing new; the same key with another body is a 409."))) -> dict:
+    s = st.get(run)
+    st.authorise(s, bearer)
+    if body.run is not None and body.run != run:
+        raise BadInput("the body's 'run' differs from the run in the path")
+    if len(body.moves) > cfg.max_moves:
+        raise TooLarge(f"{len(body.moves)} moves in one request; the limit is {cfg.max_moves}")
+    return st.submit(run, bearer, [mv.model_dump() for mv in body.moves], key)
+
+
+@router.get("/{run}/history", response_model=m.History, responses=errors(400, 404),
+            summary="A run's moves, oldest first, after a cursor")
+async def history(run: str = RunPath,
+                  after: int = Query(0, ge=0, le=MAX_ROW_ID, description="Only moves with an id above this."),
+                  limit: int = Query(100, ge=1, le=1000, description="Most moves."),
+                  st: RunStore = Depends(store)) -> dict:
+    return {"run": run, "moves": st.history(run, after, limit)}
+
+
+@router.get("/{run}/analysis", response_model=m.RunAnalysis, responses=errors(400, 404),
+            summary="The analyzer of a run: reward and mean n per batch")
+async def run_analysis(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
+    return st.run_analysis(run)
