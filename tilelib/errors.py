@@ -124,7 +124,6 @@ HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (TooLarge, 413),
     (UnsupportedMedia, 415),
     (BadInput, 400),
-    (UnknownTile, 404),
 ]
 
 
@@ -134,3 +133,10 @@ def http_status(err: BaseException) -> int:
         if isinstance(err, cls):
             return status
     return 500
+
+
+def error_for_status(status: int, message: str) -> TilesError:
+    """The error a client raises for a 4xx answer: the first type ``HTTP_STATUS`` maps to ``status``
+    (so 404 is NotFound, 409 OffFrontier, 415 UnsupportedMedia), else BadInput."""
+    cls = next((c for c, s in HTTP_STATUS if s == status), BadInput)
+    return cls(f"{status}: {message}")

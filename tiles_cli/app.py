@@ -44,6 +44,7 @@ COMMAND_MODULES = [
     "tiles_cli.referee_play",
     "tiles_cli.daily",
     "tiles_cli.solve",
+    "tiles_cli.play",
 ]
 
 

@@ -1,0 +1,96 @@
+"""`tiles play`: a reference agent plays a day, through the service (`--url`) or offline (`--manifest`)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tiles_cli.options import LibraryOpt
+from tilelib.errors import BadInput
+
+
+class Agent(str, Enum):
+    solver = "solver"
+    random = "random"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("play")(play_command)
+
+
+def play_command(
+    url: Optional[str] = typer.Option(None, "--url", help="The service's root, e.g. http://127.0.0.1:8000."),
+    day: Optional[str] = typer.Option(None, "--day", help="The day to play (YYYY-MM-DD; default: the manifest's, "
+                                      "or the newest day on offer)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Play this manifest offline, in process "
+                                            "(with -L), instead of a served day."),
+    library: Path = LibraryOpt,
+    agent: Agent = typer.Option(Agent.solver, "--agent", help="solver | random"),
+    runs: int = typer.Option(1, "--runs", min=1, max=1000, help="How many runs to play, one after another."),
+    player: Optional[str] = typer.Option(None, "--player", help="Player name on the leaderboard."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random agent (run k uses seed + k)."),
+    batch: int = typer.Option(64, "--batch", min=1, max=4096, help="Moves per request (the service's --max-moves)."),
+    runs_file: Optional[Path] = typer.Option(None, "--runs-file", help="Offline: keep the runs in this runs "
+                                             "file (default: a temporary one)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Online: go on with this run (with --token) "
+                                      "instead of creating one."),
+    token: Optional[str] = typer.Option(None, "--token", envvar="TILES_TOKEN", help="The run's token (env TILES_TOKEN)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+) -> None:
+    """Play a day with a reference agent: progress lines on stderr, one JSON line per run on stdout
+    (reward, tiles solved, moves, requests, wall time, moves/s)."""
+    from referee import agents
+
+    if (url is None) == (manifest is None):
+        raise BadInput("give --url URL (a served day) or --manifest FILE (offline), not both or neither")
+    if (run is None) != (token is None) or (run is not None and (url is None or runs != 1)):
+        raise BadInput("--run and --token go together, online, for one run")
+    say = (lambda _line: None) if quiet else (lambda line: typer.echo(f"tiles play: {line}", err=True))
+    if url is not None:
+        from referee.client import Client
+        from referee.sessions import HttpSession
+
+        with Client(url) as client:
+            if run is not None:
+                client.use_run(run, token)
+                day = client.score(run).day
+            day = day or _newest(client)
+            for k in range(runs):
+                s = HttpSession(client, day, player, batch, run=run)
+                _report(agents.play(agent.value, s, say, seed=seed + k, player=player))
+        return
+    from referee.service.boards import DayBoard, load_manifest
+    from referee.service.runs import RunStore
+    from referee.sessions import LocalSession
+    from tilelib.store import Library
+
+    m = load_manifest(manifest)
+    if day is not None and day != m.day:
+        raise BadInput(f"--day {day} differs from the manifest's day {m.day}")
+    with tempfile.TemporaryDirectory(prefix="tiles-play-") as tmp:
+        path = runs_file or Path(tmp) / "runs.sqlite"
+        with Library.open(library) as lib:
+            db = DayBoard.load(m, lib, path)
+        store = RunStore(path, {m.day: db})
+        try:
+            for k in range(runs):
+                s = LocalSession(store, m.day, player, batch)
+                _report(agents.play(agent.value, s, say, seed=seed + k, player=player))
+        finally:
+            store.close()
+
+
+def _newest(client) -> str:
+    days = client.days()
+    if not days:
+        raise BadInput("the service offers no day")
+    return max(d.day for d in days)
+
+
+def _report(result) -> None:
+    typer.echo(json.dumps(result.as_dict()))
