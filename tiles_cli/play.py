@@ -40,6 +40,8 @@ def play_command(
     run: Optional[str] = typer.Option(None, "--run", help="Online: go on with this run (with --token) "
                                       "instead of creating one."),
     token: Optional[str] = typer.Option(None, "--token", envvar="TILES_TOKEN", help="The run's token (env TILES_TOKEN)."),
+    retries: int = typer.Option(4, "--retries", min=0, max=20, help="Online: attempts after a failed request "
+                                "(exponential backoff from 0.25 s)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
     """Play a day with a reference agent: progress lines on stderr, one JSON line per run on stdout
@@ -55,7 +57,7 @@ def play_command(
         from referee.client import Client
         from referee.sessions import HttpSession
 
-        with Client(url) as client:
+        with Client(url, retries=retries) as client:
             if run is not None:
                 client.use_run(run, token)
                 day = client.score(run).day
