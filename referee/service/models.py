@@ -123,17 +123,17 @@ class TileView(BaseModel):
 
 class Solution(BaseModel):
     day: Day
-    tile: int
+    tile: int = Field(description="Tile id.")
     cells: str = Field(pattern=r"^[01]*$", description="VALUES: the solution window, n·n chars row-major "
                                                       "from board cell (y0, x0).")
 
 
 class ManifestTile(BaseModel):
     model_config = ConfigDict(extra="allow")
-    id: int
-    x0: int
-    y0: int
-    n: int
+    id: int = Field(description="Tile id (its position in the list).")
+    x0: int = Field(description="Column of the window's top-left board cell.")
+    y0: int = Field(description="Row of the window's top-left board cell.")
+    n: int = Field(description="Side in cells.")
     hash: str = Field(description="The tile's content hash (64 hex digits) in the library.")
     t: int = Field(ge=0, le=15, description="The symmetry (FORMAT §3) that lays the stored tile on the board.")
 
@@ -142,18 +142,18 @@ class ManifestBody(BaseModel):
     """The day's manifest, byte for byte as FORMAT §9 writes it (keys beyond these may appear)."""
 
     model_config = ConfigDict(extra="allow")
-    format: str
+    format: str = Field(description="The manifest format and version, 'tiles-manifest/1'.")
     day: Day
-    board: dict[str, int]
-    seed_commit: str
-    packer: dict[str, Any]
-    seed_tile: int
+    board: dict[str, int] = Field(description="{'cells': G, 'pitch': G - 1}: the board's side in cells and in pitch units.")
+    seed_commit: str = Field(description="sha256 of the day's 32-byte seed, 64 lower-case hex digits (FORMAT §9).")
+    packer: dict[str, Any] = Field(description="The packer that drew the geometry: {'name', 'version', 'params'}.")
+    seed_tile: int = Field(description="The tile every run starts from.")
     tiles: list[ManifestTile]
     zones: list[Zone]
     clues: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
         description="[row, col] pairs, board coordinates.")
-    status: str
-    stats: dict[str, Any]
+    status: str = Field(description="The proof status: 'frontier', 'unique' or 'ambiguous'.")
+    stats: dict[str, Any] = Field(description="Free-form build statistics (FORMAT §9).")
 
 
 # ------------------------------------------------------------------ runs
@@ -165,6 +165,10 @@ class RunCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
     player: Optional[StrictStr] = Field(None, min_length=1, max_length=40,
                                         description="A printable name shown on the leaderboard.")
+
+
+class NewRun(RootModel[Optional[RunCreate]]):
+    """The body of POST /days/{day}/runs: a RunCreate object, null, or no body at all."""
 
 
 class Score(BaseModel):
@@ -185,11 +189,11 @@ class RunCreated(BaseModel):
     run: RunId
     token: str = Field(description="Send it as 'Authorization: Bearer TOKEN' on every write of this run.")
     day: Day
-    player: Optional[str]
-    solved: int
-    reward: int
-    moves: int
-    frontier: int
+    player: Optional[str] = Field(description="The player's name, or null.")
+    solved: int = Field(description="Tiles solved (0).")
+    reward: int = Field(description="Σ n² over the solved tiles (0).")
+    moves: int = Field(description="Moves judged so far (0).")
+    frontier: int = Field(description="Tiles playable now (the seed tile: 1).")
 
 
 class Frontier(BaseModel):
@@ -236,10 +240,10 @@ class MovesResult(BaseModel):
 class HistoryMove(BaseModel):
     id: int = Field(description="The move's id in the runs file: increasing, the cursor for 'after'.")
     tile: Optional[int] = Field(description="Tile id (null if the move named no tile of this board).")
-    accepted: bool
-    correct: bool
+    accepted: bool = Field(description="False if malformed or a replay (then 'reason').")
+    correct: bool = Field(description="True if accepted and equal to the solution: the move solved the tile.")
     reward: int = Field(description="n² if correct, else 0.")
-    reason: Optional[str]
+    reason: Optional[str] = Field(description="Why not accepted or not correct; null if correct.")
     at: int = Field(description="When it was judged: Unix time, whole seconds (UTC).")
 
 
@@ -271,9 +275,9 @@ class RunAnalysis(BaseModel):
 
 class RunTotals(BaseModel):
     run: RunId
-    batches: int
-    reward: int
-    solved: int
+    batches: int = Field(description="Batches (moves requests) the run made.")
+    reward: int = Field(description="Reward of the run: Σ n² over its solved tiles.")
+    solved: int = Field(description="Tiles the run solved.")
     mean_n: Optional[float] = Field(description="Mean n of the run's solved tiles; null if none.")
 
 
@@ -289,10 +293,10 @@ class DayBatch(BaseModel):
 
 class TimeBucket(BaseModel):
     t: float = Field(description="Start of the bucket: seconds after the day's first batch.")
-    batches: int
-    reward: int
-    solved: int
-    mean_n: Optional[float]
+    batches: int = Field(description="Batches made in the bucket, over every run of the day.")
+    reward: int = Field(description="Reward of those batches (Σ n² of the tiles they solved).")
+    solved: int = Field(description="Tiles those batches solved.")
+    mean_n: Optional[float] = Field(description="Mean n of those tiles; null if none.")
 
 
 class DayAnalysis(BaseModel):
@@ -306,11 +310,11 @@ class DayAnalysis(BaseModel):
 class LeaderboardRow(BaseModel):
     rank: int = Field(description="1 for the best: by reward, then tiles solved, then age.")
     run: RunId
-    player: Optional[str]
+    player: Optional[str] = Field(description="The player's name, or null.")
     created: int = Field(description="Unix time (seconds) the run was created.")
-    reward: int
-    solved: int
-    moves: int
+    reward: int = Field(description="Σ n² over the run's solved tiles.")
+    solved: int = Field(description="Tiles the run has solved.")
+    moves: int = Field(description="Moves judged in the run, accepted or not.")
 
 
 class Leaderboard(BaseModel):

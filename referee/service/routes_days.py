@@ -5,7 +5,7 @@ analyzer; and ``POST /days/{day}/runs``, which starts a run."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
@@ -97,8 +97,12 @@ async def day_analysis(day: str = DayPath, bucket: float = Query(60.0, ge=1, le=
 
 @router.post("/{day}/runs", status_code=201, response_model=m.RunCreated, responses=errors(400, 404, 413, 415),
              summary="Create a run: returns its id and secret token (shown once)")
-async def create_run(day: str = DayPath, body: Optional[m.RunCreate] = Body(None),
+async def create_run(day: str = DayPath, body: m.NewRun = Body(None, description=(
+                         "Optional: {\"player\": NAME}, null, or no body.")),
                      st: RunStore = Depends(store)) -> dict:
+    # the body's schema is the named NewRun (itself RunCreate or null) rather than an inline anyOf;
+    # no body at all leaves the default None, which FastAPI does not validate
     st.day(day)
-    run, token = st.create(day, body.player if body is not None else None)
+    new = body.root if body is not None else None
+    run, token = st.create(day, new.player if new is not None else None)
     return {"run": run.run, "token": token, "day": day, **st.score(run)}
