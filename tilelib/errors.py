@@ -137,6 +137,9 @@ def http_status(err: BaseException) -> int:
 
 def error_for_status(status: int, message: str) -> TilesError:
     """The error a client raises for a 4xx answer: the first type ``HTTP_STATUS`` maps to ``status``
-    (so 404 is NotFound, 409 OffFrontier, 415 UnsupportedMedia), else BadInput."""
+    (so 404 is NotFound, 409 OffFrontier, 415 UnsupportedMedia), else BadInput. 409 is two types;
+    the service's line names the Idempotency-Key when it is a Conflict."""
     cls = next((c for c, s in HTTP_STATUS if s == status), BadInput)
+    if status == 409 and "Idempotency-Key" in message:
+        cls = Conflict
     return cls(f"{status}: {message}")
