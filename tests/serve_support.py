@@ -23,7 +23,15 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(lib: Path, runs: Path, manifests: list[Path], *extra: str, timeout: float = 120.0):
-    """Run the service over these manifests; yield its base URL (http://127.0.0.1:PORT)."""
+    """Run the service over these manifests (none: the whole library); yield its base URL
+    (http://127.0.0.1:PORT)."""
+    with service_process(lib, runs, manifests, *extra, timeout=timeout) as (_proc, base):
+        yield base
+
+
+@contextlib.contextmanager
+def service_process(lib: Path, runs: Path, manifests: list[Path], *extra: str, timeout: float = 120.0):
+    """``serving``, yielding (the process, its base URL); stopped with SIGINT unless already gone."""
     port = free_port()
     args = [sys.executable, "-m", "tiles_cli.app", "referee", "serve", "-L", str(lib), "--runs", str(runs),
             "--port", str(port), *[a for m in manifests for a in ("--manifest", str(m))], *extra]
@@ -43,9 +51,10 @@ def serving(lib: Path, runs: Path, manifests: list[Path], *extra: str, timeout: 
             if time.monotonic() - t0 > timeout:
                 raise RuntimeError("serve did not come up")
             time.sleep(0.1)
-        yield base
+        yield proc, base
     finally:
-        proc.send_signal(signal.SIGINT)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:

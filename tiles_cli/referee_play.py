@@ -32,10 +32,12 @@ def serve_command(
     port: int = typer.Option(8000, "--port", help="TCP port."),
     max_body: int = typer.Option(64 * 1024, "--max-body", help="Largest request body in bytes."),
     max_moves: int = typer.Option(64, "--max-moves", help="Most moves in one request."),
+    poll: float = typer.Option(10.0, "--poll", min=0.1, max=3600, help="Seconds between looks for new days in "
+                               "the library (without --manifest and --day: a day built later is offered)."),
 ) -> None:
-    """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, the play page at /."""
-    import uvicorn
-
+    """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, the play page at /.
+    Over a whole library, a day built while it runs is offered within --poll seconds."""
+    from referee.service import server, watch
     from referee.service.app import create_app
     from referee.service.boards import load_days
     from referee.service.runs import RunStore
@@ -49,9 +51,11 @@ def serve_command(
     store = RunStore(runs, days)
     typer.echo(f"tiles referee serve: {len(days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; "
                f"http://{host}:{port}/", err=True)
-    app = create_app(store, max_body=max_body, max_moves=max_moves)
+    say = lambda line: typer.echo(f"tiles referee serve: {line}", err=True)  # noqa: E731
+    jobs = [] if manifest or day else [lambda: watch.watch(store, library, runs, say, poll)]
+    app = create_app(store, max_body=max_body, max_moves=max_moves, background=jobs)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        server.run(app, host, port)
     finally:
         store.close()
 

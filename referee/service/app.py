@@ -11,9 +11,11 @@ request is a 4xx, never a 500.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 from pathlib import Path
-from typing import Callable
+from typing import Awaitable, Callable, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -58,10 +60,28 @@ def _openapi(app: FastAPI) -> dict:
     return app.openapi_schema
 
 
+def _lifespan(background: Sequence[Callable[[], Awaitable[None]]]):
+    """Run each ``background`` coroutine (``watch.watch``: new days) while the app serves; cancel them
+    at shutdown, so SIGTERM ends the service promptly."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        tasks = [asyncio.create_task(job()) for job in background]
+        try:
+            yield
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    return lifespan
+
+
 def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, max_body: int = MAX_BODY,
-               max_moves: int = MAX_MOVES) -> FastAPI:
-    """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own)."""
-    app = FastAPI(title="tiles referee", version="1",
+               max_moves: int = MAX_MOVES, background: Sequence[Callable[[], Awaitable[None]]] = ()) -> FastAPI:
+    """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
+    ``background`` jobs run while it serves."""
+    app = FastAPI(title="tiles referee", version="1", lifespan=_lifespan(background),
                   description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
                               "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
                               "'Content-Type: application/json'.")

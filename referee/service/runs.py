@@ -74,6 +74,13 @@ class RunStore:
         commits leave it alone), so it tells cheaply whether someone else wrote since we last looked."""
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
+    def add_day(self, db: DayBoard) -> None:
+        """Offer one more day (``referee.service.watch``: a manifest that came after the start)."""
+        if db.day in self.days:
+            raise BadInput(f"{db.day} is already on offer")
+        self.days[db.day] = db
+        self.by_digest[db.judge.digest] = db
+
     def day(self, day: str) -> DayBoard:
         db = self.days.get(day)
         if db is None:

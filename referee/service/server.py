@@ -1,0 +1,39 @@
+"""Running the app: uvicorn on one host and port, stopped by SIGTERM or Ctrl-C like a return.
+
+uvicorn shuts down gracefully on either signal (open requests finish, idle keep-alive connections
+close, the app's background jobs are cancelled, at most ``GRACE`` seconds) and then raises the
+signal again, so the process dies of it before the caller can close its files. Here a stop signal
+ends ``run`` normally instead: the caller closes the runs file and the command exits 0 — a service
+asked to stop has done its job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+
+import uvicorn
+
+GRACE = 5
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        old = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for s, handler in old.items():
+                signal.signal(s, handler)
+
+
+def run(app, host: str, port: int) -> None:
+    """Serve ``app`` until a stop signal (see the module doc)."""
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                            timeout_graceful_shutdown=GRACE)
+    _Server(config).run()

@@ -1,0 +1,50 @@
+"""Days as they come: a day built into the library while `tiles referee serve` runs is listed and
+playable within a minute, no restart; and SIGTERM ends the service promptly even with a client's
+keep-alive connection open."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import httpx
+import pytest
+
+from cli_support import run_tiles
+from daily.build import BuildOptions, build
+from serve_support import service_process
+
+SEED = bytes.fromhex("ce" * 32)
+
+
+def days(base: str) -> list[str]:
+    return [d["day"] for d in httpx.get(f"{base}/api/v1/days", timeout=10).json()]
+
+
+@pytest.mark.slow
+def test_a_day_built_while_serving_is_offered_without_a_restart_and_sigterm_is_prompt(tmp_path):
+    lib = tmp_path / "lib.sqlite"
+    build(BuildOptions(day="2026-11-28", library=lib, out_dir=tmp_path, size=61, seed=SEED), log=lambda _l: None)
+    with service_process(lib, tmp_path / "runs.sqlite", []) as (proc, base):     # default --poll 10 s
+        assert days(base) == ["2026-11-28"]
+        t0 = time.monotonic()
+        build(BuildOptions(day="2026-11-29", library=lib, out_dir=tmp_path, size=61, seed=SEED),
+              log=lambda _l: None)
+        while "2026-11-29" not in days(base):
+            assert time.monotonic() - t0 < 60, "the new day was not offered within a minute"
+            time.sleep(0.5)
+        r = run_tiles("play", "--url", base, "--day", "2026-11-29", "-q", process=True)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout.splitlines()[-1])["cleared"] is True
+
+        keep = httpx.Client(base_url=base)           # an idle keep-alive connection stays open
+        assert keep.get("/api/v1/days").status_code == 200
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=30)
+        took = time.monotonic() - t0
+        keep.close()
+        assert rc == 0 and took < 6, (rc, took)
+    log = (tmp_path / "runs.log").read_text()
+    assert "2026-11-29: G=61" in log and "now on offer" in log
