@@ -1,0 +1,80 @@
+"""`referee.client.Client` against a real `tiles referee serve` on 127.0.0.1: every endpoint through its
+typed method, the answers equal to the raw JSON the service sends, and its errors as the project's
+exception types. The board is the shared G=21 fixture on its own day (over, so solutions and the
+manifest are served)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from referee.board import build_board
+from referee.client import Client
+from referee.judge import Judge
+from referee.service import models as m
+from referee_support import board21
+from serve_support import serving
+from tilelib.errors import BadInput, NotFound
+from tilelib.store import Library
+
+DAY = "2026-11-29"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    fx = board21(tmp_path_factory)
+    d = tmp_path_factory.mktemp("client")
+    (d / "day.json").write_text(fx.manifest.to_json())
+    with Library.open(fx.lib_path) as lib:
+        truth = Judge(fx.manifest, build_board(fx.manifest, lib), d / "unused.sqlite")
+    with serving(fx.lib_path, d / "runs.sqlite", [d / "day.json"]) as base:
+        yield base, truth, fx.manifest
+
+
+def raw(base: str, path: str, **params):
+    return httpx.get(f"{base}/api/v1{path}", params=params).json()
+
+
+def test_every_endpoint_through_its_typed_method(served):
+    base, truth, manifest = served
+    with Client(base + "/api/v1/") as c:                   # the root or the API prefix both work
+        days = c.days()
+        assert [d.day for d in days] == [DAY] and days[0].over and isinstance(days[0], m.DaySummary)
+        board = c.board(DAY)
+        assert board.model_dump() == raw(base, f"/days/{DAY}") and board.board == manifest.digest()
+        assert board.zones == [m.Zone(id=i, rects=[list(r) for r in z]) for i, z in enumerate(manifest.packing.zones)]
+        assert c.cells(DAY).model_dump() == raw(base, f"/days/{DAY}/cells")
+        assert c.day_tile(DAY, 3).model_dump() == raw(base, f"/days/{DAY}/tiles/3")
+        assert c.solution(DAY, 0).cells == truth.truth(0)
+        assert c.manifest(DAY).seed_commit == manifest.seed_commit
+
+        run = c.create_run(DAY, player="typed")
+        assert run.token and c.tokens[run.run] == run.token and run.reward == 0
+        assert c.frontier(run.run).tiles == [board.seed_tile]
+        view = c.run_tile(run.run, board.seed_tile)
+        assert view.playable and not view.solved and len(view.puzzle) == view.n ** 2
+        result = c.moves(run.run, [(0, truth.truth(0)), (1, truth.truth(1))])
+        assert [v.reward for v in result.verdicts] == [256, 36] and result.score.reward == 292
+        assert c.score(run.run) == result.score
+        assert [h.tile for h in c.history(run.run).moves] == [0, 1]
+        assert [h.tile for h in c.history(run.run, after=c.history(run.run).moves[0].id).moves] == [1]
+        assert c.run_analysis(run.run).batches[0].reward == 292
+        assert c.leaderboard(DAY).runs[0].run == run.run
+        day = c.day_analysis(DAY, bucket=30)
+        assert day.bucket == 30 and day.runs[0].reward == 292
+        assert c.requests >= 16
+
+
+def test_client_errors_are_the_projects_types(served):
+    base, _, _ = served
+    with Client(base) as c:
+        with pytest.raises(NotFound, match="404: day '2026-01-01' is not on offer"):
+            c.board("2026-01-01")
+        with pytest.raises(NotFound, match="unknown tile id 99"):
+            c.day_tile(DAY, 99)
+        with pytest.raises(NotFound, match="no run"):
+            c.score("rnope")
+        with pytest.raises(BadInput, match="400"):
+            c.history("rnope", limit=0)
+    with pytest.raises(BadInput, match="http:// or https://"):
+        Client("localhost:8000")
