@@ -61,3 +61,28 @@ def service_process(lib: Path, runs: Path, manifests: list[Path], *extra: str, t
             proc.kill()
             proc.wait()
         log.close()
+
+
+def board21_day(tmp_path_factory, name: str):
+    """The shared G=21 fixture written as its own day's manifest file, and the truth over it:
+    (fixture, folder, manifest path, a Judge whose ``truth(tile)`` is each tile's solution)."""
+    from referee.board import build_board
+    from referee.judge import Judge
+    from referee_support import board21
+    from tilelib.store import Library
+
+    fx = board21(tmp_path_factory)
+    d = tmp_path_factory.mktemp(name)
+    (d / "day.json").write_text(fx.manifest.to_json())
+    with Library.open(fx.lib_path) as lib:
+        truth = Judge(fx.manifest, build_board(fx.manifest, lib), d / "unused.sqlite")
+    return fx, d, d / "day.json", truth
+
+
+def daily_g61(tmp_path_factory, name: str, day: str, seed: bytes):
+    """A real `tiles daily build` of a G=61 day on an empty library: (folder with lib.sqlite, manifest path)."""
+    from daily.build import BuildOptions, build
+
+    d = tmp_path_factory.mktemp(name)
+    res = build(BuildOptions(day=day, library=d / "lib.sqlite", out_dir=d, size=61, seed=seed), log=lambda _l: None)
+    return d, res.manifest_path

@@ -8,26 +8,18 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from referee.board import build_board
 from referee.client import Client
-from referee.judge import Judge
 from referee.service import models as m
-from referee_support import board21
-from serve_support import serving
+from serve_support import board21_day, serving
 from tilelib.errors import BadInput, NotFound
-from tilelib.store import Library
 
 DAY = "2026-11-29"
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    fx = board21(tmp_path_factory)
-    d = tmp_path_factory.mktemp("client")
-    (d / "day.json").write_text(fx.manifest.to_json())
-    with Library.open(fx.lib_path) as lib:
-        truth = Judge(fx.manifest, build_board(fx.manifest, lib), d / "unused.sqlite")
-    with serving(fx.lib_path, d / "runs.sqlite", [d / "day.json"]) as base:
+    fx, d, manifest, truth = board21_day(tmp_path_factory, "client")
+    with serving(fx.lib_path, d / "runs.sqlite", [manifest]) as base:
         yield base, truth, fx.manifest
 
 

@@ -14,25 +14,17 @@ import httpx
 import pytest
 
 from flaky_proxy import FlakyProxy
-from referee.board import build_board
 from referee.client import Client
-from referee.judge import Judge
-from referee_support import board21
-from serve_support import serving
+from serve_support import board21_day, serving
 from tilelib.errors import Conflict, Unreachable
-from tilelib.store import Library
 
 DAY = "2026-11-29"
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    fx = board21(tmp_path_factory)
-    d = tmp_path_factory.mktemp("retry")
-    (d / "day.json").write_text(fx.manifest.to_json())
-    with Library.open(fx.lib_path) as lib:
-        truth = Judge(fx.manifest, build_board(fx.manifest, lib), d / "unused.sqlite")
-    with serving(fx.lib_path, d / "runs.sqlite", [d / "day.json"]) as base:
+    fx, d, manifest, truth = board21_day(tmp_path_factory, "retry")
+    with serving(fx.lib_path, d / "runs.sqlite", [manifest]) as base:
         yield base, d / "runs.sqlite", truth
 
 

@@ -13,10 +13,9 @@ import httpx
 import pytest
 
 from cli_support import run_tiles
-from daily.build import BuildOptions, build
 from referee.client import Client
 from referee.manifest import from_json
-from serve_support import free_port, serving
+from serve_support import daily_g61, free_port, serving
 from tilelib.errors import Forbidden, NotFound, OffFrontier, Unreachable, exit_code
 
 DAY = "2026-11-29"
@@ -24,12 +23,10 @@ DAY = "2026-11-29"
 
 @pytest.fixture(scope="module")
 def g61(tmp_path_factory):
-    d = tmp_path_factory.mktemp("play61")
-    res = build(BuildOptions(day=DAY, library=d / "lib.sqlite", out_dir=d, size=61,
-                             seed=bytes.fromhex("cd" * 32)), log=lambda _line: None)
-    m = from_json(res.manifest_path.read_text())
+    d, path = daily_g61(tmp_path_factory, "play61", DAY, bytes.fromhex("cd" * 32))
+    m = from_json(path.read_text())
     sides = [s + 1 for _x, _y, s in m.packing.squares]         # the manifest's squares (x0, y0, n - 1)
-    return d, res.manifest_path, sum(n * n for n in sides), len(sides)
+    return d, path, sum(n * n for n in sides), len(sides)
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,7 @@ import shutil
 import httpx
 import pytest
 
-from daily.build import BuildOptions, build
-from serve_support import serving
+from serve_support import daily_g61, serving
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -25,10 +24,7 @@ DAY = "2026-11-29"
 
 @pytest.fixture(scope="module")
 def g61(tmp_path_factory):
-    d = tmp_path_factory.mktemp("g61")
-    res = build(BuildOptions(day=DAY, library=d / "lib.sqlite", out_dir=d, size=61,
-                             seed=bytes.fromhex("cd" * 32)), log=lambda _line: None)
-    return d, res.manifest_path
+    return daily_g61(tmp_path_factory, "g61", DAY, bytes.fromhex("cd" * 32))
 
 
 @pytest.fixture(scope="module")
