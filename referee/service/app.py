@@ -43,7 +43,10 @@ def _validation_line(err: RequestValidationError) -> str:
     if tuple(e.get("loc", ())) == ("body",):
         return "body must be a JSON object as the operation's request schema says (/openapi.json)"
     where = ".".join(str(x) for x in e.get("loc", ()))
-    return f"{where}: {e.get('msg', 'invalid')}" if where else e.get("msg", "invalid request")
+    msg = e.get("msg", "invalid")
+    if e.get("type") == "string_pattern_mismatch":     # not the regex itself: a line, not a page
+        msg = "has a character or form its pattern in /openapi.json does not allow"
+    return f"{where}: {msg}" if where else msg
 
 
 def _openapi(app: FastAPI) -> dict:
@@ -56,6 +59,10 @@ def _openapi(app: FastAPI) -> dict:
                 op.get("responses", {}).pop("422", None)
         for name in ("HTTPValidationError", "ValidationError"):
             doc.get("components", {}).get("schemas", {}).pop(name, None)
+        # the batch limit is this service's --max-moves: say it, so a batch the document allows is never
+        # refused with a 413 (one over it still is, as the 413 of the operation says)
+        moves = doc["components"]["schemas"]["MovesRequest"]["properties"]["moves"]
+        moves["maxItems"] = app.state.settings.max_moves
         app.openapi_schema = doc
     return app.openapi_schema
 

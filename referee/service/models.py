@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, StrictStr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, StrictInt, StrictStr
 
 Day = Annotated[str, Field(description="A UTC calendar date, YYYY-MM-DD.", examples=["2026-11-29"])]
 RunId = Annotated[str, Field(description="The run's id, as returned when the run was created.")]
@@ -159,12 +159,21 @@ class ManifestBody(BaseModel):
 # ------------------------------------------------------------------ runs
 
 
+# The characters a player's name may hold: ranges in which every character is printable (Python's
+# str.isprintable, which the run store also demands) in every Unicode version since 11, so the document
+# says exactly what is accepted and no name it allows is refused later.
+PLAYER_PATTERN = (r"^[ -~\u00a1-\u00ac\u00ae-\u024f\u0370-\u0377\u037a-\u037f\u0384-\u038a\u038c"
+                  r"\u038e-\u03a1\u03a3-\u03ff\u0400-\u052f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fef"
+                  r"\uac00-\ud7a3]+$")
+
+
 class RunCreate(BaseModel):
     """Optional body of a new run."""
 
     model_config = ConfigDict(extra="ignore")
-    player: Optional[StrictStr] = Field(None, min_length=1, max_length=40,
-                                        description="A printable name shown on the leaderboard.")
+    player: Optional[StrictStr] = Field(None, min_length=1, max_length=40, pattern=PLAYER_PATTERN, description=(
+        "A name shown on the leaderboard: 1..40 characters, printable ASCII (space included), Latin-1 "
+        "and Latin Extended letters, Greek, Cyrillic, kana, CJK ideographs or Hangul."))
 
 
 class NewRun(RootModel[Optional[RunCreate]]):
@@ -202,11 +211,20 @@ class Frontier(BaseModel):
     solved: list[int] = Field(description="Ids of the tiles solved, ascending.")
 
 
+def _integral(v: Any) -> Any:
+    """JSON Schema's integer includes 400.0 (a number with no fraction): take it as 400; anything else
+    (a string, a bool, 0.5) goes on to the strict int check unchanged."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
+
+
 class Move(BaseModel):
     """One move: a tile's whole window as it lies on the board."""
 
     model_config = ConfigDict(extra="ignore")
-    tile: StrictInt = Field(ge=0, description="Tile id.")
+    tile: JsonInt = Field(ge=0, description="Tile id.")
     cells: StrictStr = Field(pattern=r"^[01]*$", max_length=256, description=(
         "VALUES: n·n chars '0'/'1', row-major from board cell (y0, x0). Another length is judged as "
         "not accepted (the verdict says why)."))
@@ -218,7 +236,7 @@ class MovesRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
     run: Optional[StrictStr] = Field(None, description="Optional; must equal the run in the path.")
     moves: list[Move] = Field(description="The moves, judged in order; later moves may build on earlier ones. "
-                                          "At most the service's --max-moves (default 64).")
+                                          "At most the service's --max-moves (default 64; maxItems here), else 413.")
 
 
 class Verdict(BaseModel):
