@@ -104,7 +104,7 @@ def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
     if not isinstance(obj, dict):
         raise BadInput("submission: must be a JSON object {\"run\": ..., \"moves\": [...]}")
     run = obj.get("run")
-    if not isinstance(run, str) or not run or len(run) > MAX_RUN_NAME or _storable(run) != run:
+    if not isinstance(run, str) or not run or len(run) > MAX_RUN_NAME or storable(run) != run:
         raise BadInput(f"submission: 'run' must be a non-empty string of at most {MAX_RUN_NAME} "
                        "chars of valid Unicode")
     moves = obj.get("moves")
@@ -115,7 +115,7 @@ def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
     return run, moves
 
 
-def _storable(text: str) -> str:
+def storable(text: str) -> str:
     """``text`` as SQLite can store it: lone surrogates (legal in JSON text, not in UTF-8) escaped."""
     try:
         text.encode("utf-8")
@@ -208,7 +208,7 @@ class Judge:
         for mv in moves:
             v = self.judge_move(mv, solved)
             cells = mv.get("cells") if isinstance(mv, dict) else None
-            cells = _storable(cells[:MAX_CELLS_STORED]) if isinstance(cells, str) else None
+            cells = storable(cells[:MAX_CELLS_STORED]) if isinstance(cells, str) else None
             tile = v["tile"] if type(v["tile"]) is int and 0 <= v["tile"] < len(self.board.squares) else None
             cur = conn.execute("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
                                "VALUES (?,?,?,?,?,?,?,?)",

@@ -70,3 +70,13 @@ def test_client_errors_are_the_projects_types(served):
             c.history("rnope", limit=0)
     with pytest.raises(BadInput, match="http:// or https://"):
         Client("localhost:8000")
+
+
+def test_a_name_of_any_script_is_fine_but_not_an_invisible_trick(served):
+    base, _, _ = served
+    with Client(base) as c:
+        for name in ("عليّ", "😀 bot", "Zoë-Ann", "名前"):
+            assert c.create_run(DAY, player=name).player == name
+        for name in ("a\u202eb", "bell\x07", "zero\u200bwidth", "x" * 41):
+            with pytest.raises(BadInput, match="400"):
+                c.create_run(DAY, player=name)

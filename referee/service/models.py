@@ -159,12 +159,14 @@ class ManifestBody(BaseModel):
 # ------------------------------------------------------------------ runs
 
 
-# The characters a player's name may hold: ranges in which every character is printable (Python's
-# str.isprintable, which the run store also demands) in every Unicode version since 11, so the document
-# says exactly what is accepted and no name it allows is refused later.
-PLAYER_PATTERN = (r"^[ -~\u00a1-\u00ac\u00ae-\u024f\u0370-\u0377\u037a-\u037f\u0384-\u038a\u038c"
-                  r"\u038e-\u03a1\u03a3-\u03ff\u0400-\u052f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fef"
-                  r"\uac00-\ud7a3]+$")
+# The one rule for a player's name (the store checks the same pattern): 1..40 characters, none of them
+# a control character (C0, C1) or an invisible formatting one (soft hyphen, zero-width and
+# direction marks and overrides, word joiners, BOM) that could make one name look like another.
+# Letters and symbols of any script, emoji included, are fine.
+PLAYER_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]{1,40}$"
+# The one rule for an Idempotency-Key header (the store checks it too): 1..255 visible ASCII
+# characters other than '"', bare or in double quotes (the IETF draft writes a quoted string).
+KEY_PATTERN = r'^(?:"[!#-~]{1,255}"|[!#-~]{1,255})$'
 
 
 class RunCreate(BaseModel):
@@ -172,8 +174,8 @@ class RunCreate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     player: Optional[StrictStr] = Field(None, min_length=1, max_length=40, pattern=PLAYER_PATTERN, description=(
-        "A name shown on the leaderboard: 1..40 characters, printable ASCII (space included), Latin-1 "
-        "and Latin Extended letters, Greek, Cyrillic, kana, CJK ideographs or Hangul."))
+        "A name shown on the leaderboard: 1..40 characters of any script, no control characters and "
+        "no invisible formatting ones (zero-width, direction overrides)."))
 
 
 class NewRun(RootModel[Optional[RunCreate]]):

@@ -17,10 +17,6 @@ from tilelib.errors import BadInput, TooLarge
 router = APIRouter(prefix="/runs", tags=["runs"], route_class=GuardedRoute)
 RunPath = Path(description="The run's id.", max_length=64)
 MAX_ROW_ID = 2**63 - 1      # SQLite's largest integer: a cursor past it names no move
-# An Idempotency-Key the run store takes (``runs._idempotency_key``): "KEY" with 1..255 printable ASCII
-# inside, or a bare KEY of 1..255 that neither starts with a blank nor ends with one (HTTP strips
-# them) and is not the empty quoted string ""; so the document says exactly what is accepted.
-KEY_PATTERN = r'^(?:"[ -~]{1,255}"|[!#-~](?:[ -~]{0,253}[!-~])?|"(?:[ -~]{0,253}[!#-~])?)$'
 
 
 @router.get("/{run}", response_model=m.Score, responses=errors(400, 404), summary="A run's score")
@@ -46,9 +42,9 @@ async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depe
              summary="Submit moves (needs the run's token); one verdict per move, judged in order")
 async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends(store),
                 cfg: Settings = Depends(settings), bearer: Optional[str] = Depends(token),
-                key: str = Header(None, alias="Idempotency-Key", max_length=257, pattern=KEY_PATTERN, description=(
-                    "Optional, 1..255 printable ASCII characters (a quoted string as the IETF draft "
-                    "writes it, or bare; no blank at either end, HTTP drops those): a retried request "
+                key: str = Header(None, alias="Idempotency-Key", max_length=257, pattern=m.KEY_PATTERN, description=(
+                    "Optional, 1..255 visible ASCII characters other than '\"', in double quotes as the "
+                    "IETF draft writes it, or bare (a UUID is fine): a retried request "
                     "with the same key and body gets the first answer and stores nothing new; the same "
                     "key with another body is a 409."))) -> dict:
     s = st.get(run)

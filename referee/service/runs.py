@@ -16,21 +16,24 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.judge import open_runs
+from referee.judge import storable, open_runs
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
+from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
 from referee.judge import OFF_FRONTIER
 from tilelib.db import transaction
 from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier
 
 MAX_PLAYER = 40
-MAX_KEY = 255
+_PLAYER = re.compile(PLAYER_PATTERN)
+_KEY = re.compile(KEY_PATTERN)
 
 
 @dataclass
@@ -92,9 +95,10 @@ class RunStore:
     def create(self, day: str, player: str | None = None) -> tuple[RunState, str]:
         """A new run of ``day``: (state, token). The token is shown once and never stored."""
         db = self.day(day)
-        if player is not None and (not isinstance(player, str) or not 0 < len(player) <= MAX_PLAYER
-                                   or not player.isprintable()):
-            raise BadInput(f"'player' must be a printable name of 1..{MAX_PLAYER} characters")
+        if player is not None and (not isinstance(player, str) or not _PLAYER.fullmatch(player)
+                                   or storable(player) != player):
+            raise BadInput(f"'player' must be a name of 1..{MAX_PLAYER} characters without control or "
+                           "invisible formatting characters")
         run, token = "r" + secrets.token_hex(8), secrets.token_urlsafe(24)
         now = int(time.time())
         with transaction(self.conn) as c:
@@ -244,15 +248,14 @@ class RunStore:
 
 
 def _idempotency_key(key: str | None) -> str | None:
-    """The key of an ``Idempotency-Key`` header: a quoted string (the IETF draft's sf-string) or bare,
-    1..255 printable ASCII characters; BadInput otherwise."""
+    """The key of an ``Idempotency-Key`` header (``models.KEY_PATTERN``: a quoted string as the IETF
+    draft writes it, or bare); BadInput otherwise."""
     if key is None:
         return None
-    if len(key) >= 2 and key[0] == key[-1] == '"':
-        key = key[1:-1]
-    if not 0 < len(key) <= MAX_KEY or not all(" " <= ch <= "~" for ch in key):
-        raise BadInput(f"Idempotency-Key must be 1..{MAX_KEY} printable ASCII characters")
-    return key
+    if not _KEY.fullmatch(key):
+        raise BadInput("Idempotency-Key must be 1..255 visible ASCII characters other than '\"', bare or "
+                       "in double quotes")
+    return key.strip('"')
 
 
 # ---------------------------------------------------------------- offline reads (the CLI views)
