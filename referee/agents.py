@@ -70,6 +70,7 @@ class _Play:
     result: PlayResult
     progress: Callable[[str], None]
     t0: float = field(default_factory=time.perf_counter)
+    said: float = 0.0                  # when the last progress line went out
 
     def submit(self, moves: list[tuple[int, str]]) -> list[m.Verdict]:
         out = []
@@ -86,12 +87,20 @@ class _Play:
         return out
 
     def round_done(self) -> None:
+        """Count a round; a progress line for the first and then at most one a second."""
+        self.result.rounds += 1
+        if self.result.rounds == 1 or time.perf_counter() - self.said >= 1.0:
+            self._say()
+
+    def _say(self) -> None:
         r = self.result
-        r.rounds += 1
+        self.said = time.perf_counter()
         self.progress(f"round {r.rounds}: {r.solved}/{r.tiles} tiles, reward {r.reward}, {r.moves} moves, "
-                      f"{time.perf_counter() - self.t0:.1f} s")
+                      f"{self.said - self.t0:.1f} s")
 
     def finish(self) -> PlayResult:
+        """The result, after a last progress line."""
+        self._say()
         r = self.result
         r.wall_s = round(time.perf_counter() - self.t0, 3)
         r.moves_per_s = round(r.moves / r.wall_s, 1) if r.wall_s > 0 else 0.0
@@ -146,19 +155,23 @@ def play_solver(session: Session, progress: Callable[[str], None], *, seed: int 
 
 def play_random(session: Session, progress: Callable[[str], None], *, seed: int = 0) -> PlayResult:
     """Play ``session`` at random (module doc): each round one guess per frontier tile, its unknown
-    cells drawn from ``random.Random(seed)``, until as many moves as the board has tiles."""
+    cells drawn from ``random.Random(seed)``, until as many moves as the board has tiles. The frontier
+    and the views are fetched again only after a guess solved a tile (nothing else changes them)."""
     rng = random.Random(seed)
     play = _Play(session, PlayResult(session.day, session.run, "random", None, session.tiles), progress)
+    frontier: list[int] | None = None
+    views: dict[int, m.TileView] = {}
     while play.result.moves < session.tiles:
-        frontier = session.frontier()
+        if frontier is None:
+            frontier, views = session.frontier(), {}
         if not frontier:
             break
-        budget = session.tiles - play.result.moves
         guesses = []
-        for t in frontier[:budget]:
-            v = session.view(t)
+        for t in frontier[:session.tiles - play.result.moves]:
+            v = views.get(t) or views.setdefault(t, session.view(t))
             guesses.append((t, "".join(ch if ch != "." else rng.choice("01") for ch in v.puzzle)))
-        play.submit(guesses)
+        if any(v.correct for v in play.submit(guesses)):
+            frontier = None
         play.round_done()
     return play.finish()
 
