@@ -37,11 +37,13 @@ class Settings:
     today: Optional[Callable[[], dt.date]] = None
 
 
-def settings(request: Request) -> Settings:
+# Dependencies are ``async`` so FastAPI calls them on the event loop: a plain ``def`` would be sent
+# to its thread pool, a hop per dependency per request (and a second thread near the store).
+async def settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def store(request: Request) -> RunStore:
+async def store(request: Request) -> RunStore:
     return request.app.state.store
 
 
@@ -49,7 +51,7 @@ _bearer = HTTPBearer(auto_error=False, scheme_name="runToken",
                      description="The run's secret token, returned once by POST /days/{day}/runs.")
 
 
-def token(creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Optional[str]:
+async def token(creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Optional[str]:
     """The bearer token of the request, or None (the store says 403 when a write lacks it)."""
     return creds.credentials.strip() or None if creds is not None else None
 
