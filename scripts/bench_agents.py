@@ -31,7 +31,6 @@ import json
 import math
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from pathlib import Path
 
 import httpx
 
+from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 COLUMNS = ("G", "agent", "mode", "tiles", "reward", "reward = Σn²", "cleared", "wall median s", "wall p99 s",
@@ -69,11 +69,6 @@ def cpu_s(pid: int) -> float:
     f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / TICK                  # utime, stime (fields 14, 15)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def build(tiles: Path, work: Path, g: int, day: str) -> tuple[Path, Path, float | None]:
@@ -208,20 +203,10 @@ def main() -> None:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         srv_log = open(work / "serve.log", "w")
-        t0 = time.perf_counter()
         proc = subprocess.Popen([str(tiles), "referee", "serve", "-L", str(lib), "--runs", str(runs),
                                  "--port", str(port)], stdout=srv_log, stderr=subprocess.STDOUT)
         try:
-            while True:
-                if proc.poll() is not None:
-                    sys.exit(f"serve exited {proc.returncode}: {(work / 'serve.log').read_text()}")
-                try:
-                    if httpx.get(base + "/api/v1/days", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.2)
-            ready = time.perf_counter() - t0
+            ready = wait_until_up(proc, base, work / "serve.log")
             rest0 = rss_mb(proc.pid)
             online = ["--url", base, "--day", day, "-q"]
             on = measure(table, g, "solver", "online", [str(tiles), "play", *online, "--agent", "solver"],

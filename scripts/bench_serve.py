@@ -25,7 +25,6 @@ import os
 import platform
 import random
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -34,7 +33,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -43,12 +41,8 @@ from referee.board import build_board  # noqa: E402
 from referee.judge import Judge  # noqa: E402
 from referee.service.boards import DayBoard, frontier, load_manifest  # noqa: E402
 from tilelib.store import Library  # noqa: E402
+from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def stats(xs: list[float]) -> tuple[float, float, float]:
@@ -225,17 +219,7 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     log: dict = {"create": [], "puzzle": [], "moves": [], "runs": {}}
     try:
-        t0 = time.perf_counter()
-        while True:
-            if proc.poll() is not None:
-                sys.exit(f"serve exited: {(work / 'serve.log').read_text()}")
-            try:
-                if httpx.get(base + "/api/v1/days", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        ready = time.perf_counter() - t0
+        ready = wait_until_up(proc, base, work / "serve.log")
         t0 = time.perf_counter()
         asyncio.run(play(port, m.day, db, args, log))
         wall = time.perf_counter() - t0

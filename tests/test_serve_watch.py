@@ -48,3 +48,17 @@ def test_a_day_built_while_serving_is_offered_without_a_restart_and_sigterm_is_p
         assert rc == 0 and took < 6, (rc, took)
     log = (tmp_path / "runs.log").read_text()
     assert "2026-11-29: G=61" in log and "now on offer" in log
+
+
+def test_work_off_the_loop_hands_back_its_result_or_its_error():
+    import asyncio
+
+    from referee.service.watch import _off_loop
+
+    assert asyncio.run(_off_loop(lambda a, b: a + b, 2, 3)) == 5
+
+    def fails():
+        raise ValueError("bad manifest")
+
+    with pytest.raises(ValueError, match="bad manifest"):
+        asyncio.run(_off_loop(fails))

@@ -47,7 +47,7 @@ async def _off_loop(fn: Callable, *args):
         try:
             out = fn(*args)
         except BaseException as e:           # handed to the awaiting task, which reports it
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_exception(e))
+            loop.call_soon_threadsafe(lambda err=e: done.done() or done.set_exception(err))
         else:
             loop.call_soon_threadsafe(lambda: done.done() or done.set_result(out))
 
