@@ -74,6 +74,14 @@ def test_every_body_and_answer_is_a_named_schema(served):
     assert schemas(doc)["Days"]["type"] == "array"          # a RootModel is a named schema too
 
 
+def test_operation_ids_are_the_handlers_names(served):
+    """A generated client names its functions after operationId: short, unique, Python identifiers."""
+    _, doc = served
+    ids = [op["operationId"] for _path, _method, op in operations(doc)]
+    assert len(ids) == len(set(ids)) == 15 and all(i.isidentifier() and "api_v1" not in i for i in ids)
+    assert {"days", "board", "cells", "create_run", "moves", "run_tile", "history", "leaderboard"} <= set(ids)
+
+
 def test_no_operation_declares_422(served):
     _, doc = served
     for path, method, op in operations(doc):

@@ -89,6 +89,7 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
     ``background`` jobs run while it serves."""
     app = FastAPI(title="tiles referee", version="1", lifespan=_lifespan(background),
+                  generate_unique_id_function=lambda route: route.name,   # operationId = the handler's name
                   description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
                               "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
                               "'Content-Type: application/json'.")
