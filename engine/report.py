@@ -59,6 +59,12 @@ def read_puzzles(lines: Iterable[str], n: int | None = None) -> list[RowPuzzle]:
     return out
 
 
+def solution_text(rows, n: int) -> str:
+    """A solution as the n·n string of ``0``/``1`` a puzzle string uses (rows as the engine returns them,
+    bit n-1-c = cell (r, c))."""
+    return "".join(format(r, f"0{n}b") for r in rows)
+
+
 def solve_report(p, k: int = 2) -> dict:
     """{"n", "count", "solutions", "ladder", "bifurcations", "nodes"} for one puzzle
     (a ``RowPuzzle`` or a ``tilelib.bits.Puzzle``: anything with ``n`` and ``row_masks()``)."""
@@ -71,7 +77,7 @@ def solve_report(p, k: int = 2) -> dict:
     return {
         "n": n,
         "count": c,
-        "solutions": ["".join(format(r, f"0{n}b") for r in sol) for sol in sols],
+        "solutions": [solution_text(sol, n) for sol in sols],
         "ladder": ladder,
         "bifurcations": bif,
         "nodes": nodes,

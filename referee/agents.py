@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional, Protocol
 
 from engine.count import count_rows
-from engine.report import parse_puzzle
+from engine.report import parse_puzzle, solution_text
 from referee.service import models as m
 
 class Session(Protocol):
@@ -35,7 +35,6 @@ class Session(Protocol):
     def frontier(self) -> list[int]: ...
     def view(self, tile: int) -> m.TileView: ...
     def submit(self, moves: list[tuple[int, str]]) -> list[m.Verdict]: ...
-    def score(self) -> m.Score: ...
     def requests(self) -> int: ...
 
 
@@ -115,7 +114,7 @@ def solve_view(view: m.TileView) -> Optional[str]:
     count, sols, _nodes = count_rows(p.n, list(p.vals), list(p.known), 2, keep=1)
     if count != 1:
         return None
-    return "".join(format(row, f"0{p.n}b") for row in sols[0])
+    return solution_text(sols[0], p.n)
 
 
 def play_solver(session: Session, progress: Callable[[str], None], *, seed: int = 0) -> PlayResult:

@@ -104,7 +104,7 @@ class Client:
     # ------------------------------------------------------------ days
 
     def days(self) -> list[m.DaySummary]:
-        return _typed(m.Days, self._call("GET", "/days")).root
+        return self._get(m.Days, "/days").root
 
     def board(self, day: str) -> m.PublicBoard:
         return self._get(m.PublicBoard, f"/days/{day}")

@@ -48,7 +48,7 @@ import numpy as np
 from engine import count_rows
 from packers.packing import adjacency, seam_neighbours
 from referee.board import Board, CheckFailed, grid_rows
-from referee.frontier import CLUE_SAMPLE, best_cell   # one sample size for both clue rules
+from referee.frontier import CLUE_SAMPLE, best_cell, clue_cells   # one sample size, one rule for both
 
 STEP = "closure"
 """The verify step's name (FORMAT §10)."""
@@ -237,9 +237,7 @@ def _pick(c: Closure, stalled: list[int], cache: dict) -> tuple[int, int] | None
 def _score(c: Closure, i: int) -> tuple[tuple | None, tuple[int, int] | None]:
     """(key, cell) of tile i's best clue, or (None, None) when its view lacks no legal cell."""
     b = c.board
-    rs, cs = b.window(i)
-    kw = c.known[rs, cs]
-    legal = ~kw & (b.owners[rs, cs] < 3)
+    _kw, legal = clue_cells(b, c.known, i)
     if not legal.any():
         return None, None
     got, sols = _count(c, i, CLUE_SAMPLE)

@@ -321,14 +321,21 @@ def propose_clue(f: Frontier, cache: dict | None = None) -> tuple[int, int] | No
 def _score_tile(f: Frontier, i: int) -> tuple[tuple | None, tuple[int, int] | None]:
     """(key, cell) of tile i's best clue cell, or (None, None) if it has no legal unknown cell."""
     b = f.board
-    rs, cs = b.window(i)
-    kw = f.known[rs, cs]
-    legal = ~kw & (b.owners[rs, cs] < 3)
+    kw, legal = clue_cells(b, f.known, i)
     if not legal.any():
         return None, None
+    rs, cs = b.window(i)
     vw = np.where(kw, f.values[rs, cs], 0)
     _c, sols, _nodes = count_rows(kw.shape[0], grid_rows(vw), grid_rows(kw), CLUE_SAMPLE)
     return best_cell(b, i, legal, sols)
+
+
+def clue_cells(b: Board, known: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(known, legal) over tile i's window, n×n bool: what ``known`` (G×G) says there, and where a
+    clue may go — a cell not known and held by fewer than 3 tiles (FORMAT §9). Both clue rules."""
+    rs, cs = b.window(i)
+    kw = known[rs, cs]
+    return kw, ~kw & (b.owners[rs, cs] < 3)
 
 
 def best_cell(b: Board, i: int, legal: np.ndarray, sols: list, lead: tuple = ()) -> tuple[tuple, tuple[int, int]]:

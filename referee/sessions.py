@@ -31,9 +31,6 @@ class HttpSession:
     def submit(self, moves: list[tuple[int, str]]) -> list[m.Verdict]:
         return self.client.moves(self.run, moves).verdicts
 
-    def score(self) -> m.Score:
-        return self.client.score(self.run)
-
     def requests(self) -> int:
         return self.client.requests
 
@@ -61,9 +58,6 @@ class LocalSession:
         self._calls += 1
         answer = self.store.submit(self.run, self._token, [{"tile": t, "cells": c} for t, c in moves])
         return [m.Verdict.model_validate(v) for v in answer["verdicts"]]
-
-    def score(self) -> m.Score:
-        return m.Score.model_validate(self.store.score(self.store.get(self.run)))
 
     def requests(self) -> int:
         """Calls made (what would have been HTTP requests)."""

@@ -106,12 +106,14 @@ EXIT_CODES: list[tuple[type[BaseException], int]] = [
 ]
 
 
+def _first(table: list[tuple[type[BaseException], int]], err: BaseException, default: int) -> int:
+    """The number of the first entry of ``table`` whose class ``err`` is an instance of, else ``default``."""
+    return next((n for cls, n in table if isinstance(err, cls)), default)
+
+
 def exit_code(err: BaseException) -> int:
     """Exit code for an error: the first matching entry of ``EXIT_CODES``, else 1."""
-    for cls, code in EXIT_CODES:
-        if isinstance(err, cls):
-            return code
-    return 1
+    return _first(EXIT_CODES, err, 1)
 
 
 # The one place that maps error types to the service's HTTP status (``referee.service.app``); the
@@ -129,10 +131,7 @@ HTTP_STATUS: list[tuple[type[BaseException], int]] = [
 
 def http_status(err: BaseException) -> int:
     """HTTP status for an error: the first matching entry of ``HTTP_STATUS``, else 500 (a bug)."""
-    for cls, status in HTTP_STATUS:
-        if isinstance(err, cls):
-            return status
-    return 500
+    return _first(HTTP_STATUS, err, 500)
 
 
 def error_for_status(status: int, message: str) -> TilesError:

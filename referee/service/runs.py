@@ -157,7 +157,8 @@ class RunStore:
         st = self.get(run)
         self.authorise(st, token)
         key = _idempotency_key(key)
-        digest = hashlib.sha256(json.dumps(moves, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        digest = None if key is None else hashlib.sha256(
+            json.dumps(moves, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         db = self.days[st.day]
         try:
             with transaction(self.conn) as c:
