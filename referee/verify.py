@@ -3,6 +3,8 @@
 1. ``packing`` — ``packers.validate_packing`` (the one packing validator);
    ``claims`` — the packer exists at the manifest's version and the stated
    stats (tiles, clues, zone share) agree with the board.
+   ``bundle`` (only when the library is a day's bundle, ``referee.bundle``) — it holds exactly
+   this board's rows: its manifest, its tiles, its spent rows, nothing else.
 2. ``tiles`` — in tile id order (each distinct hash checked once): the row
    exists (else ``LibraryOutOfDate``, exit 3: pull) and hashes to its key
    (else ``CorruptLibrary``, exit 3: a damaged library, not a bad board), its n fits the square,
@@ -73,6 +75,7 @@ class VerifyReport:
     timings: dict = field(default_factory=dict)
     packing_vs_seed: str | None = None   # "reproduced" or "refined" (stitcher splits) when a seed was given
     waves: int | None = None             # the closure's waves (tile-by-tile manifests), else None
+    bundle: bool = False                 # checked from the day's bundle (step bundle passed)
 
     def line(self) -> str:
         """The one-line summary the CLI prints, e.g. ``frontier: 1234 tiles, 17 rounds, 0 clues``."""
@@ -81,7 +84,8 @@ class VerifyReport:
         if self.seed_checked:
             seed = ", seed ok" + (" (packing refined by stitcher splits)" if self.packing_vs_seed == "refined" else "")
         play = "" if self.waves is None else f", playable tile by tile in {self.waves} waves"
-        return f"{self.status}: {self.tiles} tiles, {self.rounds} rounds, {self.clues} clues{extra}{play}{seed}"
+        bundle = ", from its bundle" if self.bundle else ""
+        return f"{self.status}: {self.tiles} tiles, {self.rounds} rounds, {self.clues} clues{extra}{play}{seed}{bundle}"
 
 
 def check_packing(m: Manifest) -> None:
@@ -282,6 +286,10 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     t0 = time.perf_counter()
     check_packing(manifest)
     check_claims(manifest)
+    from referee.bundle import check_bundle, is_bundle   # bundle builds on this module
+
+    bundled = is_bundle(lib)
+    check_bundle(manifest, lib)
     t1 = time.perf_counter()
     tm["packing"] = t1 - t0
     tiles = check_tiles(manifest, lib, deep, on_tile)
@@ -307,7 +315,7 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
                         distinct_tiles=len(tiles), clues=len(manifest.clues),
                         unknown_after_propagation=st.unknown, method=st.method, engine_calls=st.calls,
                         engine_nodes=st.nodes, seed_checked=seed is not None, timings=tm,
-                        packing_vs_seed=seed_result, waves=waves)
+                        packing_vs_seed=seed_result, waves=waves, bundle=bundled)
 
 
 __all__ = ["VerifyReport", "verify", "check_packing", "check_claims", "check_tiles_present", "LibraryOutOfDate", "check_tiles", "check_fresh", "check_clues", "check_frontier", "check_closure",

@@ -4,7 +4,8 @@ It imports nothing from the tiles project: only the standard library and
 sqlite3. Given a manifest file and a library file it re-implements what
 FORMAT.md specifies — the manifest schema (§9), the packing rules (§6), grid
 BLOBs and edges (§2), the 16 transforms and the canonical form and content
-hash (§3), the stored-tile checks (§4), board assembly with the seam and clue
+hash (§3), the stored-tile checks (§4), given a day's bundle the check that it holds exactly the
+board's rows (§5, §10 step bundle), board assembly with the seam and clue
 checks (§6, §10.3), frontier propagation (§10.4) and, for a ``tile-by-tile``
 manifest, the tile-by-tile closure (§10 step closure), where each tile's
 candidate solutions are enumerated by brute force from the Takuzu rules (§1)
@@ -549,6 +550,34 @@ def check_fresh(mf: dict, tiles: dict[str, dict], conn: sqlite3.Connection) -> N
                 raise Rejected("fresh", f"tile {i}: its solution was spent by the board of {day}")
 
 
+def check_bundle(mf: dict, conn: sqlite3.Connection) -> bool:
+    """§10 step bundle, for a library whose meta kind is ``bundle`` (§5): exactly this board's rows.
+    Returns whether the library was a bundle."""
+    meta = dict(conn.execute("SELECT key, value FROM meta"))
+    if meta.get("kind") != "bundle":
+        return False
+    if meta.get("bundle_day") != mf["day"]:
+        raise Rejected("bundle", f"the bundle is of {meta.get('bundle_day')}, not {mf['day']}")
+    rows = conn.execute("SELECT day, json FROM manifests").fetchall()
+    if len(rows) != 1 or rows[0][0] != mf["day"]:
+        raise Rejected("bundle", "the bundle does not hold exactly one manifest, of its day")
+    if hashlib.sha256(str(rows[0][1]).encode("utf-8")).hexdigest() != mf["digest"]:
+        raise Rejected("bundle", "the bundle's manifest is not this one")
+    have = {h: (n, bytes(sol)) for h, n, sol in conn.execute("SELECT hash, n, solution FROM tiles")}
+    for i, h in enumerate(mf["hashes"]):
+        if h not in have:
+            raise Rejected("bundle", f"tile {i} has no row in the bundle")
+    if set(have) - set(mf["hashes"]):
+        raise Rejected("bundle", "the bundle holds a tile the manifest does not place")
+    if conn.execute("SELECT count(*) FROM misses").fetchone()[0]:
+        raise Rejected("bundle", "the bundle holds misses rows")
+    want = {(solution_hash(rows_of(have[h][1], have[h][0]), have[h][0]), mf["digest"], have[h][0], mf["day"])
+            for h in set(mf["hashes"]) if have[h][0] >= 10}
+    if set(conn.execute("SELECT solution, board, n, day FROM spent")) != want:
+        raise Rejected("bundle", "the bundle's spent rows are not exactly the board's own")
+    return True
+
+
 def assemble(mf: dict, tiles: dict[str, dict]):
     """§10.3: (values, owners, givens) as flat G·G bytearrays; values 2 outside every window."""
     G = mf["G"]
@@ -735,6 +764,7 @@ def verify(manifest_text: str, library_path: str, seed: bytes | None = None) -> 
     check_claims(mf)
     conn = sqlite3.connect(f"file:{library_path}?mode=ro", uri=True)
     try:
+        bundle = check_bundle(mf, conn)
         tiles = load_tiles(mf, conn)
         check_fresh(mf, tiles, conn)
     finally:
@@ -755,7 +785,7 @@ def verify(manifest_text: str, library_path: str, seed: bytes | None = None) -> 
         if len(seed) != 32 or hashlib.sha256(seed).hexdigest() != mf["seed_commit"]:
             raise Rejected("seed", "sha256(seed) is not the seed_commit")
     return {"status": status, "tiles": len(mf["squares"]), "rounds": rounds, "distinct": len(tiles),
-            "waves": waves}
+            "waves": waves, "bundle": bundle}
 
 
 def main(argv: list[str]) -> int:
@@ -779,7 +809,8 @@ def main(argv: list[str]) -> int:
         print(f"inconclusive: {e}")
         return 1
     waves = "" if rep["waves"] is None else f", playable tile by tile in {rep['waves']} waves"
-    print(f"ok: {rep['status']}: {rep['tiles']} tiles ({rep['distinct']} distinct), {rep['rounds']} rounds{waves}")
+    bundle = ", from its bundle" if rep["bundle"] else ""
+    print(f"ok: {rep['status']}: {rep['tiles']} tiles ({rep['distinct']} distinct), {rep['rounds']} rounds{waves}{bundle}")
     return 0
 
 

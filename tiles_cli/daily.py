@@ -1,4 +1,4 @@
-"""`tiles daily build | reveal | render`: the nightly job and what follows it."""
+"""`tiles daily build | reveal | render | bundle`: the nightly job and what follows it."""
 
 from __future__ import annotations
 
@@ -107,3 +107,21 @@ def render(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
 
     render_day(parse_day(date), library, png, manifest, region=region, tile=tile, scale=scale)
     typer.echo(f"wrote {png}")
+
+
+@daily_app.command("bundle")
+def bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD: a day the library holds a manifest for."),
+           out: Path = typer.Option(None, "--out", help="The bundle file to write (default ./DATE.bundle.sqlite)."),
+           library: Path = LibraryOpt) -> None:
+    """Write the day's bundle: a library holding exactly the rows its board uses (FORMAT §5).
+
+    What is published of a finished day: `tiles referee verify MANIFEST --seed HEX -L BUNDLE` checks
+    the day from it alone, and it holds no tile of the stock."""
+    from daily.seed import parse_day
+    from referee.bundle import write_bundle
+    from tilelib.store import Library
+
+    day = parse_day(date)
+    with Library.open(library) as lib:
+        rep = write_bundle(lib, day, out if out is not None else Path(f"{day}.bundle.sqlite"))
+    typer.echo(f"wrote {rep.line()}")

@@ -1,0 +1,174 @@
+"""A day's bundle (FORMAT §5, §10): the rows one day's board uses, as a library file of its own.
+
+Under the fair rule the library is a stock: it holds the tiles of every board not yet played, so
+it cannot be published. What a verifier of a finished day needs is much less — the tiles the
+manifest places, the manifest, and the spent rows that board wrote — and that is what a bundle
+holds, nothing more:
+
+- ``tiles``: exactly the rows whose hash the manifest names, copied verbatim;
+- ``manifests``: exactly one row, the day's, copied verbatim;
+- ``spent``: exactly the board's own rows, one per distinct solution of side n >= 10:
+  (solution hash, the manifest's digest, n, day);
+- ``misses``: none; ``meta``: ``schema_version``, a fresh ``library_id``, ``kind`` = ``bundle``
+  and ``bundle_day`` = the day.
+
+``write_bundle`` makes one from a library (after the checks that the library's copy of the day
+is whole and fair); ``bundle_problem`` is the check ``referee.verify`` runs (step ``bundle``)
+when the library it is given is a bundle: a missing row means the board cannot be checked from
+it, an extra one would publish a tile of the stock, another manifest means the bundle is not of
+this board. Everything is a function of the manifest and the rows, so two machines bundle a day
+to the same rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee import gate
+from referee.board import CheckFailed
+from referee.manifest import Manifest
+from referee.verify import check_fresh, check_tiles_present
+from tilelib.db import transaction
+from tilelib.errors import BadInput, NotFound
+from tilelib.fsio import check_placeable
+from tilelib.merge import MANIFEST_COLUMNS, SPENT_COLUMNS
+from tilelib.spent import held, solution_hash
+from tilelib.store import TILE_COLUMNS, Library, rows_by_hash
+
+KIND = "bundle"             # meta kind of a bundle (a delta's is "delta")
+DAY_KEY = "bundle_day"      # meta key naming the bundle's day
+
+
+@dataclass(frozen=True)
+class BundleReport:
+    """What ``write_bundle`` wrote."""
+
+    day: str
+    path: Path
+    tiles: int
+    spent: int
+    bytes: int
+
+    def line(self) -> str:
+        return (f"bundle of {self.day}: {self.tiles:,} tiles, {self.spent:,} spent rows, "
+                f"{self.bytes:,} bytes -> {self.path}")
+
+
+def spent_rows(m: Manifest, n_solution: dict[str, tuple[int, bytes]]) -> set[tuple[str, str, int, str]]:
+    """The board's own spent rows (solution, board, n, day), from ``hash -> (n, stored solution)``
+    of its tiles: what ``daily build`` stores with the manifest and what a bundle must hold."""
+    board = m.digest()
+    return {(solution_hash(n, bytes(sol)), board, n, m.day)
+            for n, sol in (n_solution[h] for h in set(m.hashes) if h in n_solution) if held(n)}
+
+
+def is_bundle(lib: Library) -> bool:
+    """Whether ``lib`` is a day's bundle (meta ``kind`` = ``bundle``)."""
+    return lib.meta().get("kind") == KIND
+
+
+def _sha(text) -> str:
+    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else bytes(text)).hexdigest()
+
+
+def bundle_problem(m: Manifest, lib: Library) -> str | None:
+    """Why the bundle ``lib`` does not hold exactly the rows of manifest ``m``'s board, or None.
+    (For a library that is not a bundle: None, it is checked as a library.)"""
+    meta = lib.meta()
+    if meta.get("kind") != KIND:
+        return None
+    q = lib.conn.execute
+    day = meta.get(DAY_KEY)
+    if day != m.day:
+        return f"this is the bundle of {day}, the manifest is of {m.day}"
+    days = [d for (d,) in q("SELECT day FROM manifests ORDER BY day")]
+    if days != [m.day]:
+        return f"a bundle holds its day's manifest only; this one holds manifests of {', '.join(days) or 'no day'}"
+    stored = q("SELECT json FROM manifests WHERE day = ?", (m.day,)).fetchone()[0]
+    if not isinstance(stored, str) or _sha(stored) != m.digest():
+        return (f"the bundle's manifest of {m.day} is not this manifest (digest {_sha(stored or '')[:12]}…, "
+                f"this one {m.digest()[:12]}…)")
+    have = {h: (n, sol) for h, n, sol in q("SELECT hash, n, solution FROM tiles")}
+    for i, h in enumerate(m.hashes):
+        if h not in have:
+            return f"tile {i}'s row {h[:12]}… is not in the bundle"
+    extra = sorted(set(have) - set(m.hashes))
+    if extra:
+        return (f"the bundle holds {len(extra)} tile row(s) the manifest does not place (first "
+                f"{extra[0][:12]}…): a bundle carries only its day's tiles")
+    misses = q("SELECT count(*) FROM misses").fetchone()[0]
+    if misses:
+        return f"the bundle holds {misses} misses row(s): a bundle carries only its day's rows"
+    want = spent_rows(m, have)
+    got = set(q("SELECT solution, board, n, day FROM spent"))
+    if got - want:
+        first = min(got - want)
+        return (f"the bundle holds {len(got - want)} spent row(s) that are not this board's (first solution "
+                f"{str(first[0])[:12]}… of {first[3]})")
+    if want - got:
+        first = min(want - got)
+        return f"the bundle lacks {len(want - got)} of the board's spent rows (first solution {first[0][:12]}…)"
+    return None
+
+
+def check_bundle(m: Manifest, lib: Library) -> None:
+    """Step ``bundle`` of ``referee.verify``: CheckFailed when a bundle is not exactly ``m``'s rows."""
+    why = bundle_problem(m, lib)
+    if why is not None:
+        raise CheckFailed("bundle", why)
+
+
+def _out_path(out: Path) -> Path:
+    """``out`` can be written: BadInput (exit 2) before any work when it cannot."""
+    p = check_placeable(out, "--out")
+    if not p.parent.is_dir():
+        raise BadInput(f"cannot write {p}: no directory {p.parent}")
+    if not os.access(p.parent, os.W_OK):
+        raise BadInput(f"cannot write {p}: {p.parent} is not writable")
+    return p
+
+
+def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
+    """Write the bundle of ``day`` from ``lib`` to ``out`` (atomically: a failure leaves no file).
+
+    The day's stored manifest passes the gate, every tile it names is in ``lib`` and whole, and a
+    ``fresh`` board passes the fair check against the whole library — a bundle never publishes a
+    board that verify would refuse for what only the full library can tell. NotFound (exit 2)
+    when ``lib`` holds no manifest for ``day``."""
+    path = _out_path(Path(out))
+    m = gate.stored(lib, day)
+    if m is None:
+        raise NotFound(f"the library {lib.path} holds no manifest for {day} (build it, or pull)")
+    tiles = check_tiles_present(m, lib)
+    check_fresh(m, lib, tiles)
+    manifest_row = lib.conn.execute(f"SELECT {', '.join(MANIFEST_COLUMNS)} FROM manifests WHERE day = ?",
+                                    (day,)).fetchone()
+    rows = sorted(rows_by_hash(lib.conn, TILE_COLUMNS, m.hashes))
+    spent = sorted((*r, manifest_row[-1]) for r in spent_rows(m, {h: (t.n, t.solution) for h, t in tiles.items()}))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        with Library.create(tmp) as b:
+            with transaction(b.conn) as c:
+                c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [("kind", KIND), (DAY_KEY, day)])
+                c.executemany(f"INSERT INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
+                              f"({', '.join('?' * len(TILE_COLUMNS))})", rows)
+                c.execute(f"INSERT INTO manifests ({', '.join(MANIFEST_COLUMNS)}) VALUES (?, ?, ?, ?)", manifest_row)
+                c.executemany(f"INSERT INTO spent ({', '.join(SPENT_COLUMNS)}) VALUES (?, ?, ?, ?, ?)", spent)
+            b.conn.execute("VACUUM")
+        os.replace(tmp, path)
+    except (OSError, sqlite3.Error) as e:
+        tmp.unlink(missing_ok=True)
+        raise BadInput(f"cannot write {path}: {getattr(e, 'strerror', None) or e}") from e
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return BundleReport(day=day, path=path, tiles=len(rows), spent=len(spent), bytes=path.stat().st_size)
+
+
+__all__ = ["BundleReport", "DAY_KEY", "KIND", "bundle_problem", "check_bundle", "is_bundle", "spent_rows",
+           "write_bundle"]
