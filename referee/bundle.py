@@ -54,7 +54,7 @@ class BundleReport:
     bytes: int
 
     def line(self) -> str:
-        return (f"bundle of {self.day}: {self.tiles:,} tiles, {self.spent:,} spent rows, "
+        return (f"bundle of {self.day}: {self.tiles:,} tile rows, {self.spent:,} spent rows, "
                 f"{self.bytes:,} bytes -> {self.path}")
 
 

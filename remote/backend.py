@@ -24,6 +24,15 @@ from remote.url import RemoteURL, parse_remote
 HEAD_NAME = "HEAD.json"
 SNAPSHOT_DIR = "snapshots"
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+# A plain file's name under the prefix (the public mirror's days/…): parts of letters, digits, . _ -
+FILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$")
+
+
+def file_name(name: str) -> str:
+    """``name`` if it may name a plain file under a remote's prefix (ValueError otherwise)."""
+    if not FILE_NAME_RE.match(name) or ".." in name.split("/"):
+        raise ValueError(f"not a remote file name: {name!r}")
+    return name
 
 
 class LostRace(RemoteError):
@@ -99,6 +108,15 @@ class Backend(ABC):
     @abstractmethod
     def delete_snapshot(self, sha: str) -> None:
         """Delete one snapshot (only ever on explicit request: pruning)."""
+
+    @abstractmethod
+    def put_file(self, name: str, src: Path, content_type: str) -> None:
+        """Upload ``src`` as the plain file ``<prefix>/<name>``, replacing any (the public mirror's
+        day files, ``daily.publish``); the reader never sees half a file."""
+
+    @abstractmethod
+    def get_file(self, name: str, limit: int) -> bytes | None:
+        """The plain file ``<prefix>/<name>`` (None when absent); RemoteError beyond ``limit`` bytes."""
 
 
 # The registry the backends join: URL scheme -> the module that defines (and registers) its backend.

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tilelib.errors import RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, Head, ProgressFactory, SnapshotInfo, register, snapshot_name)
+from remote.backend import (Backend, HEAD_NAME, Head, file_name, ProgressFactory, SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
 TIMEOUT = 10.0          # seconds per connect and per read: a silent host fails well inside 30 s
@@ -104,3 +104,19 @@ class HttpBackend(Backend):
 
     def delete_snapshot(self, sha: str) -> None:
         self._read_only("delete a snapshot")
+
+    def put_file(self, name: str, src: Path, content_type: str) -> None:
+        self._read_only(f"upload {name}")
+
+    def get_file(self, name: str, limit: int) -> bytes | None:
+        resp = self._get(file_name(name))
+        if resp is None:
+            return None
+        with resp:
+            try:
+                body = resp.read(limit + 1)
+            except OSError as err:
+                raise RemoteError(f"remote {self.url}: reading {name} failed ({err})") from err
+        if len(body) > limit:
+            raise RemoteError(f"remote {self.url}: {name} is over {limit:,} bytes")
+        return body

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tilelib.errors import RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
+from remote.backend import (Backend, HEAD_NAME, file_name, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
                             SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
@@ -174,3 +174,26 @@ class LocalBackend(Backend):
         except FileNotFoundError:
             pass
 
+    def put_file(self, name: str, src: Path, content_type: str) -> None:
+        final = self.root / file_name(name)
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise RemoteError(f"remote {self.url}: cannot create {final.parent}: {err.strerror or err}") from err
+        self._write_atomic(final, lambda fh: copy_with_progress(Path(src), fh, None, "upload"), replace=True)
+        try:
+            final.chmod(0o644)          # a mirror is for reading: a static server runs as another user
+        except OSError as err:
+            raise RemoteError(f"remote {self.url}: cannot make {name} readable: {err.strerror or err}") from err
+
+    def get_file(self, name: str, limit: int) -> bytes | None:
+        try:
+            with open(self.root / file_name(name), "rb") as fh:
+                body = fh.read(limit + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise RemoteError(f"remote {self.url}: cannot read {name}: {err.strerror or err}") from err
+        if len(body) > limit:
+            raise RemoteError(f"remote {self.url}: {name} is over {limit:,} bytes")
+        return body

@@ -31,7 +31,7 @@ from botocore.config import Config
 
 from tilelib.errors import BadInput, RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
+from remote.backend import (Backend, HEAD_NAME, Head, file_name, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
                             SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
@@ -231,3 +231,17 @@ class S3Backend(Backend):
     def delete_snapshot(self, sha: str) -> None:
         self._call("deleting a snapshot", lambda: self.client.delete_object(
             Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha))))
+
+    def put_file(self, name: str, src: Path, content_type: str) -> None:
+        key = self.url.key(file_name(name))
+        self._call(f"uploading {name}", lambda: self.client.upload_file(
+            str(src), self.url.bucket, key, ExtraArgs={"ContentType": content_type}, Config=self.transfer))
+
+    def get_file(self, name: str, limit: int) -> bytes | None:
+        def get():
+            r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(file_name(name)))
+            body = r["Body"].read(limit + 1)
+            if len(body) > limit:
+                raise RemoteError(f"remote {self.url}: {name} is over {limit:,} bytes")
+            return body
+        return self._call(f"reading {name}", get, missing=None)

@@ -2,7 +2,9 @@
 # The README's first command: install into .venv and run the main job — a
 # daily build of a small board (G=61) on an embedded library kept in ./out/,
 # synced with a local-directory remote (file://, no cloud) — then verify the
-# manifest it wrote with the referee.
+# manifest it wrote with the referee, from the library and from the day's bundle
+# (the rows that board uses: what a public mirror gets once the day is over,
+# `tiles daily publish-bundle`; ./out/remote is the private library remote).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -15,3 +17,5 @@ day="${1:-$(date -u +%F)}"
 .venv/bin/tiles daily build --date "$day" --size 61 --out out --force
 .venv/bin/tiles library stats
 .venv/bin/tiles referee verify "out/$day.json"
+.venv/bin/tiles daily bundle --date "$day" --out "out/$day.bundle.sqlite"
+.venv/bin/tiles referee verify "out/$day.json" -L "out/$day.bundle.sqlite"

@@ -125,3 +125,24 @@ def bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD: a d
     with Library.open(library) as lib:
         rep = write_bundle(lib, day, out if out is not None else Path(f"{day}.bundle.sqlite"))
     typer.echo(f"wrote {rep.line()}")
+
+
+@daily_app.command("publish-bundle")
+def publish_bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD; it must be over (UTC)."),
+                   to: str = typer.Option(None, "--to", envvar="TILES_PUBLIC_REMOTE",
+                                          help="The public mirror, s3:// or file:// (env TILES_PUBLIC_REMOTE); "
+                                               "never the library's remote."),
+                   force: bool = typer.Option(False, "--force", help="Publish a day that is not over (tests)."),
+                   library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
+    """Publish a finished day: its bundle, manifest and (with TILES_SECRET) seed, to the public mirror.
+
+    The library and its remote hold the stock and stay private; this is all the public needs to
+    verify the day (FORMAT §11, "The public mirror")."""
+    from daily.publish import publish_day
+    from daily.seed import SECRET_ENV, parse_day
+    from tilelib.store import Library
+
+    day = parse_day(date)
+    with Library.open(library) as lib:
+        rep = publish_day(lib, day, to, private=remote, secret=os.environ.get(SECRET_ENV), force=force)
+    typer.echo(rep.line())
