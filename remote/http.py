@@ -48,16 +48,23 @@ class HttpBackend(Backend):
             reason = getattr(err, "reason", err)
             raise RemoteError(f"remote {self.url}: cannot reach the host while reading {name} ({reason})") from err
 
-    def get_head(self) -> Head | None:
-        resp = self._get(HEAD_NAME)
+    def _read(self, name: str, limit: int):
+        """(at most ``limit`` + 1 bytes of ``name``, its headers), or None when it is absent."""
+        resp = self._get(name)
         if resp is None:
             return None
         with resp:
             try:
-                body = resp.read(MAX_HEAD + 1)
+                return resp.read(limit + 1), resp.headers
             except OSError as err:
-                raise RemoteError(f"remote {self.url}: reading HEAD.json failed ({err})") from err
-        etag = resp.headers.get("ETag") or '"' + hashlib.sha256(body).hexdigest() + '"'
+                raise RemoteError(f"remote {self.url}: reading {name} failed ({err})") from err
+
+    def get_head(self) -> Head | None:
+        got = self._read(HEAD_NAME, MAX_HEAD)
+        if got is None:
+            return None
+        body, headers = got
+        etag = headers.get("ETag") or '"' + hashlib.sha256(body).hexdigest() + '"'
         return Head(body, etag)
 
     def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
@@ -109,14 +116,10 @@ class HttpBackend(Backend):
         self._read_only(f"upload {name}")
 
     def get_file(self, name: str, limit: int) -> bytes | None:
-        resp = self._get(file_name(name))
-        if resp is None:
+        got = self._read(file_name(name), limit)
+        if got is None:
             return None
-        with resp:
-            try:
-                body = resp.read(limit + 1)
-            except OSError as err:
-                raise RemoteError(f"remote {self.url}: reading {name} failed ({err})") from err
+        body = got[0]
         if len(body) > limit:
             raise RemoteError(f"remote {self.url}: {name} is over {limit:,} bytes")
         return body

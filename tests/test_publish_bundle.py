@@ -84,6 +84,17 @@ def test_a_file_mirror_gets_the_days_files_only_and_serves_them_to_a_verifier(bu
         import hashlib
         assert hashlib.sha256(got["bundle"].read_bytes()).hexdigest() == entry["bundle_sha256"]
         _verify_both(got["manifest"], got["bundle"], got["seed"].read_text().strip())
+        # the project's own https:// reader of plain files (http:// on loopback) reads the same bytes
+        from remote.backend import open_backend
+        from tilelib.errors import RemoteError
+
+        mirror = open_backend(base)
+        assert mirror.get_file("days/index.json", 1 << 20) == (pub / "days" / "index.json").read_bytes()
+        assert mirror.get_file("days/1999-01-01.json", 1 << 20) is None
+        with pytest.raises(RemoteError, match="is over 10 bytes"):
+            mirror.get_file("days/index.json", 10)
+        with pytest.raises(RemoteError, match="read-only"):
+            mirror.put_file("days/x.json", got["manifest"], "application/json")
     finally:
         srv.terminate()
         srv.wait(10)
