@@ -45,7 +45,7 @@ from tilelib.days import seed_commit
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
-from tilelib.spent import Reuse, SpentRow, board_solutions
+from tilelib.spent import Reuse, board_rows
 from tilelib.store import Library
 from daily import fairness
 
@@ -266,15 +266,7 @@ def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
     ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force,
-                        spent=board_spent(manifest, lib))
+                        spent=board_rows(lib.conn, manifest.hashes, manifest.digest(), manifest.day))
     res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
     res.tiles, res.clues, res.play_clues = manifest.tile_count(), len(clues), len(played)
 
-
-def board_spent(manifest: Manifest, lib: Library) -> list[SpentRow]:
-    """The spent rows a stored board adds: each distinct solution of side n >= 10 it places, filed
-    under its digest and day (``tilelib.spent``), whatever its policy — an ``any`` board spends too."""
-    digest = manifest.digest()
-    rows = {sol: SpentRow(sol, digest, n, manifest.day)
-            for _i, n, sol in board_solutions(lib.conn, list(manifest.hashes))}
-    return [rows[k] for k in sorted(rows)]

@@ -108,13 +108,12 @@ def publish_day(lib: Library, day: str, public: str | None, *, private: str | No
     with tempfile.TemporaryDirectory(prefix="tiles-publish-") as tmp:
         rep = write_bundle(lib, day, Path(tmp) / "bundle.sqlite")
         manifest = Path(tmp) / "manifest.json"
-        text = lib.conn.execute("SELECT json FROM manifests WHERE day = ?", (day,)).fetchone()[0]
-        manifest.write_text(text, encoding="utf-8")
+        manifest.write_text(rep.manifest.to_json(), encoding="ascii")     # the stored text (FORMAT §9: one layout)
         uploads = [(names["bundle"], rep.path, "application/vnd.sqlite3"),
                    (names["manifest"], manifest, "application/json")]
         if secret:
             seed = day_seed(secret, day)
-            if seed_commit(seed) != json.loads(text)["seed_commit"]:
+            if seed_commit(seed) != rep.manifest.seed_commit:
                 raise BadInput(f"TILES_SECRET does not derive the seed the manifest of {day} commits to")
             seed_file = Path(tmp) / "seed"
             seed_file.write_text(seed.hex() + "\n")
@@ -122,7 +121,7 @@ def publish_day(lib: Library, day: str, public: str | None, *, private: str | No
         entries = _index(backend, url)
         for name, src, ctype in uploads:
             backend.put_file(name, src, ctype)
-        entry = {"day": day, "board": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        entry = {"day": day, "board": rep.manifest.digest(),
                  "manifest": names["manifest"], "bundle": names["bundle"],
                  "bundle_sha256": hashlib.sha256(rep.path.read_bytes()).hexdigest(), "bundle_bytes": rep.bytes,
                  "seed": names["seed"] if secret else None}

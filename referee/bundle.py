@@ -22,7 +22,6 @@ to the same rows.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from tilelib.db import transaction
 from tilelib.errors import BadInput, NotFound
 from tilelib.fsio import check_placeable
 from tilelib.merge import MANIFEST_COLUMNS, SPENT_COLUMNS
-from tilelib.spent import held, solution_hash
+from tilelib.spent import board_rows, live_boards
 from tilelib.store import TILE_COLUMNS, Library, rows_by_hash
 
 KIND = "bundle"             # meta kind of a bundle (a delta's is "delta")
@@ -48,6 +47,7 @@ class BundleReport:
     """What ``write_bundle`` wrote."""
 
     day: str
+    manifest: Manifest              # the day's board, as the library stores it (gate-admitted)
     path: Path
     tiles: int
     spent: int
@@ -56,23 +56,6 @@ class BundleReport:
     def line(self) -> str:
         return (f"bundle of {self.day}: {self.tiles:,} tile rows, {self.spent:,} spent rows, "
                 f"{self.bytes:,} bytes -> {self.path}")
-
-
-def spent_rows(m: Manifest, n_solution: dict[str, tuple[int, bytes]]) -> set[tuple[str, str, int, str]]:
-    """The board's own spent rows (solution, board, n, day), from ``hash -> (n, stored solution)``
-    of its tiles: what ``daily build`` stores with the manifest and what a bundle must hold."""
-    board = m.digest()
-    return {(solution_hash(n, bytes(sol)), board, n, m.day)
-            for n, sol in (n_solution[h] for h in set(m.hashes) if h in n_solution) if held(n)}
-
-
-def is_bundle(lib: Library) -> bool:
-    """Whether ``lib`` is a day's bundle (meta ``kind`` = ``bundle``)."""
-    return lib.meta().get("kind") == KIND
-
-
-def _sha(text) -> str:
-    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else bytes(text)).hexdigest()
 
 
 def bundle_problem(m: Manifest, lib: Library) -> str | None:
@@ -88,22 +71,21 @@ def bundle_problem(m: Manifest, lib: Library) -> str | None:
     days = [d for (d,) in q("SELECT day FROM manifests ORDER BY day")]
     if days != [m.day]:
         return f"a bundle holds its day's manifest only; this one holds manifests of {', '.join(days) or 'no day'}"
-    stored = q("SELECT json FROM manifests WHERE day = ?", (m.day,)).fetchone()[0]
-    if not isinstance(stored, str) or _sha(stored) != m.digest():
-        return (f"the bundle's manifest of {m.day} is not this manifest (digest {_sha(stored or '')[:12]}…, "
-                f"this one {m.digest()[:12]}…)")
-    have = {h: (n, sol) for h, n, sol in q("SELECT hash, n, solution FROM tiles")}
+    if live_boards(lib.conn, [m.day]).get(m.day) != m.digest():
+        return f"the bundle's manifest of {m.day} is not this manifest (digest {m.digest()[:12]}…)"
+    have = {h for (h,) in q("SELECT hash FROM tiles")}
     for i, h in enumerate(m.hashes):
         if h not in have:
             return f"tile {i}'s row {h[:12]}… is not in the bundle"
-    extra = sorted(set(have) - set(m.hashes))
+    extra = sorted(have - set(m.hashes))
     if extra:
         return (f"the bundle holds {len(extra)} tile row(s) the manifest does not place (first "
                 f"{extra[0][:12]}…): a bundle carries only its day's tiles")
     misses = q("SELECT count(*) FROM misses").fetchone()[0]
     if misses:
         return f"the bundle holds {misses} misses row(s): a bundle carries only its day's rows"
-    want = spent_rows(m, have)
+    want = {(r.solution, r.board, r.n, r.day)                        # from the bundle's own tiles, all present
+            for r in board_rows(lib.conn, m.hashes, m.digest(), m.day)}
     got = set(q("SELECT solution, board, n, day FROM spent"))
     if got - want:
         first = min(got - want)
@@ -115,11 +97,13 @@ def bundle_problem(m: Manifest, lib: Library) -> str | None:
     return None
 
 
-def check_bundle(m: Manifest, lib: Library) -> None:
-    """Step ``bundle`` of ``referee.verify``: CheckFailed when a bundle is not exactly ``m``'s rows."""
+def check_bundle(m: Manifest, lib: Library) -> bool:
+    """Step ``bundle`` of ``referee.verify``: CheckFailed when a bundle is not exactly ``m``'s rows.
+    Returns whether ``lib`` is a bundle (False: a library, checked as one)."""
     why = bundle_problem(m, lib)
     if why is not None:
         raise CheckFailed("bundle", why)
+    return lib.meta().get("kind") == KIND
 
 
 def _out_path(out: Path) -> Path:
@@ -148,7 +132,7 @@ def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
     manifest_row = lib.conn.execute(f"SELECT {', '.join(MANIFEST_COLUMNS)} FROM manifests WHERE day = ?",
                                     (day,)).fetchone()
     rows = sorted(rows_by_hash(lib.conn, TILE_COLUMNS, m.hashes))
-    spent = sorted((*r, manifest_row[-1]) for r in spent_rows(m, {h: (t.n, t.solution) for h, t in tiles.items()}))
+    spent = [(r.solution, r.board, r.n, r.day, manifest_row[-1]) for r in board_rows(lib.conn, m.hashes, m.digest(), day)]
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
@@ -167,8 +151,7 @@ def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return BundleReport(day=day, path=path, tiles=len(rows), spent=len(spent), bytes=path.stat().st_size)
+    return BundleReport(day=day, manifest=m, path=path, tiles=len(rows), spent=len(spent), bytes=path.stat().st_size)
 
 
-__all__ = ["BundleReport", "DAY_KEY", "KIND", "bundle_problem", "check_bundle", "is_bundle", "spent_rows",
-           "write_bundle"]
+__all__ = ["BundleReport", "DAY_KEY", "KIND", "bundle_problem", "check_bundle", "write_bundle"]

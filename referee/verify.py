@@ -286,10 +286,9 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     t0 = time.perf_counter()
     check_packing(manifest)
     check_claims(manifest)
-    from referee.bundle import check_bundle, is_bundle   # bundle builds on this module
+    from referee.bundle import check_bundle   # bundle builds on this module
 
-    bundled = is_bundle(lib)
-    check_bundle(manifest, lib)
+    bundled = check_bundle(manifest, lib)
     t1 = time.perf_counter()
     tm["packing"] = t1 - t0
     tiles = check_tiles(manifest, lib, deep, on_tile)

@@ -35,6 +35,14 @@ def file_name(name: str) -> str:
     return name
 
 
+def bounded(url, name: str, body: bytes, limit: int) -> bytes:
+    """``body`` (read as at most ``limit`` + 1 bytes of ``name``) when it fits: what ``get_file``
+    returns; RemoteError when the file is over ``limit`` bytes."""
+    if len(body) > limit:
+        raise RemoteError(f"remote {url}: {name} is over {limit:,} bytes")
+    return body
+
+
 class LostRace(RemoteError):
     """The HEAD changed between our read and our conditional write (HTTP 412/409, or the local CAS)."""
 

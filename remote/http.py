@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tilelib.errors import RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, Head, file_name, ProgressFactory, SnapshotInfo, register, snapshot_name)
+from remote.backend import (Backend, HEAD_NAME, bounded, Head, file_name, ProgressFactory, SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
 TIMEOUT = 10.0          # seconds per connect and per read: a silent host fails well inside 30 s
@@ -117,9 +117,4 @@ class HttpBackend(Backend):
 
     def get_file(self, name: str, limit: int) -> bytes | None:
         got = self._read(file_name(name), limit)
-        if got is None:
-            return None
-        body = got[0]
-        if len(body) > limit:
-            raise RemoteError(f"remote {self.url}: {name} is over {limit:,} bytes")
-        return body
+        return None if got is None else bounded(self.url, name, got[0], limit)

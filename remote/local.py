@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tilelib.errors import RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, file_name, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
+from remote.backend import (Backend, HEAD_NAME, bounded, file_name, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
                             SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
@@ -194,6 +194,4 @@ class LocalBackend(Backend):
             return None
         except OSError as err:
             raise RemoteError(f"remote {self.url}: cannot read {name}: {err.strerror or err}") from err
-        if len(body) > limit:
-            raise RemoteError(f"remote {self.url}: {name} is over {limit:,} bytes")
-        return body
+        return bounded(self.url, name, body, limit)

@@ -31,7 +31,7 @@ from botocore.config import Config
 
 from tilelib.errors import BadInput, RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, Head, file_name, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
+from remote.backend import (Backend, HEAD_NAME, bounded, Head, file_name, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
                             SnapshotInfo, register, snapshot_name)
 from remote.url import RemoteURL
 
@@ -240,8 +240,5 @@ class S3Backend(Backend):
     def get_file(self, name: str, limit: int) -> bytes | None:
         def get():
             r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(file_name(name)))
-            body = r["Body"].read(limit + 1)
-            if len(body) > limit:
-                raise RemoteError(f"remote {self.url}: {name} is over {limit:,} bytes")
-            return body
+            return bounded(self.url, name, r["Body"].read(limit + 1), limit)
         return self._call(f"reading {name}", get, missing=None)

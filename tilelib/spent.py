@@ -136,6 +136,15 @@ def board_solutions(conn: sqlite3.Connection, hashes: list[str]) -> list[tuple[i
     return [(i, *sol[h]) for i, h in enumerate(hashes) if h in sol]
 
 
+def board_rows(conn: sqlite3.Connection, hashes, board: str, day: str) -> list[SpentRow]:
+    """The spent rows a stored board adds (by solution): each distinct solution of side n >= 10
+    among its tile ``hashes`` (read from ``conn``'s tiles), filed under the board's digest and day,
+    whatever its policy — an ``any`` board spends too. What the build stores with the manifest and
+    what a day's bundle holds (``referee.bundle``)."""
+    rows = {sol: SpentRow(sol, board, n, day) for _i, n, sol in board_solutions(conn, list(hashes))}
+    return [rows[k] for k in sorted(rows)]
+
+
 def count(conn: sqlite3.Connection) -> tuple[int, int]:
     """(rows, distinct solutions) in the spent table (0, 0 without one)."""
     if not has_table(conn):
@@ -178,5 +187,5 @@ def unfair(conn: sqlite3.Connection, day: str, placed: list[tuple[int, int, str]
     return None
 
 
-__all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "board_solutions", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_hash",
+__all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "board_rows", "board_solutions", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_hash",
            "spent_of", "unfair"]
