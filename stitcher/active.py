@@ -31,9 +31,7 @@ spent share, and the same set a scan would give.
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import time
 import zipfile
 from dataclasses import dataclass
@@ -41,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tilelib import spent
+from tilelib import cache, spent
 from tilelib.bits import VALID_N
 from tilelib.tile import nibbles
 
@@ -134,8 +132,8 @@ def _rows_to_active(rows: list, sols: list[bytes] | None = None, *, cap: int) ->
     edges = np.array([r[3:7] for r in rows], dtype=np.int64)
     m = np.array([r[7] for r in rows], dtype=np.int64)
     ladder = np.array([r[9] for r in rows], dtype=np.int64)
-    cache: dict[tuple[int, int], int] = {}
-    pins = np.array([cache[k] if k in cache else cache.setdefault(k, canonical_pins(*k))
+    memo: dict[tuple[int, int], int] = {}
+    pins = np.array([memo[k] if k in memo else memo.setdefault(k, canonical_pins(*k))
                      for k in ((r[7], r[8]) for r in rows)], dtype=np.int64)
     for n in np.unique(ns).tolist():
         sel = np.flatnonzero(ns == n)
@@ -217,22 +215,7 @@ def _refill(conn, n: int, after: bytes, k: int) -> ActiveRows:
 
 
 def sidecar_path(library: Path, fresh: bool = False) -> Path:
-    return Path(library).with_name(Path(library).name + (FRESH_SUFFIX if fresh else SUFFIX))
-
-
-def _probes(conn, last: int) -> list[tuple[int, str]]:
-    """(rowid, hash) at a few rowids up to the watermark: what the sidecar checks on open."""
-    out = []
-    for rid in sorted({last, last // 2, last // 4, 1} - {0}):
-        row = conn.execute("SELECT hash FROM tiles WHERE rowid = ?", (rid,)).fetchone()
-        if row is not None:
-            out.append((rid, row[0]))
-    return out
-
-
-def _library_id(conn) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'library_id'").fetchone()
-    return row[0] if row else None
+    return cache.beside(library, FRESH_SUFFIX if fresh else SUFFIX)
 
 
 def read_sidecar(path: Path, conn, cap: int, fresh: bool = False):
@@ -242,12 +225,8 @@ def read_sidecar(path: Path, conn, cap: int, fresh: bool = False):
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             if (meta.get("format") != (FRESH_FORMAT if fresh else FORMAT) or meta.get("cap") != cap
-                    or meta.get("library_id") != _library_id(conn)):
+                    or not cache.describes(conn, meta)):
                 return None
-            for rid, h in meta["probes"]:
-                row = conn.execute("SELECT hash FROM tiles WHERE rowid = ?", (rid,)).fetchone()
-                if row is None or row[0] != h:
-                    return None
             act = {}
             for n in VALID_N:
                 act[n] = ActiveRows(z[f"h{n}"], z[f"e{n}"].astype(np.int64), z[f"m{n}"].astype(np.int64),
@@ -266,27 +245,15 @@ def write_sidecar(path: Path, conn, act: dict[int, ActiveRows], last: int, cap: 
     """Write the sidecar atomically (temp file, then rename); False if the directory refuses.
     ``spent_last`` (a fresh set): the spent watermark, and the rows' solution hashes are kept."""
     fresh = spent_last is not None
-    meta = {"format": FRESH_FORMAT if fresh else FORMAT, "cap": cap, "library_id": _library_id(conn),
-            "last": last, "probes": _probes(conn, last)} | ({"spent_last": spent_last} if fresh else {})
+    meta = {"format": FRESH_FORMAT if fresh else FORMAT, "cap": cap} | cache.identity(conn, last) | (
+        {"spent_last": spent_last} if fresh else {})
     arrays = {"meta": np.array(json.dumps(meta))}
     for n, a in act.items():
         arrays |= {f"h{n}": a.hashes, f"e{n}": a.edges.astype(np.uint16), f"m{n}": a.m.astype(np.uint8),
                    f"p{n}": a.pins.astype(np.uint16), f"l{n}": a.ladder.astype(np.uint8)}
         if fresh:
             arrays[f"s{n}"] = _sols(a)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, path)
-        return True
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        return False
+    return cache.write_npz(path, arrays)
 
 
 def load_active(conn, library: Path | None, cap: int = ACTIVE_CAP,
