@@ -39,7 +39,8 @@ from referee.verify import verify
 from tilelib.difficulty import parse_profile
 from stitcher.regions import default_workers
 from stitcher.stitch import stitch
-from tilelib import ledger
+from tilelib import ledger, stock
+from tilelib.db import transaction
 from tilelib.checks import check_library, mark_verified
 from tilelib.days import seed_commit
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
@@ -86,13 +87,14 @@ class BuildResult:
     stages: dict = field(default_factory=dict)          # per stage: seconds, what it did, bytes written
     stitch_detail: dict = field(default_factory=dict)   # StitchStats.as_dict(): timings inside the stitch
     fairness: dict = field(default_factory=dict)        # daily.fairness.report: fresh and reused tiles
+    stock: dict = field(default_factory=dict)           # tilelib.stock.report after the board is stored
 
     def summary(self) -> dict:
         """The machine-readable summary ``tiles daily build --json`` prints (one JSON object)."""
         return {"day": self.day, "skipped": self.skipped, "status": self.status,
                 "manifest": str(self.manifest_path) if self.manifest_path else None, "tiles": self.tiles,
                 "clues": self.clues, "play_clues": self.play_clues, "verify": self.verify_line, "stages": self.stages,
-                "stitch": self.stitch_detail, "fairness": self.fairness, "peak_rss_bytes": peak_rss_bytes(),
+                "stitch": self.stitch_detail, "fairness": self.fairness, "stock": self.stock, "peak_rss_bytes": peak_rss_bytes(),
                 "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values()),
                 "write_call_bytes": sum(v.get("write_call_bytes") or 0 for v in self.stages.values())}
 
@@ -268,5 +270,10 @@ def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage
     ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force,
                         spent=board_rows(lib.conn, manifest.hashes, manifest.digest(), manifest.day))
     res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
+    t0 = time.perf_counter()
+    with transaction(lib.conn):
+        stock.record_night(lib.conn, manifest.day, manifest.digest(), res.fairness["per_n"])
+    res.stock = stock.report(lib.conn, opts.library)
+    stage("stock", t0, stock.line(res.stock), load=res.stock["load"])
     res.tiles, res.clues, res.play_clues = manifest.tile_count(), len(clues), len(played)
 

@@ -9,6 +9,9 @@ The daily build reports it on the stitch stage line and in ``--json`` (``stitch.
 - a tile of side 6 or 8 (exempt from the rule, not recorded as spent) is **reused** when the same
   row is on the board at a lower tile id or was in the library before this build — "by row", a
   lower bound on repeats by solution;
+- a fresh tile was **drawn** from the stock when its row was in the library before this build (a
+  first-pass hit), else **made** tonight (drained for its square); ``tilelib.stock`` records the
+  drawn and made counts of each night (n >= 10) to say how fast the stock goes;
 - the **repeated share** of a class (n >= 10, n = 6/8, all) is the reward (n² per tile) on its
   reused tiles over the reward of all its tiles.
 """
@@ -38,9 +41,11 @@ def report(conn, hashes: list[str], ns: list[int], start_rowid: int) -> dict:
         key = sol if sol is not None else h
         reused = key in seen or (sol in before if sol is not None else rows[h][0] <= start_rowid)
         seen.add(key)
-        d = per_n.setdefault(n, {"tiles": 0, "fresh": 0, "reused": 0})
+        d = per_n.setdefault(n, {"tiles": 0, "fresh": 0, "reused": 0, "drawn": 0, "made": 0})
         d["tiles"] += 1
         d["reused" if reused else "fresh"] += 1
+        if not reused:
+            d["drawn" if rows[h][0] <= start_rowid else "made"] += 1
         r = reward["held" if held(n) else "small"]
         r[0] += n * n if reused else 0
         r[1] += n * n

@@ -30,7 +30,7 @@ from tilelib.store import Library
 from remote.backend import Backend, ProgressFactory
 from remote.delta import is_delta
 
-STATE_PREFIXES = ("remote_etag:", "remote_state:", "remote_mark:", "verified:")
+STATE_PREFIXES = ("remote_etag:", "remote_state:", "remote_mark:", "verified:", "stock:")
 MAX_FALLBACK = 32
 
 

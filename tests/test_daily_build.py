@@ -36,7 +36,7 @@ def test_g61_from_an_empty_library_is_frontier_and_verifies_independently(tmp_pa
         report = verify(m, lib, SEED)          # full FORMAT §10 check, seed included
     assert report.status == "frontier"
     stages = [line.split()[0] for line in logs]
-    assert stages == ["check", "pack", "stitch", "clues", "verify"]
+    assert stages == ["check", "pack", "stitch", "clues", "verify", "stock"]
 
 
 def test_second_run_for_a_day_is_a_no_op_unless_forced(tmp_path):
@@ -123,7 +123,8 @@ def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     assert s["status"] == "frontier" and not s["skipped"] and s["tiles"] > 0
-    assert list(s["stages"]) == ["check", "pack", "stitch", "clues", "verify"]
+    assert list(s["stages"]) == ["check", "pack", "stitch", "clues", "verify", "stock"]
+    assert sorted(s["stock"]["per_n"]) == ["10", "12", "14", "16"] and s["stock"]["nights"]
     for v in s["stages"].values():
         assert v["seconds"] >= 0 and "disk_write_bytes" in v and "write_call_bytes" in v
     assert s["stages"]["stitch"]["write_call_bytes"] > 0 and s["write_call_bytes"] > 0   # it inserted tiles

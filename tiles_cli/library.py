@@ -54,6 +54,23 @@ def stats(library: Path = LibraryOpt,
     typer.echo(f"spent solutions {s['spent_solutions']:,} (n >= 10, by {s['spent_rows']:,} board rows)")
 
 
+@library_app.command("stock")
+def stock_cmd(library: Path = LibraryOpt,
+              nights: int = typer.Option(7, "--nights", min=1, help="Nights the rate is measured over."),
+              as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+    """The fair rule's stock per n >= 10: unspent rows and solutions, per edge class, drawn per night, nights left."""
+    from tilelib import stock
+    from tilelib.store import Library
+
+    with Library.open(library) as lib:
+        rep = stock.report(lib.conn, library, nights)
+    if as_json:
+        typer.echo(json.dumps(rep, sort_keys=True))
+        return
+    for text in stock.lines(rep):
+        typer.echo(text)
+
+
 @library_app.command("verify")
 def verify(library: Path = LibraryOpt) -> None:
     """Recompute every hash, rule check and feature, parse every stored manifest; list bad rows; exit 5 if any."""

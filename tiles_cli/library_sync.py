@@ -93,11 +93,16 @@ def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify
 
 @library_app.command("status")
 def status_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
-    """Local library against the remote: ahead (push), behind (pull), last built day, last sync."""
+    """Local library against the remote: ahead (push), behind (pull), last built day, last sync; the stock."""
     from remote.backend import open_backend
     from remote.sync import status
+    from tilelib import stock
+    from tilelib.store import Library
 
     typer.echo(status(library, open_backend(remote)).line())
+    with Library.open(library) as lib:
+        for text in stock.lines(stock.report(lib.conn, library)):
+            typer.echo(f"stock {text}")
 
 
 @library_app.command("snapshots")

@@ -1,0 +1,266 @@
+"""The fair rule's stock: library rows of side n >= 10 whose solution no board has spent yet.
+
+Under ``--reuse fresh`` (``tilelib.spent``) a board places no n >= 10 solution that an earlier
+board used, so the library is a stock the nights draw down: a first-pass hit takes an unspent
+tile, a miss is drained (made for its square on the critical path) and spent at once. This module
+says how much is left and how fast it goes (``tiles library stock``, ``daily build --json``):
+
+- **per n** (10..16): library rows, rows whose solution is unspent, and the distinct unspent
+  solutions — what boards can still place, one row per solution per board (several rows can share
+  a solution: thinned alike but with other givens);
+- **per edge class**: unspent rows by the shape of the sides they were thinned to rely on
+  (``seam_mask``: none, one side, a corner, two opposite sides, three, four). A tile made with
+  seam sides has several solutions alone and is only unique, so only placeable, where those sides
+  are known; the stitch asks by the sides a square has placed neighbours on;
+- **the rate**: tiles drawn from the stock per night over the last ``NIGHTS`` live boards, and the
+  **nights left** at that rate (distinct unspent solutions / drawn per night).
+
+Exact and incremental. Counting the unspent rows needs every row's solution hash
+(``spent.solution_hash``), a pass over the library; the counts are kept in a cache beside it,
+``<library>.stock`` (``tilelib.cache``): per n, a 16-byte solution key and an edge class per row,
+and the keys of every spent solution, with two watermarks (tiles and spent rowids). Opening it
+reads only the rows added since: O(new rows + new spent rows), whatever the library's size.
+
+What each night drew is recorded by the build, which knows it exactly (a fresh tile of the board
+with a rowid at most the largest before the build was in the stock; one above was made that
+night): the meta key ``stock:night:<day>`` holds ``{"board", "drawn", "made"}`` per n. Like
+``verified:`` keys it is this file's bookkeeping, never part of a snapshot
+(``remote.snapshot.STATE_PREFIXES``); a board the library no longer holds as its day's manifest
+(withdrawn, rebuilt) does not count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tilelib import cache, spent
+from tilelib.bits import VALID_N
+
+FORMAT = "tiles-stock/1"
+SUFFIX = ".stock"
+NIGHTS = 7                   # the rate's window: the last 7 live boards with a record
+NIGHT_PREFIX = "stock:night:"
+CLASSES = ("none", "one", "corner", "opposite", "three", "four")
+HELD = tuple(n for n in VALID_N if spent.held(n))
+_KEY = "S16"                 # the first 16 bytes of a solution hash's digest
+_CHUNK = 50_000
+
+
+def edge_class(seam_mask: int) -> int:
+    """Index into ``CLASSES`` of a seam mask's shape (the same under every symmetry)."""
+    k = bin(seam_mask & 15).count("1")
+    if k == 2:
+        return CLASSES.index("opposite" if seam_mask in (5, 10) else "corner")
+    return {0: 0, 1: 1, 3: 4, 4: 5}[k]
+
+
+def _key(n: int, blob: bytes) -> bytes:
+    return hashlib.sha256(bytes([n]) + bytes(blob)).digest()[:16]
+
+
+@dataclass
+class StockSet:
+    """Per held n, one solution key and edge class per library row; the keys of every spent solution."""
+
+    keys: dict[int, np.ndarray]       # n -> (rows,) S16
+    classes: dict[int, np.ndarray]    # n -> (rows,) uint8
+    spent: np.ndarray                 # (k,) S16, sorted, unique
+    last: int                         # largest tiles rowid read
+    spent_last: int                   # largest spent rowid read
+
+    @staticmethod
+    def empty() -> "StockSet":
+        return StockSet({n: np.zeros(0, _KEY) for n in HELD}, {n: np.zeros(0, np.uint8) for n in HELD},
+                        np.zeros(0, _KEY), 0, 0)
+
+
+def _read_tiles(conn, st: StockSet) -> int:
+    """Append the rows above ``st.last`` (chunked); returns how many were read."""
+    read = 0
+    cur = conn.execute("SELECT rowid, n, seam_mask, solution FROM tiles WHERE rowid > ? ORDER BY rowid",
+                       (st.last,))
+    while rows := cur.fetchmany(_CHUNK):
+        read += len(rows)
+        st.last = rows[-1][0]
+        for n in HELD:
+            part = [r for r in rows if r[1] == n]
+            if part:
+                st.keys[n] = np.concatenate([st.keys[n], np.array([_key(n, r[3]) for r in part], _KEY)])
+                st.classes[n] = np.concatenate([st.classes[n],
+                                                np.array([edge_class(r[2]) for r in part], np.uint8)])
+    return read
+
+
+def _read_spent(conn, st: StockSet) -> int:
+    """Merge the spent rows above ``st.spent_last``; returns how many were read."""
+    if not spent.has_table(conn):
+        return 0
+    rows = conn.execute("SELECT rowid, solution FROM spent WHERE rowid > ? ORDER BY rowid",
+                        (st.spent_last,)).fetchall()
+    if rows:
+        st.spent_last = rows[-1][0]
+        new = np.array([bytes.fromhex(s)[:16] for _r, s in rows], _KEY)
+        st.spent = np.unique(np.concatenate([st.spent, new]))
+    return len(rows)
+
+
+def _last_spent(conn) -> int:
+    return conn.execute("SELECT coalesce(max(rowid), 0) FROM spent").fetchone()[0] if spent.has_table(conn) else 0
+
+
+def read_cache(path: Path, conn) -> StockSet | None:
+    """The stock set a cache file holds, if it still describes this library (else None)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta.get("format") != FORMAT or not cache.describes(conn, meta):
+                return None
+            if int(meta["spent_last"]) > _last_spent(conn):
+                return None                  # spent rows it saw are gone: not this library's past
+            return StockSet({n: z[f"k{n}"] for n in HELD}, {n: z[f"c{n}"] for n in HELD}, z["spent"],
+                            int(meta["last"]), int(meta["spent_last"]))
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        return None
+
+
+def write_cache(path: Path, conn, st: StockSet) -> bool:
+    meta = {"format": FORMAT, "spent_last": st.spent_last} | cache.identity(conn, st.last)
+    arrays = {"meta": np.array(json.dumps(meta)), "spent": st.spent}
+    for n in HELD:
+        arrays |= {f"k{n}": st.keys[n], f"c{n}": st.classes[n]}
+    return cache.write_npz(path, arrays)
+
+
+@dataclass
+class LoadInfo:
+    source: str          # "cache" (nothing new), "refresh" (cache + new rows), "scan"
+    rows_read: int       # tiles and spent rows read from the library
+    seconds: float
+
+
+def load(conn, library: Path | None) -> tuple[StockSet, LoadInfo]:
+    """The stock set of the library open on ``conn``, kept in ``<library>.stock`` (None: scan, write nothing)."""
+    t0 = time.perf_counter()
+    path = cache.beside(library, SUFFIX) if library is not None else None
+    st = read_cache(path, conn) if path is not None and path.exists() else None
+    source = "scan" if st is None else "cache"
+    st = StockSet.empty() if st is None else st
+    read = _read_tiles(conn, st) + _read_spent(conn, st)
+    if read and source == "cache":
+        source = "refresh"
+    if path is not None and source != "cache":
+        write_cache(path, conn, st)
+    return st, LoadInfo(source, read, time.perf_counter() - t0)
+
+
+# ------------------------------------------------------------------ what each night drew
+
+
+def night_key(day: str) -> str:
+    return NIGHT_PREFIX + day
+
+
+def record_night(conn, day: str, board: str, fair_per_n: dict) -> dict:
+    """Record what the board ``board`` of ``day`` drew from the stock and made (per held n, from
+    ``daily.fairness.report``'s ``per_n``) into the open transaction; returns the record."""
+    rec = {"board": board,
+           "drawn": {n: d.get("drawn", 0) for n, d in fair_per_n.items() if spent.held(int(n))},
+           "made": {n: d.get("made", 0) for n, d in fair_per_n.items() if spent.held(int(n))}}
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                 (night_key(day), json.dumps(rec, sort_keys=True)))
+    return rec
+
+
+def nights(conn, k: int = NIGHTS) -> list[tuple[str, dict]]:
+    """(day, record) of the last ``k`` days, latest first, whose record names the board the library
+    holds as that day's manifest."""
+    rows = conn.execute("SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key DESC",
+                        (NIGHT_PREFIX, NIGHT_PREFIX[:-1] + ";")).fetchall()
+    recs = []
+    for key, value in rows:
+        try:
+            rec = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            recs.append((key[len(NIGHT_PREFIX):], rec))
+    live = spent.live_boards(conn, [d for d, _ in recs])
+    return [(d, r) for d, r in recs if live.get(d) == r.get("board")][:k]
+
+
+# ------------------------------------------------------------------ the report
+
+
+def counts(st: StockSet) -> dict[int, dict]:
+    """Per held n: rows, unspent rows, distinct unspent solutions, unspent rows per edge class."""
+    out = {}
+    for n in HELD:
+        keys = st.keys[n]
+        idx = np.searchsorted(st.spent, keys)
+        gone = np.zeros(len(keys), dtype=bool)
+        inside = idx < len(st.spent)
+        gone[inside] = st.spent[idx[inside]] == keys[inside]
+        free = ~gone
+        per_class = np.bincount(st.classes[n][free], minlength=len(CLASSES))
+        out[n] = {"rows": int(len(keys)), "unspent": int(free.sum()),
+                  "solutions": int(len(np.unique(keys[free]))),
+                  "per_class": {c: int(v) for c, v in zip(CLASSES, per_class)}}
+    return out
+
+
+def report(conn, library: Path | None, k: int = NIGHTS) -> dict:
+    """The stock (module doc) as one JSON-ready dict: per n its counts, ``drawn_per_night`` (the
+    mean over the last ``k`` recorded live nights; None without any) and ``nights_left`` (None when
+    nothing is drawn); ``empty``: the held sizes with no unspent solution."""
+    st, info = load(conn, library)
+    recs = nights(conn, k)
+    per_n = {}
+    for n, c in counts(st).items():
+        drawn = [int(r.get("drawn", {}).get(str(n), 0)) for _d, r in recs]
+        made = [int(r.get("made", {}).get(str(n), 0)) for _d, r in recs]
+        rate = sum(drawn) / len(drawn) if drawn else None
+        c |= {"drawn_per_night": None if rate is None else round(rate, 3),
+              "made_per_night": round(sum(made) / len(made), 3) if made else None,
+              "nights_left": round(c["solutions"] / rate, 1) if rate else None}
+        per_n[str(n)] = c
+    return {"per_n": per_n, "nights": [d for d, _ in recs], "empty": [int(n) for n, c in per_n.items()
+                                                                     if not c["solutions"]],
+            "load": {"source": info.source, "rows_read": info.rows_read, "seconds": round(info.seconds, 3)}}
+
+
+def line(rep: dict) -> str:
+    """One line: distinct unspent solutions and nights left per n (the build's stage line)."""
+    parts = []
+    for n, c in rep["per_n"].items():
+        left = "" if c["nights_left"] is None else f", {c['nights_left']:,} nights"
+        parts.append(f"{n}: {c['solutions']:,}{left}")
+    empty = f"; EMPTY for n = {', '.join(map(str, rep['empty']))}" if rep["empty"] else ""
+    return f"unspent n>=10 solutions {'  '.join(parts)} (rate over {len(rep['nights'])} night(s)){empty}"
+
+
+def lines(rep: dict) -> list[str]:
+    """The report in a few lines for people (``tiles library stock``, the build's stage line)."""
+    out = []
+    for n, c in rep["per_n"].items():
+        left = "" if c["nights_left"] is None else f", {c['nights_left']:,} nights left"
+        rate = ("no night recorded" if c["drawn_per_night"] is None
+                else f"{c['drawn_per_night']:,} drawn and {c['made_per_night']:,} made per night")
+        cls = ", ".join(f"{k} {v:,}" for k, v in c["per_class"].items() if v)
+        out.append(f"n={n:>2}: {c['unspent']:,} unspent of {c['rows']:,} rows, {c['solutions']:,} solutions"
+                   + (f" (by seam sides: {cls})" if cls else "") + f"; {rate}{left}")
+    nights_ = rep["nights"]
+    out.append(f"rate over {len(nights_)} night(s)" + (f" ({nights_[-1]} .. {nights_[0]})" if nights_ else "")
+               + (f"; EMPTY for n = {', '.join(map(str, rep['empty']))}" if rep["empty"] else ""))
+    return out
+
+
+__all__ = ["CLASSES", "FORMAT", "HELD", "LoadInfo", "NIGHTS", "NIGHT_PREFIX", "StockSet", "counts",
+           "edge_class", "line", "lines", "load", "night_key", "nights", "read_cache", "record_night", "report",
+           "write_cache"]
