@@ -28,8 +28,11 @@ MAX_COUNT = 10_000_000   # one run's tiles; a year of libraries is ~2M
 
 @library_app.command("generate")
 def generate_command(
-    n: int = typer.Option(..., "--n", help="Tile side: 6, 8, 10, 12, 14 or 16."),
-    count: int = typer.Option(..., "--count", help="How many tiles to generate."),
+    n: Optional[int] = typer.Option(None, "--n", help="Tile side: 6, 8, 10, 12, 14 or 16."),
+    count: Optional[int] = typer.Option(None, "--count", help="How many tiles to generate."),
+    stock: bool = typer.Option(False, "--stock", help="Top up the fair rule's stock instead: per n >= 10, what "
+                               "is short of --nights nights of draws, with the edge mix of the misses."),
+    nights: int = typer.Option(3, "--nights", help="With --stock: nights of draws the stock should hold."),
     seam_mask: int = typer.Option(0, "--seam-mask", help="Sides assumed known when thinning: top 1, right 2, bottom 4, left 8."),
     m_max: Optional[int] = typer.Option(None, "--m-max", help="Most solutions a tile's own givens may allow (default by n: 2, 3 or 4)."),
     workers: int = typer.Option(1, "--workers", help="Worker processes (the output does not depend on it)."),
@@ -43,11 +46,22 @@ def generate_command(
     needs_bifurcation: bool = typer.Option(False, "--needs-bifurcation", help="Keep only tiles that need bifurcation (L4)."),
     library: Path = LibraryOpt,
 ) -> None:
-    """Generate tiles (random solution, seeded thinning, features) and append them to the library."""
+    """Generate tiles (random solution, seeded thinning, features) and append them to the library;
+    with --stock, top up the stock where it is thin."""
     from generator.batch import append_generated, new_seed
     from generator.make import GenParams, Targets
     from tilelib.rng import seed_from_hex
 
+    if stock:
+        given = [k for k, v in (("--n", n), ("--count", count), ("--seam-mask", seam_mask or None)) if v is not None]
+        if given:
+            raise BadInput(f"--stock plans its own sizes, counts and seam masks: drop {', '.join(given)}")
+        if workers < 1:
+            raise BadInput(f"--workers must be at least 1, got {workers}")
+        _top_up(library, nights, seed_from_hex(seed) if seed is not None else new_seed(), workers)
+        return
+    if n is None or count is None:
+        raise BadInput("--n and --count are required (or --stock)")
     params = GenParams.make(n, m_max, seam_mask,
                             Targets(min_ladder=min_ladder, needs_unique=needs_unique,
                                     needs_bifurcation=needs_bifurcation, max_ladder=max_ladder, level=level))
@@ -60,3 +74,24 @@ def generate_command(
         rep = append_generated(library, params, count, seed_bytes, workers=workers, on_tile=bar.advance)
     typer.echo(f"generated {rep.generated:,} n={n} tiles ({params.describe()}), "
                f"{rep.inserted:,} new, {rep.duplicates:,} already in {library}; seed {rep.seed.hex()}")
+
+
+def _top_up(library: Path, nights: int, seed: bytes, workers: int) -> None:
+    from generator import topup
+    from tilelib import stock as stock_
+    from tilelib.store import Library
+
+    topup.check_nights(nights)
+    with Library.open(library) as lib:          # a missing library is exit 3: there is no stock to top up
+        p = topup.plan(stock_.report(lib.conn, library), topup.misses_mix(lib.conn, stock_.NIGHTS), nights)
+    typer.echo(f"stock target {nights} night(s): " + ", ".join(
+        f"n={n} {p.have[n]:,}/{p.targets[n]:,}" for n in p.targets) + f"; {p.count:,} tiles to make")
+
+    def done(b, new: int, cpu: float) -> None:
+        typer.echo(f"  n={b.n} {b.cls} (seam mask {b.seam_mask}): {new:,} new tiles, CPU {cpu:.1f} s")
+
+    with progress("topping up the stock", total=p.count) as bar:
+        rep = topup.top_up(library, p, seed, workers=workers, on_tile=bar.advance, on_batch=done)
+    typer.echo(rep.line())
+    for text in stock_.lines(rep.after):
+        typer.echo(f"stock {text}")

@@ -1,0 +1,191 @@
+"""The stock's top-up (``tiles library generate --stock``): fresh tiles where the stock is thin.
+
+Under the fair rule every night spends the n >= 10 tiles it places (``tilelib.stock``). Its
+first-pass hits are drawn from the unspent stock; its misses are drained on the critical path.
+The top-up runs after the night's build (the cron example), never before it: a board never
+waits on it.
+
+**How much.** Per n >= 10, the stock should hold ``nights`` nights of what the last nights drew
+(``drawn_per_night``), and never less than ``floor(n)``: the stock of ``none`` tiles in which a
+square with one known side finds a tile with that edge in 9 cases out of 10 (a tile shows 16
+edges over its orientations; of the ``L(n)`` valid lines of side n a random one is each with
+odds 1/L: ``ceil(ln 10 · L / 16)`` = 13, 30, 75 and 187 tiles for n = 10..16). The shortfall in
+distinct unspent solutions is what is made.
+
+**Which edges.** The stitch asks by the sides a square has placed neighbours on; the misses
+table shows which (``side_mask`` of each miss, counted, over the misses last seen within
+``stock.NIGHTS`` days of the newest, the window of the draw rate). A stock tile can answer a square only where every known side of
+the square matches it; with three or four known sides of 10+ cells each the odds of a random
+tile matching are below 16 / L^3 (3e-5 at n = 10, 7e-9 at n = 16): those squares are left to the
+drain, which makes a tile for exactly their sides. So the shortfall is split over the classes a
+stock tile can serve (``none``, ``one``, ``corner``, ``opposite``) by their share of the misses
+(all ``none`` when there are none), each made with its class's seam mask (0, 1, 3, 5: thinned
+with those sides assumed known, as the drain thins its tiles), largest remainder first.
+
+Deterministic: batch (n, mask) draws from ``sha256(seed | "stock/n/mask")``, and
+``generator.batch`` makes the same tiles for any worker count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tilelib import stock
+from tilelib.errors import BadInput
+
+SERVED = {"none": 0, "one": 1, "corner": 3, "opposite": 5}    # class -> the seam mask it is made with
+LEFT = ("three", "four")                                       # left to the drain
+MAX_NIGHTS = 365
+
+
+def floor(n: int) -> int:
+    """Stock of ``none`` tiles of side n in which a one-sided square finds its edge in 9 of 10 cases."""
+    from engine.lines import valid_lines
+
+    return math.ceil(math.log(10) * len(valid_lines(n)) / 16)
+
+
+def misses_mix(conn, nights: int) -> dict[int, dict[str, int]]:
+    """Per n >= 10: misses (by their ``count``) per edge class, over those last seen within
+    ``nights`` days of the newest miss."""
+    newest = conn.execute("SELECT max(last_seen) FROM misses").fetchone()[0]
+    out: dict[int, dict[str, int]] = {n: {c: 0 for c in stock.CLASSES} for n in stock.HELD}
+    if newest is None:
+        return out
+    for n, mask, k in conn.execute("SELECT n, side_mask, sum(count) FROM misses WHERE last_seen >= ? AND n >= 10 "
+                                   "GROUP BY n, side_mask", (newest - nights * 86_400,)):
+        if n in out:
+            out[n][stock.CLASSES[stock.edge_class(mask)]] += int(k)
+    return out
+
+
+def split(total: int, weights: dict[str, int]) -> dict[str, int]:
+    """``total`` over the keys of ``weights`` in proportion, largest remainder first (ties in key
+    order); all to ``none`` when every weight is 0."""
+    if total <= 0:
+        return {}
+    w = {k: v for k, v in weights.items() if v > 0}
+    if not w:
+        return {"none": total}
+    s = sum(w.values())
+    base = {k: total * v // s for k, v in w.items()}
+    rest = total - sum(base.values())
+    for k in sorted(w, key=lambda k: (-(total * w[k] % s), list(weights).index(k)))[:rest]:
+        base[k] += 1
+    return {k: v for k, v in base.items() if v}
+
+
+@dataclass(frozen=True)
+class Batch:
+    n: int
+    cls: str
+    count: int
+
+    @property
+    def seam_mask(self) -> int:
+        return SERVED[self.cls]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a top-up makes and why: per n the target, the stock it found, the misses mix."""
+
+    nights: int
+    targets: dict[int, int]            # n -> distinct unspent solutions wanted
+    have: dict[int, int]               # n -> distinct unspent solutions found
+    mix: dict[int, dict[str, int]]     # n -> misses per class
+    batches: tuple[Batch, ...]
+
+    @property
+    def count(self) -> int:
+        return sum(b.count for b in self.batches)
+
+    def left_to_drain(self, n: int) -> float:
+        """The share of n's misses in the classes no stock tile can serve."""
+        m = self.mix.get(n, {})
+        total = sum(m.values())
+        return sum(m.get(c, 0) for c in LEFT) / total if total else 0.0
+
+
+def check_nights(nights: int) -> int:
+    """``nights`` if it is a valid ``--nights`` (1..365), else BadInput."""
+    if not 1 <= nights <= MAX_NIGHTS:
+        raise BadInput(f"--nights must be 1..{MAX_NIGHTS}, got {nights}")
+    return nights
+
+
+def plan(rep: dict, mix: dict[int, dict[str, int]], nights: int) -> Plan:
+    """The top-up for a stock report (``tilelib.stock.report``) and a misses mix: pure."""
+    check_nights(nights)
+    targets, have, batches = {}, {}, []
+    for n in stock.HELD:
+        c = rep["per_n"][str(n)]
+        rate = c["drawn_per_night"] or 0.0
+        targets[n] = max(floor(n), math.ceil(nights * rate))
+        have[n] = c["solutions"]
+        parts = split(targets[n] - have[n], {k: mix.get(n, {}).get(k, 0) for k in SERVED})
+        batches += [Batch(n, k, v) for k, v in parts.items()]
+    return Plan(nights, targets, have, mix, tuple(batches))
+
+
+def batch_seed(seed: bytes, b: Batch) -> bytes:
+    return hashlib.sha256(seed + f"stock/{b.n}/{b.seam_mask}".encode()).digest()
+
+
+def _cpu() -> float:
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+@dataclass
+class TopUpReport:
+    plan: Plan
+    seed: bytes
+    made: dict[tuple[int, str], int] = field(default_factory=dict)     # (n, class) -> new rows
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    after: dict | None = None                                          # the stock report afterwards
+
+    @property
+    def inserted(self) -> int:
+        return sum(self.made.values())
+
+    def line(self) -> str:
+        per = "; ".join(f"n={n}: " + ", ".join(f"{k} {v:,}" for (m, k), v in self.made.items() if m == n)
+                        for n in sorted({n for n, _ in self.made}))
+        return (f"topped up {self.inserted:,} tiles ({per or 'the stock was not thin'}) in {self.seconds:.1f} s, "
+                f"CPU {self.cpu_seconds:.1f} s; seed {self.seed.hex()}")
+
+
+def top_up(library: Path, p: Plan, seed: bytes, *, workers: int = 1,
+           on_tile: Callable[[], None] | None = None, on_batch: Callable[[Batch, int, float], None] | None = None,
+           ) -> TopUpReport:
+    """Make ``p``'s batches into the library (each batch committed as it goes: an interrupted
+    top-up keeps what it made); ``on_batch(batch, new rows, CPU seconds)`` after each."""
+    from generator.batch import append_generated
+    from generator.make import GenParams
+    from tilelib.store import Library
+
+    rep = TopUpReport(p, seed)
+    t0, c0 = time.perf_counter(), _cpu()
+    for b in p.batches:
+        c1 = _cpu()
+        got = append_generated(library, GenParams.make(b.n, None, b.seam_mask), b.count, batch_seed(seed, b),
+                               workers=workers, on_tile=on_tile)
+        rep.made[(b.n, b.cls)] = got.inserted
+        if on_batch is not None:
+            on_batch(b, got.inserted, _cpu() - c1)
+    rep.seconds, rep.cpu_seconds = time.perf_counter() - t0, _cpu() - c0
+    with Library.open(library) as lib:
+        rep.after = stock.report(lib.conn, library)
+    return rep
+
+
+__all__ = ["Batch", "LEFT", "Plan", "SERVED", "TopUpReport", "batch_seed", "check_nights", "floor",
+           "misses_mix", "plan", "split", "top_up"]
