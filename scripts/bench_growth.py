@@ -1,18 +1,24 @@
-"""Growth of the library over consecutive nights (issue 12, part 3): new tiles a day, and why.
+"""The cost of the nights over time (issue 31): consecutive nights per policy, the whole commands.
 
-One library, ``--days`` consecutive daily builds (``daily.build.build``, big-first unless
-``--packer``, the day's seed from a fixed bench secret, the drain on), each on the library the
-night before left. Per day:
-new tiles, final fill, CP-SAT calls, and where the new tiles came from — first-pass misses,
-squares whose candidates all failed the forward check (``unchecked``/window-aware tiles),
-repairs (an n = 6 square no grid fits, remade with its neighbours) — plus the build's
-seconds. Starts from an empty library unless ``--library`` gives one to copy.
+Each night is what the cron example runs, each command in its own process (start-up included):
+``tiles daily build --json`` with a ``file://`` remote (pull, build, push), then, for ``fresh``,
+``tiles library generate --stock --nights K`` and ``tiles library push`` (the top-up, after the
+board is stored). Every policy of ``--reuse`` starts from the same library (empty, or a copy of
+``--library``; ``--synthetic 20000`` makes one of real generator tiles in the size mix of a real
+drained library, ``scripts/scale_libs.py``), night by night alternately, so they share the
+machine's state. Per night a markdown row is printed as soon as it is done:
 
-    .venv/bin/python scripts/bench_growth.py [--days 30] [--G 301] [--start 2027-01-01]
-        [--library LIB] [--work /tmp/tiles-bench-growth] [--workers 2] [--profile human|none] [--json out.json]
-        [--packer islands] [--params JSON]
+build wall and CPU (the command and its forked workers), top-up CPU, drains, nofit, fallbacks,
+final fill, zone share, clues, the stock after the top-up (distinct unspent solutions per n >= 10;
+``DRY n`` when some n has none: a failure of the top-up), library rows and MB, KB pushed (the
+remote's growth: the build's push and the top-up's), and the repeated share of the reward
+(n >= 10, n = 6/8, all). At the end, a projection to night 365 from the measured nights: a
+least-squares line through library rows, MB, build wall and top-up CPU per night (the second half
+of the nights, past the start-up), and the stock's net change per night.
 
-G = 301 is the proxy for G = 1000 (a G = 1000 night costs ~10x): say so beside its figures.
+    .venv/bin/python scripts/bench_growth.py [--G 301] [--days 30] [--reuse fresh,any]
+        [--library LIB | --synthetic 20000] [--stock-nights 3] [--workers 2] [--profile human]
+        [--work DIR] [--json FILE] [--start 2027-01-01]
 """
 
 from __future__ import annotations
@@ -21,124 +27,188 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
+import resource
 import shutil
-import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 SECRET = "bench-growth-secret"
-CAUSES = ("misses_first", "unchecked", "joint", "drained", "nofit", "settled", "repaired", "fallbacks", "reused")
+HELD = ("10", "12", "14", "16")
+COLUMNS = ("night", "policy", "build wall s", "build CPU s", "top-up CPU s", "drained", "nofit", "fallbacks",
+           "final fill", "zone", "clues", "stock 10/12/14/16", "rows", "MB", "pushed KB",
+           "rep. n>=10", "rep. n=6/8", "rep. all")
 
 
-def one_day(lib: Path, out: Path, day: str, G: int, workers: int, profile: str | None,
-            params: dict | None = None, packer: str = "big-first") -> dict:
-    from daily.build import BuildOptions, build
-
-    n0, r0 = _count(lib), _last_rowid(lib)
-    t0, c0 = time.perf_counter(), os.times()
-    res = build(BuildOptions(day=day, library=lib, out_dir=out, size=G, secret=SECRET, force=True,
-                             workers=workers, profile=profile, packer=packer, params=params),
-                log=lambda _line: None)
-    c1 = os.times()
-    st = res.stitch_detail
-    per_n = st.get("per_n", {})
-    row = {"day": day, "status": res.status, "new_tiles": _count(lib) - n0, "tiles": _count(lib),
-           "final_fill": st.get("final_fill"), "first_fill": st.get("first_fill"), "cp_calls": st.get("cp_calls"),
-           "squares": sum(d["squares"] for d in per_n.values()),
-           "wall_s": time.perf_counter() - t0,
-           "cpu_s": (c1.user - c0.user) + (c1.system - c0.system)
-           + (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)}
-    for k in CAUSES:
-        row[k] = sum(d.get(k, 0) for d in per_n.values())
-    row["joint_by_n"] = {n: d.get("joint", 0) for n, d in per_n.items()}
-    row["reused_by_n"] = {n: d.get("reused", 0) for n, d in per_n.items()}
-    with sqlite3.connect(lib) as c:     # rows are appended: the night's are those past r0
-        row["new_by_n"] = {str(n): k for n, k in c.execute(
-            "SELECT n, count(*) FROM tiles WHERE rowid > ? GROUP BY n ORDER BY n", (r0,))}
-    return row
+def run(tiles: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
+    """One ``tiles`` command in its own process: (result, wall s, CPU s of it and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run([str(tiles), *args], capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        raise SystemExit(f"tiles {' '.join(args[:3])}: exit {r.returncode}: {r.stderr.strip()[-500:]}")
+    return r, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _count(lib: Path) -> int:
-    if not lib.exists():
-        return 0
+def tree_bytes(d: Path) -> int:
+    return sum(p.stat().st_size for p in d.rglob("*") if p.is_file())
+
+
+def night(tiles: Path, d: Path, day: str, args, policy: str) -> dict:
+    """Build, then (fresh) top up and push; the night's figures."""
+    lib, remote = d / "tiles.sqlite", d / "remote"
+    env = {"TILES_SECRET": SECRET, "TILES_LIBRARY": str(lib), "TILES_REMOTE": remote.as_uri()}
+    pushed0 = tree_bytes(remote)
+    build = ["daily", "build", "--date", day, "--size", str(args.G), "--out", str(d / "out"), "--reuse", policy,
+             "--workers", str(args.workers), "--json"] + (["--profile", args.profile] if args.profile else [])
+    r, wall, cpu = run(tiles, *build, env=env)
+    s = json.loads(r.stdout)
+    top_cpu, stock = None, s["stock"]
+    if policy == "fresh":
+        t, _w, top_cpu = run(tiles, "library", "generate", "--stock", "--nights", str(args.stock_nights),
+                             "--workers", str(args.workers), "--seed", f"{day.replace('-', '')}{'0' * 56}", env=env)
+        run(tiles, "library", "push", env=env)
+        st, _w, _c = run(tiles, "library", "stock", "--json", env=env)
+        stock = json.loads(st.stdout)
+    m = json.loads((d / "out" / f"{day}.json").read_text())["stats"]
+    return {"day": day, "policy": policy, "wall": wall, "cpu": cpu, "topup_cpu": top_cpu,
+            "drained": m["stitch"]["drained"], "nofit": m["stitch"]["nofit"], "fallbacks": m["stitch"]["fallbacks"],
+            "fill": m["stitch"]["final_fill"], "zone": m["zone_fraction"], "clues": m["clues"], "tiles": m["tiles"],
+            "stock": {n: stock["per_n"][n]["solutions"] for n in HELD}, "emptied": s["stock"]["empty"],
+            "drawn": {n: s["stock"]["per_n"][n]["drawn_per_night"] for n in HELD},
+            "rows": _rows(lib), "bytes": lib.stat().st_size, "pushed": tree_bytes(remote) - pushed0,
+            "repeated": s["fairness"]["repeated_share"]}
+
+
+def _rows(lib: Path) -> int:
+    import sqlite3
+
     with sqlite3.connect(lib) as c:
         return c.execute("SELECT count(*) FROM tiles").fetchone()[0]
 
 
-def _last_rowid(lib: Path) -> int:
-    if not lib.exists():
-        return 0
-    with sqlite3.connect(lib) as c:
-        return c.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
+def cells(k: int, g: dict) -> list:
+    dry = [n for n in HELD if not g["stock"][n]] if g["policy"] == "fresh" else []   # any: no stock to keep
+    stock = "/".join(f"{g['stock'][n]:,}" for n in HELD) + (f" DRY {','.join(dry)}" if dry else "")
+    rep = g["repeated"]
+    return [k, g["policy"], f"{g['wall']:.1f}", f"{g['cpu']:.1f}",
+            "—" if g["topup_cpu"] is None else f"{g['topup_cpu']:.1f}", g["drained"], g["nofit"], g["fallbacks"],
+            f"{g['fill']:.4f}", f"{g['zone']:.4f}", g["clues"], stock, f"{g['rows']:,}", f"{g['bytes'] / 1e6:.1f}",
+            f"{g['pushed'] / 1e3:,.0f}", f"{100 * rep['held']:.1f}%", f"{100 * rep['small']:.1f}%",
+            f"{100 * rep['all']:.1f}%"]
+
+
+def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least-squares line (intercept, slope) through (xs, ys)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    var = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var if var else 0.0
+    return my - slope * mx, slope
+
+
+def projection(rows: list[dict], target: int = 365) -> list[str]:
+    """Lines projecting one policy's measured nights to night ``target`` (module doc)."""
+    k = len(rows)
+    tail = list(range(k // 2, k)) if k >= 4 else list(range(k))
+    xs = [i + 1 for i in tail]
+    out = []
+    for label, key, scale, unit in (("library rows", "rows", 1, ""), ("library MB", "bytes", 1e-6, " MB"),
+                                    ("build wall", "wall", 1, " s"), ("top-up CPU", "topup_cpu", 1, " s")):
+        if rows[-1][key] is None:
+            continue                      # no top-up for this policy
+        ys = [(rows[i][key] or 0) * scale for i in tail]
+        a, b = fit(xs, ys)
+        out.append(f"{label}: {ys[-1]:,.1f}{unit} on night {k}, {b:+,.2f}{unit} a night -> "
+                   f"{max(0.0, a + b * target):,.1f}{unit} on night {target}")
+    for n in HELD:
+        first, last = rows[0]["stock"][n], rows[-1]["stock"][n]
+        per = (last - first) / max(1, k - 1)
+        out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night) -> {max(0, last + per * (target - k)):,.0f} "
+                   f"on night {target}")
+    return out
+
+
+def _synthetic(path: Path, size: int, workers: int) -> None:
+    """A library of ``size`` real generator tiles (scripts/scale_libs.py's first ``size`` slots)."""
+    import scale_libs
+    from tilelib.store import Library
+
+    if path.exists():
+        return
+    tmp = path.with_name(path.name + ".partial")
+    tmp.unlink(missing_ok=True)
+    Library.create(tmp).close()
+    conn = scale_libs._connect(tmp)
+    with scale_libs._pool(workers) as pool:
+        chunks = pool.imap(scale_libs._real_chunk, ((a, min(a + 250, size)) for a in range(0, size, 250)))
+        scale_libs._append(conn, chunks, 0, size, print, path.name)
+    conn.execute("ANALYZE")
+    conn.commit()
+    conn.close()
+    tmp.replace(path)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--days", type=int, default=30)
+    ap = argparse.ArgumentParser()
     ap.add_argument("--G", type=int, default=301)
-    ap.add_argument("--start", default="2027-01-01")
-    ap.add_argument("--library", default=None, help="a library to copy as day 0 (default: empty)")
-    ap.add_argument("--work", default="/tmp/tiles-bench-growth")
+    ap.add_argument("--days", type=int, default=30)
+    ap.add_argument("--reuse", default="fresh,any", help="policies, comma-separated: fresh, any")
+    ap.add_argument("--library", help="start from a copy of this library (default: empty)")
+    ap.add_argument("--synthetic", type=int, help="start from a library of this many generator tiles")
+    ap.add_argument("--stock-nights", type=int, default=3, help="the top-up's --nights")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--json", default=None)
-    ap.add_argument("--profile", default="human", help="difficulty profile, as the nightly job's (none: no profile)")
-    ap.add_argument("--packer", default="big-first", help="packer of every night (default: big-first, the nightly's)")
-    ap.add_argument("--params", default=None, help="packer params as JSON (e.g. other big-first fill weights)")
+    ap.add_argument("--profile", default="human", help="the build's --profile ('' for none)")
+    ap.add_argument("--work", default="/tmp/tiles-bench-growth")
+    ap.add_argument("--json", help="write every night's figures here")
+    ap.add_argument("--start", default="2027-01-01")
     args = ap.parse_args()
-    if args.days < 1 or args.G < 21:
-        ap.error("need --days >= 1 and --G >= 21")
-    try:
-        start = dt.date.fromisoformat(args.start)
-    except ValueError:
-        ap.error(f"--start: not an ISO day: {args.start!r}")
-    try:
-        params = None if args.params is None else json.loads(args.params)
-    except json.JSONDecodeError as err:
-        ap.error(f"--params: not JSON: {err}")
-    from packers import check_request
-    from tilelib.errors import BadInput
-    try:
-        check_request(args.packer, args.G, params)   # before any night: one line, not a traceback
-    except BadInput as err:
-        ap.error(f"--packer/--params: {err}")
+    policies = [p for p in args.reuse.split(",") if p]
     work = Path(args.work)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    lib = work / "lib.sqlite"
-    if args.library:
-        src = Path(args.library)
-        if not src.is_file():
-            ap.error(f"--library: no such file: {src}")
-        shutil.copyfile(src, lib)
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-    print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.G}, "
-          f"{args.days} days from {start}, workers {args.workers}, profile {args.profile}, packer {args.packer}, params {params}; load at start {os.getloadavg()[0]:.1f}")
-    rows = []
-    print("\n| day | status | squares | new tiles | tiles | first fill | final fill | first misses | "
-          "unchecked | window-aware tiles | reused | repaired | nofit+settled | CP-SAT calls | new by n (6/8/10/12/14/16) "
-          "| CPU s | wall s |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
-    for k in range(args.days):
-        day = (start + dt.timedelta(days=k)).isoformat()
-        r = one_day(lib, work / "out", day, args.G, args.workers, None if args.profile == "none" else args.profile,
-                    params, args.packer)
-        rows.append(r)
-        print(f"| {k + 1} | {r['status']} | {r['squares']:,} | {r['new_tiles']:,} | {r['tiles']:,} | "
-              f"{r['first_fill']:.4f} | {r['final_fill']:.4f} | {r['misses_first']} | {r['unchecked']} | "
-              f"{r['joint']} | {r['reused']} | {r['repaired']} | {r['nofit'] + r['settled']} | {r['cp_calls']:,} | "
-              f"{'/'.join(str(r['new_by_n'].get(str(n), 0)) for n in range(6, 17, 2))} | "
-              f"{r['cpu_s']:.1f} | {r['wall_s']:.1f} |", flush=True)
-        if args.json:      # after every night: a long run that stops early keeps what it measured
-            Path(args.json).write_text(json.dumps(rows, indent=1))
-    if len(rows) >= 30:
-        d5, d30 = rows[4]["new_tiles"], rows[29]["new_tiles"]
-        print(f"\nday 30 / day 5 new tiles: {d30:,} / {d5:,} = {d30 / max(d5, 1):.2f} "
-              f"(target <= 0.5 at final fill >= 0.995: day 30 fill {rows[29]['final_fill']:.4f})")
-    print(f"load at end {os.getloadavg()[0]:.1f}")
+    for p in policies:
+        shutil.rmtree(work / p, ignore_errors=True)
+    tiles = Path(sys.executable).with_name("tiles")
+    start_lib = Path(args.library) if args.library else None
+    if args.synthetic:
+        start_lib = work / f"synthetic-{args.synthetic}.sqlite"
+        t0 = time.perf_counter()
+        _synthetic(start_lib, args.synthetic, args.workers)
+        print(f"start library: {args.synthetic:,} generator tiles ({time.perf_counter() - t0:.0f} s)")
+    for p in policies:
+        d = work / p
+        (d / "remote").mkdir(parents=True)
+        if start_lib is not None:
+            shutil.copyfile(start_lib, d / "tiles.sqlite")
+            run(tiles, "library", "push", env={"TILES_LIBRARY": str(d / "tiles.sqlite"),
+                                               "TILES_REMOTE": (d / "remote").as_uri()})
+    print(f"G = {args.G}, {args.days} nights, {', '.join(policies)}, from "
+          f"{'an empty library' if start_lib is None else f'{_rows(start_lib):,} tiles'}; top-up --nights "
+          f"{args.stock_nights}; {cpu_model()}, {os.cpu_count()} cores; {dt.date.today()}\n")
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|" + "---|" * len(COLUMNS), flush=True)
+    got: dict[str, list[dict]] = {p: [] for p in policies}
+    day0 = dt.date.fromisoformat(args.start)
+    t_all = time.perf_counter()
+    for k in range(1, args.days + 1):
+        day = (day0 + dt.timedelta(days=k - 1)).isoformat()
+        for p in policies:
+            g = night(tiles, work / p, day, args, p)
+            got[p].append(g)
+            print("| " + " | ".join(str(x) for x in cells(k, g)) + " |", flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps(got, indent=1))
+    print(f"\n{args.days} nights x {len(policies)} policies in {(time.perf_counter() - t_all) / 60:.1f} min")
+    for p in policies:
+        print(f"\nprojection, {p}:")
+        for line in projection(got[p]):
+            print(f"- {line}")
 
 
 if __name__ == "__main__":
