@@ -22,7 +22,14 @@ stock tile can serve (``none``, ``one``, ``corner``, ``opposite``) by their shar
 (all ``none`` when there are none), each made with its class's seam mask (0, 1, 3, 5: thinned
 with those sides assumed known, as the drain thins its tiles), largest remainder first.
 
-Deterministic: batch (n, mask) draws from ``sha256(seed | "stock/n/mask")``, and
+**Which levels.** The build aims each square at a ladder level drawn from its difficulty profile
+(``tilelib.difficulty``; the default ``human``: levels 2, 3, 4 at 25/50/25%) and looks up tiles of
+that level first. A tile thinned to a minimal puzzle is mostly level 5 at n = 16 (it needs
+nested guessing), which that profile allows only when nothing else fits. So each class's tiles
+are split over the profile's levels by their shares and thinned to their level (Unruly's rule,
+``generator.make``), as the drain makes its tiles; no profile (``library``): minimal puzzles.
+
+Deterministic: batch (n, mask, level) draws from ``sha256(seed | "stock/n/mask/level")``, and
 ``generator.batch`` makes the same tiles for any worker count.
 """
 
@@ -65,14 +72,14 @@ def misses_mix(conn, nights: int) -> dict[int, dict[str, int]]:
     return out
 
 
-def split(total: int, weights: dict[str, int]) -> dict[str, int]:
+def split(total: int, weights: dict[str, int], default: str = "none") -> dict[str, int]:
     """``total`` over the keys of ``weights`` in proportion, largest remainder first (ties in key
-    order); all to ``none`` when every weight is 0."""
+    order); all to ``default`` when every weight is 0."""
     if total <= 0:
         return {}
     w = {k: v for k, v in weights.items() if v > 0}
     if not w:
-        return {"none": total}
+        return {default: total}
     s = sum(w.values())
     base = {k: total * v // s for k, v in w.items()}
     rest = total - sum(base.values())
@@ -86,6 +93,7 @@ class Batch:
     n: int
     cls: str
     count: int
+    level: int = 0          # target ladder level (0: thin to a minimal puzzle)
 
     @property
     def seam_mask(self) -> int:
@@ -120,8 +128,14 @@ def check_nights(nights: int) -> int:
     return nights
 
 
-def plan(rep: dict, mix: dict[int, dict[str, int]], nights: int) -> Plan:
-    """The top-up for a stock report (``tilelib.stock.report``) and a misses mix: pure."""
+def level_weights(profile, n: int) -> dict[str, int]:
+    """A profile's level shares for side n as integer weights (key: the level)."""
+    return {str(lv): round(share * 1_000_000) for lv, share in zip(range(1, 6), profile.of(n))}
+
+
+def plan(rep: dict, mix: dict[int, dict[str, int]], nights: int, profile=None) -> Plan:
+    """The top-up for a stock report (``tilelib.stock.report``), a misses mix and a difficulty
+    profile (``tilelib.difficulty.Profile`` or None): pure."""
     check_nights(nights)
     targets, have, batches = {}, {}, []
     for n in stock.HELD:
@@ -130,12 +144,14 @@ def plan(rep: dict, mix: dict[int, dict[str, int]], nights: int) -> Plan:
         targets[n] = max(floor(n), math.ceil(nights * rate))
         have[n] = c["solutions"]
         parts = split(targets[n] - have[n], {k: mix.get(n, {}).get(k, 0) for k in SERVED})
-        batches += [Batch(n, k, v) for k, v in parts.items()]
+        for k, v in parts.items():
+            by_level = split(v, level_weights(profile, n), default="0") if profile is not None else {"0": v}
+            batches += [Batch(n, k, c, int(lv)) for lv, c in by_level.items()]
     return Plan(nights, targets, have, mix, tuple(batches))
 
 
 def batch_seed(seed: bytes, b: Batch) -> bytes:
-    return hashlib.sha256(seed + f"stock/{b.n}/{b.seam_mask}".encode()).digest()
+    return hashlib.sha256(seed + f"stock/{b.n}/{b.seam_mask}/{b.level}".encode()).digest()
 
 
 def _cpu() -> float:
@@ -169,16 +185,19 @@ def top_up(library: Path, p: Plan, seed: bytes, *, workers: int = 1,
     """Make ``p``'s batches into the library (each batch committed as it goes: an interrupted
     top-up keeps what it made); ``on_batch(batch, new rows, CPU seconds)`` after each."""
     from generator.batch import append_generated
-    from generator.make import GenParams
+    from generator.make import GenParams, Targets
     from tilelib.store import Library
 
     rep = TopUpReport(p, seed)
     t0, c0 = time.perf_counter(), _cpu()
     for b in p.batches:
         c1 = _cpu()
-        got = append_generated(library, GenParams.make(b.n, None, b.seam_mask), b.count, batch_seed(seed, b),
+        # max_ladder: a tile thinned at level 4 can rate 5 in its canonical orientation (L4's cell
+        # order); the stock holds the profile's levels only, so such a tile is made again
+        params = GenParams.make(b.n, None, b.seam_mask, Targets(level=b.level, max_ladder=b.level or 5))
+        got = append_generated(library, params, b.count, batch_seed(seed, b),
                                workers=workers, on_tile=on_tile)
-        rep.made[(b.n, b.cls)] = got.inserted
+        rep.made[(b.n, b.cls)] = rep.made.get((b.n, b.cls), 0) + got.inserted
         if on_batch is not None:
             on_batch(b, got.inserted, _cpu() - c1)
     rep.seconds, rep.cpu_seconds = time.perf_counter() - t0, _cpu() - c0
@@ -187,5 +206,5 @@ def top_up(library: Path, p: Plan, seed: bytes, *, workers: int = 1,
     return rep
 
 
-__all__ = ["Batch", "LEFT", "Plan", "SERVED", "TopUpReport", "batch_seed", "check_nights", "floor",
+__all__ = ["Batch", "LEFT", "Plan", "SERVED", "TopUpReport", "batch_seed", "check_nights", "floor", "level_weights",
            "misses_mix", "plan", "split", "top_up"]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: install into .venv and run the main job — a
 # daily build of a small board (G=61) on an embedded library kept in ./out/,
-# synced with a local-directory remote (file://, no cloud) — then verify the
+# synced with a local-directory remote (file://, no cloud), top up the stock of
+# fresh tiles as the cron example does after the build — then verify the
 # manifest it wrote with the referee, from the library and from the day's bundle
 # (the rows that board uses: what a public mirror gets once the day is over,
 # `tiles daily publish-bundle`; ./out/remote is the private library remote).
@@ -15,6 +16,8 @@ export TILES_REMOTE="${TILES_REMOTE:-file://$PWD/out/remote}"
 export TILES_SECRET="${TILES_SECRET:-quickstart-demo-secret}"
 day="${1:-$(date -u +%F)}"
 .venv/bin/tiles daily build --date "$day" --size 61 --out out --force
+.venv/bin/tiles library generate --stock --seed "$(printf '0%.0s' {1..64})"   # top up the fair rule's stock
+.venv/bin/tiles library push
 .venv/bin/tiles library stats
 .venv/bin/tiles referee verify "out/$day.json"
 .venv/bin/tiles daily bundle --date "$day" --out "out/$day.bundle.sqlite"

@@ -59,10 +59,22 @@ def test_the_plan_fills_the_shortfall_with_the_servable_mix_and_leaves_three_sid
         topup.plan(rep, mix, 0)
 
 
+def test_with_a_profile_each_class_is_split_over_its_levels():
+    from tilelib.difficulty import parse_profile
+
+    rep = _report({10: (0, None), 12: (30, None), 14: (75, None), 16: (0, None)})
+    p = topup.plan(rep, {}, 3, parse_profile("human"))
+    by = {(b.n, b.level): b.count for b in p.batches}
+    assert by == {(10, 2): 3, (10, 3): 7, (10, 4): 3, (16, 2): 47, (16, 3): 93, (16, 4): 47}
+    assert {b.cls for b in p.batches} == {"none"} and p.count == 13 + 187
+    assert len({topup.batch_seed(b"s" * 32, b) for b in p.batches}) == len(p.batches)
+
+
 def _rows(lib: Path, after: int = 0) -> list[tuple]:
     conn = sqlite3.connect(lib)
     try:
-        return conn.execute("SELECT hash, n, seam_mask FROM tiles WHERE rowid > ? ORDER BY rowid", (after,)).fetchall()
+        return conn.execute("SELECT hash, n, seam_mask, ladder FROM tiles WHERE rowid > ? ORDER BY rowid",
+                            (after,)).fetchall()
     finally:
         conn.close()
 
@@ -83,8 +95,9 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
         assert own[str(n)]["solutions"] >= topup.floor(n), (n, own)
     new = _rows(lib, start)
     # stored canonical: a corner made as mask 3 may be stored as 6, 9 or 12; its class is the same
-    assert new and {stock.CLASSES[stock.edge_class(m)] for _h, _n, m in new} <= set(topup.SERVED)
-    assert all(n >= 10 for _h, n, _m in new)
+    assert new and {stock.CLASSES[stock.edge_class(m)] for _h, _n, m, _lv in new} <= set(topup.SERVED)
+    assert all(n >= 10 for _h, n, _m, _lv in new)
+    assert {lv for *_x, lv in new} == {2, 3, 4}       # the default profile's levels, as the build aims
     # one worker makes the same rows; run again, nothing is thin
     r1 = run_tiles("library", "generate", "--stock", "--nights", "2", "--seed", SEED, "--library", twin)
     assert r1.returncode == 0 and _rows(twin, start) == new, r1.stderr
@@ -97,7 +110,7 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
     assert b.returncode == 0, b.stderr[-2000:]
     conn = sqlite3.connect(lib)
     rec = dict(stock.nights(conn))["2026-10-03"]
-    fresh_hashes = {h for h, _n, _m in new}
+    fresh_hashes = {h for h, *_x in new}
     placed = {h for (h,) in conn.execute("SELECT hash FROM tiles")} & fresh_hashes
     conn.close()
     assert sum(rec["drawn"].values()) >= 1 and placed
@@ -107,6 +120,8 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
     (("--stock", "--n", "10"), "--stock plans its own sizes, counts and seam masks: drop --n"),
     (("--stock", "--seam-mask", "3"), "drop --seam-mask"),
     (("--stock", "--nights", "0"), "--nights must be 1..365"),
+    (("--stock", "--level", "3"), "drop --level"),
+    (("--stock", "--profile", "hard"), "--profile must be a preset"),
     (("--n", "10"), "--n and --count are required (or --stock)"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(nights, tmp_path, args, want):  # noqa: F811

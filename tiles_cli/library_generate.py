@@ -13,6 +13,7 @@ from typing import Optional
 
 import typer
 
+from tiles_cli.daily import DEFAULT_PROFILE
 from tiles_cli.library import library_app
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
@@ -33,6 +34,8 @@ def generate_command(
     stock: bool = typer.Option(False, "--stock", help="Top up the fair rule's stock instead: per n >= 10, what "
                                "is short of --nights nights of draws, with the edge mix of the misses."),
     nights: int = typer.Option(3, "--nights", help="With --stock: nights of draws the stock should hold."),
+    profile: str = typer.Option(DEFAULT_PROFILE, "--profile", help="With --stock: the difficulty profile the "
+                                "builds use (as tiles daily build --profile); tiles are thinned to its levels."),
     seam_mask: int = typer.Option(0, "--seam-mask", help="Sides assumed known when thinning: top 1, right 2, bottom 4, left 8."),
     m_max: Optional[int] = typer.Option(None, "--m-max", help="Most solutions a tile's own givens may allow (default by n: 2, 3 or 4)."),
     workers: int = typer.Option(1, "--workers", help="Worker processes (the output does not depend on it)."),
@@ -53,12 +56,13 @@ def generate_command(
     from tilelib.rng import seed_from_hex
 
     if stock:
-        given = [k for k, v in (("--n", n), ("--count", count), ("--seam-mask", seam_mask or None)) if v is not None]
+        given = [k for k, v in (("--n", n), ("--count", count), ("--seam-mask", seam_mask or None),
+                                ("--level", level or None)) if v is not None]
         if given:
             raise BadInput(f"--stock plans its own sizes, counts and seam masks: drop {', '.join(given)}")
         if workers < 1:
             raise BadInput(f"--workers must be at least 1, got {workers}")
-        _top_up(library, nights, seed_from_hex(seed) if seed is not None else new_seed(), workers)
+        _top_up(library, nights, profile, seed_from_hex(seed) if seed is not None else new_seed(), workers)
         return
     if n is None or count is None:
         raise BadInput("--n and --count are required (or --stock)")
@@ -76,19 +80,22 @@ def generate_command(
                f"{rep.inserted:,} new, {rep.duplicates:,} already in {library}; seed {rep.seed.hex()}")
 
 
-def _top_up(library: Path, nights: int, seed: bytes, workers: int) -> None:
+def _top_up(library: Path, nights: int, profile: str, seed: bytes, workers: int) -> None:
     from generator import topup
     from tilelib import stock as stock_
+    from tilelib.difficulty import parse_profile
     from tilelib.store import Library
 
     topup.check_nights(nights)
+    prof = parse_profile(profile)
     with Library.open(library) as lib:          # a missing library is exit 3: there is no stock to top up
-        p = topup.plan(stock_.report(lib.conn, library), topup.misses_mix(lib.conn, stock_.NIGHTS), nights)
+        p = topup.plan(stock_.report(lib.conn, library), topup.misses_mix(lib.conn, stock_.NIGHTS), nights, prof)
     typer.echo(f"stock target {nights} night(s): " + ", ".join(
         f"n={n} {p.have[n]:,}/{p.targets[n]:,}" for n in p.targets) + f"; {p.count:,} tiles to make")
 
     def done(b, new: int, cpu: float) -> None:
-        typer.echo(f"  n={b.n} {b.cls} (seam mask {b.seam_mask}): {new:,} new tiles, CPU {cpu:.1f} s")
+        level = f", level {b.level}" if b.level else ""
+        typer.echo(f"  n={b.n} {b.cls} (seam mask {b.seam_mask}{level}): {new:,} new tiles, CPU {cpu:.1f} s")
 
     with progress("topping up the stock", total=p.count) as bar:
         rep = topup.top_up(library, p, seed, workers=workers, on_tile=bar.advance, on_batch=done)
