@@ -14,13 +14,17 @@ distinct unspent solutions is what is made.
 
 **Which edges.** The stitch asks by the sides a square has placed neighbours on; the misses
 table shows which (``side_mask`` of each miss, counted, over the misses last seen within
-``stock.NIGHTS`` days of the newest, the window of the draw rate). A stock tile can answer a square only where every known side of
-the square matches it; with three or four known sides of 10+ cells each the odds of a random
-tile matching are below 16 / L^3 (3e-5 at n = 10, 7e-9 at n = 16): those squares are left to the
-drain, which makes a tile for exactly their sides. So the shortfall is split over the classes a
-stock tile can serve (``none``, ``one``, ``corner``, ``opposite``) by their share of the misses
-(all ``none`` when there are none), each made with its class's seam mask (0, 1, 3, 5: thinned
-with those sides assumed known, as the drain thins its tiles), largest remainder first.
+``stock.NIGHTS`` days of the newest, the window of the draw rate). A stock tile answers a square
+when its edges match every known side of the square (the odds fall as 16 / L^k with k known
+sides: 3e-5 per tile for three sides at n = 10, 7e-9 at n = 16) and the sides it was thinned to
+rely on (its seam mask) are among them. So a tile made for fewer sides serves more squares: a
+``none`` tile (unique alone) any square its edges fit, a ``corner`` tile any square with those
+two sides known, three- and four-sided ones included. A tile made for three or four sides would
+serve only squares with those sides known, a subset, at the same odds; the top-up makes none of
+them and leaves that share of the mix to tiles of the smaller classes. The shortfall is split over
+``none``, ``one``, ``corner`` and ``opposite`` by their share of the misses (all ``none`` when
+they have none), each made with its class's seam mask (0, 1, 3, 5: thinned with those sides
+assumed known, as the drain thins its tiles), largest remainder first.
 
 **Which levels.** The build aims each square at a ladder level drawn from its difficulty profile
 (``tilelib.difficulty``; the default ``human``: levels 2, 3, 4 at 25/50/25%) and looks up tiles of

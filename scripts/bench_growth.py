@@ -19,6 +19,7 @@ of the nights, past the start-up), and the stock's net change per night.
     .venv/bin/python scripts/bench_growth.py [--G 301] [--days 30] [--reuse fresh,any]
         [--library LIB | --synthetic 20000] [--stock-nights 3] [--workers 2] [--profile human]
         [--work DIR] [--json FILE] [--start 2027-01-01]
+    .venv/bin/python scripts/bench_growth.py --report FILE     # the projections of an earlier --json
 """
 
 from __future__ import annotations
@@ -114,25 +115,38 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - slope * mx, slope
 
 
-def projection(rows: list[dict], target: int = 365) -> list[str]:
-    """Lines projecting one policy's measured nights to night ``target`` (module doc)."""
+def projection(rows: list[dict], k_nights: int, target: int = 365) -> list[str]:
+    """Lines projecting one policy's measured nights to night ``target`` (module doc): a line
+    through the second half of the nights for rows, MB and build wall; the stock and the top-up
+    as the top-up's rule holds them (``generator.topup``: K nights of draws, at least the floor)."""
+    from generator.topup import floor
+
     k = len(rows)
     tail = list(range(k // 2, k)) if k >= 4 else list(range(k))
     xs = [i + 1 for i in tail]
     out = []
     for label, key, scale, unit in (("library rows", "rows", 1, ""), ("library MB", "bytes", 1e-6, " MB"),
-                                    ("build wall", "wall", 1, " s"), ("top-up CPU", "topup_cpu", 1, " s")):
-        if rows[-1][key] is None:
-            continue                      # no top-up for this policy
-        ys = [(rows[i][key] or 0) * scale for i in tail]
+                                    ("build wall", "wall", 1, " s")):
+        ys = [rows[i][key] * scale for i in tail]
         a, b = fit(xs, ys)
         out.append(f"{label}: {ys[-1]:,.1f}{unit} on night {k}, {b:+,.2f}{unit} a night -> "
                    f"{max(0.0, a + b * target):,.1f}{unit} on night {target}")
+    topped = rows[-1]["topup_cpu"] is not None
+    drawn = rows[-1]["drawn"]
     for n in HELD:
         first, last = rows[0]["stock"][n], rows[-1]["stock"][n]
         per = (last - first) / max(1, k - 1)
-        out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night) -> {max(0, last + per * (target - k)):,.0f} "
-                   f"on night {target}")
+        if topped:
+            hold = max(floor(int(n)), -(-k_nights * (drawn[n] or 0) // 1))
+            out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night); drawn {drawn[n] or 0:,.0f} a night, "
+                       f"so the top-up holds it at >= {hold:,.0f} ({k_nights} nights of draws, floor {floor(int(n))})")
+        else:
+            out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night) -> "
+                       f"{max(0, last + per * (target - k)):,.0f} on night {target}")
+    if topped:
+        cpu = sorted(r["topup_cpu"] for r in rows)
+        out.append(f"top-up CPU: median {cpu[len(cpu) // 2]:.1f} s, max {cpu[-1]:.1f} s; once each stock is at its "
+                   f"hold it makes what a night draws: {sum((drawn[n] or 0) for n in HELD):,.0f} tiles a night now")
     return out
 
 
@@ -169,7 +183,14 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/tiles-bench-growth")
     ap.add_argument("--json", help="write every night's figures here")
     ap.add_argument("--start", default="2027-01-01")
+    ap.add_argument("--report", help="print the projections of an earlier --json file and stop")
     args = ap.parse_args()
+    if args.report:
+        for p, rows in json.loads(Path(args.report).read_text()).items():
+            print(f"\nprojection, {p}:")
+            for line in projection(rows, args.stock_nights):
+                print(f"- {line}")
+        return
     policies = [p for p in args.reuse.split(",") if p]
     work = Path(args.work)
     for p in policies:
@@ -207,7 +228,7 @@ def main() -> None:
     print(f"\n{args.days} nights x {len(policies)} policies in {(time.perf_counter() - t_all) / 60:.1f} min")
     for p in policies:
         print(f"\nprojection, {p}:")
-        for line in projection(got[p]):
+        for line in projection(got[p], args.stock_nights):
             print(f"- {line}")
 
 
