@@ -271,9 +271,10 @@ def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage
                         spent=board_rows(lib.conn, manifest.hashes, manifest.digest(), manifest.day))
     res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
     t0 = time.perf_counter()
+    loaded = stock.load(lib.conn, opts.library)
     with transaction(lib.conn):
-        stock.record_night(lib.conn, manifest.day, manifest.digest(), res.fairness["per_n"])
-    res.stock = stock.report(lib.conn, opts.library)
+        stock.record_night(lib.conn, manifest.day, manifest.digest(), res.fairness["per_n"], stock.counts(loaded[0]))
+    res.stock = stock.report(lib.conn, opts.library, loaded=loaded)
     stage("stock", t0, stock.line(res.stock), load=res.stock["load"])
     res.tiles, res.clues, res.play_clues = manifest.tile_count(), len(clues), len(played)
 

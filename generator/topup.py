@@ -5,12 +5,16 @@ first-pass hits are drawn from the unspent stock; its misses are drained on the 
 The top-up runs after the night's build (the cron example), never before it: a board never
 waits on it.
 
-**How much.** Per n >= 10, the stock should hold ``nights`` nights of what the last nights drew
-(``drawn_per_night``), and never less than ``floor(n)``: the stock of ``none`` tiles in which a
-square with one known side finds a tile with that edge in 9 cases out of 10 (a tile shows 16
-edges over its orientations; of the ``L(n)`` valid lines of side n a random one is each with
-odds 1/L: ``ceil(ln 10 · L / 16)`` = 13, 30, 75 and 187 tiles for n = 10..16). The shortfall in
-distinct unspent solutions is what is made.
+**How much.** Per n >= 10, the stock is restored to what the latest night started with (its
+draws replaced: ``started``), and holds at least ``nights`` nights of what the last nights drew
+(``drawn_per_night``), and never less than ``floor(n)``. Restoring is what keeps the first-pass
+hits up: a night draws more from a larger stock, so a stock held only at K nights of draws would
+shrink night after night where a night draws less than 1/K of it (measured at G = 1000, n = 16:
+110 of ~640), and each hit it loses is a drain on the critical path. The floor: the stock of
+``none`` tiles in which a square with one known side finds a tile with that edge in 9 cases out
+of 10 (a tile shows 16 edges over its orientations; of the ``L(n)`` valid lines of side n a
+random one is each with odds 1/L: ``ceil(ln 10 · L / 16)`` = 13, 30, 75 and 187 tiles for n =
+10..16). The shortfall in distinct unspent solutions is what is made.
 
 **Which edges.** The stitch asks by the sides a square has placed neighbours on; the misses
 table shows which (``side_mask`` of each miss, counted, over the misses last seen within
@@ -145,7 +149,7 @@ def plan(rep: dict, mix: dict[int, dict[str, int]], nights: int, profile=None) -
     for n in stock.HELD:
         c = rep["per_n"][str(n)]
         rate = c["drawn_per_night"] or 0.0
-        targets[n] = max(floor(n), math.ceil(nights * rate))
+        targets[n] = max(floor(n), math.ceil(nights * rate), c.get("started") or 0)
         have[n] = c["solutions"]
         parts = split(targets[n] - have[n], {k: mix.get(n, {}).get(k, 0) for k in SERVED})
         for k, v in parts.items():

@@ -111,11 +111,13 @@ def test_what_a_night_drew_and_made_adds_up_to_its_fresh_tiles_and_sets_the_rate
             assert d["drawn"] + d["made"] == d["fresh"]
             if int(n) >= 10:
                 assert (recs[day]["drawn"][n], recs[day]["made"][n]) == (d["drawn"], d["made"])
+                assert recs[day]["left"][n] == summary["stock"]["per_n"][n]["solutions"]
         assert recs[day]["board"] == hashlib.sha256(Path(summary["manifest"]).read_bytes()).hexdigest()
     # night 1 started from an empty library: it drew nothing
     assert all(d["drawn"] == 0 for d in nights["summaries"][0]["fairness"]["per_n"].values())
     rep = _report(lib)
     for n, c in rep["per_n"].items():
+        assert c["started"] == recs[DAYS[1]]["left"][n] + recs[DAYS[1]]["drawn"].get(n, 0)
         drawn = [recs[d]["drawn"].get(n, 0) for d in DAYS]
         assert c["drawn_per_night"] == pytest.approx(sum(drawn) / 2)
         assert c["nights_left"] == (round(c["solutions"] / c["drawn_per_night"], 1) if c["drawn_per_night"] else None)

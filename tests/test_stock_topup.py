@@ -41,8 +41,16 @@ def test_the_floor_is_the_one_sided_stock_of_the_doc():
     assert [topup.floor(n) for n in stock.HELD] == [13, 30, 75, 187]
 
 
-def _report(per_n: dict) -> dict:
-    return {"per_n": {str(n): {"solutions": s, "drawn_per_night": r} for n, (s, r) in per_n.items()}}
+def _report(per_n: dict, started: dict | None = None) -> dict:
+    return {"per_n": {str(n): {"solutions": s, "drawn_per_night": r, "started": (started or {}).get(n)}
+                      for n, (s, r) in per_n.items()}}
+
+
+def test_the_plan_restores_what_the_last_night_started_with():
+    rep = _report({10: (0, None), 12: (30, 0.0), 14: (100, 40.0), 16: (200, 5.0)}, {12: 20, 14: 150, 16: 650})
+    p = topup.plan(rep, {}, 3)
+    assert p.targets == {10: 13, 12: 30, 14: 150, 16: 650}       # floor, floor, started, started
+    assert {b.n: b.count for b in p.batches} == {10: 13, 14: 50, 16: 450}
 
 
 def test_the_plan_fills_the_shortfall_with_the_servable_mix_and_leaves_three_sides_to_the_drain():
@@ -114,6 +122,13 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
     placed = {h for (h,) in conn.execute("SELECT hash FROM tiles")} & fresh_hashes
     conn.close()
     assert sum(rec["drawn"].values()) >= 1 and placed
+    # what night 3 started with is what the next top-up restores, drawn tiles replaced
+    assert all(rec["left"][n] + rec["drawn"].get(n, 0) >= topup.floor(int(n)) for n in rec["left"])
+    t = run_tiles("library", "generate", "--stock", "--nights", "2", "--seed", "99" * 32, "--library", lib)
+    assert t.returncode == 0, t.stderr
+    own = _own_count(lib)
+    for n in rec["left"]:
+        assert own[n]["solutions"] >= rec["left"][n] + rec["drawn"].get(n, 0), (n, rec, own[n])
 
 
 @pytest.mark.parametrize("args, want", [

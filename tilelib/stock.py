@@ -167,12 +167,16 @@ def night_key(day: str) -> str:
     return NIGHT_PREFIX + day
 
 
-def record_night(conn, day: str, board: str, fair_per_n: dict) -> dict:
+def record_night(conn, day: str, board: str, fair_per_n: dict, left: dict[int, dict] | None = None) -> dict:
     """Record what the board ``board`` of ``day`` drew from the stock and made (per held n, from
-    ``daily.fairness.report``'s ``per_n``) into the open transaction; returns the record."""
+    ``daily.fairness.report``'s ``per_n``) and the distinct unspent solutions it ``left`` (``counts``
+    once its spent rows are stored) into the open transaction; returns the record. Drawn + left is
+    the stock the night started with: what the top-up restores (``generator.topup``)."""
     rec = {"board": board,
            "drawn": {n: d.get("drawn", 0) for n, d in fair_per_n.items() if spent.held(int(n))},
            "made": {n: d.get("made", 0) for n, d in fair_per_n.items() if spent.held(int(n))}}
+    if left is not None:
+        rec["left"] = {str(n): c["solutions"] for n, c in left.items()}
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                  (night_key(day), json.dumps(rec, sort_keys=True)))
     return rec
@@ -215,11 +219,13 @@ def counts(st: StockSet) -> dict[int, dict]:
     return out
 
 
-def report(conn, library: Path | None, k: int = NIGHTS) -> dict:
+def report(conn, library: Path | None, k: int = NIGHTS, loaded: tuple[StockSet, LoadInfo] | None = None) -> dict:
     """The stock (module doc) as one JSON-ready dict: per n its counts, ``drawn_per_night`` (the
     mean over the last ``k`` recorded live nights; None without any) and ``nights_left`` (None when
-    nothing is drawn); ``empty``: the held sizes with no unspent solution."""
-    st, info = load(conn, library)
+    nothing is drawn); ``empty``: the held sizes with no unspent solution; ``started``: the stock
+    the latest recorded night started with (its drawn + left; None for a size it lacks).
+    ``loaded``: a ``load`` the caller already made (nothing has changed since)."""
+    st, info = loaded if loaded is not None else load(conn, library)
     recs = nights(conn, k)
     per_n = {}
     for n, c in counts(st).items():
@@ -230,6 +236,10 @@ def report(conn, library: Path | None, k: int = NIGHTS) -> dict:
               "made_per_night": round(sum(made) / len(made), 3) if made else None,
               "nights_left": round(c["solutions"] / rate, 1) if rate else None}
         per_n[str(n)] = c
+    last = recs[0][1] if recs else {}
+    for n, c in per_n.items():
+        left = last.get("left", {}).get(n)
+        c["started"] = None if left is None else int(left) + int(last.get("drawn", {}).get(n, 0))
     return {"per_n": per_n, "nights": [d for d, _ in recs], "empty": [int(n) for n, c in per_n.items()
                                                                      if not c["solutions"]],
             "load": {"source": info.source, "rows_read": info.rows_read, "seconds": round(info.seconds, 3)}}
