@@ -139,14 +139,15 @@ def projection(rows: list[dict], k_nights: int, target: int = 365) -> list[str]:
         if topped:
             hold = max(floor(int(n)), -(-k_nights * (drawn[n] or 0) // 1))
             out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night); drawn {drawn[n] or 0:,.0f} a night, "
-                       f"so the top-up holds it at >= {hold:,.0f} ({k_nights} nights of draws, floor {floor(int(n))})")
+                       f"replaced by the top-up each night (never below {hold:,.0f}: {k_nights} nights of draws, "
+                       f"floor {floor(int(n))}); it grows by what the drains leave unplaced")
         else:
             out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night) -> "
                        f"{max(0, last + per * (target - k)):,.0f} on night {target}")
     if topped:
         cpu = sorted(r["topup_cpu"] for r in rows)
-        out.append(f"top-up CPU: median {cpu[len(cpu) // 2]:.1f} s, max {cpu[-1]:.1f} s; once each stock is at its "
-                   f"hold it makes what a night draws: {sum((drawn[n] or 0) for n in HELD):,.0f} tiles a night now")
+        out.append(f"top-up CPU: median {cpu[len(cpu) // 2]:.1f} s, max {cpu[-1]:.1f} s; it makes what a night "
+                   f"draws: {sum((drawn[n] or 0) for n in HELD):,.0f} tiles a night now, flat while the draw is")
     return out
 
 
