@@ -18,6 +18,7 @@ of the nights, past the start-up), and the stock's net change per night.
 
     .venv/bin/python scripts/bench_growth.py [--G 301] [--days 30] [--reuse fresh,any]
         [--library LIB | --synthetic 20000] [--stock-nights 3] [--workers 2] [--profile human]
+        [--packer NAME] [--params JSON]
         [--work DIR] [--json FILE] [--start 2027-01-01]
     .venv/bin/python scripts/bench_growth.py --report FILE     # the projections of an earlier --json
 """
@@ -68,7 +69,8 @@ def night(tiles: Path, d: Path, day: str, args, policy: str) -> dict:
     env = {"TILES_SECRET": SECRET, "TILES_LIBRARY": str(lib), "TILES_REMOTE": remote.as_uri()}
     pushed0 = tree_bytes(remote)
     build = ["daily", "build", "--date", day, "--size", str(args.G), "--out", str(d / "out"), "--reuse", policy,
-             "--workers", str(args.workers), "--json"] + (["--profile", args.profile] if args.profile else [])
+             "--workers", str(args.workers), "--json", "--packer", args.packer] + (
+                 ["--profile", args.profile] if args.profile else []) + (["--params", args.params] if args.params else [])
     r, wall, cpu = run(tiles, *build, env=env)
     s = json.loads(r.stdout)
     top_cpu, stock = None, s["stock"]
@@ -181,6 +183,8 @@ def main() -> None:
     ap.add_argument("--stock-nights", type=int, default=3, help="the top-up's --nights")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--profile", default="human", help="the build's --profile ('' for none)")
+    ap.add_argument("--packer", default="big-first", help="the build's --packer")
+    ap.add_argument("--params", help="the build's --params (JSON)")
     ap.add_argument("--work", default="/tmp/tiles-bench-growth")
     ap.add_argument("--json", help="write every night's figures here")
     ap.add_argument("--start", default="2027-01-01")
@@ -210,7 +214,7 @@ def main() -> None:
             shutil.copyfile(start_lib, d / "tiles.sqlite")
             run(tiles, "library", "push", env={"TILES_LIBRARY": str(d / "tiles.sqlite"),
                                                "TILES_REMOTE": (d / "remote").as_uri()})
-    print(f"G = {args.G}, {args.days} nights, {', '.join(policies)}, from "
+    print(f"G = {args.G}, {args.packer}, {args.days} nights, {', '.join(policies)}, from "
           f"{'an empty library' if start_lib is None else f'{_rows(start_lib):,} tiles'}; top-up --nights "
           f"{args.stock_nights}; {cpu_model()}, {os.cpu_count()} cores; {dt.date.today()}\n")
     print("| " + " | ".join(COLUMNS) + " |")
