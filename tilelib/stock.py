@@ -19,7 +19,8 @@ Exact and incremental. Counting the unspent rows needs every row's solution hash
 (``spent.solution_hash``), a pass over the library; the counts are kept in a cache beside it,
 ``<library>.stock`` (``tilelib.cache``): per n, a 16-byte solution key and an edge class per row,
 and the keys of every spent solution, with two watermarks (tiles and spent rowids). Opening it
-reads only the rows added since: O(new rows + new spent rows), whatever the library's size.
+reads only the rows added since: O(new rows + new spent rows) of SQLite reads; the counts are
+numpy passes over the cached keys (1.7 s at 2.5M rows, BENCHMARKS.md).
 
 What each night drew is recorded by the build, which knows it exactly (a fresh tile of the board
 with a rowid at most the largest before the build was in the stock; one above was made that
