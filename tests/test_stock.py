@@ -207,3 +207,26 @@ def test_an_edge_class_is_the_masks_shape_and_the_same_in_every_orientation(mask
     image = sum(1 << sm[b] for b in range(4) if mask >> b & 1)
     assert stock.CLASSES[stock.edge_class(mask)] == _own_shape(mask) == _own_shape(image)
     assert stock.edge_class(image) == stock.edge_class(mask)
+
+
+@given(steps=st.lists(st.tuples(st.booleans(), st.lists(st.integers(0, 40), max_size=30)), max_size=8))
+def test_rows_and_spent_keys_merged_in_any_order_count_as_a_brute_force_count(steps):
+    """The cache's sorted merges (``_add_rows``, ``_add_spent``) against counting from scratch: keys
+    drawn from a small range so rows share solutions and spent keys name rows added before or after."""
+    import numpy as np
+
+    s = stock.StockSet.empty()
+    rows, spent = [], set()
+    for is_spent, ks in steps:
+        keys = [bytes([k]) * 16 for k in ks]
+        if is_spent:
+            spent |= set(keys)
+            stock._add_spent(s, np.array(keys, stock._KEY))
+        elif keys:
+            rows += [(k, k[0] % 6) for k in keys]
+            stock._add_rows(s, 10, np.array(keys, stock._KEY), np.array([k[0] % 6 for k in keys], np.uint8))
+    c = stock.counts(s)[10]
+    free = [(k, cl) for k, cl in rows if k not in spent]
+    assert (c["rows"], c["unspent"], c["solutions"]) == (len(rows), len(free), len({k for k, _ in free}))
+    assert {k: v for k, v in c["per_class"].items() if v} == {
+        stock.CLASSES[cl]: sum(1 for _k, x in free if x == cl) for cl in {x for _k, x in free}}

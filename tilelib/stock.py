@@ -17,10 +17,10 @@ says how much is left and how fast it goes (``tiles library stock``, ``daily bui
 
 Exact and incremental. Counting the unspent rows needs every row's solution hash
 (``spent.solution_hash``), a pass over the library; the counts are kept in a cache beside it,
-``<library>.stock`` (``tilelib.cache``): per n, a 16-byte solution key and an edge class per row,
-and the keys of every spent solution, with two watermarks (tiles and spent rowids). Opening it
-reads only the rows added since: O(new rows + new spent rows) of SQLite reads; the counts are
-numpy passes over the cached keys (1.7 s at 2.5M rows, BENCHMARKS.md).
+``<library>.stock`` (``tilelib.cache``): per n, the rows in solution-key order (a 16-byte key,
+an edge class and a spent flag each), the keys of every spent solution, and two watermarks
+(tiles and spent rowids). Opening it reads only the rows added since and merges them, and the
+new spent keys, by binary search; the counts are plain passes over the flags.
 
 What each night drew is recorded by the build, which knows it exactly (a fresh tile of the board
 with a rowid at most the largest before the build was in the stock; one above was made that
@@ -44,7 +44,7 @@ import numpy as np
 from tilelib import cache, spent
 from tilelib.bits import VALID_N
 
-FORMAT = "tiles-stock/1"
+FORMAT = "tiles-stock/2"    # /2: rows in key order with a spent flag
 SUFFIX = ".stock"
 NIGHTS = 7                   # the rate's window: the last 7 live boards with a record
 NIGHT_PREFIX = "stock:night:"
@@ -68,10 +68,13 @@ def _key(n: int, blob: bytes) -> bytes:
 
 @dataclass
 class StockSet:
-    """Per held n, one solution key and edge class per library row; the keys of every spent solution."""
+    """Per held n, the library's rows in key order: solution key, edge class, spent flag; the keys
+    of every spent solution. Kept sorted so a night's rows and spent keys merge in by binary search
+    (no sort of the whole set) and the counts are plain passes."""
 
-    keys: dict[int, np.ndarray]       # n -> (rows,) S16
+    keys: dict[int, np.ndarray]       # n -> (rows,) S16, ascending (rows sharing a solution adjacent)
     classes: dict[int, np.ndarray]    # n -> (rows,) uint8
+    gone: dict[int, np.ndarray]       # n -> (rows,) bool: the row's solution is spent
     spent: np.ndarray                 # (k,) S16, sorted, unique
     last: int                         # largest tiles rowid read
     spent_last: int                   # largest spent rowid read
@@ -79,11 +82,29 @@ class StockSet:
     @staticmethod
     def empty() -> "StockSet":
         return StockSet({n: np.zeros(0, _KEY) for n in HELD}, {n: np.zeros(0, np.uint8) for n in HELD},
-                        np.zeros(0, _KEY), 0, 0)
+                        {n: np.zeros(0, bool) for n in HELD}, np.zeros(0, _KEY), 0, 0)
+
+
+def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which of ``keys`` are in ``sorted_keys`` (binary search)."""
+    idx = np.searchsorted(sorted_keys, keys)
+    hit = idx < len(sorted_keys)
+    out = np.zeros(len(keys), dtype=bool)
+    out[hit] = sorted_keys[idx[hit]] == keys[hit]
+    return out
+
+
+def _add_rows(st: StockSet, n: int, keys: np.ndarray, classes: np.ndarray) -> None:
+    order = np.argsort(keys, kind="stable")
+    keys, classes = keys[order], classes[order]
+    at = np.searchsorted(st.keys[n], keys, side="right")
+    st.keys[n] = np.insert(st.keys[n], at, keys)
+    st.classes[n] = np.insert(st.classes[n], at, classes)
+    st.gone[n] = np.insert(st.gone[n], at, _member(st.spent, keys))
 
 
 def _read_tiles(conn, st: StockSet) -> int:
-    """Append the rows above ``st.last`` (chunked); returns how many were read."""
+    """Merge the rows above ``st.last`` (chunked); returns how many were read."""
     read = 0
     cur = conn.execute("SELECT rowid, n, seam_mask, solution FROM tiles WHERE rowid > ? ORDER BY rowid",
                        (st.last,))
@@ -93,23 +114,34 @@ def _read_tiles(conn, st: StockSet) -> int:
         for n in HELD:
             part = [r for r in rows if r[1] == n]
             if part:
-                st.keys[n] = np.concatenate([st.keys[n], np.array([_key(n, r[3]) for r in part], _KEY)])
-                st.classes[n] = np.concatenate([st.classes[n],
-                                                np.array([edge_class(r[2]) for r in part], np.uint8)])
+                _add_rows(st, n, np.array([_key(n, r[3]) for r in part], _KEY),
+                          np.array([edge_class(r[2]) for r in part], np.uint8))
     return read
 
 
 def _read_spent(conn, st: StockSet) -> int:
-    """Merge the spent rows above ``st.spent_last``; returns how many were read."""
+    """Merge the spent rows above ``st.spent_last`` and flag the rows they name; returns how many were read."""
     if not spent.has_table(conn):
         return 0
     rows = conn.execute("SELECT rowid, solution FROM spent WHERE rowid > ? ORDER BY rowid",
                         (st.spent_last,)).fetchall()
-    if rows:
-        st.spent_last = rows[-1][0]
-        new = np.array([bytes.fromhex(s)[:16] for _r, s in rows], _KEY)
-        st.spent = np.unique(np.concatenate([st.spent, new]))
+    if not rows:
+        return 0
+    st.spent_last = rows[-1][0]
+    _add_spent(st, np.array([bytes.fromhex(s)[:16] for _r, s in rows], _KEY))
     return len(rows)
+
+
+def _add_spent(st: StockSet, keys: np.ndarray) -> None:
+    """Merge spent solution keys into ``st.spent`` and flag the rows of the new ones."""
+    new = np.unique(keys)
+    new = new[~_member(st.spent, new)]
+    st.spent = np.insert(st.spent, np.searchsorted(st.spent, new), new)
+    for n in HELD:
+        lo = np.searchsorted(st.keys[n], new, side="left")
+        hi = np.searchsorted(st.keys[n], new, side="right")
+        for a, b in zip(lo[hi > lo].tolist(), hi[hi > lo].tolist()):
+            st.gone[n][a:b] = True
 
 
 def _last_spent(conn) -> int:
@@ -125,8 +157,8 @@ def read_cache(path: Path, conn) -> StockSet | None:
                 return None
             if int(meta["spent_last"]) > _last_spent(conn):
                 return None                  # spent rows it saw are gone: not this library's past
-            return StockSet({n: z[f"k{n}"] for n in HELD}, {n: z[f"c{n}"] for n in HELD}, z["spent"],
-                            int(meta["last"]), int(meta["spent_last"]))
+            return StockSet({n: z[f"k{n}"] for n in HELD}, {n: z[f"c{n}"] for n in HELD},
+                            {n: z[f"g{n}"] for n in HELD}, z["spent"], int(meta["last"]), int(meta["spent_last"]))
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
         return None
 
@@ -135,7 +167,7 @@ def write_cache(path: Path, conn, st: StockSet) -> bool:
     meta = {"format": FORMAT, "spent_last": st.spent_last} | cache.identity(conn, st.last)
     arrays = {"meta": np.array(json.dumps(meta)), "spent": st.spent}
     for n in HELD:
-        arrays |= {f"k{n}": st.keys[n], f"c{n}": st.classes[n]}
+        arrays |= {f"k{n}": st.keys[n], f"c{n}": st.classes[n], f"g{n}": st.gone[n]}
     return cache.write_npz(path, arrays)
 
 
@@ -207,15 +239,11 @@ def counts(st: StockSet) -> dict[int, dict]:
     """Per held n: rows, unspent rows, distinct unspent solutions, unspent rows per edge class."""
     out = {}
     for n in HELD:
-        keys = st.keys[n]
-        idx = np.searchsorted(st.spent, keys)
-        gone = np.zeros(len(keys), dtype=bool)
-        inside = idx < len(st.spent)
-        gone[inside] = st.spent[idx[inside]] == keys[inside]
-        free = ~gone
+        keys, free = st.keys[n], ~st.gone[n]
         per_class = np.bincount(st.classes[n][free], minlength=len(CLASSES))
+        fk = keys[free]                   # ascending: a solution's rows are adjacent
         out[n] = {"rows": int(len(keys)), "unspent": int(free.sum()),
-                  "solutions": int(len(np.unique(keys[free]))),
+                  "solutions": int(len(fk) and 1 + np.count_nonzero(fk[1:] != fk[:-1])),
                   "per_class": {c: int(v) for c, v in zip(CLASSES, per_class)}}
     return out
 
