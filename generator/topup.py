@@ -55,7 +55,6 @@ from tilelib import stock
 from tilelib.errors import BadInput
 
 SERVED = {"none": 0, "one": 1, "corner": 3, "opposite": 5}    # class -> the seam mask it is made with
-LEFT = ("three", "four")                                       # left to the drain
 MAX_NIGHTS = 365
 
 
@@ -122,12 +121,6 @@ class Plan:
     def count(self) -> int:
         return sum(b.count for b in self.batches)
 
-    def left_to_drain(self, n: int) -> float:
-        """The share of n's misses in the classes no stock tile can serve."""
-        m = self.mix.get(n, {})
-        total = sum(m.values())
-        return sum(m.get(c, 0) for c in LEFT) / total if total else 0.0
-
 
 def check_nights(nights: int) -> int:
     """``nights`` if it is a valid ``--nights`` (1..365), else BadInput."""
@@ -154,7 +147,7 @@ def plan(rep: dict, mix: dict[int, dict[str, int]], nights: int, profile=None) -
         parts = split(targets[n] - have[n], {k: mix.get(n, {}).get(k, 0) for k in SERVED})
         for k, v in parts.items():
             by_level = split(v, level_weights(profile, n), default="0") if profile is not None else {"0": v}
-            batches += [Batch(n, k, c, int(lv)) for lv, c in by_level.items()]
+            batches += [Batch(n, k, count, int(lv)) for lv, count in by_level.items()]
     return Plan(nights, targets, have, mix, tuple(batches))
 
 
@@ -214,5 +207,5 @@ def top_up(library: Path, p: Plan, seed: bytes, *, workers: int = 1,
     return rep
 
 
-__all__ = ["Batch", "LEFT", "Plan", "SERVED", "TopUpReport", "batch_seed", "check_nights", "floor", "level_weights",
+__all__ = ["Batch", "Plan", "SERVED", "TopUpReport", "batch_seed", "check_nights", "floor", "level_weights",
            "misses_mix", "plan", "split", "top_up"]

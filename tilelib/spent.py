@@ -60,9 +60,14 @@ def held(n: int) -> bool:
     return n >= FRESH_MIN_N
 
 
+def solution_digest(n: int, canonical_blob: bytes) -> bytes:
+    """sha256(bytes([n]) + canonical solution BLOB): the solution hash as 32 bytes."""
+    return hashlib.sha256(bytes([n]) + bytes(canonical_blob)).digest()
+
+
 def solution_hash(n: int, canonical_blob: bytes) -> str:
-    """sha256(bytes([n]) + canonical solution BLOB), lower-case hex."""
-    return hashlib.sha256(bytes([n]) + bytes(canonical_blob)).hexdigest()
+    """The solution hash, lower-case hex (what the spent table stores)."""
+    return solution_digest(n, canonical_blob).hex()
 
 
 def canonical_solution(n: int, blob: bytes) -> bytes:
@@ -187,5 +192,5 @@ def unfair(conn: sqlite3.Connection, day: str, placed: list[tuple[int, int, str]
     return None
 
 
-__all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "board_rows", "board_solutions", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_hash",
+__all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "board_rows", "board_solutions", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_digest", "solution_hash",
            "spent_of", "unfair"]

@@ -24,7 +24,8 @@ new spent keys, by binary search; the counts are plain passes over the flags.
 
 What each night drew is recorded by the build, which knows it exactly (a fresh tile of the board
 with a rowid at most the largest before the build was in the stock; one above was made that
-night): the meta key ``stock:night:<day>`` holds ``{"board", "drawn", "made"}`` per n. Like
+night): the meta key ``stock:night:<day>`` holds ``{"board", "drawn", "made", "left"}``, per n
+the tiles drawn and made and the distinct unspent solutions left once its spent rows were stored. Like
 ``verified:`` keys it is this file's bookkeeping, never part of a snapshot
 (``remote.snapshot.STATE_PREFIXES``); a board the library no longer holds as its day's manifest
 (withdrawn, rebuilt) does not count.
@@ -32,7 +33,6 @@ night): the meta key ``stock:night:<day>`` holds ``{"board", "drawn", "made"}`` 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import zipfile
@@ -63,7 +63,7 @@ def edge_class(seam_mask: int) -> int:
 
 
 def _key(n: int, blob: bytes) -> bytes:
-    return hashlib.sha256(bytes([n]) + bytes(blob)).digest()[:16]
+    return spent.solution_digest(n, blob)[:16]
 
 
 @dataclass
@@ -256,19 +256,18 @@ def report(conn, library: Path | None, k: int = NIGHTS, loaded: tuple[StockSet, 
     ``loaded``: a ``load`` the caller already made (nothing has changed since)."""
     st, info = loaded if loaded is not None else load(conn, library)
     recs = nights(conn, k)
+    last = recs[0][1] if recs else {}
     per_n = {}
     for n, c in counts(st).items():
         drawn = [int(r.get("drawn", {}).get(str(n), 0)) for _d, r in recs]
         made = [int(r.get("made", {}).get(str(n), 0)) for _d, r in recs]
         rate = sum(drawn) / len(drawn) if drawn else None
+        left = last.get("left", {}).get(str(n))
         c |= {"drawn_per_night": None if rate is None else round(rate, 3),
               "made_per_night": round(sum(made) / len(made), 3) if made else None,
-              "nights_left": round(c["solutions"] / rate, 1) if rate else None}
+              "nights_left": round(c["solutions"] / rate, 1) if rate else None,
+              "started": None if left is None else int(left) + int(last.get("drawn", {}).get(str(n), 0))}
         per_n[str(n)] = c
-    last = recs[0][1] if recs else {}
-    for n, c in per_n.items():
-        left = last.get("left", {}).get(n)
-        c["started"] = None if left is None else int(left) + int(last.get("drawn", {}).get(n, 0))
     return {"per_n": per_n, "nights": [d for d, _ in recs], "empty": [int(n) for n, c in per_n.items()
                                                                      if not c["solutions"]],
             "load": {"source": info.source, "rows_read": info.rows_read, "seconds": round(info.seconds, 3)}}
@@ -280,12 +279,15 @@ def line(rep: dict) -> str:
     for n, c in rep["per_n"].items():
         left = "" if c["nights_left"] is None else f", {c['nights_left']:,} nights"
         parts.append(f"{n}: {c['solutions']:,}{left}")
-    empty = f"; EMPTY for n = {', '.join(map(str, rep['empty']))}" if rep["empty"] else ""
-    return f"unspent n>=10 solutions {'  '.join(parts)} (rate over {len(rep['nights'])} night(s)){empty}"
+    return f"unspent n>=10 solutions {'  '.join(parts)} (rate over {len(rep['nights'])} night(s)){_empty(rep)}"
+
+
+def _empty(rep: dict) -> str:
+    return f"; EMPTY for n = {', '.join(map(str, rep['empty']))}" if rep["empty"] else ""
 
 
 def lines(rep: dict) -> list[str]:
-    """The report in a few lines for people (``tiles library stock``, the build's stage line)."""
+    """The report in a few lines for people (``tiles library stock``, ``status``, the top-up)."""
     out = []
     for n, c in rep["per_n"].items():
         left = "" if c["nights_left"] is None else f", {c['nights_left']:,} nights left"
@@ -296,7 +298,7 @@ def lines(rep: dict) -> list[str]:
                    + (f" (by seam sides: {cls})" if cls else "") + f"; {rate}{left}")
     nights_ = rep["nights"]
     out.append(f"rate over {len(nights_)} night(s)" + (f" ({nights_[-1]} .. {nights_[0]})" if nights_ else "")
-               + (f"; EMPTY for n = {', '.join(map(str, rep['empty']))}" if rep["empty"] else ""))
+               + _empty(rep))
     return out
 
 

@@ -31,8 +31,9 @@ MAX_COUNT = 10_000_000   # one run's tiles; a year of libraries is ~2M
 def generate_command(
     n: Optional[int] = typer.Option(None, "--n", help="Tile side: 6, 8, 10, 12, 14 or 16."),
     count: Optional[int] = typer.Option(None, "--count", help="How many tiles to generate."),
-    stock: bool = typer.Option(False, "--stock", help="Top up the fair rule's stock instead: per n >= 10, what "
-                               "is short of --nights nights of draws, with the edge mix of the misses."),
+    stock: bool = typer.Option(False, "--stock", help="Top up the fair rule's stock instead: per n >= 10, replace "
+                               "what the last night drew (at least --nights nights of draws), with the edge mix "
+                               "of the misses."),
     nights: int = typer.Option(3, "--nights", help="With --stock: nights of draws the stock should hold."),
     profile: str = typer.Option(DEFAULT_PROFILE, "--profile", help="With --stock: the difficulty profile the "
                                 "builds use (as tiles daily build --profile); tiles are thinned to its levels."),
@@ -55,13 +56,13 @@ def generate_command(
     from generator.make import GenParams, Targets
     from tilelib.rng import seed_from_hex
 
+    if workers < 1:
+        raise BadInput(f"--workers must be at least 1, got {workers}")
     if stock:
         given = [k for k, v in (("--n", n), ("--count", count), ("--seam-mask", seam_mask or None),
                                 ("--level", level or None)) if v is not None]
         if given:
             raise BadInput(f"--stock plans its own sizes, counts and seam masks: drop {', '.join(given)}")
-        if workers < 1:
-            raise BadInput(f"--workers must be at least 1, got {workers}")
         _top_up(library, nights, profile, seed_from_hex(seed) if seed is not None else new_seed(), workers)
         return
     if n is None or count is None:
@@ -71,8 +72,6 @@ def generate_command(
                                     needs_bifurcation=needs_bifurcation, max_ladder=max_ladder, level=level))
     if not 1 <= count <= MAX_COUNT:
         raise BadInput(f"--count must be in 1..{MAX_COUNT:,}, got {count} (run it again for more)")
-    if workers < 1:
-        raise BadInput(f"--workers must be at least 1, got {workers}")
     seed_bytes = seed_from_hex(seed) if seed is not None else new_seed()
     with progress(f"generating n={n}", total=count) as bar:
         rep = append_generated(library, params, count, seed_bytes, workers=workers, on_tile=bar.advance)
