@@ -131,7 +131,9 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
 
 
 @pytest.mark.parametrize("args, want", [
-    (("--stock", "--n", "10"), "--stock plans its own sizes, counts and seam masks: drop --n"),
+    (("--stock", "--n", "10"), "--stock plans its own sizes, counts, seam masks and levels: drop --n"),
+    (("--stock", "--m-max", "2", "--needs-unique"), "drop --m-max, --needs-unique"),
+    (("--stock", "--max-ladder", "4"), "drop --max-ladder"),
     (("--stock", "--seam-mask", "3"), "drop --seam-mask"),
     (("--stock", "--nights", "0"), "--nights must be 1..365"),
     (("--stock", "--level", "3"), "drop --level"),

@@ -60,9 +60,12 @@ def generate_command(
         raise BadInput(f"--workers must be at least 1, got {workers}")
     if stock:
         given = [k for k, v in (("--n", n), ("--count", count), ("--seam-mask", seam_mask or None),
-                                ("--level", level or None)) if v is not None]
+                                ("--level", level or None), ("--m-max", m_max), ("--min-ladder", min_ladder or None),
+                                ("--max-ladder", None if max_ladder == 5 else max_ladder),
+                                ("--needs-unique", needs_unique or None),
+                                ("--needs-bifurcation", needs_bifurcation or None)) if v is not None]
         if given:
-            raise BadInput(f"--stock plans its own sizes, counts and seam masks: drop {', '.join(given)}")
+            raise BadInput(f"--stock plans its own sizes, counts, seam masks and levels: drop {', '.join(given)}")
         _top_up(library, nights, profile, seed_from_hex(seed) if seed is not None else new_seed(), workers)
         return
     if n is None or count is None:
