@@ -17,6 +17,8 @@ state (``stitch.StitchRun``):
    with every placed neighbour off and the other open windows left out of
    the model (they get their own turn, and repair, later). Measured on a
    warm G = 301 board: fill 0.9952 -> 0.9997; G = 1000: 0.9894 -> 0.9982.
+3. Last, the same with up to RING2 squares of the second ring off as well (``second_ring``):
+   a neighbour taken off can be pinned by its own neighbours.
 
 A failed attempt puts back exactly what it took off (new tiles it made stay
 in the library). The seed never moves, nor (inside a half) the strip: ``run.fixed``. All of it is drain time.
@@ -36,6 +38,7 @@ if TYPE_CHECKING:     # the run imports this module; the type is only for reader
     from stitcher.stitch import StitchRun
 
 REPAIR_TRIES = 4
+RING2 = 8       # at most this many second-ring squares join the last joint repair
 
 
 def repair(run: StitchRun, i: int) -> bool:
@@ -51,12 +54,25 @@ def repair(run: StitchRun, i: int) -> bool:
             if repair_with(run, i, ks):
                 run.st.bump(n, "repaired")
                 return True
-        for ks, keep in [(ks, True) for ks in sets[::-1]] + [(near, False)]:
+        wide = near + second_ring(run, i, near)
+        tail = [(near, False)] + ([(wide, False)] if len(wide) > len(near) else [])
+        for ks, keep in [(ks, True) for ks in sets[::-1]] + tail:
             if repair_together(run, i, ks, keep):
                 run.st.bump(n, "repaired")
                 run.st.bump(n, "repaired_together")
+                if ks is wide:
+                    run.st.bump(n, "repaired_wide")
                 return True
         return False
+
+
+def second_ring(run: StitchRun, i: int, near: list[int]) -> list[int]:
+    """The placed, movable squares two steps from i (neighbours of its neighbours ``near``), most
+    recent first, at most RING2: what pins the neighbours when taking them off is not enough."""
+    inside = set(near) | {i}
+    ring = {k for j in near for k in run.adj[j]
+            if k not in inside and run.placements[k] is not None and k not in run.fixed}
+    return sorted(ring, key=lambda k: (-run.order_of.get(k, 0), k))[:RING2]
 
 
 def unfair(run: StitchRun, grids: list) -> list[int]:

@@ -17,7 +17,8 @@ because no candidate passed the forward check and no window-aware tile could be 
 fair rule (``stitcher.fresh``) ``banned`` (a made grid whose solution was on the board, the other
 half's or spent: another was asked for) and ``clashed`` (a half's placement whose solution the
 other half had placed too: the square was left to the last pass); ``isolated`` (a square no seam
-path joined to the seed tile once the splits were done: made zone, ``stitcher.fallback.assemble``).
+path joined to the seed tile once the splits were done: made zone, ``stitcher.fallback.assemble``);
+``repaired_wide`` (of ``repaired_together``: with the second ring off too, ``repair.second_ring``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
             "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
-            "profile_hits", "reused", "repaired_early", "banned", "clashed", "isolated")
+            "profile_hits", "reused", "repaired_early", "banned", "clashed", "isolated", "repaired_wide")
 
 
 @dataclass
