@@ -52,9 +52,15 @@ def test_the_wide_attempt_comes_last_and_only_when_it_adds_squares(monkeypatch):
     monkeypatch.setattr(repair, "repair_together", together)
     bumps = []
     run = _run(adj, placed={1, 2}, fixed=set(), order={1: 1, 2: 2})
+    run.fresh = object()                     # a fair stitch
     run.draining = nullcontext
     run.squares = [(0, 0, 5)] * 3
     run.st = SimpleNamespace(bump=lambda n, key: bumps.append(key))
     assert repair.repair(run, 0)
     assert calls == [([1], True), ([1], False), ([1, 2], False)]
     assert bumps == ["repaired", "repaired_together", "repaired_wide"]
+
+    calls.clear()
+    run.fresh = None                         # --reuse any: the stitch before the rule, no wide set
+    assert not repair.repair(run, 0)
+    assert calls == [([1], True), ([1], False)]
