@@ -19,7 +19,7 @@ state (``stitch.StitchRun``):
    warm G = 301 board: fill 0.9952 -> 0.9997; G = 1000: 0.9894 -> 0.9982.
 3. Last, under the fair rule, the same with up to RING2 squares of the second ring off as well
    (``second_ring``): a neighbour taken off can be pinned by its own neighbours. Measured over 30
-   fresh G = 301 nights: fallbacks 33 -> 4, the lowest fill 0.9989 -> 0.9997. ``--reuse any``
+   fresh G = 301 nights: fallbacks 38 -> 10, the lowest fill 0.9989 -> 0.9995. ``--reuse any``
    keeps the stitch before the rule, byte for byte (its golden boards).
 
 A failed attempt puts back exactly what it took off (new tiles it made stay
