@@ -56,13 +56,15 @@ def repair(run: StitchRun, i: int) -> bool:
             if repair_with(run, i, ks):
                 run.st.bump(n, "repaired")
                 return True
-        wide = near + second_ring(run, i, near) if run.fresh is not None else near
-        tail = [(near, False)] + ([(wide, False)] if len(wide) > len(near) else [])
-        for ks, keep in [(ks, True) for ks in sets[::-1]] + tail:
+        attempts = [(ks, True, False) for ks in sets[::-1]] + [(near, False, False)]
+        ring = second_ring(run, i, near) if run.fresh is not None else []
+        if ring:
+            attempts.append((near + ring, False, True))
+        for ks, keep, wide in attempts:
             if repair_together(run, i, ks, keep):
                 run.st.bump(n, "repaired")
                 run.st.bump(n, "repaired_together")
-                if ks is wide:
+                if wide:
                     run.st.bump(n, "repaired_wide")
                 return True
         return False

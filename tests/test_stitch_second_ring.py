@@ -64,3 +64,10 @@ def test_the_wide_attempt_comes_last_and_only_when_it_adds_squares(monkeypatch):
     run.fresh = None                         # --reuse any: the stitch before the rule, no wide set
     assert not repair.repair(run, 0)
     assert calls == [([1], True), ([1], False)]
+
+    bumps.clear()                            # a narrow repair that works is never counted wide
+    monkeypatch.setattr(repair, "repair_together", lambda run, i, ks, keep=True: not keep)
+    for fresh in (None, object()):
+        run.fresh = fresh
+        assert repair.repair(run, 0)
+    assert bumps == ["repaired", "repaired_together"] * 2

@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
     """Commands live on ``library_app`` (registered at import); nothing to add to the root app."""
 
 
+LADDER_TOP = 5           # the ladder's top level: --max-ladder at it sets no limit
 MAX_COUNT = 10_000_000   # one run's tiles; a year of libraries is ~2M
 
 
@@ -42,7 +43,7 @@ def generate_command(
     workers: int = typer.Option(1, "--workers", help="Worker processes (the output does not depend on it)."),
     seed: Optional[str] = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
     min_ladder: int = typer.Option(0, "--min-ladder", help="Reject tiles whose ladder level is below this (0..5)."),
-    max_ladder: int = typer.Option(5, "--max-ladder", help="Reject tiles whose ladder level is above this (0..5)."),
+    max_ladder: int = typer.Option(LADDER_TOP, "--max-ladder", help="Reject tiles whose ladder level is above this (0..5)."),
     level: int = typer.Option(0, "--level", help="Target level 1..4: thin only while the ladder with levels "
                               "1..LEVEL still solves, and reject tiles it solves below LEVEL (Unruly's rule), so "
                               "every tile rates exactly LEVEL. 0 (default): thin to a minimal puzzle."),
@@ -61,7 +62,7 @@ def generate_command(
     if stock:
         given = [k for k, v in (("--n", n), ("--count", count), ("--seam-mask", seam_mask or None),
                                 ("--level", level or None), ("--m-max", m_max), ("--min-ladder", min_ladder or None),
-                                ("--max-ladder", None if max_ladder == 5 else max_ladder),
+                                ("--max-ladder", None if max_ladder == LADDER_TOP else max_ladder),
                                 ("--needs-unique", needs_unique or None),
                                 ("--needs-bifurcation", needs_bifurcation or None)) if v is not None]
         if given:
