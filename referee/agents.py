@@ -108,13 +108,19 @@ class _Play:
         return r
 
 
-def solve_view(view: m.TileView) -> Optional[str]:
-    """The one grid agreeing with a tile's puzzle view, or None when it admits none or several."""
-    p = parse_puzzle(view.puzzle, view.n)
+def solve_puzzle(puzzle: str, n: int) -> Optional[str]:
+    """The one grid agreeing with a puzzle string (``0``/``1``/``.``, n·n), or None when it admits
+    none or several."""
+    p = parse_puzzle(puzzle, n)
     count, sols, _nodes = count_rows(p.n, list(p.vals), list(p.known), 2, keep=1)
     if count != 1:
         return None
     return solution_text(sols[0], p.n)
+
+
+def solve_view(view: m.TileView) -> Optional[str]:
+    """The one grid agreeing with a tile's puzzle view, or None when it admits none or several."""
+    return solve_puzzle(view.puzzle, view.n)
 
 
 def play_solver(session: Session, progress: Callable[[str], None], *, seed: int = 0) -> PlayResult:

@@ -1,0 +1,257 @@
+"""``tiles/Takuzu-v0``: a day's board as a Gymnasium environment, registered on ``import referee.gym``.
+
+Two ways to play, one environment: offline in process (``manifest=PATH, library=PATH``: a
+``LocalSession`` over a ``RunStore`` in a temporary runs file, no server) or online through the
+service (``url=URL, day=DAY``: an ``HttpSession`` over ``referee.client``). Either way a move is
+judged by the one judging core (``RunStore.submit`` → ``Judge.record``), so a reward here is the
+reward the leaderboard shows. Each ``reset`` starts a new run of the day.
+
+Observation (a ``Dict``; cell planes are 16×16 ``int8``, the tile's n×n window in the top-left
+corner, row-major from board cell (y0, x0), zero outside it):
+
+- ``tile``: the id of the frontier tile shown (``Discrete(K)``, K = the board's tile count);
+- ``n``: its side, 6..16; ``position``: its window's top-left board cell ``[y0, x0]``;
+- ``givens``: MASK of the cells the board shows (the tile's givens, its neighbours' on the seams,
+  zone cells, clues); ``known``: MASK of the seam cells known from the run's solved tiles;
+  ``zone``: MASK of the zone cells; ``values``: VALUES of the cells in ``givens`` or ``known``
+  (0 elsewhere);
+- ``frontier``, ``solved``: MASKS over tile ids (``MultiBinary(K)``): the tiles the run may play
+  now, and those it has solved.
+
+Which frontier tile is shown is drawn from the environment's seeded generator (``np_random``)
+among the frontier tiles not shown since the run last solved a tile (all of them again once each
+has been shown), so ``reset(seed=s)`` and the same actions give the same episode.
+
+Action (a ``Dict``): ``tile`` (``Discrete(K + 1)``) and ``cells`` (16×16 ``MultiBinary``, its n×n
+top-left corner read as the tile's grid). A frontier tile is sent to the judge as one move; the
+value K, or any tile off the frontier, is a pass: nothing is sent and the next observation shows
+another frontier tile. Reward: the judge's, n² for a solved tile, else 0. The episode terminates
+when the frontier is empty (the board solved, or nothing left to reach) and is truncated after
+``max_steps`` steps (default 16·K). ``info``: the shown tile's ``puzzle`` string (``0``/``1``/``.``,
+what ``tiles solve`` reads), the ``frontier`` as ids, ``solved`` and ``reward`` so far, and the
+last move's ``verdict`` (``None`` after a pass).
+
+``solver_policy`` is the reference policy (``referee.agents``' solver on one observation).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from referee.agents import solve_puzzle
+from referee.service.models import TileView
+from tilelib.errors import BadInput
+
+ENV_ID = "tiles/Takuzu-v0"
+SIDE = 16          # the largest tile side: every cell plane is SIDE × SIDE
+PLANES = ("givens", "known", "zone", "values")
+
+
+class TakuzuEnv(gym.Env):
+    """One day's board; each episode is one run of it (module doc: observation, action, reward)."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, manifest: str | Path | None = None, library: str | Path | None = None,
+                 url: Optional[str] = None, day: Optional[str] = None, *, player: Optional[str] = None,
+                 runs: str | Path | None = None, max_steps: Optional[int] = None,
+                 render_mode: Optional[str] = None) -> None:
+        if (url is None) == (manifest is None):
+            raise BadInput("give manifest=PATH with library=PATH (offline), or url=URL (online), not both or neither")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise BadInput(f"render_mode {render_mode!r}: this environment renders 'ansi' or nothing")
+        self.render_mode, self.player = render_mode, player
+        self._tmp: Optional[tempfile.TemporaryDirectory] = None
+        self._store = self._client = None
+        if url is not None:
+            self._open_online(url, day)
+        else:
+            self._open_offline(Path(manifest), library, day, runs)
+        k = self.tiles
+        self.max_steps = 16 * k if max_steps is None else int(max_steps)
+        plane = spaces.MultiBinary((SIDE, SIDE))
+        self.observation_space = spaces.Dict({
+            "tile": spaces.Discrete(k), "n": spaces.Discrete(SIDE - 5, start=6),
+            "position": spaces.Box(0, self.G - 1, shape=(2,), dtype=np.int64),
+            **{name: plane for name in PLANES},
+            "frontier": spaces.MultiBinary(k), "solved": spaces.MultiBinary(k),
+        })
+        self.action_space = spaces.Dict({"tile": spaces.Discrete(k + 1), "cells": spaces.MultiBinary((SIDE, SIDE))})
+        self.session = None
+        self._view: Optional[TileView] = None
+
+    # ------------------------------------------------------------ the two backends
+
+    def _open_offline(self, manifest: Path, library, day: Optional[str], runs) -> None:
+        from referee.service.boards import DayBoard, load_manifest
+        from referee.service.runs import RunStore
+        from tilelib.store import Library
+
+        if library is None:
+            raise BadInput("offline play needs library=PATH (the library the manifest's tiles are in)")
+        m = load_manifest(manifest)
+        if day is not None and day != m.day:
+            raise BadInput(f"day {day} differs from the manifest's day {m.day}")
+        if runs is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="tiles-gym-")
+            runs = Path(self._tmp.name) / "runs.sqlite"
+        with Library.open(Path(library)) as lib:
+            db = DayBoard.load(m, lib, runs)
+        self._store = RunStore(runs, {m.day: db})
+        self.day, self.G, self.tiles = m.day, db.board.G, len(db.board.squares)
+
+    def _open_online(self, url: str, day: Optional[str]) -> None:
+        from referee.client import Client
+
+        self._client = Client(url)
+        if day is None:
+            offered = self._client.days()
+            if not offered:
+                raise BadInput("the service offers no day")
+            day = max(d.day for d in offered)
+        board = self._client.board(day)
+        self.day, self.G, self.tiles = day, board.G, len(board.tiles)
+
+    def _new_session(self):
+        from referee.sessions import HttpSession, LocalSession
+
+        if self._client is not None:
+            return HttpSession(self._client, self.day, self.player)
+        return LocalSession(self._store, self.day, self.player)
+
+    @property
+    def run(self) -> Optional[str]:
+        """The current episode's run id (on the leaderboard, in the history)."""
+        return None if self.session is None else self.session.run
+
+    # ------------------------------------------------------------ the episode
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        self.session = self._new_session()
+        self._steps, self._reward = 0, 0
+        self._solved: set[int] = set()
+        self._shown: set[int] = set()
+        self._frontier = self.session.frontier()
+        self._show()
+        return self._observation(), self._info(None)
+
+    def step(self, action: dict[str, Any]):
+        if self.session is None:
+            raise BadInput("call reset() before step()")
+        tile = int(action["tile"])
+        verdict = None
+        if tile in self._frontier:
+            n = self._n(tile)
+            cells = np.asarray(action["cells"], dtype=np.int64)[:n, :n]
+            grid = "".join("1" if c else "0" for c in cells.ravel())
+            verdict = self.session.submit([(tile, grid)])[0]
+        reward = 0
+        if verdict is not None and verdict.correct:
+            reward = verdict.reward
+            self._reward += reward
+            self._solved.add(tile)
+            self._shown.clear()                 # a solve can change the views of the tiles near it
+            self._frontier = self.session.frontier()
+        self._steps += 1
+        terminated = not self._frontier
+        truncated = not terminated and self._steps >= self.max_steps
+        self._show()
+        info = self._info(None if verdict is None else verdict.model_dump())
+        return self._observation(), reward, terminated, truncated, info
+
+    def _n(self, tile: int) -> int:
+        if self._view is not None and self._view.tile == tile:
+            return self._view.n
+        return self.session.view(tile).n
+
+    def _show(self) -> None:
+        """Fetch the view of the next frontier tile to show (module doc: which one)."""
+        if not self._frontier:
+            self._view = self.session.view(self._view.tile if self._view is not None else 0)
+            return
+        fresh = [t for t in self._frontier if t not in self._shown]
+        if not fresh:
+            self._shown.clear()
+            fresh = list(self._frontier)
+        tile = fresh[int(self.np_random.integers(len(fresh)))]
+        self._shown.add(tile)
+        self._view = self.session.view(tile)
+
+    def _observation(self) -> dict[str, Any]:
+        v = self._view
+        planes = {name: np.zeros((SIDE, SIDE), dtype=np.int8) for name in PLANES}
+        for name in ("givens", "known", "zone"):
+            planes[name][:v.n, :v.n] = _grid(getattr(v, name), v.n)
+        shown = (planes["givens"] | planes["known"]).astype(bool)
+        values = _grid(v.puzzle.replace(".", "0"), v.n)
+        planes["values"][:v.n, :v.n] = np.where(shown[:v.n, :v.n], values, 0)
+        frontier = np.zeros(self.tiles, dtype=np.int8)
+        frontier[list(self._frontier)] = 1
+        solved = np.zeros(self.tiles, dtype=np.int8)
+        solved[sorted(self._solved)] = 1
+        return {"tile": int(v.tile), "n": int(v.n), "position": np.array([v.y0, v.x0], dtype=np.int64),
+                **planes, "frontier": frontier, "solved": solved}
+
+    def _info(self, verdict: Optional[dict]) -> dict[str, Any]:
+        return {"tile": int(self._view.tile), "puzzle": self._view.puzzle, "frontier": list(self._frontier),
+                "solved": len(self._solved), "reward": self._reward, "verdict": verdict}
+
+    def render(self) -> Optional[str]:
+        """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is."""
+        if self.render_mode != "ansi" or self._view is None:
+            return None
+        from referee.service.boards import grid_text
+
+        v = self._view
+        return (f"tile {v.tile} (n={v.n}, at row {v.y0}, col {v.x0}); solved {len(self._solved)}, "
+                f"reward {self._reward}\n{grid_text(v.puzzle, v.n)}\n")
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        super().close()
+
+
+def _grid(chars: str, n: int) -> np.ndarray:
+    """An n·n row-major string of '0'/'1' as an n×n int8 array."""
+    return (np.frombuffer(chars.encode("ascii"), dtype=np.uint8) - ord("0")).astype(np.int8).reshape(n, n)
+
+
+def observation_puzzle(obs: dict[str, Any]) -> str:
+    """The shown tile's puzzle string (``0``/``1``/``.``, n·n) rebuilt from an observation's planes."""
+    n = int(obs["n"])
+    shown = (np.asarray(obs["givens"]) | np.asarray(obs["known"]))[:n, :n].astype(bool)
+    values = np.asarray(obs["values"])[:n, :n]
+    return "".join(str(int(val)) if s else "." for s, val in zip(shown.ravel(), values.ravel()))
+
+
+def solver_policy(obs: dict[str, Any]) -> dict[str, Any]:
+    """The reference solver as a policy: play the shown tile when its puzzle admits one grid, else
+    pass (tile = K). It never guesses, so it clears every board the build proves playable tile by
+    tile with no wrong move."""
+    k = int(np.asarray(obs["frontier"]).shape[0])
+    n = int(obs["n"])
+    cells = np.zeros((SIDE, SIDE), dtype=np.int8)
+    grid = solve_puzzle(observation_puzzle(obs), n) if obs["frontier"][int(obs["tile"])] else None
+    if grid is None:
+        return {"tile": k, "cells": cells}
+    cells[:n, :n] = _grid(grid, n)
+    return {"tile": int(obs["tile"]), "cells": cells}
+
+
+if ENV_ID not in gym.registry:
+    gym.register(id=ENV_ID, entry_point="referee.gym:TakuzuEnv")
