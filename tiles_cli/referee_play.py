@@ -35,7 +35,8 @@ def serve_command(
     poll: float = typer.Option(10.0, "--poll", min=0.1, max=3600, help="Seconds between looks for new days in "
                                "the library (without --manifest and --day: a day built later is offered)."),
 ) -> None:
-    """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, the play page at /.
+    """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, MCP tools at /mcp, the
+    play page at /.
     Over a whole library, a day built while it runs is offered within --poll seconds."""
     from referee.service import server, watch
     from referee.service.app import create_app
@@ -53,7 +54,7 @@ def serve_command(
                f"http://{host}:{port}/", err=True)
     say = lambda line: typer.echo(f"tiles referee serve: {line}", err=True)  # noqa: E731
     jobs = [] if manifest or day else [lambda: watch.watch(store, library, runs, say, poll)]
-    app = create_app(store, max_body=max_body, max_moves=max_moves, background=jobs)
+    app = create_app(store, max_body=max_body, max_moves=max_moves, background=jobs, host=host)
     try:
         server.run(app, host, port)
     finally:

@@ -1,5 +1,6 @@
 """The FastAPI app of ``tiles referee serve``: the JSON API under ``/api/v1`` (OpenAPI at
-``/openapi.json``, a try-it page at ``/docs``) and the play page at ``/``.
+``/openapi.json``, a try-it page at ``/docs``), the MCP tools at ``/mcp`` (``mcp_tools``: the same
+core, for LLM agents) and the play page at ``/``.
 
 Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``), their bodies in
 ``models``, what they share in ``deps``. Every handler is ``async`` and runs on the one event-loop
@@ -23,6 +24,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from referee.service import routes_days, routes_runs
 from referee.service.deps import MAX_BODY, MAX_MOVES, Settings
@@ -68,26 +70,56 @@ def _openapi(app: FastAPI) -> dict:
 
 
 def _lifespan(background: Sequence[Callable[[], Awaitable[None]]]):
-    """Run each ``background`` coroutine (``watch.watch``: new days) while the app serves; cancel them
-    at shutdown, so SIGTERM ends the service promptly."""
+    """Run the MCP tools' request manager and each ``background`` coroutine (``watch.watch``: new days)
+    while the app serves; cancel them at shutdown, so SIGTERM ends the service promptly."""
 
     @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI):
-        tasks = [asyncio.create_task(job()) for job in background]
-        try:
-            yield
-        finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+    async def lifespan(app: FastAPI):
+        async with app.state.mcp.session_manager.run():
+            tasks = [asyncio.create_task(job()) for job in background]
+            try:
+                yield
+            finally:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
 
     return lifespan
 
 
+def _mount_mcp(app: FastAPI, store: RunStore, host: str) -> None:
+    """The MCP tools at ``/mcp``: stateless streamable HTTP answering in JSON, so any worker can answer
+    any request. Bound to a loopback ``host`` the SDK also refuses requests whose Host or Origin is
+    not loopback (DNS rebinding)."""
+    from referee.service import mcp_tools
+
+    app.state.mcp = mcp_tools.create(store, app.state.settings)
+    asgi = app.state.mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
+                                             max_request_body_size=app.state.settings.max_body, host=host)
+    (route,) = asgi.routes
+    app.router.routes.append(Route("/mcp", endpoint=_PostOnly(route.endpoint)))
+
+
+class _PostOnly:
+    """The MCP endpoint, POST only: stateless, it keeps no stream a GET could listen to (the SDK would
+    hold such a GET open with no answer), so GET and DELETE are a 405 with one line."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["method"] != "POST":
+            await _error(405, "the MCP endpoint takes POST (stateless streamable HTTP): JSON-RPC requests",
+                         {"Allow": "POST"})(scope, receive, send)
+            return
+        await self.inner(scope, receive, send)
+
+
 def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, max_body: int = MAX_BODY,
-               max_moves: int = MAX_MOVES, background: Sequence[Callable[[], Awaitable[None]]] = ()) -> FastAPI:
+               max_moves: int = MAX_MOVES, background: Sequence[Callable[[], Awaitable[None]]] = (),
+               host: str = "127.0.0.1") -> FastAPI:
     """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
-    ``background`` jobs run while it serves."""
+    ``background`` jobs run while it serves; ``host`` is the address it is served on (``_mount_mcp``)."""
     app = FastAPI(title="tiles referee", version="1", lifespan=_lifespan(background),
                   generate_unique_id_function=lambda route: route.name,   # operationId = the handler's name
                   description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
@@ -98,6 +130,7 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     app.include_router(routes_days.router, prefix=API)
     app.include_router(routes_runs.router, prefix=API)
     app.openapi = lambda: _openapi(app)
+    _mount_mcp(app, store, host)
 
     @app.exception_handler(TilesError)
     async def _tiles_error(_req: Request, err: TilesError) -> JSONResponse:

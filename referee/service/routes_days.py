@@ -10,7 +10,8 @@ from typing import Any, Callable
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
 from referee.service import models as m
-from referee.service.boards import day_is_over, given_cells, public_board, puzzle_view, tile_solution
+from referee.service import play
+from referee.service.boards import given_cells, public_board, puzzle_view, tile_solution
 from referee.service.deps import GuardedRoute, Settings, errors, settings, store
 from referee.service.runs import RunStore
 from tilelib.errors import Forbidden
@@ -18,10 +19,6 @@ from tilelib.errors import Forbidden
 router = APIRouter(prefix="/days", tags=["days"], route_class=GuardedRoute)
 DayPath = Path(description="A day on offer, YYYY-MM-DD.", max_length=10)
 TilePath = Path(ge=0, le=2**31, description="Tile id.")
-
-
-def _over(day: str, cfg: Settings) -> bool:
-    return day_is_over(day, cfg.today() if cfg.today else None)
 
 
 def _cached(st: RunStore, key: tuple[str, str], make: Callable[[], Any]) -> Response:
@@ -32,21 +29,20 @@ def _cached(st: RunStore, key: tuple[str, str], make: Callable[[], Any]) -> Resp
 
 
 def _secret_until_over(day: str, cfg: Settings, what: str) -> None:
-    if not _over(day, cfg):
+    if not play.over(day, cfg):
         raise Forbidden(f"{what} of {day} stay secret until the day is over (UTC)")
 
 
 @router.get("", response_model=m.Days, summary="The days on offer", responses=errors(400))
 async def days(st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> list[dict]:
-    return [{"day": d, "G": db.board.G, "tiles": len(db.board.squares), "status": db.manifest.status,
-             "seed_tile": db.board.seed_tile, "over": _over(d, cfg)} for d, db in sorted(st.days.items())]
+    return play.days(st, cfg)
 
 
 @router.get("/{day}", response_model=m.PublicBoard, responses=errors(400, 404),
             summary="A day's public board: tiles (id, x0, y0, n, colour), zones, seed tile, clue cells with values")
 async def board(day: str = DayPath, st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> Response:
     db = st.day(day)
-    over = _over(day, cfg)
+    over = play.over(day, cfg)
     return _cached(st, (day, f"board{over}"), lambda: public_board(db, over))
 
 
@@ -102,7 +98,5 @@ async def create_run(day: str = DayPath, body: m.NewRun = Body(None, description
                      st: RunStore = Depends(store)) -> dict:
     # the body's schema is the named NewRun (itself RunCreate or null) rather than an inline anyOf;
     # no body at all leaves the default None, which FastAPI does not validate
-    st.day(day)
     new = body.root if body is not None else None
-    run, token = st.create(day, new.player if new is not None else None)
-    return {"run": run.run, "token": token, "day": day, **st.score(run)}
+    return play.start_run(st, day, new.player if new is not None else None)

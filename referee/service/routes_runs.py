@@ -8,11 +8,11 @@ from typing import Optional
 from fastapi import APIRouter, Depends, Header, Path, Query
 
 from referee.service import models as m
-from referee.service.boards import puzzle_view
+from referee.service import play
 from referee.service.deps import GuardedRoute, Settings, errors, settings, store, token
 from referee.service.routes_days import TilePath
 from referee.service.runs import RunStore
-from tilelib.errors import BadInput, TooLarge
+from tilelib.errors import BadInput
 
 router = APIRouter(prefix="/runs", tags=["runs"], route_class=GuardedRoute)
 RunPath = Path(description="The run's id.", max_length=64)
@@ -21,21 +21,19 @@ MAX_ROW_ID = 2**63 - 1      # SQLite's largest integer: a cursor past it names n
 
 @router.get("/{run}", response_model=m.Score, responses=errors(400, 404), summary="A run's score")
 async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    return st.score(st.get(run))
+    return play.score(st, run)
 
 
 @router.get("/{run}/frontier", response_model=m.Frontier, responses=errors(400, 404),
             summary="The tiles the run may play now, and those it has solved")
 async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    s = st.get(run)
-    return {"run": run, "tiles": sorted(s.frontier), "solved": sorted(s.solved)}
+    return play.frontier(st, run)
 
 
 @router.get("/{run}/tiles/{tile}", response_model=m.TileView, responses=errors(400, 404),
             summary="A tile's puzzle in board position for this run (cells known from its solved tiles)")
 async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
-    s = st.get(run)
-    return puzzle_view(st.days[s.day], tile, s.solved)
+    return play.tile(st, run, tile)
 
 
 @router.post("/{run}/moves", response_model=m.MovesResult, responses=errors(400, 403, 404, 409, 413, 415),
@@ -47,13 +45,10 @@ async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends
                     "IETF draft writes it, or bare (a UUID is fine): a retried request "
                     "with the same key and body gets the first answer and stores nothing new; the same "
                     "key with another body is a 409."))) -> dict:
-    s = st.get(run)
-    st.authorise(s, bearer)
+    st.authorise(st.get(run), bearer)
     if body.run is not None and body.run != run:
         raise BadInput("the body's 'run' differs from the run in the path")
-    if len(body.moves) > cfg.max_moves:
-        raise TooLarge(f"{len(body.moves)} moves in one request; the limit is {cfg.max_moves}")
-    return st.submit(run, bearer, [mv.model_dump() for mv in body.moves], key)
+    return play.moves(st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key)
 
 
 @router.get("/{run}/history", response_model=m.History, responses=errors(400, 404),

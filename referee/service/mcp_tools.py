@@ -1,0 +1,112 @@
+"""MCP tools at ``/mcp``: the player's side of the service for LLM agents, over the official MCP
+Python SDK (``mcp``, 2.x: its server class is ``MCPServer``) on streamable HTTP.
+
+Stateless: every request stands alone (no MCP session is kept), so any worker can answer it, and
+each answer is one JSON body (no event stream). The tools are thin calls of ``referee.service.play``
+— the same core as the HTTP API — so a move made here is judged, stored and scored exactly as one
+made with ``POST /api/v1/runs/{run}/moves``; the run's token is a tool argument, never a header.
+
+Every failure is a tool error (``isError``) whose text is ONE line: the project's own message for
+an unknown day, run or tile, a wrong token, a move off the frontier or a batch over the limit
+(``tilelib.errors``), the first problem of arguments off a tool's schema, or ``internal error:
+TYPE`` for a bug. A malformed call never crashes the service and never answers 500.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+from pydantic import Field, ValidationError
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from referee.service import models as m
+from referee.service import play
+from referee.service.deps import Settings
+from referee.service.runs import RunStore
+from tilelib.errors import TilesError
+
+INSTRUCTIONS = (
+    "Play the daily Takuzu board of the tiles referee. Call list_days, then start_run(day) and keep its "
+    "run and token. Repeat: read_frontier(run) for the tiles you may play, read_tile(run, tile) for a "
+    "tile's puzzle ('0'/'1' shown or known, '.' to solve; n·n characters row-major from the tile's "
+    "top-left board cell), solve it (no three equal cells in a row or column, each row and column half "
+    "0s and half 1s, no two rows or two columns alike) and submit_moves(run, token, moves) with each "
+    "tile's whole n·n grid. A solved tile scores n²; read_score(run) gives the totals.")
+
+RunArg = Annotated[str, Field(max_length=64, description="The run's id, as start_run returned it.")]
+TokenArg = Annotated[str, Field(max_length=256, description="The run's secret token, as start_run returned it.")]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "error"
+
+
+def _argument_line(err: ValidationError) -> str:
+    """The first problem of a call's arguments, as ``where: what`` on one line."""
+    e = err.errors()[0]
+    where = ".".join(str(x) for x in e.get("loc", ()))
+    what = e.get("msg", "invalid")
+    if e.get("type") == "string_pattern_mismatch":
+        what = "has a character or form the tool's input schema does not allow"
+    return f"invalid arguments: {where}: {what}" if where else f"invalid arguments: {what}"
+
+
+class _Tools(MCPServer):
+    """``MCPServer`` whose every tool failure is one line (module doc)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as err:
+            cause = err.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(_argument_line(cause)) from None
+            if isinstance(cause, TilesError):
+                raise ToolError(_one_line(str(cause))) from None
+            if cause is not None:
+                raise ToolError(f"internal error: {type(cause).__name__}") from None
+            raise ToolError(_one_line(str(err))) from None
+
+
+def create(store: RunStore, cfg: Settings) -> MCPServer:
+    """The MCP server of the tools over ``store`` (``app.create_app`` mounts it at ``/mcp``)."""
+    mcp = _Tools(name="tiles-referee", instructions=INSTRUCTIONS, version="1", log_level="WARNING")
+
+    @mcp.tool(description="The days on offer, oldest first: day, board side G, tile count, seed tile.")
+    async def list_days() -> list[m.DaySummary]:
+        return [m.DaySummary.model_validate(d) for d in play.days(store, cfg)]
+
+    @mcp.tool(description="Start a run of a day. Returns its run id and its secret token (shown once: keep it; "
+                          "submit_moves needs it).")
+    async def start_run(day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
+                        player: Annotated[Optional[str], Field(
+                            max_length=40, description="A name for the leaderboard (optional).")] = None
+                        ) -> m.RunCreated:
+        return m.RunCreated.model_validate(play.start_run(store, day, player))
+
+    @mcp.tool(description="The tiles the run may play now (the seed tile first, then every unsolved tile "
+                          "sharing a seam with a solved one) and those it has solved.")
+    async def read_frontier(run: RunArg) -> m.Frontier:
+        return m.Frontier.model_validate(play.frontier(store, run))
+
+    @mcp.tool(description="A tile's puzzle for this run: 'puzzle' is n·n characters row-major from board cell "
+                          "(y0, x0), '0'/'1' where shown or known from solved tiles, '.' to solve.")
+    async def read_tile(run: RunArg, tile: Annotated[int, Field(ge=0, le=2**31, description="Tile id.")]
+                        ) -> m.TileView:
+        return m.TileView.model_validate(play.tile(store, run, tile))
+
+    @mcp.tool(description="Submit moves, judged in order: each is a tile id and its whole grid as n·n "
+                          "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
+                          "A move on a tile off the frontier refuses the whole batch.")
+    async def submit_moves(run: RunArg, token: TokenArg,
+                           moves: Annotated[list[m.Move], Field(min_length=1, description="The moves.")]
+                           ) -> m.MovesResult:
+        batch = [mv.model_dump() for mv in moves]
+        return m.MovesResult.model_validate(play.moves(store, cfg, run, token, batch))
+
+    @mcp.tool(description="A run's totals: tiles solved, reward (Σ n²), moves judged, frontier size.")
+    async def read_score(run: RunArg) -> m.Score:
+        return m.Score.model_validate(play.score(store, run))
+
+    return mcp

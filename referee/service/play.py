@@ -1,0 +1,63 @@
+"""What a player does, as plain functions over the store: the one core behind both front doors of
+the service, the HTTP API (``routes_days``, ``routes_runs``) and the MCP tools (``mcp_tools``).
+
+Each returns the plain dict of its answer model (``models``) and raises the project's errors
+(``tilelib.errors``: NotFound, Forbidden, OffFrontier, TooLarge, BadInput), which each front door
+turns into its own one-line error (an HTTP status, an MCP tool error).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from referee.service.boards import day_is_over, puzzle_view
+from referee.service.deps import Settings
+from referee.service.runs import RunStore
+from tilelib.errors import TooLarge
+
+
+def over(day: str, cfg: Settings) -> bool:
+    """True once ``day`` is past (UTC, or the settings' own clock)."""
+    return day_is_over(day, cfg.today() if cfg.today else None)
+
+
+def days(st: RunStore, cfg: Settings) -> list[dict]:
+    """The days on offer, oldest first (``models.Days``)."""
+    return [{"day": d, "G": db.board.G, "tiles": len(db.board.squares), "status": db.manifest.status,
+             "seed_tile": db.board.seed_tile, "over": over(d, cfg)} for d, db in sorted(st.days.items())]
+
+
+def start_run(st: RunStore, day: str, player: Optional[str] = None) -> dict:
+    """A new run of ``day``: its id, its token (shown once) and its score (``models.RunCreated``)."""
+    st.day(day)
+    run, token = st.create(day, player)
+    return {"run": run.run, "token": token, "day": day, **st.score(run)}
+
+
+def score(st: RunStore, run: str) -> dict:
+    """A run's totals (``models.Score``)."""
+    return st.score(st.get(run))
+
+
+def frontier(st: RunStore, run: str) -> dict:
+    """The tiles the run may play now and those it has solved (``models.Frontier``)."""
+    s = st.get(run)
+    return {"run": run, "tiles": sorted(s.frontier), "solved": sorted(s.solved)}
+
+
+def tile(st: RunStore, run: str, tile_id: int) -> dict:
+    """A tile's puzzle in board position for this run (``models.TileView``)."""
+    s = st.get(run)
+    return puzzle_view(st.days[s.day], tile_id, s.solved)
+
+
+def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: list[dict],
+          key: Optional[str] = None) -> dict:
+    """Judge one batch of moves (``models.MovesResult``): the run's token first, then the batch limit,
+    then ``RunStore.submit`` (the judge, in one transaction; a retried ``key`` answers as the first)."""
+    s = st.get(run)
+    st.authorise(s, token)
+    if len(batch) > cfg.max_moves:
+        raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
+    return st.submit(run, token, batch, key)
+

@@ -1,0 +1,156 @@
+"""The MCP tools at ``/mcp`` (``referee.service.mcp_tools``), driven by the MCP SDK's own client over
+real HTTP against a real ``tiles referee serve`` of a G=61 day: the tools are listed with their
+schemas, three tiles are played and scored as the HTTP API scores them (one core), and every
+wrong call — a wrong token, arguments off the schema, an unknown tool, run or tile, a move off the
+frontier — is a tool error of one line while the service goes on answering."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from mcp import Client as McpClient
+
+from referee.agents import solve_puzzle
+from referee.client import Client
+from serve_support import daily_g61, serving
+
+DAY = "2026-11-29"
+TOOLS = {"list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_score"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    d, manifest = daily_g61(tmp_path_factory, "mcp61", DAY, bytes.fromhex("cd" * 32))
+    with serving(d / "lib.sqlite", d / "runs.sqlite", [manifest]) as base:
+        yield base, d / "runs.log"
+
+
+def session(base: str, work):
+    """Run ``work(client)`` in one MCP client connection to the service; its result."""
+    async def go():
+        async with McpClient(f"{base}/mcp") as c:
+            return await work(c)
+    return asyncio.run(go())
+
+
+async def call(c, name: str, args: dict):
+    """(is_error, structured result, the text of the first content block)."""
+    r = await c.call_tool(name, args)
+    return r.is_error, r.structured_content, r.content[0].text if r.content else ""
+
+
+def one_line_error(result, *says: str) -> str:
+    is_error, _data, text = result
+    assert is_error, text
+    assert text and "\n" not in text and "Traceback" not in text, text
+    for s in says:
+        assert s in text, text
+    return text
+
+
+def test_the_tools_are_listed_with_their_schemas(served):
+    base, _ = served
+
+    async def work(c):
+        return (await c.list_tools()).tools
+
+    tools = {t.name: t for t in session(base, work)}
+    assert set(tools) == TOOLS
+    moves = tools["submit_moves"].input_schema
+    assert set(moves["required"]) == {"run", "token", "moves"}
+    assert all(tools[n].description for n in TOOLS)
+    assert tools["read_tile"].input_schema["properties"]["tile"]["type"] == "integer"
+
+
+def test_an_mcp_client_plays_three_tiles_scored_as_the_api_scores_them(served):
+    base, _ = served
+
+    async def work(c):
+        err, days, _ = await call(c, "list_days", {})
+        assert not err and [d["day"] for d in days["result"]] == [DAY]
+        err, run, _ = await call(c, "start_run", {"day": DAY, "player": "mcp-bot"})
+        assert not err and run["solved"] == 0 and run["frontier"] == 1 and run["token"]
+        rewards = []
+        while len(rewards) < 3:
+            err, fr, _ = await call(c, "read_frontier", {"run": run["run"]})
+            assert not err and fr["tiles"]
+            for t in fr["tiles"]:
+                err, view, _ = await call(c, "read_tile", {"run": run["run"], "tile": t})
+                assert not err and view["tile"] == t and view["playable"]
+                grid = solve_puzzle(view["puzzle"], view["n"])
+                if grid is None:
+                    continue
+                err, res, _ = await call(c, "submit_moves", {"run": run["run"], "token": run["token"],
+                                                             "moves": [{"tile": t, "cells": grid}]})
+                (v,) = res["verdicts"]
+                assert not err and v["correct"] and v["reward"] == view["n"] ** 2
+                rewards.append(v["reward"])
+                break
+        err, score, _ = await call(c, "read_score", {"run": run["run"]})
+        err2, fr, _ = await call(c, "read_frontier", {"run": run["run"]})
+        return run, rewards, score, fr
+
+    run, rewards, score, fr = session(base, work)
+    assert score["solved"] == 3 and score["reward"] == sum(rewards) and score["player"] == "mcp-bot"
+    with Client(base) as api:                               # the HTTP API sees the same run
+        assert api.score(run["run"]).model_dump() == score
+        assert api.frontier(run["run"]).model_dump() == fr
+        assert any(r.run == run["run"] for r in api.leaderboard(DAY).runs)
+
+
+def test_wrong_calls_are_one_line_tool_errors_and_the_service_goes_on(served):
+    base, log = served
+
+    async def work(c):
+        _, run, _ = await call(c, "start_run", {"day": DAY})
+        r, token = run["run"], run["token"]
+        _, view, _ = await call(c, "read_tile", {"run": r, "tile": 0})
+        grid = solve_puzzle(view["puzzle"], view["n"])
+        _, far, _ = await call(c, "read_tile", {"run": r, "tile": view["neighbours"][0]})
+        out = {
+            "wrong token": await call(c, "submit_moves", {"run": r, "token": "not-it",
+                                                          "moves": [{"tile": 0, "cells": grid}]}),
+            "no args": await call(c, "read_tile", {"run": r}),
+            "tile as text": await call(c, "read_tile", {"run": r, "tile": "zero"}),
+            "moves as text": await call(c, "submit_moves", {"run": r, "token": token, "moves": "0101"}),
+            "bad cells": await call(c, "submit_moves", {"run": r, "token": token,
+                                                        "moves": [{"tile": 0, "cells": "01x"}]}),
+            "no moves": await call(c, "submit_moves", {"run": r, "token": token, "moves": []}),
+            "unknown tool": await call(c, "solve_it_for_me", {}),
+            "unknown run": await call(c, "read_score", {"run": "r" + "0" * 16}),
+            "unknown day": await call(c, "start_run", {"day": "1999-01-01"}),
+            "unknown tile": await call(c, "read_tile", {"run": r, "tile": 99999}),
+            "off frontier": await call(c, "submit_moves", {"run": r, "token": token,
+                                                           "moves": [{"tile": far["tile"],
+                                                                      "cells": "0" * far["n"] ** 2}]}),
+            "bad player": await call(c, "start_run", {"day": DAY, "player": "a\u202eb"}),
+        }
+        _, score, _ = await call(c, "read_score", {"run": r})
+        ok = await call(c, "submit_moves", {"run": r, "token": token, "moves": [{"tile": 0, "cells": grid}]})
+        return out, score, ok
+
+    out, score, ok = session(base, work)
+    one_line_error(out["wrong token"], "wrong token")
+    one_line_error(out["no args"], "invalid arguments", "tile")
+    one_line_error(out["tile as text"], "invalid arguments", "tile")
+    one_line_error(out["moves as text"], "invalid arguments", "moves")
+    one_line_error(out["bad cells"], "invalid arguments", "cells")
+    one_line_error(out["no moves"], "invalid arguments", "moves")
+    one_line_error(out["unknown tool"], "solve_it_for_me")
+    one_line_error(out["unknown run"], "no run")
+    one_line_error(out["unknown day"], "not on offer")
+    one_line_error(out["unknown tile"], "unknown tile id 99999")
+    one_line_error(out["off frontier"], "not recorded")
+    one_line_error(out["bad player"], "player")
+    assert score["moves"] == 0                              # nothing above was judged or stored
+    assert not ok[0] and ok[1]["verdicts"][0]["correct"]    # and the run plays on
+    for method in ("GET", "DELETE"):                        # stateless: nothing to listen to or end
+        r = httpx.request(method, f"{base}/mcp", timeout=10)
+        assert r.status_code == 405 and r.headers["allow"] == "POST" and "POST" in r.json()["error"]
+    r = httpx.post(f"{base}/mcp", content=b"{not json", timeout=10,
+                   headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == -32700
+    assert httpx.get(f"{base}/api/v1/days", timeout=10).status_code == 200
+    assert "Traceback" not in log.read_text() and "internal error" not in log.read_text()
