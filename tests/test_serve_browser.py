@@ -90,3 +90,67 @@ def test_a_person_plays_the_seed_tile_and_a_neighbour(g61, browser, tmp_path):
         assert (score["reward"], score["solved"], score["player"]) == (got + got2, 2, "ann")
         page.screenshot(path=str(tmp_path / "played.png"))
         assert errors == []
+
+
+def canvas_colour_pixels(page, selector: str, rgb: tuple[int, int, int]) -> int:
+    """How many pixels of the canvas are (within a small tolerance) of colour ``rgb``: what was drawn."""
+    return page.evaluate("""([sel, rgb]) => {
+        const c = document.querySelector(sel), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+        let k = 0;
+        for (let i = 0; i < d.length; i += 4)
+          if (Math.abs(d[i] - rgb[0]) < 24 && Math.abs(d[i + 1] - rgb[1]) < 24 && Math.abs(d[i + 2] - rgb[2]) < 24) k++;
+        return k; }""", [selector, list(rgb)])
+
+
+@pytest.mark.slow
+def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_path):
+    """After a solver run cleared the day and a person solved two tiles in the page: the leaderboard
+    ranks both, and both charts draw the person's run and the day, with the API's numbers."""
+    from referee import agents
+    from referee.client import Client
+    from referee.sessions import HttpSession
+
+    d, manifest = g61
+    with serving(d / "lib.sqlite", tmp_path / "runs.sqlite", [manifest]) as base:
+        with Client(base) as c:
+            bot = agents.play("solver", HttpSession(c, DAY, "solver-bot", 8), player="solver-bot")
+        assert bot.cleared and bot.batches > 3
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors, foreign = [], []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: None if r.url.startswith(base) or r.url.startswith("data:")
+                else foreign.append(r.url))
+        page.goto(base + "/")
+        page.wait_for_function("window.tilesPlay && window.tilesPlay.ready && tilesPlay.analysed > 0")
+        page.fill("#player", "ann")
+        page.click("#newrun")
+        page.wait_for_function("tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
+        got = [solve_in_page(page, base, page.evaluate("tilesPlay.state.board.seed_tile"))]
+        got.append(solve_in_page(page, base, page.evaluate("[...tilesPlay.state.frontier].sort((a, b) => a - b)[0]")))
+        page.wait_for_function("tilesPlay.state.charts && tilesPlay.state.charts.reward.series.length === 2 && "
+                               "tilesPlay.state.charts.reward.series[1].points.length === 2")
+        run = page.evaluate("tilesPlay.state.run")
+        rows = [r.split("\t") for r in page.inner_text("#leaders tbody").splitlines()]
+        assert rows[0][:4] == ["1", "solver-bot", str(bot.reward), str(bot.solved)]
+        assert rows[1][:4] == ["2", "ann", str(sum(got)), "2"] and len(rows) == 2
+        charts = page.evaluate("tilesPlay.state.charts")
+        ra = httpx.get(f"{base}/api/v1/runs/{run}/analysis").json()["batches"]
+        bucket = page.evaluate("tilesPlay.state.bucket")
+        da = httpx.get(f"{base}/api/v1/days/{DAY}/analysis", params={"bucket": bucket}).json()
+        day_r, mine_r = charts["reward"]["series"]
+        assert [p[1] for p in mine_r["points"]] == got == [b["reward"] for b in ra]
+        assert day_r["points"] == [[b["batch"], b["mean_reward"]] for b in da["batches"]]
+        day_n, mine_n = charts["meanN"]["series"]
+        assert mine_n["points"] == [[b["t"], b["mean_n"]] for b in ra if b["mean_n"] is not None]
+        assert day_n["points"] == [[b["t"], b["mean_n"]] for b in da["time"] if b["mean_n"] is not None]
+        for sel in ("#chartreward", "#chartmeann"):         # drawn, not only there: both colours on the canvas
+            assert canvas_colour_pixels(page, sel, (0x3d, 0x7b, 0xe0)) > 40
+            assert canvas_colour_pixels(page, sel, (0xe0, 0xa8, 0x00)) > 40
+        box = page.query_selector("#chartreward").bounding_box()
+        assert box["width"] > 200 and box["height"] > 100 and page.is_visible("#chartmeann")
+        page.evaluate("document.getElementById('analysis').scrollIntoView()")
+        page.screenshot(path=str(tmp_path / "analysis.png"))         # docs/play-analysis.png is one
+        page.click("#leaders tbody tr:first-child")               # chart the solver's run instead
+        page.wait_for_function("tilesPlay.state.charts.reward.series[1].points.length > 3")
+        assert page.text_content("#chartrun").startswith(f"· run {bot.run}")
+        assert errors == [] and foreign == []

@@ -23,7 +23,7 @@
     const g = canvas.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
-    const L = 44, R = 10, T = 22, B = 30, pw = W - L - R, ph = H - T - B;
+    const L = 44, R = 10, T = 34, B = 30, pw = W - L - R, ph = H - T - B;
     g.fillStyle = "#333"; g.font = "600 12px system-ui, sans-serif"; g.textBaseline = "alphabetic";
     g.fillText(title, L, 14);
     const pts = series.flatMap((s) => s.points);
@@ -50,13 +50,12 @@
     g.fillStyle = "#666"; g.textAlign = "right"; g.textBaseline = "bottom"; g.fillText(xName, L + pw, H - 1);
     g.save(); g.translate(10, T + ph / 2); g.rotate(-Math.PI / 2); g.textAlign = "center"; g.textBaseline = "top";
     g.fillText(yName, 0, -6); g.restore();
-    let lx = W - R;
-    g.textAlign = "right"; g.textBaseline = "alphabetic"; g.font = "11px system-ui, sans-serif";
-    for (const s of [...series].reverse()) {
-      const w = g.measureText(s.label).width;
-      g.fillStyle = "#444"; g.fillText(s.label, lx, 14);
-      g.fillStyle = s.colour; g.fillRect(lx - w - 14, 6, 10, 8);
-      lx -= w + 24;
+    let lx = L;                                     // the legend: a row under the title
+    g.textAlign = "left"; g.textBaseline = "alphabetic"; g.font = "11px system-ui, sans-serif";
+    for (const s of series) {
+      g.fillStyle = s.colour; g.fillRect(lx, 20, 10, 8);
+      g.fillStyle = "#444"; g.fillText(s.label, lx + 14, 28);
+      lx += g.measureText(s.label).width + 28;
     }
     for (const s of series) {
       const at = s.points.map(([x, y]) => [px(x), py(y)]);

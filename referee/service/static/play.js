@@ -1,5 +1,6 @@
 // The play page of `tiles referee serve`: draws a day's board on a canvas (pan, zoom down to cells),
-// shows a clicked tile's puzzle in board position, lets a person fill it and submit through the API.
+// shows a clicked tile's puzzle in board position, lets a person fill it and submit through the API,
+// and shows the day's leaderboard with the analyzer's two charts (charts.js).
 // Plain JS, no build step; every number it shows comes from /api/v1.
 "use strict";
 
@@ -13,7 +14,7 @@ const mix = (c, w, t) => c.map((a, i) => Math.round(a * (1 - t) + w[i] * t));
 
 const S = {
   day: null, board: null, G: 0, base: null, tileAt: null, givens: null, values: null,
-  run: null, token: null, solved: new Set(), frontier: new Set(), solvedCells: new Map(),
+  run: null, token: null, chartRun: null, charts: null, bucket: null, solved: new Set(), frontier: new Set(), solvedCells: new Map(),
   view: { s: 1, ox: 0, oy: 0 }, sel: null, puzzle: null, entry: null, dirty: true,
 };
 
@@ -47,7 +48,9 @@ async function loadDay(day) {
     catch (e) { S.run = null; S.token = null; localStorage.removeItem(`tiles-run-${day}`); }
   }
   updateRunInfo();
+  S.chartRun = null;
   S.dirty = true;
+  refreshAnalysis().catch(() => {});
 }
 
 // One pixel per cell: tile hues (pale for a given 0, dark for a given 1), seams neutral, zones grey,
@@ -287,10 +290,70 @@ $("newrun").onclick = async () => {
       body: JSON.stringify(player ? { player } : {}) });
     S.run = r.run; S.token = r.token; S.solvedCells = new Map(); saveRun();
     await refreshRun(); updateRunInfo();
+    S.chartRun = null; refreshAnalysis().catch(() => {});
     if (S.sel !== null) openTile(S.sel);
     setVerdict(`New run ${r.run}. Start with the seed tile #${S.board.seed_tile} (black frame).`, "ok");
   } catch (e) { setVerdict(e.message, "bad"); }
 };
+
+// ------------------------------------------------------------------ leaderboard and analysis
+
+const RUN_COLOUR = "#3d7be0", DAY_COLOUR = "#e0a800";
+
+// The day's leaderboard and two charts: reward per batch, and mean n of the tiles solved over time,
+// each for the charted run (the page's own, or a leaderboard row clicked) and for the whole day.
+async function refreshAnalysis() {
+  const day = S.day;
+  if (!day) return;
+  const run = S.chartRun || S.run;
+  const lb = await api(`/days/${day}/leaderboard?limit=10`);
+  const bucket = S.bucket = bucketFor(lb.runs);
+  const [da, ra] = await Promise.all([api(`/days/${day}/analysis?bucket=${bucket}`),
+    run ? api(`/runs/${run}/analysis`) : null]);
+  if (day !== S.day) return;
+  $("bucket").textContent = `${bucket} s`;
+  showLeaders(lb.runs, run);
+  $("chartrun").textContent = run ? `· run ${run}${run === S.run ? " (yours)" : ""}` : "· the day";
+  const rb = ra ? ra.batches : [], named = run ? "this run" : null;
+  const both = (runPts, dayPts, dayLabel) => [{ label: dayLabel, colour: DAY_COLOUR, points: dayPts },
+    ...(named ? [{ label: named, colour: RUN_COLOUR, points: runPts }] : [])];
+  S.charts = {
+    reward: tilesCharts.lineChart($("chartreward"), { title: "Reward per batch", xName: "batch", yName: "reward",
+      series: both(rb.map((b) => [b.batch, b.reward]), da.batches.map((b) => [b.batch, b.mean_reward]),
+                   "day (mean of runs)") }),
+    meanN: tilesCharts.lineChart($("chartmeann"), { title: "Mean n of solved tiles over time",
+      xName: "seconds since start", yName: "mean n",
+      series: both(rb.filter((b) => b.mean_n !== null).map((b) => [b.t, b.mean_n]),
+                   da.time.filter((b) => b.mean_n !== null).map((b) => [b.t, b.mean_n]), "day") }),
+  };
+  window.tilesPlay.analysed += 1;
+}
+
+// The width of the day chart's time buckets: about 30 buckets over the time the runs have played.
+function bucketFor(rows) {
+  if (!rows.length) return 60;
+  const span = Date.now() / 1000 - Math.min(...rows.map((r) => r.created));
+  return Math.min(86400, Math.max(1, Math.ceil(span / 30)));
+}
+
+function showLeaders(rows, charted) {
+  const body = $("leaders").tBodies[0];
+  body.textContent = "";
+  if (!rows.length) { body.innerHTML = '<tr><td colspan="5" class="muted">no runs yet</td></tr>'; return; }
+  for (const r of rows) {
+    const tr = document.createElement("tr");
+    for (const v of [r.rank, r.player === null ? `anonymous ${r.run.slice(0, 7)}` : r.player, r.reward, r.solved, r.moves]) {
+      const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
+    }
+    tr.classList.toggle("mine", r.run === S.run);
+    tr.classList.toggle("charted", r.run === charted);
+    tr.title = `run ${r.run}: click to chart it`;
+    tr.onclick = () => { S.chartRun = r.run === S.run ? null : r.run; refreshAnalysis().catch(() => {}); };
+    body.appendChild(tr);
+  }
+}
+
+setInterval(() => { if (!document.hidden) refreshAnalysis().catch(() => {}); }, 15000);
 
 // ------------------------------------------------------------------ the puzzle panel
 
@@ -401,6 +464,7 @@ $("submit").onclick = async () => {
     if (v.correct) {
       S.solvedCells.set(p.tile, cells);
       await refreshRun();
+      refreshAnalysis().catch(() => {});
       setVerdict(`Correct! +${v.reward} · tile #${p.tile} solved · ${S.frontier.size} tiles playable`, "ok");
       const keep = $("verdict").textContent;
       await openTile(p.tile);
@@ -433,7 +497,7 @@ async function start() {
 
 // For people poking from the console and for the browser test: where a board cell is on screen.
 window.tilesPlay = {
-  ready: false, state: S,
+  ready: false, analysed: 0, state: S,
   cellToClient(r, c) {
     const b = cv.getBoundingClientRect(), v = S.view;
     return { x: b.left + v.ox + (c + 0.5) * v.s, y: b.top + v.oy + (r + 0.5) * v.s };
