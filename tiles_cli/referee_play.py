@@ -1,4 +1,4 @@
-"""`tiles referee serve | puzzle | score`: play the daily board (thin wrappers over referee.service)."""
+"""`tiles referee serve | puzzle | score | analyze`: play the daily board (thin wrappers over referee.service)."""
 
 from __future__ import annotations
 
@@ -106,3 +106,51 @@ def score_command(
     for row in read_scores(runs, run):
         typer.echo(json.dumps(row))
     sys.stdout.flush()
+
+
+@referee_app.command("analyze")
+def analyze_command(
+    day: str = typer.Option(..., "--day", help="The day (YYYY-MM-DD)."),
+    runs: Path = typer.Option(..., "--runs", envvar="TILES_RUNS", help="The runs file."),
+    library: Path = LibraryOpt,
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The day's manifest file (default: the "
+                                            "library's manifest of --day)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Also chart this run."),
+    bucket: float = typer.Option(60.0, "--bucket", min=1, max=86400, help="Seconds per time bucket of the day."),
+    top: int = typer.Option(10, "--top", min=1, max=1000, help="Leaderboard rows."),
+    png: Optional[Path] = typer.Option(None, "--png", help="Draw the leaderboard and the two charts into this "
+                                       "PNG file (as the play page shows them)."),
+) -> None:
+    """The analyzer of a day: its leaderboard, reward per batch and mean n of solved tiles over time (and
+    of one run with --run), as one JSON object on stdout; with --png, drawn for a report."""
+    from referee.service.boards import load_days
+    from referee.service.runs import RunStore
+    from tilelib.days import check_day
+    from tilelib.errors import BadInput, NotFound
+    from tilelib.fsio import atomic_write, check_placeable
+    from tilelib.store import Library
+
+    day = check_day(day, "--day")
+    if not runs.is_file():
+        raise NotFound(f"no runs file {runs}")
+    if png is not None:
+        check_placeable(png, "--png")
+    with Library.open(library) as lib:
+        days = load_days(lib, runs, [manifest] if manifest else None, None if manifest else [day])
+    if day not in days:
+        raise BadInput(f"--day {day} differs from the manifest's day {next(iter(days))}")
+    store = RunStore(runs, days)
+    try:
+        board = store.leaderboard(day, top)
+        analysis = store.day_analysis(day, bucket)
+        one = store.run_analysis(run) if run is not None else None
+    finally:
+        store.close()
+    if one is not None and one["day"] != day:
+        raise BadInput(f"run {run!r} is of {one['day']}, not {day}")
+    if png is not None:
+        from referee.analysis_png import report_png
+
+        atomic_write(png, report_png(analysis, board, one, top=top))
+        typer.echo(f"tiles referee analyze: wrote {png}", err=True)
+    typer.echo(json.dumps({"day": day, "leaderboard": board, "analysis": analysis, "run": one}))
