@@ -1,0 +1,70 @@
+"""docs/AGENTS.md's examples run as written: each ```python block, with only the service's address and
+the day's files put in for the literal ones, against a real `tiles referee serve` of a G=61 day. The
+client and the Gym examples must clear the day (reward = Σ n² of its tiles); the MCP one must list
+the six tools and read the seed tile's puzzle."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.manifest import from_json
+from serve_support import daily_g61, serving
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "AGENTS.md"
+DAY = "2026-11-29"
+
+
+def examples() -> dict[str, str]:
+    """The python blocks of AGENTS.md by the heading of their section."""
+    out, heading = {}, None
+    for block in re.split(r"^## ", DOC.read_text(), flags=re.M)[1:]:
+        heading = block.splitlines()[0].strip()
+        for code in re.findall(r"```python\n(.*?)```", block, flags=re.S):
+            out[heading] = code
+    return out
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    d, manifest = daily_g61(tmp_path_factory, "doc61", DAY, bytes.fromhex("cd" * 32))
+    total = sum((s + 1) ** 2 for _x, _y, s in from_json(manifest.read_text()).packing.squares)
+    with serving(d / "lib.sqlite", d / "runs.sqlite", [manifest]) as base:
+        yield base, d / "lib.sqlite", manifest, total
+
+
+def run_example(code: str, day) -> str:
+    base, lib, manifest, _ = day
+    code = (code.replace("http://127.0.0.1:8000", base).replace("out/2026-11-29.json", str(manifest))
+            .replace("out/tiles.sqlite", str(lib)))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_the_doc_has_the_three_examples_and_each_is_short():
+    ex = examples()
+    assert set(ex) == {"The Python client", "The Gymnasium environment", "MCP tools for LLM agents"}
+    assert all(len(code.strip().splitlines()) <= 13 for code in ex.values())
+
+
+def test_the_client_example_clears_the_day(day):
+    out = run_example(examples()["The Python client"], day)
+    assert f"reward={day[3]}" in out and "player='my-agent'" in out
+
+
+def test_the_gym_example_clears_the_day(day):
+    out = run_example(examples()["The Gymnasium environment"], day)
+    total, solved = out.split()
+    assert int(total) == day[3] and int(solved) == len(from_json(day[2].read_text()).packing.squares)
+
+
+def test_the_mcp_example_lists_the_tools_and_reads_a_puzzle(day):
+    out = run_example(examples()["MCP tools for LLM agents"], day).splitlines()
+    assert out[0] == str(["list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_score"])
+    n, puzzle = out[1].split()
+    assert len(puzzle) == int(n) ** 2 and set(puzzle) <= set("01.") and "." in puzzle
