@@ -6,6 +6,7 @@ the env's errors are one line."""
 from __future__ import annotations
 
 import warnings
+from contextlib import closing
 
 import gymnasium
 import numpy as np
@@ -30,8 +31,9 @@ def g61(tmp_path_factory):
 
 
 def offline(g61, **kw):
+    """The offline env over the G=61 day, closed when the ``with`` block ends."""
     lib, manifest, _, _ = g61
-    return gymnasium.make(tg.ENV_ID, manifest=manifest, library=lib, **kw)
+    return closing(gymnasium.make(tg.ENV_ID, manifest=manifest, library=lib, **kw))
 
 
 def play(env, seed: int, policy=tg.solver_policy):
@@ -47,20 +49,16 @@ def play(env, seed: int, policy=tg.solver_policy):
 
 
 def test_check_env_passes_offline(g61):
-    env = offline(g61)
-    try:
+    with offline(g61) as env:
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             check_env(env.unwrapped)
         assert [str(w.message) for w in said if "gymnasium" in w.filename] == []    # not even a warning
-    finally:
-        env.close()
 
 
 def test_the_solver_policy_gets_the_full_reward_and_a_seed_gives_its_episode(g61):
     _, _, total, tiles = g61
-    env = offline(g61)
-    try:
+    with offline(g61) as env:
         shown, rewards, info, term, trunc = play(env, seed=7)
         assert term and not trunc
         assert sum(rewards) == total == info["reward"]
@@ -70,14 +68,11 @@ def test_the_solver_policy_gets_the_full_reward_and_a_seed_gives_its_episode(g61
         assert again[0] == shown and again[1] == rewards
         other = play(env, seed=8)
         assert sum(other[1]) == total and other[0] != shown       # another seed: another order
-    finally:
-        env.close()
 
 
 def test_the_observation_is_the_tile_view_and_a_wrong_grid_scores_nothing(g61):
     lib, manifest, _, tiles = g61
-    env = offline(g61)
-    try:
+    with offline(g61) as env:
         obs, info = env.reset(seed=1)
         n, t = int(obs["n"]), int(obs["tile"])
         assert obs["frontier"].sum() == 1 and obs["frontier"][t] == 1 and obs["solved"].sum() == 0
@@ -94,8 +89,6 @@ def test_the_observation_is_the_tile_view_and_a_wrong_grid_scores_nothing(g61):
         obs4, r, _, _, info = env.step(action)
         assert r == n * n and info["verdict"]["correct"] and obs4["solved"][t] == 1
         assert obs4["frontier"][t] == 0 and obs4["frontier"].sum() >= 1
-    finally:
-        env.close()
 
 
 def test_the_online_env_plays_three_tiles_through_the_service(g61, tmp_path):
@@ -131,22 +124,16 @@ def test_bad_arguments_are_one_line_errors(g61):
 
 
 def test_ansi_render_shows_the_tile(g61):
-    env = offline(g61, render_mode="ansi")
-    try:
+    with offline(g61, render_mode="ansi") as env:
         obs, _ = env.reset(seed=0)
         text = env.render()
         n = int(obs["n"])
         assert text.startswith(f"tile {int(obs['tile'])} (n={n}") and len(text.splitlines()) == n + 1
-    finally:
-        env.close()
 
 
 def test_the_random_policy_is_below_the_solver(g61):
     _, _, total, _ = g61
-    env = offline(g61, max_steps=200)
-    try:
+    with offline(g61, max_steps=200) as env:
         env.action_space.seed(5)
         _, rewards, _, term, trunc = play(env, seed=5, policy=lambda _obs: env.action_space.sample())
         assert 0 <= sum(rewards) < total and (term or trunc)
-    finally:
-        env.close()
