@@ -1,4 +1,5 @@
-"""The referee's judge (FORMAT §10, §12): runs of moves on a day's board, persisted in SQLite.
+"""The referee's judge (FORMAT §10, §12): runs of moves on a day's board, persisted in the runs
+database (``referee.runsdb``: a SQLite file or PostgreSQL).
 
 A submission is JSON ``{"run": "name", "moves": [{"tile": id, "cells": "0101…"}, …]}``;
 ``cells`` is the tile's window as it lies on the board, n·n chars of ``0``/``1``,
@@ -18,8 +19,8 @@ row-major from board cell (y0, x0). Each move yields one verdict
 
 Moves are judged in order, so a later move may build on an earlier one in
 the same submission. Every move, rejected or not, is stored. A submission is
-one SQLite transaction (``BEGIN IMMEDIATE``): it is judged whole or not at
-all, and two judges on one runs file serialise. A run belongs to one board
+one transaction holding the run's lock (``Tx.lock_run``): it is judged whole or
+not at all, and two judges on one run serialise. A run belongs to one board
 (the manifest's sha256); a submission naming a run of another board, or one
 that is not even a JSON object with a string ``run`` and a list ``moves``,
 is ``BadInput`` and writes nothing; so is a ``--runs`` file that is not a runs file.
@@ -27,7 +28,6 @@ is ``BadInput`` and writes nothing; so is a ``--runs`` file that is not a runs f
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -35,65 +35,15 @@ from typing import Any
 from packers.packing import seam_neighbours
 from referee.board import Board
 from referee.manifest import Manifest
+from referee.runsdb import Tx, opened
 from tilelib import jsonin
-from tilelib.db import transaction
-from tilelib.errors import BadInput, CorruptLibrary
+from tilelib.errors import BadInput
 
-RUNS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    run TEXT PRIMARY KEY, board TEXT NOT NULL, day TEXT NOT NULL, created INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS moves (
-    id INTEGER PRIMARY KEY, run TEXT NOT NULL REFERENCES runs(run), tile INTEGER, cells TEXT,
-    accepted INTEGER NOT NULL, correct INTEGER NOT NULL, reward INTEGER NOT NULL, reason TEXT,
-    at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS moves_run ON moves (run, correct, tile);
-CREATE TABLE IF NOT EXISTS batches (
-    id INTEGER PRIMARY KEY, run TEXT NOT NULL REFERENCES runs(run), first_move INTEGER NOT NULL,
-    last_move INTEGER NOT NULL, at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS batches_run ON batches (run, id);
-CREATE TABLE IF NOT EXISTS tokens (
-    run TEXT PRIMARY KEY REFERENCES runs(run), token_sha256 TEXT NOT NULL, player TEXT);
-CREATE TABLE IF NOT EXISTS idempotency (
-    run TEXT NOT NULL REFERENCES runs(run), key TEXT NOT NULL, body_sha256 TEXT NOT NULL,
-    answer TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (run, key));
-"""
-RUNS_KIND = "tiles-runs/1"
 MAX_RUN_NAME = 200
 MAX_CELLS_STORED = 256  # cells strings are stored up to this length (a 16×16 window)
 OFF_FRONTIER = "shares no seam with a solved tile"   # the reason of a move off the run's frontier
 MAX_MOVES = 4096        # moves per submission: a run spans many submissions, each one transaction
 MAX_SUBMISSION_BYTES = 4 << 20
-
-
-def open_runs(path: str | Path) -> sqlite3.Connection:
-    """Open a runs file, creating it if absent or empty. An existing file that is not a runs file (a tile
-    library, say) is refused with BadInput and left untouched."""
-    p = Path(path)
-    if p.is_dir():
-        raise BadInput(f"--runs {p} is a directory, not a runs file")
-    if not p.parent.is_dir():
-        raise BadInput(f"--runs {p}: the folder {p.parent} does not exist")
-    fresh = not p.exists() or p.stat().st_size == 0
-    if not fresh:
-        with open(p, "rb") as fh:
-            if fh.read(16) != b"SQLite format 3\x00":
-                raise BadInput(f"{p} is not a runs file (not SQLite)")
-    try:
-        conn = sqlite3.connect(p, isolation_level=None, timeout=30)
-        if not fresh:
-            try:
-                row = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
-            except sqlite3.OperationalError:
-                row = None
-            if row is None or row[0] != RUNS_KIND:
-                conn.close()
-                raise BadInput(f"{p} is not a runs file (no meta kind {RUNS_KIND!r}); refusing to touch it")
-        conn.executescript(RUNS_SCHEMA)
-        conn.execute("INSERT OR IGNORE INTO meta VALUES ('kind', ?)", (RUNS_KIND,))
-    except sqlite3.DatabaseError as e:
-        raise CorruptLibrary(f"{p}: cannot use as a runs file ({e})") from e
-    return conn
 
 
 def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
@@ -116,12 +66,13 @@ def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
 
 
 def storable(text: str) -> str:
-    """``text`` as SQLite can store it: lone surrogates (legal in JSON text, not in UTF-8) escaped."""
+    """``text`` as both backends can store it: lone surrogates (legal in JSON text, not in UTF-8)
+    and NUL (legal in SQLite text, not in PostgreSQL's) escaped."""
     try:
         text.encode("utf-8")
-        return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00")
 
 
 def _verdict(tile: Any, accepted: bool, correct: bool, reward: int, reason: str | None) -> dict:
@@ -131,11 +82,11 @@ def _verdict(tile: Any, accepted: bool, correct: bool, reward: int, reason: str 
 class Judge:
     """Judges submissions on one board against one runs file."""
 
-    def __init__(self, manifest: Manifest, board: Board, runs_path: str | Path) -> None:
+    def __init__(self, manifest: Manifest, board: Board, runs: str | Path) -> None:
         self.manifest = manifest
         self.board = board
         self.digest = manifest.digest()
-        self.path = Path(runs_path)
+        self.runs = runs                 # the runs database ``judge`` and ``score`` open: a path or a URL
         self.nbrs = seam_neighbours(board.squares)
         self._truth: dict[int, str] = {}
 
@@ -178,30 +129,25 @@ class Judge:
         return _verdict(tile, True, True, n * n, None)
 
     def judge(self, submission: str | bytes | dict) -> list[dict]:
-        """Judge a whole submission in one transaction; return the verdicts in move order."""
+        """Judge a whole submission in one transaction of the runs database; the verdicts in move order."""
         run, moves = parse_submission(submission)
-        conn = open_runs(self.path)
-        try:
-            with transaction(conn):
-                row = conn.execute("SELECT board, day FROM runs WHERE run = ?", (run,)).fetchone()
-                if row is None:
-                    conn.execute("INSERT INTO runs VALUES (?,?,?,?)",
-                                 (run, self.digest, self.manifest.day, int(time.time())))
-                elif row[0] != self.digest:
-                    raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
-                solved = {t for (t,) in conn.execute(
-                    "SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
-                out = self.record(conn, run, moves, solved)
-        except sqlite3.DatabaseError as e:
-            raise CorruptLibrary(f"{self.path}: {e}") from e
-        finally:
-            conn.close()
-        return out
+        with opened(self.runs) as db:
+            return db.atomic(lambda tx: self._judge_in(tx, run, moves))
 
-    def record(self, conn: sqlite3.Connection, run: str, moves: list, solved: set[int]) -> list[dict]:
+    def _judge_in(self, tx: Tx, run: str, moves: list) -> list[dict]:
+        # made if new (two judges making one run: the second waits for the first, then finds it), then locked
+        tx.rows("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?) ON CONFLICT (run) DO NOTHING",
+                (run, self.digest, self.manifest.day, int(time.time())))
+        row = tx.lock_run(run)
+        if row[0] != self.digest:
+            raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
+        return self.record(tx, run, moves, solved_of(tx, run))
+
+    def record(self, tx: Tx, run: str, moves: list, solved: set[int]) -> list[dict]:
         """Judge ``moves`` in order against the run's ``solved`` tiles (updated in place) and store every
-        move plus one ``batches`` row (the submission, for the analyzer). The caller holds the
-        transaction. This is the one judging core: ``judge`` and the referee service both call it."""
+        move, one ``batches`` row (the submission, for the analyzer) and the run's new move count.
+        The caller holds the transaction and the run's lock (``Tx.lock_run``). This is the one
+        judging core: ``judge`` and the referee service both call it."""
         out = []
         now = time.time()
         first = last = None
@@ -210,25 +156,26 @@ class Judge:
             cells = mv.get("cells") if isinstance(mv, dict) else None
             cells = storable(cells[:MAX_CELLS_STORED]) if isinstance(cells, str) else None
             tile = v["tile"] if type(v["tile"]) is int and 0 <= v["tile"] < len(self.board.squares) else None
-            cur = conn.execute("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
-                               "VALUES (?,?,?,?,?,?,?,?)",
-                               (run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"],
-                                v["reason"], int(now)))
-            first = cur.lastrowid if first is None else first
-            last = cur.lastrowid
+            (last,) = tx.one("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
+                             "VALUES (?,?,?,?,?,?,?,?) RETURNING id",
+                             (run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"],
+                              v["reason"], int(now)))
+            first = last if first is None else first
             out.append(v)
         if first is not None:
-            conn.execute("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
-                         (run, first, last, now))
+            tx.rows("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
+                    (run, first, last, now))
+            tx.rows("UPDATE runs SET nmoves = nmoves + ? WHERE run = ?", (len(out), run))
         return out
 
     def score(self, run: str) -> dict:
         """A run's totals so far: solved tiles and reward."""
-        conn = open_runs(self.path)
-        try:
-            solved, reward = conn.execute(
-                "SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ? AND correct = 1",
-                (run,)).fetchone()
-        finally:
-            conn.close()
+        with opened(self.runs) as db:
+            ((solved, reward),) = db.read(
+                "SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ? AND correct = 1", (run,))
         return {"run": run, "solved": solved, "reward": reward}
+
+
+def solved_of(tx: Tx, run: str) -> set[int]:
+    """The tiles ``run`` has solved, as the database holds them."""
+    return {t for (t,) in tx.rows("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}

@@ -25,3 +25,44 @@ def lib(lib_path):
 
     with Library.create(lib_path) as library:
         yield library
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A real PostgreSQL on 127.0.0.1 for the whole session (``tests/pg_support.py``); skips with one
+    line where there is none."""
+    import pg_support
+
+    why = pg_support.why_not()
+    if why is not None:
+        pytest.skip(why)
+    cluster = pg_support.Cluster().start()
+    yield cluster
+    cluster.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_cluster):
+    """The URL of a fresh, empty database on the session's PostgreSQL."""
+    return pg_cluster.new_database()
+
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def _runs_target(request, folder):
+    if request.param == "sqlite":
+        return folder / "runs.sqlite"
+    return request.getfixturevalue("pg_cluster").new_database()
+
+
+@pytest.fixture(params=BACKENDS)
+def runs_target(request, tmp_path):
+    """A fresh runs database on each backend in turn: a SQLite file path, or a PostgreSQL URL."""
+    return _runs_target(request, tmp_path)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_runs_target(request, tmp_path_factory):
+    """``runs_target`` for a module-scoped service."""
+    return _runs_target(request, tmp_path_factory.mktemp("runs"))

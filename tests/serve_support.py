@@ -22,27 +22,31 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(lib: Path, runs: Path, manifests: list[Path], *extra: str, timeout: float = 120.0):
+def serving(lib: Path, runs: Path | str, manifests: list[Path], *extra: str, timeout: float = 120.0,
+            log: Path | None = None):
     """Run the service over these manifests (none: the whole library); yield its base URL
-    (http://127.0.0.1:PORT)."""
-    with service_process(lib, runs, manifests, *extra, timeout=timeout) as (_proc, base):
+    (http://127.0.0.1:PORT). ``runs``: a runs file, or a postgresql:// URL (then give ``log``)."""
+    with service_process(lib, runs, manifests, *extra, timeout=timeout, log=log) as (_proc, base):
         yield base
 
 
 @contextlib.contextmanager
-def service_process(lib: Path, runs: Path, manifests: list[Path], *extra: str, timeout: float = 120.0):
-    """``serving``, yielding (the process, its base URL); stopped with SIGINT unless already gone."""
+def service_process(lib: Path, runs: Path | str, manifests: list[Path], *extra: str, timeout: float = 120.0,
+                    log: Path | None = None):
+    """``serving``, yielding (the process, its base URL); stopped with SIGINT unless already gone. The
+    service's output goes to ``log`` (default: beside the runs file)."""
     port = free_port()
     args = [sys.executable, "-m", "tiles_cli.app", "referee", "serve", "-L", str(lib), "--runs", str(runs),
             "--port", str(port), *[a for m in manifests for a in ("--manifest", str(m))], *extra]
-    log = open(runs.with_suffix(".log"), "w")
+    log_path = log if log is not None else Path(runs).with_suffix(".log")
+    log = open(log_path, "w")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
     base = f"http://127.0.0.1:{port}"
     try:
         t0 = time.monotonic()
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"serve exited {proc.returncode}: {runs.with_suffix('.log').read_text()}")
+                raise RuntimeError(f"serve exited {proc.returncode}: {log_path.read_text()}")
             try:
                 if httpx.get(f"{base}/api/v1/days", timeout=2).status_code == 200:
                     break

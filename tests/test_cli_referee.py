@@ -130,9 +130,10 @@ def test_tile_errors(files, args, code):
     one_error_line(r)
 
 
-def test_judge_prints_one_object_per_move_and_persists(files, tmp_path):
+def test_judge_prints_one_object_per_move_and_persists(files, tmp_path, runs_target):
+    """On a runs file and on PostgreSQL (``--runs postgresql://…``) alike; ``score`` reads it back."""
     fx, m = files
-    runs = tmp_path / "runs.sqlite"
+    runs = runs_target
     x0, y0, s = fx.manifest.packing.squares[0]
     good = "".join(str(int(v)) for v in fx.solution[y0:y0 + s + 1, x0:x0 + s + 1].ravel())
     subm = tmp_path / "s.json"
@@ -147,6 +148,10 @@ def test_judge_prints_one_object_per_move_and_persists(files, tmp_path):
     r = run_tiles("referee", "judge", str(m), str(subm), "--runs", str(runs), "-L", str(fx.lib_path))
     assert r.returncode == 0
     assert "replay" in json.loads(r.stdout.splitlines()[0])["reason"]
+    r = run_tiles("referee", "score", "--runs", str(runs))
+    assert r.returncode == 0 and [json.loads(x) for x in r.stdout.splitlines()] == [
+        {"run": "r1", "day": fx.manifest.day, "player": None, "solved": 1, "reward": 256, "moves": 4,
+         "accepted": 1, "batches": 2}]
     subm.write_text("{oops")
     r = run_tiles("referee", "judge", str(m), str(subm), "--runs", str(runs), "-L", str(fx.lib_path))
     assert r.returncode == 2

@@ -9,14 +9,16 @@ cell only — so it is not reachable from tile 0 but from tiles 3 and 6.
 from __future__ import annotations
 
 import json
-import sqlite3
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from referee.board import build_board
 from packers.packing import seam_neighbours
-from referee.judge import Judge, open_runs
+from referee.judge import Judge
+from pg_support import query_runs
+from referee.runsdb import open_runsdb
 from referee_support import board21 as shared_board21
 from tilelib.errors import BadInput
 from tilelib.store import Library
@@ -28,10 +30,11 @@ def board21(tmp_path_factory):
 
 
 @pytest.fixture
-def judge(board21, tmp_path):
+def judge(board21, runs_target):
+    """A judge over a fresh runs database, a SQLite file and a PostgreSQL database in turn."""
     with Library.open(board21.lib_path) as lib:
         board = build_board(board21.manifest, lib)
-    return Judge(board21.manifest, board, tmp_path / "runs.sqlite")
+    return Judge(board21.manifest, board, runs_target)
 
 
 def cells(judge, i, flip=None):
@@ -46,8 +49,10 @@ def sub(run, *moves):
 
 
 def stored_moves(judge) -> int:
-    with sqlite3.connect(judge.path) as c:
-        return c.execute("SELECT count(*) FROM moves").fetchone()[0]
+    """Moves stored in the judge's runs database (0 while a runs file is not yet made)."""
+    if isinstance(judge.runs, Path) and not judge.runs.exists():
+        return 0
+    return query_runs(judge.runs, "SELECT count(*) FROM moves")[0][0]
 
 
 def test_layout_and_seam_rule(judge):
@@ -88,7 +93,7 @@ def test_a_run_legal_illegal_wrong_and_replayed(judge):
 def test_runs_persist_across_calls_and_are_separate(judge, board21):
     judge.judge(sub("bob", (0, cells(judge, 0))))
     # a new Judge on the same file (a new CLI call) continues the run
-    again = Judge(judge.manifest, judge.board, judge.path)
+    again = Judge(judge.manifest, judge.board, judge.runs)
     v = again.judge(sub("bob", (0, cells(judge, 0)), (4, cells(judge, 4))))
     assert [(x["accepted"], x["correct"]) for x in v] == [(False, False), (True, True)]
     assert "replay" in v[0]["reason"]
@@ -151,7 +156,7 @@ def test_malformed_submissions_write_nothing(judge, text, words):
 
 def test_a_run_belongs_to_one_board(judge):
     judge.judge(sub("dave", (0, cells(judge, 0))))
-    other = Judge(judge.manifest.with_clues([]), judge.board, judge.path)  # another manifest digest
+    other = Judge(judge.manifest.with_clues([]), judge.board, judge.runs)  # another manifest digest
     with pytest.raises(BadInput, match="another board"):
         other.judge(sub("dave", (1, cells(judge, 1))))
     assert stored_moves(judge) == 1
@@ -160,7 +165,7 @@ def test_a_run_belongs_to_one_board(judge):
 def test_a_file_that_is_not_a_runs_file_is_refused_untouched(judge, board21, tmp_path):
     before = board21.lib_path.read_bytes()
     with pytest.raises(BadInput, match="not a runs file"):
-        open_runs(board21.lib_path)
+        open_runsdb(board21.lib_path)
     assert board21.lib_path.read_bytes() == before
     junk = tmp_path / "junk.txt"
     junk.write_text("hello")
@@ -177,7 +182,7 @@ def test_concurrent_judges_on_one_runs_file_serialise(judge):
 
     def go():
         try:
-            j = Judge(judge.manifest, judge.board, judge.path)
+            j = Judge(judge.manifest, judge.board, judge.runs)
             results.extend(j.judge(sub("race", (0, cells(judge, 0)))))
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
@@ -204,7 +209,7 @@ MOVE = st.one_of(JSON, st.fixed_dictionaries({"tile": st.one_of(st.integers(-2, 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(moves=st.lists(MOVE, max_size=6))
 def test_any_json_moves_get_a_verdict_each_and_never_crash(judge, moves):
-    before = stored_moves(judge) if judge.path.exists() else 0
+    before = stored_moves(judge)
     v = judge.judge({"run": "fuzz", "moves": moves})
     assert len(v) == len(moves)
     for x in v:

@@ -7,12 +7,12 @@ and as a copy dated 2099-01-01 (not over: solutions and the manifest stay secret
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import replace
 
 import httpx
 import pytest
 
+from pg_support import query_runs
 from referee.board import build_board
 from referee.judge import OFF_FRONTIER, Judge
 from referee_support import board21
@@ -35,10 +35,11 @@ def files(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(files):
+def server(files, module_runs_target):
+    """The service over a SQLite runs file and over PostgreSQL in turn: every test of the API runs on both."""
     fx, d, _ = files
-    with serving(fx.lib_path, d / "runs.sqlite", [d / "past.json", d / "future.json"],
-                 "--max-body", "20000", "--max-moves", "8") as base:
+    with serving(fx.lib_path, module_runs_target, [d / "past.json", d / "future.json"],
+                 "--max-body", "20000", "--max-moves", "8", log=d / f"serve-{id(module_runs_target)}.log") as base:
         with httpx.Client(base_url=base + "/api/v1", timeout=30) as client:
             yield client
 
@@ -239,19 +240,18 @@ def test_openapi_docs_and_the_page_are_served(server):
 
 
 @pytest.mark.slow
-def test_state_survives_a_restart_and_sees_the_cli_judges_writes(files, tmp_path):
+def test_state_survives_a_restart_and_sees_the_cli_judges_writes(files, runs_target, tmp_path):
     fx, d, truth = files
-    runs = tmp_path / "runs.sqlite"
-    with serving(fx.lib_path, runs, [d / "past.json"]) as base, httpx.Client(base_url=base + "/api/v1") as c:
+    runs = runs_target
+    with serving(fx.lib_path, runs, [d / "past.json"], log=tmp_path / "serve.log") as base, httpx.Client(base_url=base + "/api/v1") as c:
         run, auth = new_run(c)
         play(c, run, auth, (0, truth.truth(0)))
         # the CLI judge writes to the same runs file while the service runs; the service notices
         Judge(truth.manifest, truth.board, runs).judge({"run": run, "moves": [{"tile": 3, "cells": truth.truth(3)}]})
         assert c.get(f"/runs/{run}").json()["reward"] == 256 + 36
         assert play(c, run, auth, (7, truth.truth(7)))["verdicts"][0]["correct"] is True
-    with serving(fx.lib_path, runs, [d / "past.json"]) as base, httpx.Client(base_url=base + "/api/v1") as c:
+    with serving(fx.lib_path, runs, [d / "past.json"], log=tmp_path / "serve.log") as base, httpx.Client(base_url=base + "/api/v1") as c:
         assert c.get(f"/runs/{run}").json()["reward"] == 256 + 36 + 36
         assert play(c, run, auth, (7, truth.truth(7)))["verdicts"][0]["reason"].endswith("(replay)")
-    with sqlite3.connect(runs) as conn:
-        assert conn.execute("SELECT count(*), sum(reward) FROM moves WHERE run = ?", (run,)).fetchone() == (4, 328)
-        assert conn.execute("SELECT count(*) FROM batches WHERE run = ?", (run,)).fetchone() == (4,)
+    assert query_runs(runs, "SELECT count(*), sum(reward) FROM moves WHERE run = ?", (run,)) == [(4, 328)]
+    assert query_runs(runs, "SELECT count(*) FROM batches WHERE run = ?", (run,)) == [(4,)]

@@ -77,6 +77,11 @@ class Unreachable(RemoteError):
     client, ``tiles play``; exit 4 like any remote that is unreachable)."""
 
 
+class DatabaseUnavailable(RemoteError):
+    """The runs database (PostgreSQL) cannot be reached or refuses us, or went away mid-write for
+    longer than the service waits (exit 4; the service answers 503, which the client retries)."""
+
+
 class VerificationFailed(TilesError):
     """A board, manifest or packing failed verification."""
 
@@ -126,6 +131,7 @@ HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (TooLarge, 413),
     (UnsupportedMedia, 415),
     (BadInput, 400),
+    (DatabaseUnavailable, 503),
 ]
 
 

@@ -16,6 +16,9 @@ LibraryOpt = typer.Option(Path("tiles.sqlite"), "--library", "-L", envvar="TILES
                           help="Tile library file (env TILES_LIBRARY).")
 RemoteOpt = typer.Option(None, "--remote", envvar="TILES_REMOTE",
                          help="Library remote: s3://bucket/prefix or file:///dir (env TILES_REMOTE).")
+_RUNS_HELP = "Runs database: a SQLite file, or a postgresql:// URL (env TILES_RUNS)."
+RunsOpt = typer.Option("tiles-runs.sqlite", "--runs", envvar="TILES_RUNS", help=_RUNS_HELP)
+RunsNeededOpt = typer.Option(..., "--runs", envvar="TILES_RUNS", help=_RUNS_HELP)
 # packers.DEFAULT_PACKER and packers.PACKERS in its order (a test keeps them equal); the packers
 # themselves load on use, not at start-up
 DEFAULT_PACKER = "big-first"

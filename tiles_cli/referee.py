@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from tiles_cli.options import LibraryOpt
+from tiles_cli.options import LibraryOpt, RunsOpt
 from tiles_cli.progress import progress
 from tilelib.errors import BadInput
 
@@ -77,8 +77,7 @@ def tile_command(
 def judge_command(
     manifest: Path = typer.Argument(..., help="The manifest JSON file."),
     submission: str = typer.Argument(..., help="The submission JSON file ('-' reads stdin)."),
-    runs: Path = typer.Option(Path("tiles-runs.sqlite"), "--runs", envvar="TILES_RUNS",
-                              help="SQLite file where runs and moves persist (env TILES_RUNS)."),
+    runs: str = RunsOpt,
     library: Path = LibraryOpt,
 ) -> None:
     """Judge a submission's moves; print one JSON verdict per move."""

@@ -10,11 +10,9 @@ from typing import List, Optional
 
 import typer
 
-from tiles_cli.options import LibraryOpt
+from tiles_cli.options import LibraryOpt, RunsNeededOpt, RunsOpt
 from tiles_cli.referee import referee_app
 
-RunsOpt = typer.Option(Path("tiles-runs.sqlite"), "--runs", envvar="TILES_RUNS",
-                       help="SQLite file where runs and moves persist (env TILES_RUNS).")
 
 
 def register(app: typer.Typer) -> None:
@@ -24,7 +22,7 @@ def register(app: typer.Typer) -> None:
 @referee_app.command("serve")
 def serve_command(
     library: Path = LibraryOpt,
-    runs: Path = RunsOpt,
+    runs: str = RunsOpt,
     manifest: Optional[List[Path]] = typer.Option(None, "--manifest", help="Offer this manifest file's day "
                                                   "(repeatable; default: every day in the library)."),
     day: Optional[List[str]] = typer.Option(None, "--day", help="Offer only this library day (repeatable)."),
@@ -34,27 +32,29 @@ def serve_command(
     max_moves: int = typer.Option(64, "--max-moves", help="Most moves in one request."),
     poll: float = typer.Option(10.0, "--poll", min=0.1, max=3600, help="Seconds between looks for new days in "
                                "the library (without --manifest and --day: a day built later is offered)."),
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="Worker processes (uvicorn's); with more "
+                                "than one, a postgresql:// --runs is the usual choice."),
 ) -> None:
     """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, MCP tools at /mcp, the
     play page at /.
-    Over a whole library, a day built while it runs is offered within --poll seconds."""
-    from referee.service import server, watch
-    from referee.service.app import create_app
-    from referee.service.boards import load_days
-    from referee.service.runs import RunStore
-    from tilelib.store import Library
+    Over a whole library, a day built while it runs is offered within --poll seconds. --runs may be a
+    postgresql:// URL; then --workers N processes share it (each loads the boards once)."""
+    from referee.service import server
+    from referee.service.worker import ServeOptions, open_service
 
-    t0 = time.perf_counter()
-    with Library.open(library) as lib:
-        days = load_days(lib, runs, manifest, day)
-    for d, db in sorted(days.items()):
-        typer.echo(f"tiles referee serve: {d}: G={db.board.G}, {len(db.board.squares)} tiles", err=True)
-    store = RunStore(runs, days)
-    typer.echo(f"tiles referee serve: {len(days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; "
-               f"http://{host}:{port}/", err=True)
+    opts = ServeOptions(library=str(library), runs=str(runs), manifests=tuple(map(str, manifest or ())),
+                        days=tuple(day or ()), host=host, port=port, max_body=max_body, max_moves=max_moves,
+                        poll=poll, workers=workers)
     say = lambda line: typer.echo(f"tiles referee serve: {line}", err=True)  # noqa: E731
-    jobs = [] if manifest or day else [lambda: watch.watch(store, library, runs, say, poll)]
-    app = create_app(store, max_body=max_body, max_moves=max_moves, background=jobs, host=host)
+    t0 = time.perf_counter()
+    app, store = open_service(opts, say=say, log=say)
+    say(f"{len(store.days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; http://{host}:{port}/"
+        + (f" ({workers} workers)" if workers > 1 else ""))
+    if workers > 1:
+        store.close()          # checked; each worker opens its own (referee.service.worker)
+        del app, store
+        server.run_workers(opts)
+        return
     try:
         server.run(app, host, port)
     finally:
@@ -65,8 +65,8 @@ def serve_command(
 def puzzle_command(
     manifest: Path = typer.Argument(..., help="The manifest JSON file."),
     tile: int = typer.Argument(..., help="Tile id."),
-    runs: Optional[Path] = typer.Option(None, "--runs", help="Runs file: show cells known from the run's "
-                                        "solved neighbours."),
+    runs: Optional[str] = typer.Option(None, "--runs", help="Runs database (file or postgresql:// URL): show "
+                                       "cells known from the run's solved neighbours."),
     run: Optional[str] = typer.Option(None, "--run", help="The run (with --runs)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole view as one JSON object."),
     library: Path = LibraryOpt,
@@ -97,7 +97,7 @@ def puzzle_command(
 
 @referee_app.command("score")
 def score_command(
-    runs: Path = typer.Option(..., "--runs", envvar="TILES_RUNS", help="The runs file."),
+    runs: str = RunsNeededOpt,
     run: Optional[str] = typer.Option(None, "--run", help="Only this run."),
 ) -> None:
     """Print each run's totals (solved tiles, reward, moves, batches) as one JSON line, best first."""
@@ -111,7 +111,7 @@ def score_command(
 @referee_app.command("analyze")
 def analyze_command(
     day: str = typer.Option(..., "--day", help="The day (YYYY-MM-DD)."),
-    runs: Path = typer.Option(..., "--runs", envvar="TILES_RUNS", help="The runs file."),
+    runs: str = RunsNeededOpt,
     library: Path = LibraryOpt,
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="The day's manifest file (default: the "
                                             "library's manifest of --day)."),
@@ -123,6 +123,7 @@ def analyze_command(
 ) -> None:
     """The analyzer of a day: its leaderboard, reward per batch and mean n of solved tiles over time (and
     of one run with --run), as one JSON object on stdout; with --png, drawn for a report."""
+    from referee.runsdb import is_url
     from referee.service.boards import load_days
     from referee.service.runs import RunStore
     from tilelib.days import check_day
@@ -131,7 +132,7 @@ def analyze_command(
     from tilelib.store import Library
 
     day = check_day(day, "--day")
-    if not runs.is_file():
+    if not is_url(runs) and not Path(runs).is_file():
         raise NotFound(f"no runs file {runs}")
     if png is not None:
         check_placeable(png, "--png")

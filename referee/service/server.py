@@ -37,3 +37,16 @@ def run(app, host: str, port: int) -> None:
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=GRACE)
     _Server(config).run()
+
+
+def run_workers(opts) -> None:
+    """Serve with ``opts.workers`` uvicorn worker processes, each building its app from ``opts``
+    (``referee.service.worker.app``); uvicorn's supervisor restarts a worker that dies and stops
+    them all on SIGTERM or Ctrl-C."""
+    import os
+
+    from referee.service.worker import ENV
+
+    os.environ[ENV] = opts.to_env()
+    uvicorn.run("referee.service.worker:app", factory=True, host=opts.host, port=opts.port, workers=opts.workers,
+                log_level="warning", access_log=False, timeout_graceful_shutdown=GRACE)

@@ -1,0 +1,99 @@
+"""The runs database: one interface over two backends (FORMAT §12).
+
+``--runs`` (env ``TILES_RUNS``) names either a SQLite file (the embedded default) or a
+``postgresql://`` URL. ``open_runsdb(target)`` returns a ``RunsDB`` either way; everything that
+reads or writes runs (``referee.judge``, ``referee.service.runs``) speaks to that interface and
+writes its SQL once, with ``?`` placeholders and the SQL both dialects share.
+
+- ``db.atomic(fn)`` runs ``fn(tx)`` in one write transaction that holds the run it locks
+  (``tx.lock_run``): SQLite's ``BEGIN IMMEDIATE`` takes the file's write lock, PostgreSQL's
+  ``SELECT … FOR UPDATE`` the run's row, so two writers on one run serialise. When PostgreSQL
+  drops the connection before the commit was sent, the block is run again on a new connection
+  for up to ``RETRY_FOR`` seconds (nothing of it was kept); a connection lost during the commit
+  itself is ``DatabaseUnavailable`` (HTTP 503): the commit may or may not have happened, and only
+  the caller's idempotency key can say — the client retries with it.
+- ``db.read(sql, args)`` runs one read (retried the same way: reads are safe).
+- The schema is versioned (``referee.runsdb.schema``): opening migrates an older database in one
+  transaction and refuses a newer one (``SchemaTooNew``, exit 3) before writing anything.
+
+The PostgreSQL driver (psycopg 3) is imported only when a URL is opened, so ``tiles --help`` and
+every SQLite user never load it.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence, TypeVar
+
+T = TypeVar("T")
+RETRY_FOR = 20.0          # seconds a worker waits for PostgreSQL to come back before answering 503
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+class Tx(Protocol):
+    """One open transaction."""
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        """Run one statement; its rows (none for a write without RETURNING)."""
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+        """Run one statement; its first row or None."""
+
+    def lock_run(self, run: str) -> tuple | None:
+        """(board, day, created, nmoves) of ``run``, locked against other writers until the end of the
+        transaction; None if there is no such run."""
+
+
+class RunsDB(Protocol):
+    """A runs database, SQLite or PostgreSQL."""
+
+    target: str     # what --runs named, for messages (a URL without its password)
+    dialect: str    # "sqlite" | "postgresql"
+
+    def atomic(self, fn: Callable[[Tx], T]) -> T:
+        """``fn(tx)`` in one write transaction (see the module doc for retries)."""
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        """The rows of one read."""
+
+    def close(self) -> None:
+        """Give the connection back."""
+
+
+def is_url(target: str | Path) -> bool:
+    """Whether ``--runs`` names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+def open_runsdb(target: str | Path) -> RunsDB:
+    """The runs database ``target`` names, created or migrated to this code's schema.
+
+    A file path: SQLite (created if absent; an existing file that is not a runs file is refused,
+    untouched). A ``postgresql://`` URL: that database (unreachable or refused within
+    ``postgres.CONNECT_TIMEOUT`` seconds: ``DatabaseUnavailable``, exit 4)."""
+    if is_url(target):
+        from referee.runsdb.postgres import PostgresRuns
+
+        return PostgresRuns(str(target))
+    from referee.runsdb.sqlite import SqliteRuns
+
+    return SqliteRuns(Path(target))
+
+
+class RunsDBContext(AbstractContextManager):
+    """``with opened(target) as db:`` — a runs database closed at the end of the block."""
+
+    def __init__(self, target: str | Path) -> None:
+        self.db = open_runsdb(target)
+
+    def __enter__(self) -> RunsDB:
+        return self.db
+
+    def __exit__(self, *exc) -> None:
+        self.db.close()
+
+
+opened = RunsDBContext
+
+__all__ = ["RETRY_FOR", "RunsDB", "Tx", "is_url", "open_runsdb", "opened"]

@@ -1,0 +1,160 @@
+"""The runs database in PostgreSQL (``--runs postgresql://…``; ``referee.runsdb``'s interface), over
+psycopg 3 with one connection per process.
+
+The connection is in autocommit mode, so a read holds no transaction open; a write is an explicit
+``BEGIN`` … ``COMMIT`` whose run row is locked with ``SELECT … FOR UPDATE`` (``Tx.lock_run``). A
+connection lost (a restart, a dropped socket) or a transaction PostgreSQL rolled back itself
+(serialization failure, deadlock) before ``COMMIT`` was sent: the block runs again on a new
+connection, waiting up to ``RETRY_FOR`` seconds. Lost during ``COMMIT``: ``DatabaseUnavailable``,
+since only the caller's idempotency key can tell whether it was kept.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Callable, Sequence, TypeVar
+
+import psycopg
+
+from referee.runsdb import RETRY_FOR, schema
+from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable, SchemaTooNew
+
+T = TypeVar("T")
+CONNECT_TIMEOUT = 4          # seconds per address (libpq's connect_timeout covers the whole start-up)
+_MIGRATION_LOCK = 0x7469_6c65   # pg_advisory_xact_lock key: one opener migrates at a time
+_SQL: dict[str, str] = {}
+
+
+def _pg(sql: str) -> str:
+    """``?`` placeholders as psycopg's ``%s`` (the shared SQL has no literal ``?`` or ``%``)."""
+    out = _SQL.get(sql)
+    if out is None:
+        out = _SQL[sql] = sql.replace("?", "%s")
+    return out
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def _line(e: BaseException) -> str:
+    return " ".join(str(e).split())[:300] or type(e).__name__
+
+
+class _Tx:
+    def __init__(self, conn: "psycopg.Connection") -> None:
+        self.conn = conn
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        cur = self.conn.execute(_pg(sql), args)
+        return cur.fetchall() if cur.description is not None else []
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+        cur = self.conn.execute(_pg(sql), args)
+        return cur.fetchone() if cur.description is not None else None
+
+    def lock_run(self, run: str) -> tuple | None:
+        return self.one("SELECT board, day, created, nmoves FROM runs WHERE run = ? FOR UPDATE", (run,))
+
+
+class PostgresRuns:
+    """A runs database in PostgreSQL (see the module doc)."""
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.target = redact(url)
+        self.conn: psycopg.Connection | None = None
+        self.conn = self._connect()
+        try:
+            self._migrate()
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self) -> "psycopg.Connection":
+        try:
+            return self._dial()
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as e:
+            raise DatabaseUnavailable(f"cannot open the runs database {self.target}: {_line(e)}") from e
+
+    def _dial(self) -> "psycopg.Connection":
+        return psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+                               application_name="tiles-referee")
+
+    def _live(self) -> "psycopg.Connection":
+        """The connection, dialled again if it was lost (psycopg.OperationalError if that fails)."""
+        if self.conn is None or self.conn.closed or self.conn.broken:
+            self.close()
+            self.conn = self._dial()
+        return self.conn
+
+    def _migrate(self) -> None:
+        """Bring the database to ``schema.LATEST`` in one transaction (one opener at a time); refuse a
+        newer schema, or a database whose ``meta`` says it is something else, before writing."""
+
+        def step(tx: _Tx) -> None:
+            tx.rows(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+            version = 0
+            if tx.one("SELECT to_regclass('meta')")[0] is not None:
+                kind = tx.one("SELECT value FROM meta WHERE key = 'kind'")
+                if kind is None or kind[0] != schema.RUNS_KIND:
+                    raise BadInput(f"{self.target} is not a runs database (its meta table has no kind "
+                                   f"{schema.RUNS_KIND!r}); refusing to touch it")
+                if tx.one("SELECT to_regclass('schema_migrations')")[0] is not None:
+                    version = tx.one("SELECT coalesce(max(version), 0) FROM schema_migrations")[0]
+            if version > schema.LATEST:
+                raise SchemaTooNew(f"{self.target}: runs schema version {version} is newer than this code's "
+                                   f"{schema.LATEST}; upgrade tiles")
+            if version < schema.LATEST:
+                schema.migrate(lambda s: tx.rows(s), version, self.dialect, int(time.time()))
+
+        self.atomic(step)
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """``attempt()``, again on a new connection while PostgreSQL is away (up to ``RETRY_FOR`` s)."""
+        deadline = time.monotonic() + RETRY_FOR
+        delay = 0.05
+        while True:
+            try:
+                return attempt()
+            except psycopg.OperationalError as e:
+                if time.monotonic() + delay > deadline:
+                    raise DatabaseUnavailable(f"the runs database {self.target} is unavailable: {_line(e)}") from e
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            except psycopg.Error as e:
+                raise CorruptLibrary(f"{self.target}: {_line(e)}") from e
+
+    def _once(self, fn: Callable[[_Tx], T]) -> tuple[psycopg.Connection, T]:
+        """``fn`` inside ``BEGIN``, rolled back if it raises; the connection to commit on and the result."""
+        conn = self._live()
+        conn.execute("BEGIN")
+        try:
+            return conn, fn(_Tx(conn))
+        except BaseException:
+            if not conn.broken and not conn.closed:
+                conn.execute("ROLLBACK")
+            raise
+
+    def atomic(self, fn: Callable[[_Tx], T]) -> T:
+        conn, out = self._retrying(lambda: self._once(fn))
+        try:
+            conn.execute("COMMIT")
+        except psycopg.Error as e:
+            raise DatabaseUnavailable(f"the runs database {self.target} failed at commit (the write may or "
+                                      f"may not be kept; retry with the same Idempotency-Key): {_line(e)}") from e
+        return out
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        return self._retrying(lambda: self._live().execute(_pg(sql), args).fetchall())
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            finally:
+                self.conn = None

@@ -1,0 +1,117 @@
+"""The runs database in one SQLite file (the embedded default; ``referee.runsdb``'s interface).
+
+Writes take the file's write lock up front (``tilelib.db.transaction``: ``BEGIN IMMEDIATE``), so the
+service, its workers and the CLI judge serialise on one file. WAL lets readers go on meanwhile.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence, TypeVar
+
+from referee.runsdb import schema
+from tilelib.db import transaction
+from tilelib.errors import BadInput, CorruptLibrary, SchemaTooNew
+
+T = TypeVar("T")
+
+
+class _Tx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        return self.conn.execute(sql, args).fetchall()
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+        return self.conn.execute(sql, args).fetchone()
+
+    def lock_run(self, run: str) -> tuple | None:
+        # BEGIN IMMEDIATE already holds the file's write lock: the row needs no lock of its own
+        return self.one("SELECT board, day, created, nmoves FROM runs WHERE run = ?", (run,))
+
+
+def _check_file(p: Path) -> bool:
+    """Whether ``p`` is to be created (absent or empty); BadInput for a path that cannot be a runs file."""
+    if p.is_dir():
+        raise BadInput(f"--runs {p} is a directory, not a runs file")
+    if not p.parent.is_dir():
+        raise BadInput(f"--runs {p}: the folder {p.parent} does not exist")
+    fresh = not p.exists() or p.stat().st_size == 0
+    if not fresh:
+        with open(p, "rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                raise BadInput(f"{p} is not a runs file (not SQLite)")
+    return fresh
+
+
+def _version(conn: sqlite3.Connection, p: Path) -> tuple[int, bool]:
+    """(schema version, legacy) of an existing file: refused unless it is a runs file."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
+    except sqlite3.OperationalError:
+        row = None
+    if row is None or row[0] != schema.RUNS_KIND:
+        raise BadInput(f"{p} is not a runs file (no meta kind {schema.RUNS_KIND!r}); refusing to touch it")
+    try:
+        (v,) = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+        return v, False
+    except sqlite3.OperationalError:
+        return 1, True        # written before migrations were recorded: version 1's tables
+
+
+class SqliteRuns:
+    """A runs file (see the module doc)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.target = str(path)
+        fresh = _check_file(self.path)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        try:
+            self._migrate(fresh)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError as e:
+            self.conn.close()
+            raise CorruptLibrary(f"{self.path}: cannot use as a runs file ({e})") from e
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _migrate(self, fresh: bool) -> None:
+        """Bring the file to ``schema.LATEST`` in one transaction; refuse a newer one untouched."""
+        if not fresh:
+            version, _ = _version(self.conn, self.path)
+            if version > schema.LATEST:
+                raise SchemaTooNew(f"{self.path}: runs schema version {version} is newer than this code's "
+                                   f"{schema.LATEST}; upgrade tiles")
+            if version == schema.LATEST:
+                return
+        with transaction(self.conn):
+            has_meta = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+            version, legacy = _version(self.conn, self.path) if has_meta else (0, False)
+            if version > schema.LATEST:
+                raise SchemaTooNew(f"{self.path}: runs schema version {version} is newer than this code's "
+                                   f"{schema.LATEST}; upgrade tiles")
+            schema.migrate(self.conn.execute, version, self.dialect, int(time.time()), legacy)
+
+    def atomic(self, fn: Callable[[_Tx], T]) -> T:
+        try:
+            with transaction(self.conn) as conn:
+                return fn(_Tx(conn))
+        except sqlite3.DatabaseError as e:
+            raise CorruptLibrary(f"{self.path}: {e}") from e
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            return self.conn.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise CorruptLibrary(f"{self.path}: {e}") from e
+
+    def close(self) -> None:
+        self.conn.close()

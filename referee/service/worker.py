@@ -1,0 +1,83 @@
+"""What ``tiles referee serve`` runs, as one typed value: ``ServeOptions`` made once from the command
+line, ``open_service`` (the runs database first, so a wrong URL fails before any board loads; then
+the days' boards; then the app), and ``app``, the factory each of ``--workers N`` processes calls.
+
+With one worker the command calls ``open_service`` and serves the app in its own process. With
+more, it opens the service once to check everything (a bad manifest or database is one line and
+its exit code, before any worker starts), lets it go, and hands the same options to uvicorn's
+workers through ``ENV``: each opens its own connection and loads each day's board once. No state
+that matters lives in a worker (``referee.service.runs``), so any worker may answer any request.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+ENV = "TILES_SERVE_OPTIONS"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """The options of one ``tiles referee serve``."""
+
+    library: str
+    runs: str
+    manifests: tuple[str, ...] = ()
+    days: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_body: int = 64 * 1024
+    max_moves: int = 64
+    poll: float = 10.0
+    workers: int = 1
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls, text: str) -> "ServeOptions":
+        raw = json.loads(text)
+        return cls(**{**raw, "manifests": tuple(raw["manifests"]), "days": tuple(raw["days"])})
+
+
+def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None,
+                 log: Callable[[str], None] = print):
+    """(app, store) of ``opts``: the runs database opened (and migrated), the days loaded, the app made.
+    ``say`` gets a line per day loaded (the command's start-up report), ``log`` the watcher's lines."""
+    from referee.service import watch
+    from referee.service.app import create_app
+    from referee.service.boards import load_days
+    from referee.service.runs import RunStore
+    from tilelib.store import Library
+
+    store = RunStore(opts.runs, {})
+    try:
+        with Library.open(Path(opts.library)) as lib:
+            days = load_days(lib, opts.runs, [Path(m) for m in opts.manifests] or None, list(opts.days) or None)
+        for d, db in sorted(days.items()):
+            store.add_day(db)
+            if say is not None:
+                say(f"{d}: G={db.board.G}, {len(db.board.squares)} tiles")
+        jobs = [] if opts.manifests or opts.days else [
+            lambda: watch.watch(store, Path(opts.library), opts.runs, log, opts.poll)]
+        app = create_app(store, max_body=opts.max_body, max_moves=opts.max_moves, background=jobs, host=opts.host)
+    except BaseException:
+        store.close()
+        raise
+    return app, store
+
+
+def app():
+    """The app of one worker process (uvicorn's factory): options from ``ENV``."""
+    opts = ServeOptions.from_env(os.environ[ENV])
+    pid = os.getpid()
+    application, store = open_service(
+        opts, log=lambda line: print(f"tiles referee serve [{pid}]: {line}", file=sys.stderr, flush=True))
+    atexit.register(store.close)
+    return application
