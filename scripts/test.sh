@@ -11,4 +11,10 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
     || echo "scripts/test.sh: could not install chromium with apt" >&2
 fi
+# The runs-database tests start a real PostgreSQL (initdb/pg_ctl on 127.0.0.1); install it when missing.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+   && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } >/dev/null 2>&1 \
+    || echo "scripts/test.sh: could not install postgresql with apt" >&2
+fi
 exec .venv/bin/python -m pytest "$@"
