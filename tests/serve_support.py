@@ -83,10 +83,16 @@ def board21_day(tmp_path_factory, name: str):
     return fx, d, d / "day.json", truth
 
 
-def daily_g61(tmp_path_factory, name: str, day: str, seed: bytes):
-    """A real `tiles daily build` of a G=61 day on an empty library: (folder with lib.sqlite, manifest path)."""
+def daily_day(tmp_path_factory, name: str, day: str, seed: bytes, size: int):
+    """A real `tiles daily build` of a G=``size`` day on an empty library: (folder with lib.sqlite,
+    manifest path)."""
     from daily.build import BuildOptions, build
 
     d = tmp_path_factory.mktemp(name)
-    res = build(BuildOptions(day=day, library=d / "lib.sqlite", out_dir=d, size=61, seed=seed), log=lambda _l: None)
+    res = build(BuildOptions(day=day, library=d / "lib.sqlite", out_dir=d, size=size, seed=seed), log=lambda _l: None)
     return d, res.manifest_path
+
+
+def daily_g61(tmp_path_factory, name: str, day: str, seed: bytes):
+    """``daily_day`` at G=61."""
+    return daily_day(tmp_path_factory, name, day, seed, 61)
