@@ -80,7 +80,7 @@ def _verdict(tile: Any, accepted: bool, correct: bool, reward: int, reason: str 
 
 
 class Judge:
-    """Judges submissions on one board against one runs file."""
+    """Judges submissions on one board against one runs database (a file or a URL)."""
 
     def __init__(self, manifest: Manifest, board: Board, runs: str | Path) -> None:
         self.manifest = manifest

@@ -14,6 +14,11 @@ median / p99 / max per request kind, and in-process baselines measured in the sa
 core per move, the CLI judge per submission, one board rebuild — what every CLI judge call paid).
 
     python scripts/bench_serve.py --manifest DAY.json -L LIB [--clients 32] [--seconds 30] [--batch 1]
+                                  [--workers N] [--postgres | --runs postgresql://…]
+
+``--postgres`` starts a throwaway PostgreSQL on loopback (the tests' ``pg_support.Cluster``) and
+serves over it; ``--workers N`` runs N worker processes. The RSS of the service's processes
+(the command and each worker) is read at the end of the load.
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ import os
 import platform
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -38,6 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.board import build_board  # noqa: E402
+from referee.runsdb import opened  # noqa: E402
 from referee.judge import Judge  # noqa: E402
 from referee.service.boards import DayBoard, frontier, load_manifest  # noqa: E402
 from tilelib.store import Library  # noqa: E402
@@ -163,17 +168,25 @@ async def client(k: int, port: int, day: str, db: DayBoard, until: float, batch:
     log["runs"][run] = (sent, score)
 
 
-def check(runs_path: Path, runs: dict) -> list[str]:
-    """The runs file against what the clients were told; returns the problems found (none expected)."""
+def service_rss(pid: int) -> list[float]:
+    """RSS in MB of the service's command and of each worker it spawned (not the multiprocessing tracker)."""
+    def rss(p: int) -> float:
+        with open(f"/proc/{p}/status") as fh:
+            return next(int(x.split()[1]) for x in fh if x.startswith("VmRSS:")) / 1024
+
+    kids = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [rss(pid)] + [rss(int(line.split()[0])) for line in kids.splitlines() if "spawn_main" in line]
+
+
+def check(target, runs: dict) -> list[str]:
+    """The runs database against what the clients were told; returns the problems found (none expected)."""
     problems = []
-    with sqlite3.connect(runs_path) as conn:
-        twice = conn.execute("SELECT run, tile FROM moves WHERE correct = 1 GROUP BY run, tile "
-                             "HAVING count(*) > 1").fetchall()
+    with opened(target) as db:
+        twice = db.read("SELECT run, tile FROM moves WHERE correct = 1 GROUP BY run, tile HAVING count(*) > 1")
         if twice:
             problems.append(f"{len(twice)} (run, tile) rewarded twice")
         for run, (sent, score) in runs.items():
-            rows = conn.execute("SELECT tile, accepted, correct, reward FROM moves WHERE run = ? ORDER BY id",
-                                (run,)).fetchall()
+            rows = db.read("SELECT tile, accepted, correct, reward FROM moves WHERE run = ? ORDER BY id", (run,))
             got = [(t, bool(a), bool(c), r) for t, a, c, r in rows]
             if Counter(got) != Counter(sent) or len(got) != len(sent):
                 problems.append(f"{run}: stored moves differ from the verdicts sent ({len(got)} vs {len(sent)})")
@@ -199,6 +212,9 @@ def main() -> None:
     ap.add_argument("--mix", type=float, nargs=3, default=(0.1, 0.05, 0.05),
                     metavar=("WRONG", "REPLAY", "OFF"), help="fractions of wrong / replayed / random-tile moves")
     ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--runs", default=None, help="a postgresql:// URL (default: a fresh runs file)")
+    ap.add_argument("--postgres", action="store_true", help="serve over a throwaway PostgreSQL on loopback")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-serve-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -211,9 +227,17 @@ def main() -> None:
         db = DayBoard.load(m, lib, work / "unused.sqlite")
         load_s = time.perf_counter() - t0
     base_costs = baselines(db, m, args.library, work)
+    cluster = None
+    target = args.runs or runs_path
+    if args.postgres:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import pg_support
+
+        cluster = pg_support.Cluster().start()
+        target = cluster.new_database("bench")
     port = free_port()
     cmd = [sys.executable, "-m", "tiles_cli.app", "referee", "serve", "-L", str(args.library), "--runs",
-           str(runs_path), "--manifest", str(args.manifest), "--port", str(port)]
+           str(target), "--manifest", str(args.manifest), "--port", str(port), "--workers", str(args.workers)]
     srv_log = open(work / "serve.log", "w")
     proc = subprocess.Popen(cmd, stdout=srv_log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -223,14 +247,21 @@ def main() -> None:
         t0 = time.perf_counter()
         asyncio.run(play(port, m.day, db, args, log))
         wall = time.perf_counter() - t0
+        rss = service_rss(proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
         srv_log.close()
-    problems = check(runs_path, log["runs"])
+    try:
+        problems = check(target, log["runs"])
+    finally:
+        if cluster is not None:
+            cluster.cleanup()
     moves = sum(len(s) for s, _ in log["runs"].values())
     correct = sum(sum(1 for x in s if x[2]) for s, _ in log["runs"].values())
     print(f"machine: {platform.node()} {platform.machine()} {os.cpu_count()} cpus; load {os.getloadavg()}")
+    print(f"service: {args.workers} worker(s) over {'PostgreSQL' if cluster or args.runs else 'a SQLite runs file'}; "
+          f"RSS MB (command, workers…): {', '.join(f'{r:.0f}' for r in rss)}; total {sum(rss):.0f} MB")
     print(f"board: day {m.day}, G={m.G}, {m.tile_count()} tiles; board load {load_s:.1f} s in-process, "
           f"service ready in {ready:.1f} s")
     print(f"{args.clients} clients x {args.seconds:.0f} s, {args.batch} move(s) per request, mix "

@@ -17,9 +17,10 @@ DAY = "2026-11-29"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, module_runs_target):
+    """The service over each backend in turn."""
     fx, d, manifest, truth = board21_day(tmp_path_factory, "client")
-    with serving(fx.lib_path, d / "runs.sqlite", [manifest]) as base:
+    with serving(fx.lib_path, module_runs_target, [manifest], log=d / "serve.log") as base:
         yield base, truth, fx.manifest
 
 

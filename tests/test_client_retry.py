@@ -8,12 +8,12 @@ hold the batch once, and the answer the client gets is the first one.
 
 from __future__ import annotations
 
-import sqlite3
 
 import httpx
 import pytest
 
 from flaky_proxy import FlakyProxy
+from pg_support import query_runs
 from referee.client import Client
 from serve_support import board21_day, serving
 from tilelib.errors import Conflict, Unreachable
@@ -22,17 +22,16 @@ DAY = "2026-11-29"
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory):
+def service(tmp_path_factory, module_runs_target):
+    """The service over each backend in turn."""
     fx, d, manifest, truth = board21_day(tmp_path_factory, "retry")
-    with serving(fx.lib_path, d / "runs.sqlite", [manifest]) as base:
-        yield base, d / "runs.sqlite", truth
+    with serving(fx.lib_path, module_runs_target, [manifest], log=d / "serve.log") as base:
+        yield base, module_runs_target, truth
 
 
 def stored(runs, run) -> tuple[int, int, int]:
-    with sqlite3.connect(runs) as conn:
-        moves, reward = conn.execute("SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ?",
-                                     (run,)).fetchone()
-        batches = conn.execute("SELECT count(*) FROM batches WHERE run = ?", (run,)).fetchone()[0]
+    ((moves, reward),) = query_runs(runs, "SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ?", (run,))
+    ((batches,),) = query_runs(runs, "SELECT count(*) FROM batches WHERE run = ?", (run,))
     return moves, reward, batches
 
 

@@ -21,10 +21,11 @@ TOOLS = {"list_days", "start_run", "read_frontier", "read_tile", "submit_moves",
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, module_runs_target):
+    """The service over each backend in turn; (its URL, its log)."""
     d, manifest = daily_g61(tmp_path_factory, "mcp61", DAY, bytes.fromhex("cd" * 32))
-    with serving(d / "lib.sqlite", d / "runs.sqlite", [manifest]) as base:
-        yield base, d / "runs.log"
+    with serving(d / "lib.sqlite", module_runs_target, [manifest], log=d / "serve.log") as base:
+        yield base, d / "serve.log"
 
 
 def session(base: str, work):

@@ -30,9 +30,10 @@ def g61(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def served(g61):
+def served(g61, module_runs_target):
+    """The service over each backend in turn."""
     d, manifest, _, _ = g61
-    with serving(d / "lib.sqlite", d / "runs.sqlite", [manifest]) as base:
+    with serving(d / "lib.sqlite", module_runs_target, [manifest], log=d / "serve.log") as base:
         yield base
 
 

@@ -33,12 +33,14 @@ MAX_EXAMPLES = 50
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory):
+def base(tmp_path_factory, module_runs_target):
+    """The service over each backend in turn: hostile bodies reach SQLite and PostgreSQL alike."""
     fx = board21(tmp_path_factory)
     d = tmp_path_factory.mktemp("fuzz")
     (d / "past.json").write_text(fx.manifest.to_json())
     (d / "future.json").write_text(replace(fx.manifest, day=FUTURE).to_json())
-    with serving(fx.lib_path, d / "runs.sqlite", [d / "past.json", d / "future.json"], "--max-moves", "8") as url:
+    with serving(fx.lib_path, module_runs_target, [d / "past.json", d / "future.json"], "--max-moves", "8",
+                 log=d / "serve.log") as url:
         yield url
 
 

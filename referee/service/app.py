@@ -3,9 +3,9 @@
 core, for LLM agents) and the play page at ``/``.
 
 Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``), their bodies in
-``models``, what they share in ``deps``. Every handler is ``async`` and runs on the one event-loop
-thread, so the in-memory run states and the one SQLite connection are never touched by two requests
-at once. Every error is one JSON object ``{"error": "one line"}`` with the status of
+``models``, what they share in ``deps``. Every handler is ``async`` and runs on the worker's one
+event-loop thread, so its store's cache and its one database connection are never touched by two
+requests at once (other workers share only the database: ``referee.service.runs``). Every error is one JSON object ``{"error": "one line"}`` with the status of
 ``tilelib.errors.HTTP_STATUS`` (the same exception types that map to exit codes); a malformed
 request is a 4xx, never a 500.
 """
