@@ -22,6 +22,38 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
+def silent_port():
+    """A port on 127.0.0.1 that accepts every connection and never says a word (a server hung at
+    start-up); yields the port number, and closes everything afterwards."""
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                pass
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        yield srv.getsockname()[1]
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
+
+
+@contextlib.contextmanager
 def serving(lib: Path, runs: Path | str, manifests: list[Path], *extra: str, timeout: float = 120.0,
             log: Path | None = None):
     """Run the service over these manifests (none: the whole library); yield its base URL

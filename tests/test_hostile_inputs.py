@@ -8,9 +8,7 @@ is one ``tiles: error:`` line (no traceback), and that nothing was written where
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 from cli_support import run_tiles
 from referee.manifest import from_json
 from referee_support import board21 as shared_board21, copy_fixture
+from serve_support import silent_port
 
 SEED_HEX = "5eed" * 16
 
@@ -191,34 +190,12 @@ def test_an_invalid_s3_endpoint_is_bad_input(tmp_path, endpoint):
 
 @pytest.mark.slow
 def test_an_endpoint_that_never_answers_fails_within_30_seconds(tmp_path):
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:                 # accept every connection and never say a word
-        srv.settimeout(0.5)
-        while not stop.is_set():
-            try:
-                held.append(srv.accept()[0])
-            except OSError:
-                pass
-
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    try:
+    with silent_port() as port:
         t0 = time.perf_counter()
         r = cli("library", "pull", "--remote", "s3://bucket-one/lib", "--library", str(tmp_path / "x.sqlite"),
-                env={"TILES_S3_ENDPOINT": f"http://127.0.0.1:{srv.getsockname()[1]}",
+                env={"TILES_S3_ENDPOINT": f"http://127.0.0.1:{port}",
                      "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}, timeout=90)
         took = time.perf_counter() - t0
-    finally:
-        stop.set()
-        t.join()
-        for c in held:
-            c.close()
-        srv.close()
     refused(r, 4, "bucket-one")
     assert took < 30, took
     assert not (tmp_path / "x.sqlite").exists()

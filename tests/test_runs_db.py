@@ -4,17 +4,18 @@ runs file brought forward, a newer schema refused with nothing written, a wrong 
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
 from cli_support import run_tiles
 from referee.runsdb import open_runsdb, opened, schema
+from serve_support import silent_port
 from tilelib.errors import DatabaseUnavailable, SchemaTooNew
 
 
@@ -97,26 +98,6 @@ def test_a_database_that_is_something_else_is_refused_untouched(pg_cluster):
         assert c.execute("SELECT to_regclass('runs')").fetchone() == (None,)
 
 
-def _silent_server():
-    """A TCP port that accepts and never says a word (a PostgreSQL that hangs at start-up)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    s.listen(8)
-    held = []
-    stop = threading.Event()
-
-    def accept():
-        s.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(s.accept()[0])
-            except OSError:
-                pass
-
-    threading.Thread(target=accept, daemon=True).start()
-    return s, stop, held
-
-
 @pytest.mark.parametrize("how", ["refused", "silent", "no such database", "not a URL"])
 def test_a_wrong_or_unreachable_url_fails_at_start_up_fast_with_exit_4(how, tmp_path, request):
     if how == "refused":
@@ -125,9 +106,9 @@ def test_a_wrong_or_unreachable_url_fails_at_start_up_fast_with_exit_4(how, tmp_
             port = s.getsockname()[1]
         url = f"postgresql://tiles@127.0.0.1:{port}/runs"
     elif how == "silent":
-        s, stop, _held = _silent_server()
-        request.addfinalizer(lambda: (stop.set(), s.close()))
-        url = f"postgresql://tiles@127.0.0.1:{s.getsockname()[1]}/runs"
+        held = contextlib.ExitStack()
+        request.addfinalizer(held.close)
+        url = f"postgresql://tiles@127.0.0.1:{held.enter_context(silent_port())}/runs"   # hangs at start-up
     elif how == "no such database":
         url = request.getfixturevalue("pg_cluster").url("no_such_database")
     else:
