@@ -19,10 +19,11 @@ from tilelib.store import Library
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory):
-    """A G=21 day with three runs in a runs file: the solver (twice, 2 moves a batch) and random."""
+def played(tmp_path_factory, module_runs_target):
+    """A G=21 day with three runs in a runs database (a file, then PostgreSQL): the solver (twice, 2
+    moves a batch) and random."""
     fx, d, manifest, _truth = board21_day(tmp_path_factory, "analyze21")
-    runs = d / "runs.sqlite"
+    runs = module_runs_target
     m = load_manifest(manifest)
     with Library.open(fx.lib_path) as lib:
         store = RunStore(runs, {m.day: DayBoard.load(m, lib, runs)})

@@ -170,7 +170,7 @@ def test_run_series_totals_equal_the_sum_of_moves(moves):
 # ---------------------------------------------------------------- CLI views
 
 
-def test_cli_puzzle_and_score(fx, db, tmp_path):
+def test_cli_puzzle_and_score(fx, db, tmp_path, runs_target):
     mf = tmp_path / "m.json"
     mf.write_text(fx.manifest.to_json())
     lib = str(fx.lib_path)
@@ -179,7 +179,7 @@ def test_cli_puzzle_and_score(fx, db, tmp_path):
     head, puzzle, *grid = r.stdout.splitlines()
     assert head.startswith("tile 1: n=6 at x0=15 y0=0; locked") and puzzle == puzzle_view(db, 1, set())["puzzle"]
     assert grid == [" ".join(puzzle[r * 6:(r + 1) * 6]) for r in range(6)]
-    runs = tmp_path / "runs.sqlite"
+    runs = runs_target                              # a runs file, then PostgreSQL
     from referee.judge import Judge
     Judge(fx.manifest, db.board, runs).judge({"run": "me", "moves": [{"tile": 0, "cells": db.judge.truth(0)}]})
     r = run_tiles("referee", "puzzle", str(mf), "1", "--runs", str(runs), "--run", "me", "--json", "-L", lib)
