@@ -29,6 +29,9 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 T = TypeVar("T")
 RETRY_FOR = 20.0          # seconds a worker waits for PostgreSQL to come back before answering 503
 URL_SCHEMES = ("postgresql://", "postgres://")
+# a run as every reader wants it: (board, day, created, nmoves, token_sha256, player)
+RUN_ROW = ("SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
+           "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?")
 
 
 class Tx(Protocol):
@@ -41,8 +44,8 @@ class Tx(Protocol):
         """Run one statement; its first row or None."""
 
     def lock_run(self, run: str) -> tuple | None:
-        """(board, day, created, nmoves) of ``run``, locked against other writers until the end of the
-        transaction; None if there is no such run."""
+        """``RUN_ROW`` of ``run`` (its row with its token's), the run locked against other writers until
+        the end of the transaction; None if there is no such run."""
 
 
 class RunsDB(Protocol):

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import psycopg
 
-from referee.runsdb import RETRY_FOR, schema
+from referee.runsdb import RETRY_FOR, RUN_ROW, schema
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable, SchemaTooNew
 
 T = TypeVar("T")
@@ -56,7 +56,7 @@ class _Tx:
         return cur.fetchone() if cur.description is not None else None
 
     def lock_run(self, run: str) -> tuple | None:
-        return self.one("SELECT board, day, created, nmoves FROM runs WHERE run = ? FOR UPDATE", (run,))
+        return self.one(RUN_ROW + " FOR UPDATE OF r", (run,))
 
 
 class PostgresRuns:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from referee.runsdb import schema
+from referee.runsdb import RUN_ROW, schema
 from tilelib.db import transaction
 from tilelib.errors import BadInput, CorruptLibrary, SchemaTooNew
 
@@ -30,7 +30,7 @@ class _Tx:
 
     def lock_run(self, run: str) -> tuple | None:
         # BEGIN IMMEDIATE already holds the file's write lock: the row needs no lock of its own
-        return self.one("SELECT board, day, created, nmoves FROM runs WHERE run = ?", (run,))
+        return self.one(RUN_ROW, (run,))
 
 
 def _check_file(p: Path) -> bool:

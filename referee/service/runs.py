@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.judge import OFF_FRONTIER, storable
-from referee.runsdb import RunsDB, Tx, is_url, open_runsdb, opened
+from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
@@ -53,10 +53,6 @@ class RunState:
 
 def _sha(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "backslashreplace")).hexdigest()
-
-
-_RUN = ("SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
-        "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?")
 
 
 class RunStore:
@@ -108,7 +104,7 @@ class RunStore:
 
     def get(self, run: str) -> RunState:
         """The run's state as the database holds it now; NotFound if unknown or not on offer."""
-        rows = self.db.read(_RUN, (run,))
+        rows = self.db.read(RUN_ROW, (run,))
         return self._state(run, rows[0] if rows else None, self.db.read)
 
     def _state(self, run: str, row: tuple | None, read) -> RunState:
@@ -147,20 +143,17 @@ class RunStore:
         With an idempotency ``key``, the answer is stored with the batch in the same transaction;
         the same key again with the same moves returns that first answer and stores nothing, with
         other moves it is ``Conflict`` (409). So a retry after a lost reply never scores twice."""
-        self.authorise(self.get(run), token)
-        key = _idempotency_key(key)
-        digest = None if key is None else hashlib.sha256(
-            json.dumps(moves, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
         def judge(tx: Tx) -> tuple[dict, RunState | None]:
-            tx.lock_run(run)
-            if key is not None:
-                row = tx.one("SELECT body_sha256, answer FROM idempotency WHERE run = ? AND key = ?", (run, key))
+            st = self._state(run, tx.lock_run(run), tx.rows)
+            self.authorise(st, token)
+            key_ = _idempotency_key(key)
+            if key_ is not None:
+                digest = hashlib.sha256(json.dumps(moves, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+                row = tx.one("SELECT body_sha256, answer FROM idempotency WHERE run = ? AND key = ?", (run, key_))
                 if row is not None:
                     if row[0] != digest:
-                        raise Conflict(f"Idempotency-Key {key[:40]!r} was used with other moves in this run")
+                        raise Conflict(f"Idempotency-Key {key_[:40]!r} was used with other moves in this run")
                     return json.loads(row[1]), None
-            st = self._state(run, tx.one(_RUN, (run,)), tx.rows)
             del self._runs[run]          # changed below: it joins the cache again only once committed
             db = self.days[st.day]
             verdicts = db.judge.record(tx, run, moves, st.solved)   # adds the tiles it solves
@@ -169,9 +162,9 @@ class RunStore:
                 raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
             self._advance(st, db, verdicts)
             answer = {"run": run, "verdicts": verdicts, "score": self.score(st)}
-            if key is not None:
+            if key_ is not None:
                 tx.rows("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
-                        (run, key, digest, json.dumps(answer, separators=(",", ":")), int(time.time())))
+                        (run, key_, digest, json.dumps(answer, separators=(",", ":")), int(time.time())))
             return answer, st
 
         answer, st = self.db.atomic(judge)
