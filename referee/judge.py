@@ -35,7 +35,7 @@ from typing import Any
 from packers.packing import seam_neighbours
 from referee.board import Board
 from referee.manifest import Manifest
-from referee.runsdb import Tx, opened
+from referee.runsdb import Tx, opened, solved_of
 from tilelib import jsonin
 from tilelib.errors import BadInput
 
@@ -141,7 +141,7 @@ class Judge:
         row = tx.lock_run(run)
         if row[0] != self.digest:
             raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
-        return self.record(tx, run, moves, solved_of(tx, run))
+        return self.record(tx, run, moves, solved_of(tx.rows, run))
 
     def record(self, tx: Tx, run: str, moves: list, solved: set[int]) -> list[dict]:
         """Judge ``moves`` in order against the run's ``solved`` tiles (updated in place) and store every
@@ -174,8 +174,3 @@ class Judge:
             ((solved, reward),) = db.read(
                 "SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ? AND correct = 1", (run,))
         return {"run": run, "solved": solved, "reward": reward}
-
-
-def solved_of(tx: Tx, run: str) -> set[int]:
-    """The tiles ``run`` has solved, as the database holds them."""
-    return {t for (t,) in tx.rows("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}

@@ -40,12 +40,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))   # serve_support, pg_support
 
 from referee.board import build_board  # noqa: E402
 from referee.runsdb import opened  # noqa: E402
 from referee.judge import Judge  # noqa: E402
 from referee.service.boards import DayBoard, frontier, load_manifest  # noqa: E402
 from tilelib.store import Library  # noqa: E402
+from serve_support import worker_pids  # noqa: E402
 from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 
 
@@ -174,8 +176,7 @@ def service_rss(pid: int) -> list[float]:
         with open(f"/proc/{p}/status") as fh:
             return next(int(x.split()[1]) for x in fh if x.startswith("VmRSS:")) / 1024
 
-    kids = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
-    return [rss(pid)] + [rss(int(line.split()[0])) for line in kids.splitlines() if "spawn_main" in line]
+    return [rss(pid)] + [rss(p) for p in worker_pids(pid)]
 
 
 def check(target, runs: dict) -> list[str]:
@@ -230,7 +231,6 @@ def main() -> None:
     cluster = None
     target = args.runs or runs_path
     if args.postgres:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
         import pg_support
 
         cluster = pg_support.Cluster().start()

@@ -21,6 +21,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def worker_pids(pid: int) -> list[int]:
+    """The pids of the uvicorn workers a ``tiles referee serve --workers N`` process spawned (its
+    children running multiprocessing's ``spawn_main``; not the resource tracker)."""
+    out = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if "spawn_main" in line]
+
+
 @contextlib.contextmanager
 def silent_port():
     """A port on 127.0.0.1 that accepts every connection and never says a word (a server hung at

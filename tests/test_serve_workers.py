@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 
@@ -24,7 +23,7 @@ from referee.client import Client
 from referee.judge import Judge
 from referee.manifest import from_json
 from referee.sessions import HttpSession
-from serve_support import daily_day, service_process
+from serve_support import daily_day, service_process, worker_pids
 from tilelib.store import Library
 
 DAY = "2026-11-30"
@@ -42,13 +41,6 @@ def g121(tmp_path_factory):
         truth = Judge(m, build_board(m, lib), d / "unused.sqlite")
     full = sum((s + 1) ** 2 for _x, _y, s in m.packing.squares)
     return d / "lib.sqlite", path, truth, full
-
-
-def workers_of(proc: subprocess.Popen) -> list[int]:
-    """The pids of the service's uvicorn workers (its spawned children)."""
-    out = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(proc.pid)], capture_output=True,
-                         text=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines() if "spawn_main" in line]
 
 
 def replayed(truth: Judge, target: str, run: str) -> tuple[int, int, list[int]]:
@@ -69,9 +61,9 @@ def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluste
     url = pg_cluster.new_database("chaos")
     with service_process(lib, url, [manifest], "--workers", "2", log=tmp_path / "serve.log") as (proc, base):
         deadline = time.monotonic() + 60
-        while len(workers_of(proc)) < 2 and time.monotonic() < deadline:
+        while len(worker_pids(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert len(workers_of(proc)) == 2
+        assert len(worker_pids(proc.pid)) == 2
         clients = [Client(base, retries=12, backoff=0.2) for _ in range(AGENTS)]
         sessions = [HttpSession(c, DAY, player=f"bot{k}", max_moves=3) for k, c in enumerate(clients)]
         results, errors = [None] * AGENTS, []
@@ -93,7 +85,7 @@ def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluste
             pg_cluster.restart("fast" if k != 1 else "immediate")
             faults.append("restart")
             if k == 0:
-                os.kill(workers_of(proc)[0], signal.SIGKILL)
+                os.kill(worker_pids(proc.pid)[0], signal.SIGKILL)
                 faults.append("worker killed")
         for t in threads:
             t.join(timeout=600)

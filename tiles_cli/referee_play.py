@@ -123,17 +123,15 @@ def analyze_command(
 ) -> None:
     """The analyzer of a day: its leaderboard, reward per batch and mean n of solved tiles over time (and
     of one run with --run), as one JSON object on stdout; with --png, drawn for a report."""
-    from referee.runsdb import is_url
     from referee.service.boards import load_days
-    from referee.service.runs import RunStore
+    from referee.service.runs import RunStore, require_runs
     from tilelib.days import check_day
-    from tilelib.errors import BadInput, NotFound
+    from tilelib.errors import BadInput
     from tilelib.fsio import atomic_write, check_placeable
     from tilelib.store import Library
 
     day = check_day(day, "--day")
-    if not is_url(runs) and not Path(runs).is_file():
-        raise NotFound(f"no runs file {runs}")
+    require_runs(runs)
     if png is not None:
         check_placeable(png, "--png")
     with Library.open(library) as lib:

@@ -22,7 +22,7 @@ every SQLite user never load it.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
@@ -84,19 +84,15 @@ def open_runsdb(target: str | Path) -> RunsDB:
     return SqliteRuns(Path(target))
 
 
-class RunsDBContext(AbstractContextManager):
+def opened(target: str | Path) -> "closing[RunsDB]":
     """``with opened(target) as db:`` — a runs database closed at the end of the block."""
-
-    def __init__(self, target: str | Path) -> None:
-        self.db = open_runsdb(target)
-
-    def __enter__(self) -> RunsDB:
-        return self.db
-
-    def __exit__(self, *exc) -> None:
-        self.db.close()
+    return closing(open_runsdb(target))
 
 
-opened = RunsDBContext
+def solved_of(rows: Callable[[str, Sequence[Any]], list[tuple]], run: str) -> set[int]:
+    """The tiles ``run`` has solved, as the database holds them, read through ``rows`` (``db.read`` or
+    an open transaction's ``tx.rows``)."""
+    return {t for (t,) in rows("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
 
-__all__ = ["RETRY_FOR", "RunsDB", "Tx", "is_url", "open_runsdb", "opened"]
+
+__all__ = ["RETRY_FOR", "RUN_ROW", "RunsDB", "Tx", "is_url", "open_runsdb", "opened", "solved_of"]

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import psycopg
 
 from referee.runsdb import RETRY_FOR, RUN_ROW, schema
-from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable, SchemaTooNew
+from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")
 CONNECT_TIMEOUT = 4          # seconds per address (libpq's connect_timeout covers the whole start-up)
@@ -106,11 +106,9 @@ class PostgresRuns:
                                    f"{schema.RUNS_KIND!r}); refusing to touch it")
                 if tx.one("SELECT to_regclass('schema_migrations')")[0] is not None:
                     version = tx.one("SELECT coalesce(max(version), 0) FROM schema_migrations")[0]
-            if version > schema.LATEST:
-                raise SchemaTooNew(f"{self.target}: runs schema version {version} is newer than this code's "
-                                   f"{schema.LATEST}; upgrade tiles")
+            schema.refuse_newer(version, self.target)
             if version < schema.LATEST:
-                schema.migrate(lambda s: tx.rows(s), version, self.dialect, int(time.time()))
+                schema.migrate(tx.rows, version, self.dialect, int(time.time()))
 
         self.atomic(step)
 

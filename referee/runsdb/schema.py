@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from tilelib.errors import SchemaTooNew
+
 RUNS_KIND = "tiles-runs/1"
 
 _V1 = """
@@ -60,6 +62,13 @@ def statements(sql: str, dialect: str) -> list[str]:
     """The statements of one migration in ``dialect``."""
     text = sql.format(**TYPES[dialect])
     return [s.strip() for s in text.split(";") if s.strip()]
+
+
+def refuse_newer(version: int, target: str) -> None:
+    """``SchemaTooNew`` if ``version`` was written by newer code than this (checked before any write)."""
+    if version > LATEST:
+        raise SchemaTooNew(f"{target}: runs schema version {version} is newer than this code's {LATEST}; "
+                           "upgrade tiles")
 
 
 def pending(current: int) -> list[tuple[int, str]]:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from referee.runsdb import RUN_ROW, schema
 from tilelib.db import transaction
-from tilelib.errors import BadInput, CorruptLibrary, SchemaTooNew
+from tilelib.errors import BadInput, CorruptLibrary
 
 T = TypeVar("T")
 
@@ -87,17 +87,13 @@ class SqliteRuns:
         """Bring the file to ``schema.LATEST`` in one transaction; refuse a newer one untouched."""
         if not fresh:
             version, _ = _version(self.conn, self.path)
-            if version > schema.LATEST:
-                raise SchemaTooNew(f"{self.path}: runs schema version {version} is newer than this code's "
-                                   f"{schema.LATEST}; upgrade tiles")
+            schema.refuse_newer(version, self.target)
             if version == schema.LATEST:
                 return
         with transaction(self.conn):
             has_meta = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
             version, legacy = _version(self.conn, self.path) if has_meta else (0, False)
-            if version > schema.LATEST:
-                raise SchemaTooNew(f"{self.path}: runs schema version {version} is newer than this code's "
-                                   f"{schema.LATEST}; upgrade tiles")
+            schema.refuse_newer(version, self.target)   # another opener may have migrated meanwhile
             schema.migrate(self.conn.execute, version, self.dialect, int(time.time()), legacy)
 
     def atomic(self, fn: Callable[[_Tx], T]) -> T:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.judge import OFF_FRONTIER, storable
-from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened
+from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
@@ -119,7 +119,7 @@ class RunStore:
         db = self.by_digest.get(board)
         if db is None:
             raise NotFound(f"run {run[:80]!r} is of a board not on offer here (day {day})")
-        solved = {t for (t,) in read("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
+        solved = solved_of(read, run)
         ((reward,),) = read("SELECT coalesce(sum(reward), 0) FROM moves WHERE run = ?", (run,))
         st = RunState(run, db.day, player, token_sha, created, solved, frontier(db, solved), reward, nmoves)
         self._runs[run] = st
@@ -248,10 +248,16 @@ def _idempotency_key(key: str | None) -> str | None:
 # ---------------------------------------------------------------- offline reads (the CLI views)
 
 
-def _existing(target: str | Path):
-    """The runs database ``target`` names, which must exist (a file path) — the CLI's views read it."""
+def require_runs(target: str | Path) -> None:
+    """NotFound unless ``target`` is a URL or an existing runs file: the CLI's views read runs, they
+    never make an empty file."""
     if not is_url(target) and not Path(target).is_file():
         raise NotFound(f"no runs file {target}")
+
+
+def _existing(target: str | Path):
+    """The runs database ``target`` names, which must exist (``require_runs``)."""
+    require_runs(target)
     return opened(target)
 
 
@@ -263,7 +269,7 @@ def read_solved(target: str | Path, run: str, digest: str) -> set[int]:
             raise NotFound(f"no run {run!r} in {db.target}")
         if row[0][0] != digest:
             raise BadInput(f"run {run!r} belongs to another board (day {row[0][1]})")
-        return {t for (t,) in db.read("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
+        return solved_of(db.read, run)
 
 
 def read_scores(target: str | Path, run: str | None = None) -> list[dict]:
