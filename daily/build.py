@@ -41,7 +41,7 @@ from stitcher.regions import default_workers
 from stitcher.stitch import stitch
 from tilelib import ledger, stock
 from tilelib.db import transaction
-from tilelib.checks import check_library, mark_verified
+from referee.checks import check_library, mark_verified
 from tilelib.days import seed_commit
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write, check_placeable

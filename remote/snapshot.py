@@ -6,7 +6,7 @@ stripped (a snapshot carries no one's bookkeeping), hashed and fingerprinted.
 ``fetch_verified`` downloads one snapshot and proves it sound before anything
 reads it: size (when HEAD states it), sha256, ``PRAGMA integrity_check`` (or
 ``quick_check``), a tiles library of a schema we read, every row's content hash
-and every stored manifest (``tilelib.checks``). Any failure is ``BadSnapshot``.
+and every stored manifest (``referee.checks``). Any failure is ``BadSnapshot``.
 
 ``fetch_good`` is how a poisoned remote heals (FORMAT §11): it tries HEAD's
 snapshot, then its parent and the older ancestors HEAD lists, then any other
@@ -22,7 +22,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from tilelib.checks import check_connection
+from referee.checks import check_connection
 from tilelib.errors import CorruptLibrary, NotALibrary, RemoteError, SchemaTooNew
 from tilelib.merge import check_source_schema, fingerprint
 from tilelib.store import Library
@@ -75,7 +75,7 @@ def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: Progress
     ``integrity="full"`` runs ``PRAGMA integrity_check`` as FORMAT §11 says (it cross-checks
     every index and dominates pull time: ~1.5 s per 100 MB); ``"quick"`` runs
     ``PRAGMA quick_check``. Every row is re-hashed and every stored manifest parsed either way
-    (``tilelib.checks``): a snapshot is only ever merged whole, so it is proven whole."""
+    (``referee.checks``): a snapshot is only ever merged whole, so it is proven whole."""
     if integrity not in ("full", "quick"):
         raise ValueError(f"integrity must be 'full' or 'quick', not {integrity!r}")
     dest = workdir / f"pull-{sha[:16]}.sqlite"

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tilelib.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
+from referee.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
 from tilelib.errors import CorruptLibrary, RemoteError
 from tilelib.merge import fingerprint
 from tilelib.spent import count as spent_count
@@ -72,7 +72,7 @@ def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
 
     ``check="new"``: ``PRAGMA quick_check`` and the rows and manifests added since the last
     verified push (its cost follows what changed: bench_publish); everything when
-    ``tilelib.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
+    ``referee.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
     ``integrity_check``, every row re-hashed, every manifest parsed. A delta is checked whole
     again before it is uploaded (``_push_delta``)."""
     with _refused():

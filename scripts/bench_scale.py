@@ -167,7 +167,7 @@ def mark_as_published(lib_path: Path) -> None:
     """Give the cached library the publish check's watermark once, as a nightly library has from
     its last push: a build then checks the rows added since (not all 2.5M, which only the first
     check of a never-checked file does)."""
-    from tilelib.checks import check_library, mark_verified
+    from referee.checks import check_library, mark_verified
     from tilelib.store import Library
 
     with Library.open(lib_path) as lib:

@@ -7,7 +7,8 @@ import pytest
 
 from support import all_grids, random_givens, random_solution, tile_with_alts
 from tilelib import bits
-from tilelib.audit import feature_problems, min_hitting_sides, tile_problems, verify_library
+from referee.checks import verify_library
+from tilelib.audit import feature_problems, min_hitting_sides, tile_problems
 from tilelib.store import Library, tile_to_row
 from tilelib.tile import Tile
 

@@ -15,7 +15,7 @@ from remote.delta import current_mark, make_delta, pending, read_mark, write_mar
 from remote_support import make_library
 from support import random_solution
 from tilelib import spent
-from tilelib.checks import check_connection
+from referee.checks import check_connection
 from tilelib.errors import BadInput, CorruptLibrary
 from tilelib.merge import fingerprint, merge_file
 from tilelib.spent import Reuse, SpentRow

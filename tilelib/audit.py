@@ -4,24 +4,18 @@
 solver: hash, canonical orientation, edge columns, the rules, corner givens,
 and the consistency of every feature derived from the alternatives (FORMAT §4).
 Whether the alternatives are *all* the solutions needs the engine and is the
-referee's job. ``verify_library`` runs SQLite's integrity check and then
-``tile_problems`` on every row, then parses every stored manifest
-(``tilelib.checks.manifest_row_problem``).
+referee's job. ``referee.checks.verify_library`` runs ``tile_problems`` on every row of a
+library (it sits above this package because it also parses every stored manifest).
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from tilelib import bits
-from tilelib.checks import manifest_row_problem
-from tilelib.errors import CorruptLibrary, HashMismatch
 from tilelib.rules import violations
-from tilelib.store import Library, row_to_tile
 from tilelib.tile import Tile, nibbles
 
 
@@ -105,36 +99,3 @@ def tile_problems(tile: Tile, *, stored_edges: tuple[int, int, int, int] | None 
     return out + feature_problems(tile)
 
 
-@dataclass
-class AuditReport:
-    rows: int
-    problems: list[tuple[str, str]]   # (hash, problem)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> AuditReport:
-    """Integrity-check the file, then check every tile row; never stops at the first bad row."""
-    res = lib.conn.execute("PRAGMA integrity_check").fetchall()
-    if res != [("ok",)]:
-        raise CorruptLibrary(f"{lib.path}: integrity_check says {res[0][0]}")
-    problems: list[tuple[str, str]] = []
-    rows = 0
-    for row in lib.iter_rows():
-        rows += 1
-        try:
-            tile = row_to_tile(row)
-        except (HashMismatch, CorruptLibrary) as err:
-            problems.append((row["hash"], str(err)))
-        else:
-            edges = (row["top"], row["right"], row["bottom"], row["left"])
-            problems += [(row["hash"], p) for p in tile_problems(tile, stored_edges=edges)]
-        if on_row:
-            on_row()
-    for day, commit, text in lib.conn.execute("SELECT day, seed_commit, json FROM manifests ORDER BY day"):
-        why = manifest_row_problem(day, commit, text)
-        if why is not None:
-            problems.append((f"manifest {day}", why))
-    return AuditReport(rows, problems)

@@ -67,7 +67,7 @@ def row_to_tile(row: dict) -> Tile:
 
 def schema_statements() -> list[str]:
     """Every statement of schema.sql, in file order, without its whole-line comments (what files
-    made before a table or trigger existed are given: ``upgrade``, ``checks.mark_verified``)."""
+    made before a table or trigger existed are given: ``upgrade``, ``referee.checks.mark_verified``)."""
     sql = "\n".join(line for line in schema_sql().splitlines() if not line.startswith("--"))
     return [stmt.strip().rstrip(";") + ";" for stmt in sql.split(";\n") if stmt.strip()]
 

@@ -34,7 +34,7 @@ def init(library: Path = LibraryOpt) -> None:
 def stats(library: Path = LibraryOpt,
           as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Counts per n, m and ladder level; misses; manifests; bytes per tile. A damaged file is exit 3."""
-    from tilelib.checks import check_pages
+    from referee.checks import check_pages
     from tilelib.store import Library
 
     with Library.open(library) as lib:
@@ -74,7 +74,7 @@ def stock_cmd(library: Path = LibraryOpt,
 @library_app.command("verify")
 def verify(library: Path = LibraryOpt) -> None:
     """Recompute every hash, rule check and feature, parse every stored manifest; list bad rows; exit 5 if any."""
-    from tilelib.audit import verify_library
+    from referee.checks import verify_library
     from tilelib.store import Library
 
     with Library.open(library) as lib:

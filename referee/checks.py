@@ -18,8 +18,12 @@ Three kinds of damage, three checks, each naming the first offending row:
 
 ``check_file`` runs them in that order on a path (read-only) and returns a
 ``CheckReport`` with counts and seconds; every failure is a ``CorruptLibrary``
-(exit 3). The manifest parser lives in ``referee.manifest``, above this
-package, so it is imported when a manifest is checked, not at import time.
+(exit 3). ``verify_library`` (``tiles library verify``) checks every row with
+``tilelib.audit.tile_problems`` and every stored manifest, reporting them all.
+
+These checks live in the referee package, above ``tilelib``, because a stored manifest is checked
+with the one manifest parser, ``referee.manifest`` (imported when a manifest is checked: not every
+caller reads one).
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
+from tilelib.audit import tile_problems
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError
 from tilelib.spent import has_table as has_spent
-from tilelib.store import SQLITE_MAGIC
+from tilelib.store import SQLITE_MAGIC, Library, row_to_tile
 from tilelib.tile import content_hash
 
 INTEGRITY_MODES = ("quick", "full")
@@ -95,7 +101,7 @@ def check_rows(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[in
 def manifest_row_problem(day: str, seed_commit: str, text) -> str | None:
     """Why a stored manifests row is bad, or None: it must parse (the referee's gate) and be filed under
     its own day and seed commitment."""
-    from referee.manifest import from_json  # above tilelib in the layering; see the module docstring
+    from referee.manifest import from_json  # loaded when a manifest is checked (module docstring)
     from tilelib.errors import BadInput
 
     if not isinstance(text, str):
@@ -248,5 +254,43 @@ def mark_verified(lib, rep: CheckReport) -> None:
                          (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),))
 
 
+
+
+@dataclass
+class AuditReport:
+    rows: int
+    problems: list[tuple[str, str]]   # (hash, problem)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> AuditReport:
+    """Integrity-check the file, then check every tile row; never stops at the first bad row."""
+    res = lib.conn.execute("PRAGMA integrity_check").fetchall()
+    if res != [("ok",)]:
+        raise CorruptLibrary(f"{lib.path}: integrity_check says {res[0][0]}")
+    problems: list[tuple[str, str]] = []
+    rows = 0
+    for row in lib.iter_rows():
+        rows += 1
+        try:
+            tile = row_to_tile(row)
+        except (HashMismatch, CorruptLibrary) as err:
+            problems.append((row["hash"], str(err)))
+        else:
+            edges = (row["top"], row["right"], row["bottom"], row["left"])
+            problems += [(row["hash"], p) for p in tile_problems(tile, stored_edges=edges)]
+        if on_row:
+            on_row()
+    for day, commit, text in lib.conn.execute("SELECT day, seed_commit, json FROM manifests ORDER BY day"):
+        why = manifest_row_problem(day, commit, text)
+        if why is not None:
+            problems.append((f"manifest {day}", why))
+    return AuditReport(rows, problems)
+
+
 __all__ = ["CHECK_MODES", "read_watermark", "check_library", "mark_verified", "CheckReport", "INTEGRITY_MODES", "check_pages", "check_rows", "check_manifests",
-           "check_connection", "check_file", "manifest_row_problem"]
+           "check_connection", "check_file", "manifest_row_problem",
+           "AuditReport", "verify_library"]
