@@ -19,7 +19,7 @@ The daily build reports it on the stitch stage line and in ``--json`` (``stitch.
 from __future__ import annotations
 
 from tilelib.spent import held, solution_hash, spent_of
-from tilelib.store import rows_by_hash
+from tilelib.db import rows_by_hash
 
 def _rows(conn, hashes: list[str]) -> dict[str, tuple[int, int, bytes]]:
     """hash -> (rowid, n, canonical solution BLOB) of the library rows."""

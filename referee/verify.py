@@ -47,6 +47,7 @@ from packers import PACKERS, make_packing, validate_packing
 from packers.packing import refinement_problem
 from referee import closure
 from referee.board import Board, CheckFailed, assemble
+from referee.bundle_check import check_bundle
 from referee.frontier import Settled, settle
 from referee.manifest import TILE_BY_TILE, Manifest
 from tilelib import bits
@@ -286,8 +287,6 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     t0 = time.perf_counter()
     check_packing(manifest)
     check_claims(manifest)
-    from referee.bundle import check_bundle   # bundle builds on this module
-
     bundled = check_bundle(manifest, lib)
     t1 = time.perf_counter()
     tm["packing"] = t1 - t0

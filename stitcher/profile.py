@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilelib.store import rows_by_hash
+from tilelib.db import rows_by_hash
 
 
 def ladders(conn, hashes: list[str]) -> dict[str, int]:

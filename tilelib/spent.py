@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Iterable
 
+from tilelib.db import rows_by_hash
 from tilelib.errors import BadInput
 
 FRESH_MIN_N = 10            # sides n >= this are held to the rule; 6 and 8 are exempt
@@ -134,8 +135,6 @@ def rows_of(conn: sqlite3.Connection, solutions: Iterable[str]) -> list[SpentRow
 def board_solutions(conn: sqlite3.Connection, hashes: list[str]) -> list[tuple[int, int, str]]:
     """(tile id, n, solution hash) of the tiles of side n >= 10 among a board's ``hashes`` (in tile
     id order), from the library's stored (canonical) solutions; hashes it lacks are left out."""
-    from tilelib.store import rows_by_hash     # store creates this module's table (no import cycle)
-
     sol = {h: (n, solution_hash(n, bytes(b))) for h, n, b in rows_by_hash(conn, ("hash", "n", "solution"), hashes)
            if held(n)}
     return [(i, *sol[h]) for i, h in enumerate(hashes) if h in sol]

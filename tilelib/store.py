@@ -18,6 +18,7 @@ from typing import Iterable
 
 from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
                             SchemaTooNew, UnknownTile)
+from tilelib.db import rows_by_hash
 from tilelib.fsio import check_placeable
 from tilelib.spent import count as spent_count
 from tilelib.tile import Features, Tile, content_hash
@@ -288,16 +289,6 @@ class Library:
             "file_bytes": size,
             "bytes_per_tile": round(size / total, 1) if total else None,
         }
-
-
-def rows_by_hash(conn, columns, hashes, chunk: int = 500):
-    """The ``columns`` of the tiles rows whose hash is in ``hashes`` (absent ones yield nothing):
-    one ``IN`` query per ``chunk`` hashes, in hash order (neighbouring keys share B-tree pages)."""
-    want = sorted(set(hashes))
-    cols = ", ".join(columns)
-    for k in range(0, len(want), chunk):
-        part = want[k:k + chunk]
-        yield from conn.execute(f"SELECT {cols} FROM tiles WHERE hash IN ({','.join('?' * len(part))})", part)
 
 
 def tile_key(tile: Tile) -> tuple[Tile, str, int]:

@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import psycopg
 
-from referee.runsdb import RETRY_FOR, RUN_ROW, schema
+from referee.runsdb import schema
+from referee.runsdb.base import RETRY_FOR, RUN_ROW
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")

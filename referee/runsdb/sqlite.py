@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from referee.runsdb import RUN_ROW, schema
+from referee.runsdb import schema
+from referee.runsdb.base import RUN_ROW
 from tilelib.db import transaction
 from tilelib.errors import BadInput, CorruptLibrary
 

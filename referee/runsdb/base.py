@@ -1,0 +1,52 @@
+"""What the runs database's interface (``referee.runsdb``) and its two backends share: the
+``Tx`` and ``RunsDB`` protocols, the run row every reader reads, and the solved-set query."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, Sequence, TypeVar
+
+T = TypeVar("T")
+RETRY_FOR = 20.0          # seconds a worker waits for PostgreSQL to come back before answering 503
+URL_SCHEMES = ("postgresql://", "postgres://")
+# a run as every reader wants it: (board, day, created, nmoves, token_sha256, player)
+RUN_ROW = ("SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
+           "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?")
+
+
+class Tx(Protocol):
+    """One open transaction."""
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        """Run one statement; its rows (none for a write without RETURNING)."""
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+        """Run one statement; its first row or None."""
+
+    def lock_run(self, run: str) -> tuple | None:
+        """``RUN_ROW`` of ``run`` (its row with its token's), the run locked against other writers until
+        the end of the transaction; None if there is no such run."""
+
+
+class RunsDB(Protocol):
+    """A runs database, SQLite or PostgreSQL."""
+
+    target: str     # what --runs named, for messages (a URL without its password)
+    dialect: str    # "sqlite" | "postgresql"
+
+    def atomic(self, fn: Callable[[Tx], T]) -> T:
+        """``fn(tx)`` in one write transaction (see the module doc for retries)."""
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        """The rows of one read."""
+
+    def close(self) -> None:
+        """Give the connection back."""
+
+
+def solved_of(rows: Callable[[str, Sequence[Any]], list[tuple]], run: str) -> set[int]:
+    """The tiles ``run`` has solved, as the database holds them, read through ``rows`` (``db.read`` or
+    an open transaction's ``tx.rows``)."""
+    return {t for (t,) in rows("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
+
+
+__all__ = ["RETRY_FOR", "RUN_ROW", "RunsDB", "T", "Tx", "solved_of"]
