@@ -3,8 +3,9 @@
 A square reaches repair when no library tile fits the boundary its placed
 neighbours show it and the drain could not make one (nofit, settled or
 failed). Measured on warm boards, almost all of these are n = 6 squares
-whose neighbours were chosen before them. So, with ``run`` the stitch's
-state (``stitch.StitchRun``):
+whose neighbours were chosen before them. So, with ``run`` the stitch
+(``run.StitchRun``, which calls this module's ``repair`` through the hook it was made with) and
+``run.at`` what its squares hold:
 
 1. ``repair_with``: take placed neighbours off — one at a time (most recent
    first, up to REPAIR_TRIES), then all of them — make the square
@@ -28,16 +29,12 @@ in the library). The seed never moves, nor (inside a half) the strip: ``run.fixe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from stitcher.drain import tile_from_grid
 from stitcher.fresh import exclude_images
-from tilelib.spent import grid_solution_hash, held
 from stitcher.joint import JOINT_TRIES, joint_complete_many
+from stitcher.run import StitchRun
 from stitcher.small import doomed
-
-if TYPE_CHECKING:     # the run imports this module; the type is only for readers and checkers
-    from stitcher.stitch import StitchRun
+from tilelib.spent import grid_solution_hash, held
 
 REPAIR_TRIES = 4
 RING2 = 8       # at most this many second-ring squares join the last joint repair
@@ -46,12 +43,11 @@ RING2 = 8       # at most this many second-ring squares join the last joint repa
 def repair(run: StitchRun, i: int) -> bool:
     """Try ``repair_with`` then ``repair_together`` on square i (see the module doc)."""
     with run.draining():
-        near = [k for k in run.adj[i] if run.placements[k] is not None and k not in run.fixed]
-        near.sort(key=lambda k: -run.order_of.get(k, 0))
+        near = run.at.movable_neighbours(i, run.fixed)
         sets = [[k] for k in near[:REPAIR_TRIES]]
         if len(near) > 1:
             sets.append(near)
-        n = run.squares[i][2] + 1
+        n = run.at.n(i)
         for ks in sets:
             if repair_with(run, i, ks):
                 run.st.bump(n, "repaired")
@@ -73,10 +69,10 @@ def repair(run: StitchRun, i: int) -> bool:
 def second_ring(run: StitchRun, i: int, near: list[int]) -> list[int]:
     """The placed, movable squares two steps from i (neighbours of its neighbours ``near``), most
     recent first, at most RING2: what pins the neighbours when taking them off is not enough."""
+    at = run.at
     inside = set(near) | {i}
-    ring = {k for j in near for k in run.adj[j]
-            if k not in inside and run.placements[k] is not None and k not in run.fixed}
-    return sorted(ring, key=lambda k: (-run.order_of.get(k, 0), k))[:RING2]
+    ring = {k for j in near for k in at.adj[j] if k not in inside and at.placed(k) and k not in run.fixed}
+    return sorted(ring, key=lambda k: (-at.turn(k), k))[:RING2]
 
 
 def unfair(run: StitchRun, grids: list) -> list[int]:
@@ -93,23 +89,10 @@ def unfair(run: StitchRun, grids: list) -> list[int]:
     return out
 
 
-def take_off(run: StitchRun, ks: list[int]) -> dict:
-    """Unplace squares ks; return what ``put_back`` needs to restore them."""
-    old = {k: (run.placements[k], run.edges_of[k]) for k in ks}
-    for k in ks:
-        run.unplace(k)
-    return old
-
-
-def put_back(run: StitchRun, old: dict) -> None:
-    """Re-place squares taken off by a failed repair with their old tiles."""
-    for k, (p, e) in old.items():
-        run.put(k, *p, e, renumber=False)
-
-
 def repair_with(run: StitchRun, i: int, ks: list[int]) -> bool:
     """Take ks off, make square i window-aware, put each k back by lookup or ``make_joint``."""
-    old = take_off(run, ks)
+    at = run.at
+    old = at.take_off(ks)
     kind, tile = run.make_joint(i)
     done: list[int] = []
     if kind == "tile":
@@ -128,28 +111,27 @@ def repair_with(run: StitchRun, i: int, ks: list[int]) -> bool:
         else:
             return True
     for j in done:
-        run.unplace(j)
-    put_back(run, old)
+        at.remove(j)
+    at.put_back(old)
     return False
 
 
 def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = True) -> bool:
     """Take ks off, complete square i and ks in one model (keeping the other unplaced neighbours'
     windows completable if ``keep_others``), thin every grid, place them all; else put ks back."""
-    old = take_off(run, ks)
+    at = run.at
+    old = at.take_off(ks)
     group = [i] + ks
-    inside = set(group)
-    others = sorted({j for g in group for j in run.adj[g] if j not in inside
-                     and run.placements[j] is None and j not in run.children}) if keep_others else []
+    others = at.open_around(group) if keep_others else []
     tiles = None
-    squares = [run.squares[j] for j in group]
-    tries, a, exclude = (JOINT_TRIES if doomed(run.board, squares, [run.squares[j] for j in others]) else 0), 0, []
+    squares = [at.squares[j] for j in group]
+    tries, a, exclude = (JOINT_TRIES if doomed(at.board, squares, [at.squares[j] for j in others]) else 0), 0, []
     while tries < JOINT_TRIES:
         run.st.cp_calls += 1
         sub = run.drain_stream.child(f"{run.drains}/together/{a}")
         a += 1
-        grids = joint_complete_many(run.board.values, run.board.known, [run.squares[j] for j in group],
-                                    [run.squares[j] for j in others], sub, exclude=exclude)
+        grids = joint_complete_many(at.board.values, at.board.known, squares,
+                                    [at.squares[j] for j in others], sub, exclude=exclude)
         if grids is None:
             break
         bad = unfair(run, grids)
@@ -167,7 +149,7 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
             break
     run.drains += 1
     if tiles is None:
-        put_back(run, old)
+        at.put_back(old)
         return False
     for j, tile in zip(group, tiles):
         run.install(j, tile)

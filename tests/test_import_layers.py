@@ -142,6 +142,5 @@ def test_no_package_imports_one_of_its_own_layer_or_above(project_graph):
     assert upward(project_graph) == []
 
 
-@pytest.mark.xfail(strict=True, reason="stitcher.stitch and repair/regions/fallback: being undone (issue 34)")
 def test_no_import_cycle_inside_a_package(project_graph):
     assert cycles(project_graph) == []

@@ -55,7 +55,7 @@ def test_early_repair_runs_only_at_the_top_level(tmp_path, monkeypatch):
     real = stitch_mod.repair
 
     def spy(run, i):
-        seen.append((run._depth, run.placements[i] is None))
+        seen.append((run._depth, not run.at.placed(i)))
         return real(run, i)
 
     monkeypatch.setattr(stitch_mod, "repair", spy)

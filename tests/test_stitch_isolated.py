@@ -6,13 +6,13 @@ its own zones, and ``stitcher.fallback.assemble`` turns such a square into zone 
 from __future__ import annotations
 
 import hashlib
-from types import SimpleNamespace
 
 import pytest
 
 from packers import PACKERS, make_packing
 from packers.packing import Packing, refinement_problem, seam_neighbours, seam_reachable, validate_packing
 from stitcher.fallback import assemble
+from stitcher.placements import Placements
 from stitcher.stats import StitchStats
 
 
@@ -32,38 +32,43 @@ def test_every_packer_draws_packings_a_player_can_cross(name):
             assert all(seam_reachable(p.squares, p.seed_tile)), (name, size, k)
 
 
-def _split_run():
-    """A fake run on P = 20: the seed square (0, 0, 5) and (5, 0, 15), split into the leaves (5, 0, 5),
-    which shares the seed's right seam, and (15, 10, 5), which its zones ring on every side."""
-    packing = Packing(P=20, squares=((0, 0, 5), (5, 0, 15)), zones=(((0, 5, 5, 15), (5, 15, 15, 5)),),
-                      seed_tile=0, name="bands", version=PACKERS["bands"].version)
+ZONES = [(10, 0, 10, 10), (5, 5, 5, 10), (10, 10, 5, 5)]      # the split 15-square less its two leaves
+
+
+def _split_run(seed_first: bool = True):
+    """The real ``Placements`` of a P = 20 packing: the seed square (0, 0, 5) and (5, 0, 15), split into
+    the leaves (5, 0, 5), which shares the seed's right seam, and (15, 10, 5), which its zones ring
+    on every side; each holding a stand-in tile. ``seed_first`` off: the big square is id 0 and the
+    seed id 1, and the ringed leaf is the first leaf."""
+    big, seed = ((5, 0, 15), (0, 0, 5))
+    squares, seed_id = ((seed, big), 0) if seed_first else ((big, seed), 1)
+    packing = Packing(P=20, squares=squares, zones=(((0, 5, 5, 15), (5, 15, 15, 5)),), seed_tile=seed_id,
+                      name="bands", version=PACKERS["bands"].version)
     validate_packing(packing, 20)
-    squares = [(0, 0, 5), (5, 0, 15), (5, 0, 5), (15, 10, 5)]
-    return SimpleNamespace(packing=packing, squares=squares, children={1: [2, 3]}, seed=0,
-                           placements=[("a" * 64, 0), None, ("b" * 64, 3), ("c" * 64, 5)],
-                           new_zones=[(10, 0, 10, 10), (5, 5, 5, 10), (10, 10, 5, 5)], st=StitchStats())
+    at = Placements(packing)
+    leaves = [(5, 0, 5), (15, 10, 5)] if seed_first else [(15, 10, 5), (5, 0, 5)]
+    ids = at.split(1 - seed_id, leaves, ZONES)
+    tiles = {seed_id: ("a" * 64, 0), ids[leaves.index((5, 0, 5))]: ("b" * 64, 3),
+             ids[leaves.index((15, 10, 5))]: ("c" * 64, 5)}
+    for i, (h, t) in tiles.items():
+        at.put(i, h, t, (0, 0, 0, 0))
+    return at, packing, StitchStats()
 
 
 def test_a_leaf_no_seam_reaches_becomes_zone_and_the_packing_stays_a_refinement():
-    run = _split_run()
-    p, placements = assemble(run)
+    at, packing, st = _split_run()
+    p, placements = assemble(at, packing, st)
     assert p.squares == ((0, 0, 5), (5, 0, 5)) and p.seed_tile == 0
     assert placements == [("a" * 64, 0), ("b" * 64, 3)]
-    assert run.st.total("isolated") == 1 and run.st.per_n[6]["isolated"] == 1
+    assert st.total("isolated") == 1 and st.per_n[6]["isolated"] == 1
     validate_packing(p, 20)                                   # still covers every pitch unit exactly
     assert (15, 10, 5, 5) in [r for z in p.zones for r in z]
-    assert refinement_problem(run.packing, p) is None         # the seed check still calls it refined
+    assert refinement_problem(packing, p) is None             # the seed check still calls it refined
     assert all(seam_reachable(p.squares, p.seed_tile))
 
 
 def test_the_seed_tile_keeps_its_place_when_squares_before_it_are_cut():
-    run = _split_run()
-    # make the isolated leaf come first in id order and the seed tile last
-    run.packing = Packing(P=20, squares=((5, 0, 15), (0, 0, 5)), zones=run.packing.zones, seed_tile=1,
-                          name="bands", version=run.packing.version)
-    run.squares = [(5, 0, 15), (0, 0, 5), (15, 10, 5), (5, 0, 5)]
-    run.children, run.seed = {0: [2, 3]}, 1
-    run.placements = [None, ("a" * 64, 0), ("c" * 64, 5), ("b" * 64, 3)]
-    p, placements = assemble(run)
+    at, packing, st = _split_run(seed_first=False)
+    p, placements = assemble(at, packing, st)
     assert p.squares == ((5, 0, 5), (0, 0, 5)) and p.seed_tile == 1
     assert placements == [("b" * 64, 3), ("a" * 64, 0)]

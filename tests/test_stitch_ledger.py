@@ -14,7 +14,7 @@ from hypothesis import strategies as hst
 
 import stitcher.drain as drain_mod
 import importlib
-stitch_mod = importlib.import_module("stitcher.stitch")  # the package re-exports the function `stitch`
+run_mod = importlib.import_module("stitcher.run")      # where the run calls joint_complete
 from packers.packing import Packing, validate_packing
 from stitcher.board import Board, SeamConflict
 from stitcher.drain import NOFIT, NofitSet, drain_misses, generate
@@ -22,7 +22,7 @@ from stitcher.fallback import split_square
 from stitcher.order import placement_order
 from stitcher.joint import _lines_completable as joint_lines_completable, joint_complete
 from stitcher.repair import repair_together
-from stitcher.stitch import Drain, StitchError, StitchOptions, StitchRun, stitch
+from stitcher.stitch import Drain, StitchError, StitchOptions, open_run, stitch
 from tilelib import ledger
 from tilelib.constraint import Constraint, push_forward
 from tilelib.rng import Stream
@@ -38,7 +38,7 @@ FOUR = Packing(P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones
 def spy(monkeypatch):
     """Counts CP-SAT calls: the drain's completions and the stitcher's window-aware completions."""
     calls = []
-    real, real_joint = drain_mod.complete, stitch_mod.joint_complete
+    real, real_joint = drain_mod.complete, run_mod.joint_complete
 
     def counting(*a, **kw):
         calls.append("complete")
@@ -49,7 +49,7 @@ def spy(monkeypatch):
         return real_joint(*a, **kw)
 
     monkeypatch.setattr(drain_mod, "complete", counting)
-    monkeypatch.setattr(stitch_mod, "joint_complete", counting_joint)
+    monkeypatch.setattr(run_mod, "joint_complete", counting_joint)
     return calls
 
 
@@ -133,24 +133,21 @@ def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
     c = infeasible_constraint()
     for attempt in range(2):
         # lookahead off: no window-aware make and no repair of the hand-made neighbours
-        run = StitchRun(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8, lookahead=False))
-        # Pretend the three other squares are placed with edges that present c to square 3.
-        b = Board(11)
-        run.board = b
-        b.place(5, 0, 6, (0, 0, c.values[0], 0))   # square 1: its bottom is square 3's top
-        b.place(0, 5, 6, (0, c.values[3], 0, 0))   # square 2: its right is square 3's left
+        run = open_run(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8, lookahead=False))
+        # Stand-in tiles on squares 1 and 2 with edges that present c to square 3.
+        run.at.put(1, "x", 0, (0, 0, c.values[0], 0))   # square 1: its bottom is square 3's top
+        run.at.put(2, "x", 0, (0, c.values[3], 0, 0))   # square 2: its right is square 3's left
         # The bottom of square 3 lies on the board edge; give it by hand as if a tile held it.
+        b = run.at.board
         idx_bottom = [(10, 5 + j) for j in range(6)]
         for j, (r, col) in enumerate(idx_bottom):
             b.values[r, col] = (c.values[2] >> (5 - j)) & 1
             b.known[r, col] = 1
-        for k in (0, 1, 2):
-            run.placements[k] = ("x", 0)
         faced = b.constraint(5, 5, 6)
         assert faced.contains(c)
         spy.clear()
         run.resolve(3, None)
-        assert run.placements[3] is None and 3 in run.children  # split -> a 5-square is a zone
+        assert not run.at.placed(3) and 3 in run.at.children  # split -> a 5-square is a zone
         if attempt == 0:    # proved by the exact n = 6 table (small.feasible): no CP-SAT call
             assert run.st.per_n[6]["nofit"] == 1 and spy == []
         else:
@@ -320,18 +317,15 @@ def _hand_case(lib, bottom: int):
     """FOUR with squares 1 and 2 held by stand-in tiles that present ``infeasible_constraint``'s
     top and left to square 3, and square 3's bottom (on the board edge) given by hand as ``bottom``."""
     c = infeasible_constraint()
-    run = StitchRun(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8))
-    b = run.board
+    run = open_run(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8))
     corner = (bottom >> 5) & 1      # cell (10, 5): square 2's last bottom cell and right cell
     assert corner == c.values[3] & 1
-    b.place(5, 0, 6, (0, 0, c.values[0], 0))
-    b.place(0, 5, 6, (0, c.values[3], corner, 0))
+    for k, e in ((1, (0, 0, c.values[0], 0)), (2, (0, c.values[3], corner, 0))):
+        run.at.put(k, "x", 0, e)
+    b = run.at.board
     for j in range(6):
         b.values[10, 5 + j] = (bottom >> (5 - j)) & 1
         b.known[10, 5 + j] = 1
-    run.placements[0] = ("seed", 0)
-    for k, e in ((1, (0, 0, c.values[0], 0)), (2, (0, c.values[3], corner, 0))):
-        run.placements[k], run.edges_of[k] = ("x", 0), e
     return run, c
 
 
@@ -341,12 +335,12 @@ def test_repair_together_remakes_a_square_and_the_neighbours_it_takes_off(lib):
     given by hand."""
     c = infeasible_constraint()
     run, c = _hand_case(lib, c.values[2])
-    assert run.board.constraint(5, 5, 6).contains(c)
+    assert run.at.board.constraint(5, 5, 6).contains(c)
     assert repair_together(run, 3, [1, 2], keep_others=False)
-    run.journal.flush({run.placements[k][0] for k in (1, 2, 3)})     # what the end of a stitch writes
+    run.journal.flush({run.at.tile(k)[0] for k in (1, 2, 3)})     # what the end of a stitch writes
     grids = {}
     for k in (1, 2, 3):
-        h, t = run.placements[k]
+        h, t = run.at.tile(k)
         assert lib.has(h)
         grids[k] = lib.get_oriented(h, t).solution_grid
         assert not violations(grids[k])
@@ -357,17 +351,22 @@ def test_repair_together_remakes_a_square_and_the_neighbours_it_takes_off(lib):
     assert grids[3][5, :].tolist() == hand
     for k in (1, 2, 3):   # the board holds exactly those edges
         x, y, s = FOUR.squares[k]
-        assert run.board.constraint(x, y, s + 1).values == lib.get_oriented(*run.placements[k]).edges
+        assert run.at.board.constraint(x, y, s + 1).values == lib.get_oriented(*run.at.tile(k)).edges
 
 
 def test_repair_together_that_fails_puts_everything_back(lib):
     """With an invalid line given by hand (three equal cells), no completion exists: the attempt
     fails and the board and placements are exactly as before."""
     run, _c = _hand_case(lib, 0b111000 if infeasible_constraint().values[3] & 1 else 0b000111)
-    before = (run.board.values.copy(), run.board.known.copy(), list(run.placements), dict(run.edges_of))
+    at = run.at
+
+    def holdings():
+        return [(at.tile(k), at.edges(k) if at.placed(k) else None, at.turn(k)) for k in range(len(at.squares))]
+
+    before = (at.board.values.copy(), at.board.known.copy(), holdings(), at.count)
     assert not repair_together(run, 3, [1, 2], keep_others=False)
-    assert (run.board.values == before[0]).all() and (run.board.known == before[1]).all()
-    assert run.placements == before[2] and run.edges_of == before[3]
+    assert (at.board.values == before[0]).all() and (at.board.known == before[1]).all()
+    assert (holdings(), at.count) == before[2:]
 
 
 @pytest.mark.parametrize("row", [[1, 1, 1, 0, 0, 0], [0, 1, 1, 1, 0, 0], [1, 1, 0, 1, 0, 1]])

@@ -200,7 +200,7 @@ def test_relaxed_n6_table_counts_every_grid_whose_lines_may_repeat():
 def test_doomed_is_only_said_where_cp_sat_finds_nothing(tmp_path, monkeypatch):
     """During a real cold stitch, every window-aware model that ``doomed`` skips is built and solved
     anyway: CP-SAT finds no solution for any of them (doomed is sound), and some were skipped."""
-    stitch_mod = importlib.import_module("stitcher.stitch")
+    run_mod = importlib.import_module("stitcher.run")
     from stitcher import joint, small
     seen = []
     real = small.doomed
@@ -212,7 +212,7 @@ def test_doomed_is_only_said_where_cp_sat_finds_nothing(tmp_path, monkeypatch):
                                                   Stream(SEED, f"doomed/{len(seen)}")))
         return got
 
-    monkeypatch.setattr(stitch_mod, "doomed", checking)
+    monkeypatch.setattr(run_mod, "doomed", checking)
     monkeypatch.setattr(importlib.import_module("stitcher.repair"), "doomed", checking)
     lib_path = tmp_path / "cold.sqlite"
     with Library.open(lib_path, create=True) as lib:

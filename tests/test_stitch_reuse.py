@@ -155,7 +155,7 @@ def test_a_failed_stitch_still_writes_the_tiles_its_ledger_names(tmp_path, monke
 
     stitch_module = importlib.import_module("stitcher.stitch")
 
-    def boom(_run):
+    def boom(*_args):
         raise RuntimeError("injected failure at assembly")
 
     monkeypatch.setattr(stitch_module, "assemble", boom)

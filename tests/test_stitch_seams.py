@@ -230,19 +230,20 @@ def reference_score(run, i: int, edges) -> int:
     from stitcher.small import EXACT_N, feasible
     from tilelib.query import matching_lines
 
-    x, y, s = run.squares[i]
+    at = run.at
+    x, y, s = at.squares[i]
     n = s + 1
     border = ({(y, x + k) for k in range(n)} | {(y + n - 1, x + k) for k in range(n)}
               | {(y + k, x) for k in range(n)} | {(y + k, x + n - 1) for k in range(n)})
-    saved = run.board.push(x, y, n, edges)
+    saved = at.board.push(x, y, n, edges)
     try:
         best, small = 1 << 30, []
-        for j in run.adj[i]:
-            if run.placements[j] is not None or j in run.children:
+        for j in at.adj[i]:
+            if at.placed(j) or j in at.children:
                 continue
-            xj, yj, sj = run.squares[j]
+            xj, yj, sj = at.squares[j]
             nj = sj + 1
-            c = run.board.constraint(xj, yj, nj)
+            c = at.board.constraint(xj, yj, nj)
             sides = ({(yj, xj + k) for k in range(nj)}, {(yj + k, xj + nj - 1) for k in range(nj)},
                      {(yj + nj - 1, xj + k) for k in range(nj)}, {(yj + k, xj) for k in range(nj)})
             touched = [sd for sd in range(4) if sides[sd] & border]
@@ -255,7 +256,7 @@ def reference_score(run, i: int, edges) -> int:
                 small.append(c)
         return best if all(feasible(c) for c in small) else 0
     finally:
-        run.board.pop(saved)
+        at.board.pop(saved)
 
 
 def test_forward_check_scores_equal_the_brute_force_definition(tmp_path, monkeypatch):

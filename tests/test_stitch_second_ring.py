@@ -11,14 +11,26 @@ from contextlib import nullcontext
 from types import SimpleNamespace
 
 from stitcher import repair
+from stitcher.placements import Placements
 from stitcher.repair import RING2, second_ring
 
 
+class _At:
+    """Plain data under the real ``Placements`` queries a repair asks (no board, no packing)."""
+
+    placed, turn, n, movable_neighbours = (Placements.placed, Placements.turn, Placements.n,
+                                           Placements.movable_neighbours)
+
+    def __init__(self, adj: dict, placed: set, order: dict) -> None:
+        k = 1 + max(max(adj), *(j for js in adj.values() for j in js))
+        self.adj = [adj.get(i, []) for i in range(k)]
+        self._tiles = [("t", 0) if i in placed else None for i in range(k)]
+        self._turn = dict(order)
+        self.squares = [(0, 0, 5)] * k
+
+
 def _run(adj: dict, placed: set, fixed: set, order: dict) -> SimpleNamespace:
-    n = 1 + max(max(adj), *(k for ks in adj.values() for k in ks))
-    return SimpleNamespace(adj={i: adj.get(i, []) for i in range(n)},
-                           placements=[("t", 0) if i in placed else None for i in range(n)],
-                           fixed=fixed, order_of=order)
+    return SimpleNamespace(at=_At(adj, placed, order), fixed=frozenset(fixed))
 
 
 def test_the_ring_is_two_steps_out_placed_movable_and_newest_first():
@@ -54,7 +66,6 @@ def test_the_wide_attempt_comes_last_and_only_when_it_adds_squares(monkeypatch):
     run = _run(adj, placed={1, 2}, fixed=set(), order={1: 1, 2: 2})
     run.fresh = object()                     # a fair stitch
     run.draining = nullcontext
-    run.squares = [(0, 0, 5)] * 3
     run.st = SimpleNamespace(bump=lambda n, key: bumps.append(key))
     assert repair.repair(run, 0)
     assert calls == [([1], True), ([1], False), ([1, 2], False)]
