@@ -1,7 +1,9 @@
 """`tiles daily build` (FORMAT §9): pull, check, seed, pack, stitch + drain, clues, verify, manifest, push.
 
-One function, ``build(options, log)``, runs the stages in order, times each,
-and reports through ``log`` (one line per stage). It holds a lock so two
+One function, ``build(options, log)``, resolves the options once into a frozen ``Night`` (``plan``),
+opens the library once, runs the stages in order on that ``Library`` (``_build_day``: pack →
+stitch → clues → verify → store → stock), times each, and reports through ``log`` (one line per
+stage, ``Stages``). It holds a lock so two
 builds never run at once, refuses a damaged library before any work (exit 3:
 an empty file, a failing quick_check, rows or stored manifests changed since
 they were verified), and ships only a board that the referee's full,
@@ -21,7 +23,7 @@ commitment does.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -30,15 +32,16 @@ from daily.observe import disk_writes, peak_rss_bytes, write_calls
 from daily.provenance import build_record
 from daily.seed import day_seed
 from packers import DEFAULT_PACKER, check_request, check_size, make_packing
+from packers.packing import Packing
 from referee import gate
 from referee.board import build_board
 from referee.closure import add_play_clues
 from referee.frontier import add_clues
 from referee.manifest import PLAY_RULES, TILE_BY_TILE, Manifest
 from referee.verify import verify
-from tilelib.difficulty import parse_profile
+from tilelib.difficulty import Profile, parse_profile
 from stitcher.regions import default_workers
-from stitcher.stitch import stitch
+from stitcher.stitch import StitchResult, stitch
 from tilelib import ledger, stock
 from tilelib.db import transaction
 from referee.checks import check_library, mark_verified
@@ -66,7 +69,7 @@ class BuildOptions:
     start: dict | None = None  # replay: record this start state {snapshot, deltas} (no remote to ask)
     profile: object = None             # difficulty profile: stitcher.profile JSON form, preset name or None
     workers: int = field(default_factory=default_workers)   # processes for the stitch's halves;
-    #                                    the board is the same for any value (stitcher/regions.py)
+    #                                    the board is the same for any value (stitcher/halves.py)
     reuse: str = Reuse.FRESH.value     # the fair rule (tilelib.spent): "fresh" or "any"
     play: str = TILE_BY_TILE           # "tile-by-tile": clues until referee.closure covers the board;
     #                                    "propagation": the frontier proof alone (replays of older days)
@@ -106,67 +109,133 @@ def _summary(stats) -> dict:
                                                "final_fill": round(stats.final_fill, 6)}
 
 
-def build(opts: BuildOptions, log: Callable[[str], None] = print,
-          progress: Callable[..., None] | None = None) -> BuildResult:
-    """Run the nightly build for ``opts.day``; see the module docstring. ``progress(done, total,
-    stats)`` is called after each square of the stitch (``daily.observe.ProgressLog`` logs it)."""
+@dataclass(frozen=True)
+class Night:
+    """One nightly build with every choice made and checked: the one value the stages receive.
+
+    ``plan(options)`` makes it once from ``BuildOptions`` (the CLI's raw values) before any file is
+    touched; a bad value is ``BadInput`` (exit 2) then, never half-way. ``start`` is the start state
+    the manifest records: given by a replay, found by the sync with a remote (``with_start``),
+    else None."""
+
+    day: str
+    size: int                          # G, checked against the packer
+    packer: str
+    params: dict | None
+    seed: bytes
+    commit: str                        # sha256 of the seed: what the manifest and the log may show
+    profile: Profile | None            # difficulty profile (None: the library's own mix)
+    workers: int                       # processes for the stitch's halves; the board is the same for any
+    reuse: Reuse
+    play: str                          # PLAY_RULES
+    library: Path
+    manifest_path: Path                # where DAY.json is written (``--out``)
+    remote: str | None
+    force: bool
+    start: dict | None
+
+    @property
+    def fresh(self) -> bool:
+        return self.reuse is Reuse.FRESH
+
+    @property
+    def tile_by_tile(self) -> bool:
+        return self.play == TILE_BY_TILE
+
+    def with_start(self, start: dict | None) -> "Night":
+        return replace(self, start=start)
+
+
+def plan(opts: BuildOptions) -> Night:
+    """The ``Night`` that ``opts`` asks for; BadInput (exit 2) before any file is touched."""
     size = check_size(opts.size)
-    check_request(opts.packer, size, opts.params)    # bad input: fail before any file is touched
-    check_placeable(opts.out_dir, "--out", want_dir=True)   # checked before any work, not after it
-    policy = Reuse.parse(opts.reuse)
+    check_request(opts.packer, size, opts.params)
+    check_placeable(opts.out_dir, "--out", want_dir=True)
+    reuse = Reuse.parse(opts.reuse)
     if opts.play not in PLAY_RULES:
         raise BadInput(f"play rule {opts.play!r}: expected one of {', '.join(PLAY_RULES)}")
     profile = parse_profile(opts.profile)
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
-    commit = seed_commit(seed)
-    res = BuildResult(opts.day, skipped=False)
-    sec = res.seconds
+    return Night(day=opts.day, size=size, packer=opts.packer, params=opts.params, seed=seed,
+                 commit=seed_commit(seed), profile=profile, workers=opts.workers,
+                 reuse=reuse, play=opts.play, library=Path(opts.library),
+                 manifest_path=Path(opts.out_dir) / f"{opts.day}.json", remote=opts.remote, force=opts.force,
+                 start=opts.start)
 
-    written = [disk_writes(), write_calls()]
 
-    def stage(name: str, t0: float, msg: str, **detail) -> None:
-        sec[name] = round(time.perf_counter() - t0, 3)
+class Stages:
+    """The build's report as it goes: each stage's seconds, what it did and the bytes written since
+    the previous stage ended (stages run back to back), into ``res.stages``, and one log line."""
+
+    def __init__(self, res: BuildResult, log: Callable[[str], None]) -> None:
+        self.res, self.log = res, log
+        self._written = [disk_writes(), write_calls()]
+
+    def done(self, name: str, t0: float, msg: str, **detail) -> None:
+        sec = self.res.seconds[name] = round(time.perf_counter() - t0, 3)
         w = [disk_writes(), write_calls()]
-        # bytes written since the previous stage ended (stages run back to back)
-        res.stages[name] = {"seconds": sec[name], **detail} | {
+        self.res.stages[name] = {"seconds": sec, **detail} | {
             key: None if a is None or b is None else a - b
-            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, written)}
-        written[:] = w
-        log(f"{name:<8} {sec[name]:7.2f} s  {msg}")
+            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, self._written)}
+        self._written = w
+        self.log(f"{name:<8} {sec:7.2f} s  {msg}")
 
-    _refuse_empty(opts.library)
-    with build_lock(opts.library):
-        start = opts.start
-        if opts.remote:
-            start = _sync_before(opts, stage, log)
-        with Library.open(opts.library, create=True) as lib:
+
+def build(opts: BuildOptions, log: Callable[[str], None] = print,
+          progress: Callable[..., None] | None = None) -> BuildResult:
+    """Run the nightly build for ``opts.day``; see the module docstring. ``progress(done, total,
+    stats)`` is called after each square of the stitch (``daily.observe.ProgressLog`` logs it).
+
+    The library is opened once for the build's own stages and handed to each as that ``Library``;
+    the remote's pull and push open the file themselves (a pull may replace it by a clone)."""
+    night = plan(opts)
+    res = BuildResult(night.day, skipped=False)
+    stages = Stages(res, log)
+    _refuse_empty(night.library)
+    with build_lock(night.library):
+        if night.remote:
+            _pull(night, stages)
+        with Library.open(night.library, create=True) as lib:
+            if night.remote:
+                night = night.with_start(_start_state(night, lib, stages))
             t0 = time.perf_counter()
             rep = check_library(lib, "new")          # exit 3 before any work on a damaged file
             mark_verified(lib, rep)
-            stage("check", t0, rep.line(), rows_checked=rep.rows_checked, integrity=rep.integrity)
-            done = gate.stored(lib, opts.day)
-            if done is not None and not opts.force:
-                path = opts.out_dir / f"{opts.day}.json"
-                text = done.to_json()
-                if not path.is_file() or path.read_bytes() != text.encode("ascii"):
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    atomic_write(path, text)             # a lost or damaged manifest file is rewritten
-                    log(f"manifest for {opts.day} rewritten from the library to {path}")
-                log(f"manifest for {opts.day} already in {opts.library}; nothing to build (--force rebuilds)")
-                res.skipped, res.manifest_path, res.status = True, path, done.status
+            stages.done("check", t0, rep.line(), rows_checked=rep.rows_checked, integrity=rep.integrity)
+            done = gate.stored(lib, night.day)
+            if done is not None and not night.force:
+                _keep(night, done, res, log)
             else:
-                _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage, progress)
-        if opts.remote:
-            from remote.backend import open_backend
-            from remote.fair import BoardLostRace
-            from remote.sync import push
-            t0 = time.perf_counter()
-            try:
-                r = push(opts.library, open_backend(opts.remote))
-            except BoardLostRace as err:
-                raise type(err)(f"{err}{_set_aside(res.manifest_path)}") from err
-            stage("push", t0, f"{r.status}, {r.new_tiles:,} new tiles, {r.attempts} attempt(s)")
+                _build_day(night, lib, stages, progress)
+        if night.remote:
+            _push(night, res, stages)
     return res
+
+
+def _keep(night: Night, done: Manifest, res: BuildResult, log) -> None:
+    """A day already built: its manifest file rewritten if lost or damaged, nothing rebuilt."""
+    path = night.manifest_path
+    text = done.to_json()
+    if not path.is_file() or path.read_bytes() != text.encode("ascii"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+        log(f"manifest for {night.day} rewritten from the library to {path}")
+    log(f"manifest for {night.day} already in {night.library}; nothing to build (--force rebuilds)")
+    res.skipped, res.manifest_path, res.status = True, path, done.status
+
+
+def _push(night: Night, res: BuildResult, stages: Stages) -> None:
+    """Push the library; a fresh board that lost a race is withdrawn and its file set aside."""
+    from remote.backend import open_backend
+    from remote.fair import BoardLostRace
+    from remote.sync import push
+
+    t0 = time.perf_counter()
+    try:
+        r = push(night.library, open_backend(night.remote))
+    except BoardLostRace as err:
+        raise type(err)(f"{err}{_set_aside(res.manifest_path)}") from err
+    stages.done("push", t0, f"{r.status}, {r.new_tiles:,} new tiles, {r.attempts} attempt(s)")
 
 
 def _set_aside(path: Path | None) -> str:
@@ -187,94 +256,131 @@ def _refuse_empty(path: Path) -> None:
                              "to start a new library")
 
 
-def _sync_before(opts: BuildOptions, stage, log) -> dict:
-    """Pull; push what a failed earlier run left unpublished, so the build starts from exactly the
-    state HEAD names. Returns that state: its base snapshot and deltas (the manifest's ``build``)."""
+def _pull(night: Night, stages: Stages) -> None:
+    """Merge what the remote holds into the library file."""
     from remote.backend import open_backend
-    from remote.sync import ahead, pull, push, read_state
+    from remote.sync import pull
 
-    backend = open_backend(opts.remote)
     t0 = time.perf_counter()
-    r = pull(opts.library, backend)
+    r = pull(night.library, open_backend(night.remote))
     if r.note:
-        log(r.note)
-    stage("pull", t0, f"{r.status}, {r.tiles_added:,} tiles added")
-    with Library.open(opts.library, create=True) as lib:
-        unpublished = ahead(lib, str(backend.url))
-    if unpublished:
+        stages.log(r.note)
+    stages.done("pull", t0, f"{r.status}, {r.tiles_added:,} tiles added")
+
+
+def _start_state(night: Night, lib: Library, stages: Stages) -> dict:
+    """Push what a failed earlier run left unpublished, so the build starts from exactly the state
+    HEAD names; that state (its base snapshot and deltas) is what the manifest records."""
+    from remote.backend import open_backend
+    from remote.sync import ahead, push, read_state
+
+    backend = open_backend(night.remote)
+    if ahead(lib, str(backend.url)):
         t0 = time.perf_counter()
-        p = push(opts.library, backend)
-        stage("publish", t0, f"{p.status} the start state before building (local rows the remote lacked), "
-                          f"{p.new_tiles:,} new tiles")
-    with Library.open(opts.library) as lib:
-        st = read_state(lib, str(backend.url))
+        p = push(night.library, backend)
+        stages.done("publish", t0, f"{p.status} the start state before building (local rows the remote lacked), "
+                                   f"{p.new_tiles:,} new tiles")
+    st = read_state(lib, str(backend.url))
     return {"snapshot": st.used or st.snapshot, "deltas": list(st.deltas)}
 
 
-def _build_day(opts, lib, size, seed, commit, start, profile, policy, res, stage, progress) -> None:
-    """Pack, stitch + drain, clues, verify, write the manifest and spend its solutions (the stages
-    of one day)."""
-    t0 = time.perf_counter()
-    packing = make_packing(opts.packer, size, seed, opts.params)
-    stage("pack", t0, f"{opts.packer} G={size}: {len(packing.squares):,} squares, "
-                      f"zone {100 * packing.zone_fraction():.2f}%",
-          squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
+def _build_day(night: Night, lib: Library, stages: Stages, progress) -> None:
+    """The stages of one day, each handing its value to the next: ``Night`` → pack (``Packing``) →
+    stitch (``StitchResult``) → clues (``Manifest`` with clues) → verify (``VerifyReport``) → store
+    (the manifest file, its row and spent rows) → stock (what the night drew)."""
+    res = stages.res
+    packing = _pack(night, stages)
+    st = _stitch(night, lib, packing, stages, progress)
+    manifest, played = _clues(night, lib, st, stages)
+    report = _verify(night, lib, manifest, stages)
+    _store(night, lib, manifest)
+    res.manifest_path, res.status, res.verify_line = night.manifest_path, report.status, report.line()
+    _stock(lib, manifest, stages)
+    res.tiles, res.clues, res.play_clues = manifest.tile_count(), len(manifest.clues), played
 
+
+def _pack(night: Night, stages: Stages) -> Packing:
+    t0 = time.perf_counter()
+    packing = make_packing(night.packer, night.size, night.seed, night.params)
+    stages.done("pack", t0, f"{night.packer} G={night.size}: {len(packing.squares):,} squares, "
+                            f"zone {100 * packing.zone_fraction():.2f}%",
+                squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
+    return packing
+
+
+def _stitch(night: Night, lib: Library, packing: Packing, stages: Stages, progress) -> StitchResult:
+    res = stages.res
     t0 = time.perf_counter()
     start_rowid = lib.conn.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
-    st = stitch(packing, lib, Stream(seed, "stitch"), drain=True, progress=progress, profile=profile,
-                workers=opts.workers, fresh=policy is Reuse.FRESH)
+    st = stitch(packing, lib, Stream(night.seed, "stitch"), drain=True, progress=progress, profile=night.profile,
+                workers=night.workers, fresh=night.fresh)
     s = st.stats
     res.stitch = _summary(s)
     res.stitch_detail = s.as_dict()
     res.fairness = fairness.report(lib.conn, [h for h, _ in st.placements],
                                    [q[2] + 1 for q in st.packing.squares], start_rowid)
-    stage("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
-                        f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
-                        f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}"
-                        + (f" ({s.total('isolated')} cut off from the seed tile: made zone)" if s.total('isolated') else "")
-                        + ", "
-                        f"final fill {100 * s.final_fill:.2f}%; {policy.value}: {fairness.line(res.fairness)}",
-          placements=s.placements, made=s.made, reuse=policy.value, fairness=res.fairness,
-          **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})
+    stages.done("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
+                              f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
+                              f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}"
+                              + (f" ({s.total('isolated')} cut off from the seed tile: made zone)"
+                                 if s.total('isolated') else "")
+                              + ", "
+                              f"final fill {100 * s.final_fill:.2f}%; {night.reuse.value}: "
+                              f"{fairness.line(res.fairness)}",
+                placements=s.placements, made=s.made, reuse=night.reuse.value, fairness=res.fairness,
+                **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})
+    return st
 
+
+def _clues(night: Night, lib: Library, st: StitchResult, stages: Stages) -> tuple[Manifest, int]:
+    """The manifest of the stitched board with its clues: those propagation needs to settle every
+    cell (status frontier), then those a player solving tile by tile needs never to stall. Returns
+    it and how many clues the second rule added."""
     t0 = time.perf_counter()
-    tile_by_tile = opts.play == TILE_BY_TILE
-    manifest = Manifest(opts.day, commit, st.packing, tuple(h for h, _ in st.placements),
+    manifest = Manifest(night.day, night.commit, st.packing, tuple(h for h, _ in st.placements),
                         tuple(t for _, t in st.placements),
-                        difficulty=None if profile is None else profile.to_json(),
-                        reuse=Reuse.FRESH.value if policy is Reuse.FRESH else None,
-                        play=TILE_BY_TILE if tile_by_tile else None, build=build_record(start))
+                        difficulty=None if night.profile is None else night.profile.to_json(),
+                        reuse=Reuse.FRESH.value if night.fresh else None,
+                        play=TILE_BY_TILE if night.tile_by_tile else None, build=build_record(night.start))
     board = build_board(manifest, lib)
-    clues = add_clues(board)                      # propagation settles every cell (status frontier)
-    played = add_play_clues(board.with_clues(clues)) if tile_by_tile else []
-    clues += played                               # ... and a player solving tile by tile never stalls
+    clues = add_clues(board)
+    played = add_play_clues(board.with_clues(clues)) if night.tile_by_tile else []
+    clues += played
     stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
-             "clues": len(clues), "stitch": res.stitch}
+             "clues": len(clues), "stitch": stages.res.stitch}
     manifest = manifest.with_clues(clues, status="frontier", stats=stats)
-    stage("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
-                       f"per 100 tiles)" + (f", {len(played)} of them for tile-by-tile play"
-                                            if tile_by_tile else ""),
-          clues=len(clues), play_clues=len(played))
+    stages.done("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
+                             f"per 100 tiles)" + (f", {len(played)} of them for tile-by-tile play"
+                                                  if night.tile_by_tile else ""),
+                clues=len(clues), play_clues=len(played))
+    return manifest, len(played)
 
+
+def _verify(night: Night, lib: Library, manifest: Manifest, stages: Stages):
+    """The referee's full verify; a board that is not ``frontier`` is never shipped (exit 5)."""
     t0 = time.perf_counter()
     report = verify(manifest, lib)
     if report.status != "frontier":
-        raise VerificationFailed(f"board of {opts.day} is {report.status}, not frontier; not shipped")
-    stage("verify", t0, report.line(), status=report.status)
+        raise VerificationFailed(f"board of {night.day} is {report.status}, not frontier; not shipped")
+    stages.done("verify", t0, report.line(), status=report.status)
+    return report
 
-    path = opts.out_dir / f"{opts.day}.json"
+
+def _store(night: Night, lib: Library, manifest: Manifest) -> None:
+    """The manifest file, then its library row with the board's spent rows."""
     text = manifest.to_json()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, text)
-    ledger.put_manifest(lib.conn, opts.day, commit, text, replace=opts.force,
+    night.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(night.manifest_path, text)
+    ledger.put_manifest(lib.conn, night.day, night.commit, text, replace=night.force,
                         spent=board_rows(lib.conn, manifest.hashes, manifest.digest(), manifest.day))
-    res.manifest_path, res.status, res.verify_line = path, report.status, report.line()
+
+
+def _stock(lib: Library, manifest: Manifest, stages: Stages) -> None:
+    """What the night drew from the stock of unspent solutions, recorded, and what is left."""
+    res = stages.res
     t0 = time.perf_counter()
-    loaded = stock.load(lib.conn, opts.library)
+    loaded = stock.load(lib.conn, lib.path)
     with transaction(lib.conn):
         stock.record_night(lib.conn, manifest.day, manifest.digest(), res.fairness["per_n"], stock.counts(loaded[0]))
-    res.stock = stock.report(lib.conn, opts.library, loaded=loaded)
-    stage("stock", t0, stock.line(res.stock), load=res.stock["load"])
-    res.tiles, res.clues, res.play_clues = manifest.tile_count(), len(clues), len(played)
-
+    res.stock = stock.report(lib.conn, lib.path, loaded=loaded)
+    stages.done("stock", t0, stock.line(res.stock), load=res.stock["load"])

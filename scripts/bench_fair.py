@@ -16,13 +16,10 @@ import argparse
 import datetime as dt
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
-from machine import cpu_model  # noqa: E402  (scripts/machine.py)
+from machine import cpu_model, timed_run  # noqa: E402  (scripts/machine.py)
 
 POLICIES = ("fresh", "any")
 COLUMNS = ("night", "policy", "wall s", "CPU s", "drained", "nofit", "fallbacks", "final fill", "zone",
@@ -31,18 +28,12 @@ COLUMNS = ("night", "policy", "wall s", "CPU s", "drained", "nofit", "fallbacks"
 
 def night(tiles: Path, lib: Path, out: Path, day: str, size: int, policy: str) -> dict:
     """One ``tiles daily build`` as a subprocess: its --json summary, wall and CPU seconds."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    r = subprocess.run([str(tiles), "daily", "build", "--date", day, "--size", str(size), "-L", str(lib),
-                        "--out", str(out), "--reuse", policy, "--json"], capture_output=True, text=True,
-                       env=dict(os.environ, TILES_SECRET="bench-fair-secret"))
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r, wall, cpu = timed_run([str(tiles), "daily", "build", "--date", day, "--size", str(size), "-L", str(lib),
+                              "--out", str(out), "--reuse", policy, "--json"],
+                             env=dict(os.environ, TILES_SECRET="bench-fair-secret"))
     if r.returncode != 0:
         raise SystemExit(f"{policy} {day}: exit {r.returncode}: {r.stderr.strip().splitlines()[-1]}")
-    summary = json.loads(r.stdout)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"summary": summary, "wall": wall, "cpu": cpu}
+    return {"summary": json.loads(r.stdout), "wall": wall, "cpu": cpu}
 
 
 def row(k: int, policy: str, got: dict, manifest: dict) -> list:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import platform
+import resource
+import subprocess
+import time
 
 
 def cpu_model() -> str:
@@ -15,3 +18,14 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def timed_run(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run ``cmd`` (``subprocess.run`` with captured text output and ``kw``); returns it with its wall
+    seconds and the CPU seconds of it and every child it waited for (the stitch's workers)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -14,7 +14,7 @@ solution, since a repair takes tiles off and puts them back — and keeps every 
 
 Halves (``regions.py``) share no cell but could share a solution: in half r only library solutions
 whose hash's last hex digit has parity r are live (``reserve``), so their lookups never meet; two
-made grids can still coincide, which ``regions.graft`` catches (``clashes``) by leaving the later
+made grids can still coincide, which ``halves.graft`` catches (``clashes``) by leaving the later
 square to the parent's last pass. ``any`` builds have no ``FreshRule`` at all.
 """
 

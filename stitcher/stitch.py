@@ -54,9 +54,10 @@ half would have split get steps 2–5 last. The board does not depend on ``worke
 Modules: ``stitch`` (this one: ``open_run``, ``run_stitch``, ``stitch``) drives a
 ``run.StitchRun`` (steps 2–5 on one square, ``place_all`` a pass), whose squares' state is owned
 by a ``placements.Placements`` (the only way to place, remove or query a tile); ``repair`` and
-``halves`` work on the run, ``fallback`` on the placements; none of them imports this module or
-``run`` imports them back (the run is handed ``repair`` when it is made). Configured by a
-keyword-only ``StitchOptions`` whose ``drain`` is a ``Drain``.
+``halves`` work on the run, ``fallback`` on the placements. Imports go one way: this module
+imports them all, ``repair`` and ``halves`` import ``run``, ``run`` imports ``fallback`` and
+``placements``, and none imports back (the run is handed ``repair`` as a hook when it is made).
+Configured by a keyword-only ``StitchOptions`` whose ``drain`` is a ``Drain``.
 
 Ids of the returned packing: squares keep their relative order; a split
 square is replaced, in place, by its sub-squares in (y, x) order (recursively),

@@ -137,3 +137,56 @@ def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     idx = again["stages"]["stitch"]["index"]
     assert idx["source"] in ("sidecar", "refresh")
     assert idx["new_rows"] == s["stages"]["stitch"]["made"] or idx["source"] == "sidecar"
+
+
+def test_the_build_opens_the_library_once_and_hands_every_stage_that_library(tmp_path, monkeypatch):
+    """Issue 34: one open by the build itself, with a remote too (the remote's pull and push open
+    the file on their own: a pull can replace it by a clone); every stage after the check gets the
+    very Library object the build opened."""
+    import daily.build as build_mod
+
+    opened, seen = [], set()
+
+    class Counting(Library):
+        @classmethod
+        def open(cls, path, *a, **kw):
+            lib = Library.open(path, *a, **kw)
+            opened.append(lib)
+            return lib
+
+    monkeypatch.setattr(build_mod, "Library", Counting)
+    for name in ("_stitch", "_clues", "_verify", "_store", "_stock"):
+        real = getattr(build_mod, name)
+
+        def spy(*a, _real=real, _name=name, **kw):
+            seen.add((_name, id(a[1] if _name != "_stock" else a[0])))
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(build_mod, name, spy)
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    for day in ("2026-11-28", "2026-11-29"):     # the second starts from the state the first pushed
+        opened.clear()
+        seen.clear()
+        res, logs = run(tmp_path, 21, day=day, remote=f"file://{remote}")
+        assert res.status == "frontier" and len(opened) == 1
+        assert {i for _n, i in seen} == {id(opened[0])}
+        assert {n for n, _i in seen} == {"_stitch", "_clues", "_verify", "_store", "_stock"}
+        assert [line.split()[0] for line in logs][-2:] == ["stock", "push"]
+
+
+def test_the_night_is_made_once_from_the_options_and_frozen(tmp_path):
+    from dataclasses import FrozenInstanceError
+
+    from daily.build import plan
+    from tilelib.spent import Reuse
+
+    night = plan(BuildOptions(day="2026-11-29", library=tmp_path / "lib.sqlite", out_dir=tmp_path / "out",
+                              size=61, seed=SEED, reuse="any", profile="human", workers=1))
+    assert (night.size, night.reuse, night.fresh, night.workers) == (61, Reuse.ANY, False, 1)
+    assert night.commit == __import__("hashlib").sha256(SEED).hexdigest()
+    assert night.manifest_path == tmp_path / "out" / "2026-11-29.json" and night.profile is not None
+    with pytest.raises(FrozenInstanceError):
+        night.size = 101
+    assert night.with_start({"snapshot": "s", "deltas": []}).start == {"snapshot": "s", "deltas": []}
+    assert night.start is None

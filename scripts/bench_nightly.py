@@ -1,0 +1,106 @@
+"""The nightly build as a user runs it, this code against a baseline checkout, in one run.
+
+Each sample is the whole command — ``python -m tiles_cli.app daily build --date D --size G --json``
+in a fresh interpreter, start-up included — on a fresh copy of one start library (with the caches
+beside it, as a nightly finds them), so both codes build exactly the same night. The codes take
+turns (which goes first alternates per round). Wall and CPU (the command and its stitch workers)
+per sample; the table gives median, p99 and max per code and the ratio of medians; every night's
+manifest must be byte-identical between the two codes (else the comparison is of different work).
+
+    python scripts/bench_nightly.py --baseline /tmp/before --lib START.sqlite [--size 1000]
+        [--day 2026-12-03] [--rounds 3] [--reuse fresh] [--work DIR]
+
+``--baseline`` is a checkout of the code before (``git worktree add DIR COMMIT``) with its C
+extensions built or copied in; it runs with ``PYTHONPATH=DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+from machine import cpu_model, timed_run  # (scripts/machine.py)
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "bench-nightly-secret"
+
+
+def pct(xs: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank) of xs."""
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, round(q / 100 * len(s) + 0.5) - 1))]
+
+
+def fresh_copy(start: Path, work: Path) -> Path:
+    """A copy of the start library and the caches beside it (not its lock) in an empty ``work``."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    for f in start.parent.glob(start.name + "*"):
+        if not f.name.endswith(".lock"):
+            shutil.copy2(f, work / f.name)
+    return work / start.name
+
+
+def one_night(code: Path, start: Path, work: Path, args) -> dict:
+    """Run the command once with ``code`` on a fresh copy; its wall, CPU, summary and manifest."""
+    lib = fresh_copy(start, work)
+    out = work / "out"
+    cmd = [sys.executable, "-m", "tiles_cli.app", "daily", "build", "--date", args.day, "--size", str(args.size),
+           "--library", str(lib), "--out", str(out), "--reuse", args.reuse, "--force", "--json"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILES_")}
+    env.update(PYTHONPATH=str(code), TILES_SECRET=SECRET)
+    r, wall, cpu = timed_run(cmd, cwd=code, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"{code}: exit {r.returncode}: {r.stderr[-1500:]}")
+    summary = json.loads(r.stdout)
+    return {"wall": wall, "cpu": cpu, "stitch": summary["stages"]["stitch"]["seconds"],
+            "rss_mb": summary["peak_rss_bytes"] / 2**20, "manifest": (out / f"{args.day}.json").read_bytes()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--baseline", required=True, type=Path)
+    ap.add_argument("--lib", required=True, type=Path, help="the start library (copied for every sample)")
+    ap.add_argument("--size", type=int, default=1000)
+    ap.add_argument("--day", default="2026-12-03")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reuse", default="fresh")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/bench-nightly"))
+    args = ap.parse_args()
+    codes = {"baseline": args.baseline.resolve(), "this": ROOT}
+    runs: dict[str, list[dict]] = {k: [] for k in codes}
+    for r in range(args.rounds):
+        order = list(codes) if r % 2 == 0 else list(codes)[::-1]
+        for name in order:
+            got = one_night(codes[name], args.lib, args.work / name, args)
+            runs[name].append(got)
+            print(f"round {r + 1} {name:8}: wall {got['wall']:7.1f} s, cpu {got['cpu']:7.1f} s, "
+                  f"stitch {got['stitch']:6.1f} s, peak RSS {got['rss_mb']:.0f} MB", flush=True)
+    same = all(a["manifest"] == b["manifest"] for a, b in zip(runs["baseline"], runs["this"]))
+    print(f"\nmachine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.size}, "
+          f"{args.day}, --reuse {args.reuse}, {args.rounds} rounds, start library {args.lib.name} "
+          f"({args.lib.stat().st_size / 2**20:.1f} MB); manifests identical between the codes: {same}\n")
+    print("| code | wall median s | wall p99 | wall max | CPU median s | CPU p99 | CPU max | stitch median s | "
+          "peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, rs in runs.items():
+        w, c, s = [x["wall"] for x in rs], [x["cpu"] for x in rs], [x["stitch"] for x in rs]
+        print(f"| {name} | {statistics.median(w):.1f} | {pct(w, 99):.1f} | {max(w):.1f} | {statistics.median(c):.1f} | "
+              f"{pct(c, 99):.1f} | {max(c):.1f} | {statistics.median(s):.1f} | {max(x['rss_mb'] for x in rs):.0f} |")
+    med = {k: (statistics.median(x["wall"] for x in rs), statistics.median(x["cpu"] for x in rs))
+           for k, rs in runs.items()}
+    print(f"| ratio this / baseline | {med['this'][0] / med['baseline'][0]:.3f} | | | "
+          f"{med['this'][1] / med['baseline'][1]:.3f} | | | | |")
+    if not same:
+        raise SystemExit("the two codes built different manifests: the timings compare different work")
+
+
+if __name__ == "__main__":
+    main()
