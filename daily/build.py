@@ -43,7 +43,7 @@ from tilelib.difficulty import Profile, parse_profile
 from stitcher.regions import default_workers
 from stitcher.stitch import StitchResult, stitch
 from tilelib import ledger, stock
-from tilelib.db import transaction
+from tilelib.db import atomic
 from referee.checks import check_library, mark_verified
 from tilelib.days import seed_commit
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
@@ -380,7 +380,7 @@ def _stock(lib: Library, manifest: Manifest, stages: Stages) -> None:
     res = stages.res
     t0 = time.perf_counter()
     loaded = stock.load(lib.conn, lib.path)
-    with transaction(lib.conn):
+    with atomic(lib.conn):
         stock.record_night(lib.conn, manifest.day, manifest.digest(), res.fairness["per_n"], stock.counts(loaded[0]))
     res.stock = stock.report(lib.conn, lib.path, loaded=loaded)
     stages.done("stock", t0, stock.line(res.stock), load=res.stock["load"])

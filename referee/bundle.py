@@ -29,7 +29,7 @@ from referee import gate
 from referee.bundle_check import DAY_KEY, KIND
 from referee.manifest import Manifest
 from referee.verify import check_fresh, check_tiles_present
-from tilelib.db import transaction
+from tilelib.db import atomic
 from tilelib.errors import BadInput, NotFound
 from tilelib.fsio import check_placeable
 from tilelib.merge import MANIFEST_COLUMNS, SPENT_COLUMNS
@@ -84,7 +84,7 @@ def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
     tmp.unlink(missing_ok=True)
     try:
         with Library.create(tmp) as b:
-            with transaction(b.conn) as c:
+            with atomic(b.conn) as c:
                 c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [("kind", KIND), (DAY_KEY, day)])
                 c.executemany(f"INSERT INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
                               f"({', '.join('?' * len(TILE_COLUMNS))})", rows)

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from tilelib.audit import tile_problems
+from tilelib.db import atomic
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError
 from tilelib.spent import has_table as has_spent
 from tilelib.store import SQLITE_MAGIC, Library, row_to_tile
@@ -225,8 +226,6 @@ def check_library(lib, mode: str = "new") -> CheckReport:
     ``FULL_CHECK_MAX_ROWS`` rows. CorruptLibrary (exit 3) naming the first bad row."""
     if mode not in CHECK_MODES:
         raise ValueError(f"check mode must be one of {CHECK_MODES}, not {mode!r}")
-    if lib.conn.in_transaction:
-        lib.conn.commit()
     if mode == "new":
         rows = lib.conn.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
         if rows <= FULL_CHECK_MAX_ROWS:
@@ -246,7 +245,7 @@ def _trigger_statements() -> list[str]:
 def mark_verified(lib, rep: CheckReport) -> None:
     """Record how far a passing check reached, clear the dirty mark, and make sure the triggers exist
     (``verified:`` keys are per file and never enter a snapshot)."""
-    with lib.conn:
+    with atomic(lib.conn):
         for stmt in _trigger_statements():
             lib.conn.execute(stmt)
         lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")

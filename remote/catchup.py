@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tempfile
 import time
 import uuid
@@ -17,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilelib.db import atomic, connect
 from tilelib.errors import HashMismatch
 from tilelib.merge import fingerprint, merge_file
 from tilelib.store import Library
@@ -49,10 +49,10 @@ def workdir(lib_path: Path) -> Path:
 def _clone(tmp: Path, dest: Path) -> bool:
     """Make the verified base snapshot the new local library (no local file yet). False if one appeared
     meanwhile."""
-    conn = sqlite3.connect(tmp)
+    conn = connect(tmp)
     try:
         strip_state(conn)
-        with conn:
+        with atomic(conn):
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
     finally:
         conn.close()

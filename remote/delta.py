@@ -28,6 +28,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilelib.db import atomic, connect, outside, statements
 from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
 from tilelib.spent import has_table as has_spent
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library, schema_sql
@@ -56,8 +57,9 @@ class Mark:
 
 def ensure_sync_schema(conn: sqlite3.Connection) -> None:
     """The misses_touched table and its trigger (files made before deltas lack them)."""
-    with conn:
-        conn.executescript(SYNC_SCHEMA)
+    with atomic(conn):
+        for stmt in statements(SYNC_SCHEMA):
+            conn.execute(stmt)
 
 
 def read_mark(lib: Library, url: str) -> Mark | None:
@@ -81,7 +83,7 @@ def current_mark(conn: sqlite3.Connection) -> Mark:
 def write_mark(conn: sqlite3.Connection, url: str, mark: Mark, *, clear_touched: bool) -> None:
     """Record that rows up to ``mark`` are on the remote (and, after a push, that no misses row is
     changed since)."""
-    with conn:
+    with atomic(conn):
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                      (f"remote_mark:{url}", json.dumps([mark.tiles, mark.manifests, mark.misses, mark.spent])))
         if clear_touched and has_touched(conn):
@@ -107,21 +109,21 @@ def make_delta(lib: Library, mark: Mark, workdir: Path) -> tuple[Path, Mark, int
     Returns (path, the mark it reaches, tiles in it, misses in it)."""
     out = workdir / "delta.sqlite"
     out.unlink(missing_ok=True)
-    conn = sqlite3.connect(out)
+    conn = connect(out)
     try:
-        with conn:
-            conn.executescript(schema_sql())
+        with atomic(conn):
+            for stmt in statements(schema_sql()):
+                conn.execute(stmt)
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.execute("INSERT INTO meta VALUES ('kind', ?)", (DELTA_KIND,))
     finally:
         conn.close()
     src = lib.conn
-    if src.in_transaction:
-        src.commit()
+    outside(src, "a delta (ATTACH)")
     reach = current_mark(src)
     src.execute("ATTACH DATABASE ? AS delta", (str(out),))
     try:
-        with src:
+        with atomic(src):
             tc = ", ".join(TILE_COLUMNS)
             tiles = src.execute(f"INSERT INTO delta.tiles ({tc}) SELECT {tc} FROM main.tiles "
                                 "WHERE rowid > ? AND rowid <= ? ORDER BY rowid", (mark.tiles, reach.tiles)).rowcount

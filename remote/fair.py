@@ -18,6 +18,7 @@ remote untouched: ``BoardLostRace``, exit 5, one line naming the day and what it
 
 from __future__ import annotations
 
+from tilelib.db import atomic
 from tilelib.errors import VerificationFailed
 from tilelib.spent import board_solutions, unfair
 from tilelib.store import Library
@@ -47,7 +48,7 @@ def refuse_lost_boards(lib: Library, since: int, conflicting) -> None:
             why = unfair(lib.conn, m.day, board_solutions(lib.conn, list(m.hashes)))
         if why is None:
             continue
-        with lib.conn:
+        with atomic(lib.conn):
             if day in theirs:
                 lib.conn.execute("INSERT OR REPLACE INTO manifests (day, seed_commit, json, created) "
                                  "VALUES (?,?,?,?)", theirs[day])

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.checks import check_connection
+from tilelib.db import atomic, connect, outside
 from tilelib.errors import CorruptLibrary, NotALibrary, RemoteError, SchemaTooNew
 from tilelib.merge import check_source_schema, fingerprint
 from tilelib.store import Library
@@ -45,7 +46,7 @@ def sha256_file(path: Path) -> str:
 
 def strip_state(conn: sqlite3.Connection) -> None:
     """Delete every client's sync bookkeeping from ``meta`` (snapshots carry none)."""
-    with conn:
+    with atomic(conn):
         for p in STATE_PREFIXES:
             conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(p), p))
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'misses_touched'").fetchone():
@@ -55,10 +56,9 @@ def strip_state(conn: sqlite3.Connection) -> None:
 def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tuple[int, ...]]:
     """VACUUM INTO a file in ``workdir``; return (path, sha256, size, tiles, fingerprint)."""
     out = workdir / "snapshot.sqlite"
-    if lib.conn.in_transaction:
-        lib.conn.commit()
+    outside(lib.conn, "a snapshot (VACUUM INTO)")
     lib.conn.execute("VACUUM INTO ?", (str(out),))
-    conn = sqlite3.connect(out)
+    conn = connect(out)
     try:
         strip_state(conn)
         tiles = conn.execute("SELECT count(*) FROM tiles").fetchone()[0]

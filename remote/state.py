@@ -9,6 +9,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from tilelib.db import atomic
 from tilelib.merge import fingerprint
 from tilelib.store import Library
 
@@ -57,7 +58,7 @@ def write_state(conn: sqlite3.Connection, url: str, state: SyncState) -> None:
     doc = json.dumps({"etag": state.etag, "snapshot": state.snapshot, "fingerprint": list(state.fingerprint),
                       "used": state.used, "deltas": list(state.deltas), "bad": state.bad,
                       "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    with conn:
+    with atomic(conn):
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_etag:{url}", state.etag))
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_state:{url}", doc))
 

@@ -26,7 +26,6 @@ import hashlib
 import os
 import random
 import resource
-import sqlite3
 import time
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from stitcher.active import ACTIVE_CAP, load_active, scan
 from stitcher.index import MemoryIndex
 from tilelib import spent
 from tilelib.bits import blob_len
+from tilelib.db import atomic, connect
 from tilelib.store import TILE_COLUMNS, Library
 
 SIZES = (6, 8, 10, 12, 14, 16)
@@ -54,15 +54,15 @@ def make(path: Path, tiles: int, seed: int = 1) -> None:
     """A synthetic library of ``tiles`` rows with a quarter of its tiles' solutions spent."""
     rng = random.Random(seed)
     Library.create(path).close()
-    conn = sqlite3.connect(path)
+    conn = connect(path)
     conn.execute("PRAGMA journal_mode = OFF")
     conn.execute("PRAGMA synchronous = OFF")
-    with conn:
+    with atomic(conn):
         conn.executemany(_INSERT, _rows(rng, tiles, 1))
     held = [spent.solution_hash(n, s) for n, s in conn.execute("SELECT n, solution FROM tiles WHERE n >= 10")]
     rng.shuffle(held)
     want = min(len(held), tiles // 4)
-    with conn:
+    with atomic(conn):
         spent.record(conn, [spent.SpentRow(s, hashlib.sha256(b"%d" % (i % 300)).hexdigest(), 10, "2026-01-01")
                             for i, s in enumerate(held[:want])], now=1)
     conn.close()
@@ -72,13 +72,13 @@ def night(lib: Library, act: dict, seed: int = 2) -> None:
     """2,000 new tiles and 8,000 spent rows: 4,000 of solutions in the fresh set, 4,000 of new tiles."""
     rng = random.Random(seed)
     new = list(_rows(rng, 2000, 2))
-    with lib.conn:
+    with atomic(lib.conn):
         lib.conn.executemany(_INSERT, new)
     inside = [s.decode() for n in (10, 12, 14, 16) for s in act[n].sols.tolist()]
     rng.shuffle(inside)
     made = [spent.solution_hash(r[1], r[18]) for r in new if r[1] >= 10]
     board = hashlib.sha256(b"tonight").hexdigest()
-    with lib.conn:
+    with atomic(lib.conn):
         spent.record(lib.conn, [spent.SpentRow(s, board, 10, "2026-02-01") for s in inside[:4000] + made[:4000]])
 
 

@@ -168,7 +168,6 @@ def _synthetic(path: Path, size: int, workers: int) -> None:
         chunks = pool.imap(scale_libs._real_chunk, ((a, min(a + 250, size)) for a in range(0, size, 250)))
         scale_libs._append(conn, chunks, 0, size, print, path.name)
     conn.execute("ANALYZE")
-    conn.commit()
     conn.close()
     tmp.replace(path)
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from packers import make_packing  # noqa: E402
 from stitcher.stitch import stitch  # noqa: E402
+from tilelib.db import atomic  # noqa: E402
 from tilelib.errors import TilesError  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
 from tilelib.store import Library  # noqa: E402
@@ -49,11 +50,11 @@ def subset_copy(src: str, dst: str, f: Fraction) -> None:
     cut = int(f * 16 ** 8)
     with Library.open(dst) as lib:
         keep = [h for (h,) in lib.conn.execute("SELECT hash FROM tiles") if int(h[:8], 16) < cut]
-        lib.conn.execute("CREATE TEMP TABLE keep (hash TEXT PRIMARY KEY)")
-        lib.conn.executemany("INSERT INTO keep VALUES (?)", ((h,) for h in keep))
-        lib.conn.execute("DELETE FROM tiles WHERE hash NOT IN (SELECT hash FROM keep)")
-        lib.conn.execute("DELETE FROM misses")
-        lib.conn.commit()
+        with atomic(lib.conn):
+            lib.conn.execute("CREATE TEMP TABLE keep (hash TEXT PRIMARY KEY)")
+            lib.conn.executemany("INSERT INTO keep VALUES (?)", ((h,) for h in keep))
+            lib.conn.execute("DELETE FROM tiles WHERE hash NOT IN (SELECT hash FROM keep)")
+            lib.conn.execute("DELETE FROM misses")
 
 
 def measure(path: str, G: int, days: list[int]) -> tuple[dict, dict]:

@@ -26,6 +26,7 @@ import numpy as np
 from generator.solution import random_solution
 from tilelib import bits, query
 from tilelib.constraint import Constraint
+from tilelib.db import atomic, connect
 from tilelib.rng import Stream
 from tilelib.store import Library
 from tilelib.symmetry import TRANSFORMS, transform_edges
@@ -51,7 +52,6 @@ def build_a(path: Path, count: int) -> float:
     with Library.create(path) as lib:
         lib.insert_many(random_tiles(count, Stream(b"\x00" * 32, "bench_lookup")))
         lib.conn.execute("ANALYZE")
-        lib.conn.commit()
         lib.conn.execute("VACUUM")
     return time.perf_counter() - t0
 
@@ -60,21 +60,21 @@ def build_b(src: Path, dst: Path) -> None:
     """Variant B: the same tiles table without edge indexes, plus a 16-row oriented edge table."""
     if dst.exists():
         dst.unlink()
-    conn = sqlite3.connect(dst)
+    conn = connect(dst)
     conn.execute(f"ATTACH DATABASE '{src}' AS a")
-    conn.execute("CREATE TABLE tiles AS SELECT * FROM a.tiles")
-    conn.execute("CREATE UNIQUE INDEX tiles_hash ON tiles (hash)")
-    conn.execute("CREATE TABLE orient (n INTEGER, t INTEGER, top INTEGER, right INTEGER, "
-                 "bottom INTEGER, left INTEGER, tile INTEGER)")
-    rows = conn.execute("SELECT rowid, n, top, right, bottom, left FROM tiles").fetchall()
-    conn.executemany("INSERT INTO orient VALUES (?,?,?,?,?,?,?)",
-                     ((n, t, *transform_edges(e, n, t), rid)
-                      for rid, n, *e in rows for t in TRANSFORMS))
-    for a, b in (("top", "right"), ("right", "bottom"), ("bottom", "left"), ("left", "top")):
-        conn.execute(f"CREATE INDEX o_{a}_{b} ON orient (n, {a}, {b})")
+    with atomic(conn):
+        conn.execute("CREATE TABLE tiles AS SELECT * FROM a.tiles")
+        conn.execute("CREATE UNIQUE INDEX tiles_hash ON tiles (hash)")
+        conn.execute("CREATE TABLE orient (n INTEGER, t INTEGER, top INTEGER, right INTEGER, "
+                     "bottom INTEGER, left INTEGER, tile INTEGER)")
+        rows = conn.execute("SELECT rowid, n, top, right, bottom, left FROM tiles").fetchall()
+        conn.executemany("INSERT INTO orient VALUES (?,?,?,?,?,?,?)",
+                         ((n, t, *transform_edges(e, n, t), rid)
+                          for rid, n, *e in rows for t in TRANSFORMS))
+        for a, b in (("top", "right"), ("right", "bottom"), ("bottom", "left"), ("left", "top")):
+            conn.execute(f"CREATE INDEX o_{a}_{b} ON orient (n, {a}, {b})")
     conn.execute("DETACH DATABASE a")
     conn.execute("ANALYZE")
-    conn.commit()
     conn.execute("VACUUM")
     conn.close()
 

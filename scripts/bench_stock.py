@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import cpu_model  # noqa: E402
 
 from tilelib import stock  # noqa: E402
+from tilelib.db import atomic, connect, statements  # noqa: E402
 
 MIX = {6: 6428, 8: 3425, 10: 3493, 12: 2191, 14: 2472, 16: 1134}    # a real drained library's sizes
 
@@ -48,27 +49,32 @@ def _rows(rng: random.Random, k: int):
 
 def _add(conn, rng: random.Random, tiles: int, spent_share: float = 0.25, spent_rows: int | None = None) -> None:
     rows = list(_rows(rng, tiles))
-    conn.executemany("INSERT INTO tiles (hash, n, seam_mask, solution) VALUES (?,?,?,?)", rows)
     held = [hashlib.sha256(bytes([n]) + s).hexdigest() for _h, n, _m, s in rows if n >= 10]
     pick = rng.sample(held, spent_rows if spent_rows is not None else int(len(held) * spent_share))
-    conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) VALUES (?, 'b', 10, 'd', 0)",
-                     [(s,) for s in pick])
-    conn.commit()
+    with atomic(conn):
+        conn.executemany("INSERT INTO tiles (hash, n, seam_mask, solution) VALUES (?,?,?,?)", rows)
+        conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) "
+                         "VALUES (?, 'b', 10, 'd', 0)", [(s,) for s in pick])
 
 
 def make(path: Path, size: int) -> None:
-    conn = sqlite3.connect(path)
-    conn.executescript("""
+    conn = connect(path)
+    with atomic(conn):
+        for stmt in statements(SCHEMA):
+            conn.execute(stmt)
+    rng = random.Random(size)
+    for a in range(0, size, 100_000):
+        _add(conn, rng, min(100_000, size - a))
+    conn.close()
+
+
+SCHEMA = """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE tiles (hash TEXT PRIMARY KEY, n INTEGER, seam_mask INTEGER, solution BLOB);
         CREATE TABLE spent (solution TEXT, board TEXT, n INTEGER, day TEXT, created INTEGER,
                             PRIMARY KEY (solution, board));
         CREATE TABLE manifests (day TEXT PRIMARY KEY, seed_commit TEXT, json TEXT, created INTEGER);
-        INSERT INTO meta VALUES ('library_id', 'bench-stock');""")
-    rng = random.Random(size)
-    for a in range(0, size, 100_000):
-        _add(conn, rng, min(100_000, size - a))
-    conn.close()
+        INSERT INTO meta VALUES ('library_id', 'bench-stock');"""
 
 
 def timed(path: Path) -> tuple[float, dict]:
@@ -106,13 +112,13 @@ def main() -> None:
         warm = [timed(path)[0] for _ in range(args.repeat)]
         night = []
         for k in range(args.repeat):
-            conn = sqlite3.connect(path)
+            conn = connect(path)
             _add(conn, random.Random(1000 + k), 5_000, spent_rows=0)
             base = [s for (s,) in conn.execute(
                 "SELECT hash FROM tiles WHERE n >= 10 ORDER BY random() LIMIT 4000")]   # any 4,000 keys
-            conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) "
-                             "VALUES (?, 'night', 10, 'd', 0)", [(b,) for b in base])
-            conn.commit()
+            with atomic(conn):
+                conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) "
+                                 "VALUES (?, 'night', 10, 'd', 0)", [(b,) for b in base])
             conn.close()
             night.append(timed(path)[0])
         held = sum(c["rows"] for c in rep["per_n"].values())

@@ -36,6 +36,7 @@ from s3_server import DUMMY_KEY, DUMMY_SECRET, REGION, moto_endpoint, new_bucket
 from remote.backend import open_backend  # noqa: E402
 from remote.s3 import MiB  # noqa: E402
 from remote.sync import make_snapshot, pull, push, sha256_file  # noqa: E402
+from tilelib.db import atomic  # noqa: E402
 from tilelib.merge import merge_file  # noqa: E402
 from tilelib.store import TILE_COLUMNS, Library  # noqa: E402
 from tilelib.tile import content_hash  # noqa: E402
@@ -65,7 +66,7 @@ def fill(path: Path, count: int, seed: int) -> None:
                 rows.append((h, N, 1, seam, int(ints[i, 0]), int(ints[i, 1]), int(ints[i, 2]), int(ints[i, 3]),
                              m, 0.5, int(ints[i, 2] % 5), 0, 0, 0, 0, 0, 0, 0, sol, giv, flip, alts,
                              1_700_000_000))
-            with lib.conn:
+            with atomic(lib.conn):
                 lib.conn.executemany(sql, rows)
             done += k
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import multiprocessing
 import shutil
-import sqlite3
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ import numpy as np
 from generator.features import side_known
 from generator.make import GenParams, make_tile
 from tilelib import bits
+from tilelib.db import atomic, connect
 from tilelib.rng import Stream
 from tilelib.store import TILE_COLUMNS, Library, tile_to_row
 from tilelib.symmetry import TRANSFORMS, apply_grid
@@ -155,7 +155,7 @@ def _append(conn, chunks, have: int, want: int, log, name: str) -> tuple[int, in
                 rows.append(row)
         if rows:
             before = conn.total_changes
-            with conn:
+            with atomic(conn):
                 conn.executemany(_INSERT, rows)
             have += conn.total_changes - before
         if have >= want:
@@ -180,7 +180,7 @@ def _built(cache: Path, size: int) -> int | None:
 
 
 def _connect(path: Path):
-    conn = sqlite3.connect(path)
+    conn = connect(path)
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA cache_size = -2000000")     # 2 GB: random-hash inserts into a 700 MB file
     return conn
@@ -229,7 +229,7 @@ def build_library(cache: Path, size: int, *, workers: int = 2, log=print) -> Pat
     if size <= nreal:
         shutil.copyfile(reals, tmp)
         conn = _connect(tmp)
-        with conn:
+        with atomic(conn):
             conn.execute("DELETE FROM tiles WHERE rowid > ?", (size,))
         conn.execute("VACUUM")
         have, slot = conn.execute("SELECT count(*) FROM tiles").fetchone()[0], REAL
@@ -255,7 +255,6 @@ def build_library(cache: Path, size: int, *, workers: int = 2, log=print) -> Pat
             slot = nxt if nxt is not None else slot
             pool.terminate()
     conn.execute("ANALYZE")
-    conn.commit()
     conn.close()
     tmp.replace(path)
     _tag(cache, size).write_text(f"{BUILDER} {slot}")

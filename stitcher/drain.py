@@ -35,6 +35,7 @@ from generator.version import default_m_max
 from tilelib import ledger
 from tilelib.bits import edges
 from tilelib.constraint import Constraint, push_forward
+from tilelib.db import atomic
 from tilelib.rng import Stream
 from tilelib.symmetry import TRANSFORMS
 from tilelib.tile import Tile
@@ -178,17 +179,17 @@ class DrainStats:
 
 
 def apply_result(lib, miss_id: int, kind: str, tile, st: DrainStats) -> None:
-    """Write one drained miss: the new tile, then the miss it drained (a crash between leaves the
-    miss open and the tile in the library: the next drain makes the same tile and finds it there),
-    or the nofit mark; count it in ``st``."""
+    """Write one drained miss: the new tile and the miss it drained, in one transaction, or the
+    nofit mark; count it in ``st``."""
     if kind == NOFIT:
         ledger.mark_nofit(lib.conn, miss_id)
         st.nofit += 1
     elif kind == FAILED:
         st.failed += 1
     else:
-        h, _t = lib.insert(tile)
-        ledger.mark_drained(lib.conn, miss_id, h)
+        with atomic(lib.conn):
+            h, _t = lib.insert(tile)
+            ledger.mark_drained(lib.conn, miss_id, h)
         st.drained += 1
         st.hashes.append(h)
 

@@ -1,5 +1,7 @@
-"""The halves of a big board (``regions``) stitched: the strip here, each half in a forked worker,
-their results grafted left then right, the left-over squares last (``stitch_in_halves``).
+"""The halves of a big board (``regions``) stitched: the strip here (``place_strip``), each half in
+a forked worker (``fork_halves``), their results grafted left then right and the left-over squares
+last (``take_halves``). ``stitcher.stitch`` runs the three, the first and last each in a
+transaction, the workers between them with none open.
 
 A half's worker runs the same ``StitchRun`` passes as a whole board over its own squares, with the
 run switched to a half (``StitchRun.as_half``: its library writes logged in a
@@ -50,22 +52,33 @@ def run_halves(run: StitchRun, workers: int) -> list[HalfResult]:
         _RUN = None
 
 
-def stitch_in_halves(run: StitchRun, area: dict) -> int:
-    """The seed and the strip in this process, then the two halves in forked workers, their
-    results taken left then right, then the squares they left over here. Returns the area placed
-    at the squares' first turn (as ``StitchRun.place_all``)."""
+def place_strip(run: StitchRun, area: dict) -> int:
+    """The seed and the strip, in this process; the tiles the ledger names so far written, so
+    that the commit that follows (which the workers read) never leaves a ledger row naming a
+    missing tile. Returns the area placed at the squares' first turn (as ``StitchRun.place_all``)."""
     sp = run.halves
     run.enter(run.stream.child("strip"))
     first_area = run.place_all([run.seed] + [i for i in sp.strip if i != run.seed], area)
     run.pin(sp.strip)
-    run.journal.write_named()      # the ledger rows committed next name only written tiles
-    run.lib.conn.commit()          # the workers read the library as it is now
+    run.journal.write_named()
+    return first_area
+
+
+def fork_halves(run: StitchRun) -> list[HalfResult]:
+    """The two halves in forked workers (``run.opts.workers`` at a time), timed into the stats.
+    No transaction may be open: the workers read the library as it was last committed."""
     t0 = time.perf_counter()
     results = run_halves(run, run.opts.workers)
     run.st.seconds["halves"] = time.perf_counter() - t0
     for r, res in enumerate(results):
         run.st.seconds[f"half{r}_cpu"] = res.cpu_s
-    clashed = []
+    return results
+
+
+def take_halves(run: StitchRun, results: list[HalfResult], area: dict) -> int:
+    """The halves' results grafted left then right, then the squares they left over (or that
+    clashed) placed here. Returns the area the halves placed at their squares' first turn."""
+    clashed, first_area = [], 0
     for res in results:
         clashed += graft(run, res)
         first_area += res.first_area

@@ -31,7 +31,7 @@ from tilelib.tile import Tile
 
 
 class SqlJournal:
-    """Writes ledger rows straight into ``conn`` (the stitch's one deferred transaction). Tiles
+    """Writes ledger rows straight into ``conn`` (inside the stitch's transaction, ``stitch.kept``). Tiles
     are kept back (``defer``): ``insert`` only names them, and ``flush`` writes, at the end of the
     stitch, those the board uses or the ledger names — a tile made for an attempt that was undone
     (a failed repair, a square remade later) adds no row. Measured on a G = 1000 night at a 41k
@@ -56,7 +56,7 @@ class SqlJournal:
     def insert(self, tile: Tile) -> tuple[str, int]:
         """(hash, t) of the tile, canonical.transform(t) = tile; kept back until ``flush``."""
         if not self.defer:
-            return self.lib.insert(tile, commit=False)      # committed with the ledger, at the end
+            return self.lib.insert(tile)      # in the stitch's transaction, committed with the ledger
         canon, h, t = tile_key(tile)
         self.pending.setdefault(h, canon)
         return h, t

@@ -42,24 +42,6 @@ class StitchError(TilesError):
     """The packing cannot be stitched as asked (e.g. no m = 1 tile for the seed and no drain)."""
 
 
-class _Deferred:
-    """The library connection as ``tilelib.ledger`` sees it during a stitch: ``with conn:`` does not
-    commit, so all ledger writes of a stitch share one transaction, committed at the end (measured:
-    one commit per miss cost ~16 ms of fsync, 11 s for 666 misses at G=301)."""
-
-    def __init__(self, conn) -> None:
-        self.conn = conn
-
-    def execute(self, *a):
-        return self.conn.execute(*a)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-
 Repair = Callable[["StitchRun", int], bool]     # stitcher.repair.repair: remake a square with its neighbours
 
 
@@ -121,7 +103,7 @@ class StitchRun:
         self.drain = opts.drain is not Drain.OFF
         self.lookahead, self.m_max, self.max_tries = opts.lookahead, opts.m_max, opts.max_tries
         self.lib, self.packing, self.pid = lib, packing, packing.digest()
-        self.conn = _Deferred(lib.conn)
+        self.conn = lib.conn          # written only inside the stitch's transaction (stitch.kept)
         # The stitch's rows and ledger writes are one transaction; with SQLite's default 2 MB page
         # cache its dirty pages spill to the file mid-transaction and are written again when
         # re-dirtied (measured: 583 MB written at a 363 MB library). Pages it touches stay cached.

@@ -43,7 +43,8 @@
    steps 2–5 at once (so failures end, at worst, as zones). With
    ``drain=False`` only lookups run.
 
-All ledger writes of one stitch share one transaction (committed at the end).
+All library writes of one stitch share one transaction (``kept``), committed at the end — or
+when the stitch fails, so that the misses it recorded and the tiles they name are not lost.
 
 **Halves** (``regions.py``, ``halves.py``; boards of side >= ``regions.MIN_G`` with the drain on): the seed and
 the strip of squares crossing a middle column are placed first, then the two halves left and
@@ -70,17 +71,19 @@ without it and with no m = 1 tile of its size, ``StitchError``). New zones
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
 from packers.packing import Packing
 from stitcher.drain import MAX_TRIES
 from stitcher.fallback import assemble
-from stitcher.halves import stitch_in_halves
+from stitcher.halves import fork_halves, place_strip, take_halves
 from stitcher.options import Drain, StitchOptions
 from stitcher.repair import repair
 from stitcher.run import StitchError, StitchRun
 from stitcher.stats import StitchStats
+from tilelib.db import atomic
 from tilelib.rng import Stream
 
 
@@ -97,9 +100,26 @@ def open_run(packing: Packing, lib, stream: Stream, opts: StitchOptions = Stitch
     return StitchRun(packing, lib, stream, opts, repair=repair, index=index, progress=progress)
 
 
+@contextmanager
+def kept(run: StitchRun):
+    """One transaction (``tilelib.db.atomic``) of the stitch's library writes, committed even when
+    the block raises: a failed stitch keeps the misses it recorded and the tiles its ledger names
+    (flushed before the commit); then the error goes on."""
+    failed = None
+    with atomic(run.lib.conn):
+        try:
+            yield
+        except BaseException as err:
+            run.journal.flush(set())
+            failed = err
+    if failed is not None:
+        raise failed
+
+
 def run_stitch(run: StitchRun) -> StitchResult:
     """Every square of the run's packing placed (one pass, or the strip and the halves), the final
-    packing assembled, the library writes flushed and committed; the stats filled in."""
+    packing assembled, the library writes flushed and committed; the stats filled in. One
+    transaction (``kept``); with halves two, the workers forked between them."""
     t0 = time.perf_counter()
     st, at = run.st, run.at
     area = {}
@@ -107,21 +127,37 @@ def run_stitch(run: StitchRun) -> StitchResult:
         st.bump(at.n(i), "squares")
         area[i] = at.squares[i][2] ** 2
     st.square_area = sum(area.values())
-    first_area = run.place_all(run.order, area) if run.halves is None else stitch_in_halves(run, area)
+    if run.halves is None:
+        with kept(run):
+            first_area = run.place_all(run.order, area)
+            packing, placements = finish(run)
+    else:
+        with kept(run):
+            first_area = place_strip(run, area)
+        results = fork_halves(run)
+        with kept(run):
+            first_area += take_halves(run, results, area)
+            packing, placements = finish(run)
     st.first_fill = first_area / st.square_area if st.square_area else 1.0
-    st.placements = at.count
-    t1 = time.perf_counter()
-    packing, placements = assemble(at, run.packing, st)
-    t2 = time.perf_counter()
-    st.seconds["assemble"] = t2 - t1
-    st.dropped = run.journal.flush({h for h, _t in placements})
-    run.lib.conn.commit()
-    st.seconds["ledger"] += time.perf_counter() - t2
     st.final_fill = sum(s * s for (_x, _y, s) in packing.squares) / st.square_area if st.square_area else 1.0
     st.zone_fraction_before = run.packing.zone_fraction()
     st.zone_fraction_after = packing.zone_fraction()
     st.seconds["total"] = time.perf_counter() - t0 + st.seconds["geometry"] + st.seconds["index"]
     return StitchResult(placements, packing, st)
+
+
+def finish(run: StitchRun) -> tuple[Packing, list]:
+    """The final packing and its placements (``fallback.assemble``), and the kept-back tiles the
+    board uses or the ledger names written (``journal.flush``), inside the stitch's transaction."""
+    st = run.st
+    st.placements = run.at.count
+    t1 = time.perf_counter()
+    packing, placements = assemble(run.at, run.packing, st)
+    t2 = time.perf_counter()
+    st.seconds["assemble"] = t2 - t1
+    st.dropped = run.journal.flush({h for h, _t in placements})
+    st.seconds["ledger"] += time.perf_counter() - t2
+    return packing, placements
 
 
 def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain.INLINE,
@@ -136,14 +172,8 @@ def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain
     ``workers``: processes for the halves of a big board (the board is the same)."""
     opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
                          profile=profile, workers=workers, reuse=reuse, early_repair=early_repair, fresh=fresh)
-    run = None
-    try:
-        run = open_run(packing, lib, stream, opts, index=index, progress=progress)
-        return run_stitch(run)
-    finally:
-        if run is not None:
-            run.journal.flush(set())    # after a failure: the tiles the ledger names (else nothing left)
-        lib.conn.commit()
+    return run_stitch(open_run(packing, lib, stream, opts, index=index, progress=progress))
 
 
-__all__ = ["Drain", "StitchError", "StitchOptions", "StitchResult", "StitchRun", "open_run", "run_stitch", "stitch"]
+__all__ = ["Drain", "StitchError", "StitchOptions", "StitchResult", "StitchRun", "kept", "open_run", "run_stitch",
+           "stitch"]

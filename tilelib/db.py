@@ -1,38 +1,88 @@
-"""SQLite helpers every module of the library file shares.
+"""SQLite helpers every module of the library file shares: the one transaction path.
 
-One way to run a write transaction on a SQLite connection opened with ``isolation_level=None``
-or with Python's default handling: ``with transaction(conn): ...``.
+``atomic(conn)`` is the only way anything in this project writes to a SQLite file (the library,
+its snapshots and deltas, a bundle, the judges' runs file). Outermost, it is ``BEGIN IMMEDIATE``
+… ``COMMIT``: the write lock is taken up front, so two writers serialise instead of one failing
+half-way through; any exception (KeyboardInterrupt included) rolls the block back whole. Nested
+(the connection already in a transaction), it is a ``SAVEPOINT``: released on success, rolled back
+to on an exception, and it never commits the transaction the caller opened. So a function that
+writes wraps its statements in ``atomic`` and is right both alone and inside a larger unit (a
+stitch's ledger writes inside the stitch's transaction). The semantics are sqlite-utils'
+``Database.atomic()`` but for the outermost ``BEGIN``, which there is deferred (a deferred
+transaction that reads, then writes can fail with SQLITE_BUSY without waiting).
 
-``BEGIN IMMEDIATE`` takes the write lock up front (two writers serialise instead of failing
-half-way), ``COMMIT`` on success, ``ROLLBACK`` on any exception (KeyboardInterrupt included), so a
-block is applied whole or not at all. Used by the library merge and by the judges' runs files.
+``connect(path)`` opens a file in autocommit mode (``isolation_level=None``): Python's sqlite3
+then never opens a transaction behind the caller's back, so ``conn.in_transaction`` is true
+exactly inside an ``atomic`` block. Connections opened elsewhere are read-only.
 
 ``rows_by_hash``: tiles rows by their keys, in chunks (the store, the spent ledger, bundles).
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
+
+_names = itertools.count()
+
+
+def connect(path: str | Path, *, uri: bool = False, timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection in autocommit mode: every write goes through ``atomic``."""
+    return sqlite3.connect(path, isolation_level=None, uri=uri, timeout=timeout)
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` if the block raises."""
+def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction, or a savepoint inside the caller's: applied whole or not at all."""
     if conn.in_transaction:
-        conn.commit()           # Python's implicit transaction, if any, ends before ours begins
+        name = f"atomic_{next(_names)}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            # A RAISE(ROLLBACK) trigger or a full disk can end the whole transaction, savepoints
+            # included: undoing ours then would hide the first error under "no such savepoint".
+            if conn.in_transaction:
+                conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                conn.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        conn.execute(f"RELEASE SAVEPOINT {name}")
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
+        conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
 
 
-__all__ = ["transaction"]
+def statements(script: str) -> list[str]:
+    """The statements of an SQL script, each complete (a trigger's body included), for running
+    inside ``atomic``: ``executescript`` would commit the caller's transaction first."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL statement: {buf.strip()[:60]!r}")
+    return out
+
+
+def outside(conn: sqlite3.Connection, what: str) -> None:
+    """``what`` (ATTACH, DETACH, VACUUM) cannot run inside a transaction: a caller holding one
+    is a bug, said plainly rather than as SQLite's error."""
+    if conn.in_transaction:
+        raise RuntimeError(f"{what} must run outside a transaction")
+
+
+__all__ = ["atomic", "connect", "outside", "rows_by_hash", "statements"]
 
 
 def rows_by_hash(conn, columns, hashes, chunk: int = 500):

@@ -15,6 +15,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from tilelib.db import atomic
 from tilelib.constraint import Constraint, canonical_constraint, push_forward
 from tilelib.errors import BadInput
 from tilelib.symmetry import TRANSFORMS
@@ -47,7 +48,7 @@ def record_miss(conn, c: Constraint, packing: str | None = None, now: int | None
     canon, _ = canonical_constraint(c)
     now = int(time.time()) if now is None else now
     key = (canon.n, *canon.values, *canon.masks)
-    with conn:
+    with atomic(conn):
         conn.execute(
             f"INSERT INTO misses (n, side_mask, top, right, bottom, left, {', '.join(_MASKS)}, "
             "packing, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
@@ -91,12 +92,12 @@ def get_miss(conn, miss_id: int) -> Miss:
 
 
 def mark_nofit(conn, miss_id: int) -> None:
-    with conn:
+    with atomic(conn):
         conn.execute("UPDATE misses SET nofit = 1 WHERE id = ?", (miss_id,))
 
 
 def mark_drained(conn, miss_id: int, tile_hash: str) -> None:
-    with conn:
+    with atomic(conn):
         conn.execute("UPDATE misses SET tile = ? WHERE id = ?", (tile_hash, miss_id))
 
 
@@ -123,7 +124,7 @@ def put_manifest(conn, day: str, seed_commit: str, json_text: str, *, replace: b
     (``tilelib.spent.record``); an existing day is an error unless ``replace``."""
     verb = "INSERT OR REPLACE" if replace else "INSERT"
     try:
-        with conn:
+        with atomic(conn):
             conn.execute(f"{verb} INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)",
                          (day, seed_commit, json_text, int(time.time())))
             if spent:

@@ -34,7 +34,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from tilelib.db import transaction
+from tilelib.db import atomic, outside
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew
 from tilelib.spent import has_table as has_spent
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library
@@ -165,8 +165,7 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
     label = str(src)
     if not src.is_file():
         raise LibraryError(f"no library file at {label} to merge")
-    if lib.conn.in_transaction:
-        lib.conn.commit()
+    outside(conn, "a merge (ATTACH)")
     try:
         conn.execute(f"ATTACH DATABASE ? AS {ALIAS}", (str(src),))
     except sqlite3.DatabaseError as err:
@@ -176,7 +175,7 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
     conn.execute(f"PRAGMA cache_size = {MERGE_CACHE_KIB}")
     try:
         check_source_schema(conn, label)
-        with transaction(conn):
+        with atomic(conn):
             checked = verify_tiles(conn, verify, label)
             tiles, manifests, conflicts, added, updated, spent = _merge_rows(conn)
             source_fp = tuple(fingerprint(conn, ALIAS))

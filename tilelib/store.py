@@ -18,7 +18,7 @@ from typing import Iterable
 
 from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
                             SchemaTooNew, UnknownTile)
-from tilelib.db import rows_by_hash
+from tilelib.db import atomic, connect, rows_by_hash
 from tilelib.fsio import check_placeable
 from tilelib.spent import count as spent_count
 from tilelib.tile import Features, Tile, content_hash
@@ -84,7 +84,7 @@ def upgrade(conn: sqlite3.Connection) -> None:
     this process may not write (read-only) is left as it is: readers treat a missing spent table
     as an empty one (``tilelib.spent.has_table``)."""
     try:
-        with conn:
+        with atomic(conn):
             for stmt in schema_statements():
                 if _of_table(stmt, "spent"):
                     conn.execute(stmt)
@@ -125,9 +125,10 @@ class Library:
         if p.exists() and p.stat().st_size > 0:
             return cls.open(p)
         p.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(p)
-        with conn:
-            conn.executescript(schema_sql())
+        conn = connect(p)
+        with atomic(conn):
+            for stmt in schema_statements():
+                conn.execute(stmt)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
         return cls(p, conn)
@@ -143,7 +144,7 @@ class Library:
         with open(p, "rb") as fh:
             if fh.read(16) != SQLITE_MAGIC:
                 raise NotALibrary(f"{p} is not a SQLite file, so not a tiles library")
-        conn = sqlite3.connect(p)
+        conn = connect(p)
         try:
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as err:
@@ -186,7 +187,7 @@ class Library:
 
         def flush() -> int:
             before = self.conn.total_changes
-            with self.conn:   # what sqlite_utils' insert_all(ignore=True) ran, without importing it
+            with atomic(self.conn):
                 self.conn.executemany(_INSERT_TILE, [tuple(r[c] for c in TILE_COLUMNS) for r in buf])
             buf.clear()
             return self.conn.total_changes - before
@@ -201,29 +202,25 @@ class Library:
         return new
 
     def insert_rows(self, tiles: Iterable[Tile]) -> list[str]:
-        """Insert tiles into the open transaction (no commit; ``insert(commit=False)`` for many,
-        in one executemany); return their hashes in order."""
+        """``insert`` for many tiles, in one executemany; their hashes, in order."""
         keyed = [tile_key(t) for t in tiles]
         self.insert_canonical([k[0] for k in keyed])
         return [k[1] for k in keyed]
 
     def insert_canonical(self, canons: list[Tile]) -> None:
-        """INSERT OR IGNORE canonical tiles into the open transaction, in one executemany."""
+        """INSERT OR IGNORE canonical tiles, in one executemany (``atomic``: inside a stitch's
+        transaction a savepoint, else a transaction of their own)."""
         now = int(time.time())
-        self.conn.executemany(_INSERT_TILE, [[row[c] for c in TILE_COLUMNS]
-                                             for row in (tile_to_row(t, now) for t in canons)])
+        with atomic(self.conn):
+            self.conn.executemany(_INSERT_TILE, [[row[c] for c in TILE_COLUMNS]
+                                                 for row in (tile_to_row(t, now) for t in canons)])
 
-    def insert(self, tile: Tile, *, commit: bool = True) -> tuple[str, int]:
-        """Insert one tile; return (hash, t) with the input = canonical.transform(t).
-
-        ``commit=False`` leaves the row in the connection's open transaction (the stitcher
-        commits all of a stitch's rows and ledger writes once: a commit per drained tile
-        wrote ~140 kB of journal and pages each, 86 MB for a 0.7 MB library at G = 301)."""
+    def insert(self, tile: Tile) -> tuple[str, int]:
+        """Insert one tile; return (hash, t) with the input = canonical.transform(t). Inside a
+        stitch it joins the stitch's one transaction (a commit per drained tile wrote ~140 kB of
+        journal and pages each, 86 MB for a 0.7 MB library at G = 301)."""
         canon, h, t = tile_key(tile)
-        if commit:
-            self.insert_many([canon])
-        else:
-            self.insert_canonical([canon])
+        self.insert_canonical([canon])
         return h, t
 
     def get(self, hash_: str) -> Tile:

@@ -61,7 +61,6 @@ def drain_cmd(library: Path = LibraryOpt,
 
     def publish(rep) -> None:
         if backend is not None:
-            lib.conn.commit()
             r = push(library, backend)
             typer.echo(f"tiles: {rep.line()}; pushed ({r.status}, {r.new_tiles:,} new tiles)", err=True)
 

@@ -1,6 +1,6 @@
 """The runs database in one SQLite file (the embedded default; ``referee.runsdb``'s interface).
 
-Writes take the file's write lock up front (``tilelib.db.transaction``: ``BEGIN IMMEDIATE``), so the
+Writes take the file's write lock up front (``tilelib.db.atomic``: ``BEGIN IMMEDIATE``), so the
 service, its workers and the CLI judge serialise on one file. WAL lets readers go on meanwhile.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from referee.runsdb import schema
 from referee.runsdb.base import RUN_ROW
-from tilelib.db import transaction
+from tilelib.db import atomic, connect
 from tilelib.errors import BadInput, CorruptLibrary
 
 T = TypeVar("T")
@@ -72,7 +72,7 @@ class SqliteRuns:
         self.path = Path(path)
         self.target = str(path)
         fresh = _check_file(self.path)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        self.conn = connect(self.path, timeout=30)
         try:
             self._migrate(fresh)
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -91,7 +91,7 @@ class SqliteRuns:
             schema.refuse_newer(version, self.target)
             if version == schema.LATEST:
                 return
-        with transaction(self.conn):
+        with atomic(self.conn):
             has_meta = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
             version, legacy = _version(self.conn, self.path) if has_meta else (0, False)
             schema.refuse_newer(version, self.target)   # another opener may have migrated meanwhile
@@ -99,7 +99,7 @@ class SqliteRuns:
 
     def atomic(self, fn: Callable[[_Tx], T]) -> T:
         try:
-            with transaction(self.conn) as conn:
+            with atomic(self.conn) as conn:
                 return fn(_Tx(conn))
         except sqlite3.DatabaseError as e:
             raise CorruptLibrary(f"{self.path}: {e}") from e
