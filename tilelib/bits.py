@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 SIDES = ("top", "right", "bottom", "left")
 TOP, RIGHT, BOTTOM, LEFT = 1, 2, 4, 8
-SIDE_BITS = {"top": TOP, "right": RIGHT, "bottom": BOTTOM, "left": LEFT}
 VALID_N = (6, 8, 10, 12, 14, 16)
 
 
@@ -74,13 +73,6 @@ def row_ints(grid: np.ndarray) -> list[int]:
     import numpy as np
 
     return [line_int(row) for row in np.asarray(grid)]
-
-
-def col_ints(grid: np.ndarray) -> list[int]:
-    """Column ints of a grid, read top→bottom, first cell = MSB."""
-    import numpy as np
-
-    return [line_int(col) for col in np.asarray(grid).T]
 
 
 def edges(grid: np.ndarray) -> tuple[int, int, int, int]:
@@ -183,8 +175,3 @@ class Puzzle:
     def row_masks(self) -> tuple[list[int], list[int]]:
         """(value row ints, known-mask row ints): the engine's input form."""
         return row_ints(self.values), row_ints(self.known)
-
-
-def grid_string(grid: np.ndarray) -> str:
-    """A full grid as n·n chars of 0/1, row-major."""
-    return str(Puzzle.from_grid(grid))

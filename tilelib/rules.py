@@ -64,10 +64,6 @@ def first_violation(grid: np.ndarray) -> Violation | None:
     return v[0] if v else None
 
 
-def is_valid(grid: np.ndarray) -> bool:
-    return not violations(grid)
-
-
 @lru_cache(maxsize=None)
 def valid_lines(n: int) -> tuple[int, ...]:
     """All valid n-bit lines (balanced, no three equal in a row), ascending.

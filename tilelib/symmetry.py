@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 TRANSFORMS = tuple(range(16))
 IDENTITY = 0
-_SIDE_NAMES = ("top", "right", "bottom", "left")  # index 0..3; side bit = 1 << index
 
 
 def parts(t: int) -> tuple[int, int, int]:
@@ -162,7 +161,3 @@ def transform_edge_value(value: int, n: int, src: EdgeSource, *, complement: boo
 def transform_edges(edges: tuple[int, int, int, int], n: int, t: int) -> tuple[int, int, int, int]:
     """Edges (top, right, bottom, left) of the transformed grid, from the old edges alone."""
     return tuple(transform_edge_value(edges[src.side], n, src) for src in EDGE_MAP[t])
-
-
-def side_name(index: int) -> str:
-    return _SIDE_NAMES[index]
