@@ -1,4 +1,4 @@
-"""`bands`: Mondrian bands with Euclid remainders (design notes §2), the fallback and test fixture.
+"""`bands`: Mondrian bands with Euclid remainders, the fallback and test fixture.
 
 Draws: the seed point (x, y) first, then the band heights (legal sides summing
 to P, each step leaving a remainder that still splits), then per band the

@@ -2,7 +2,7 @@
 
 Why: the stitcher places large tiles first, while their edges are still free
 (one-sided lookups, which a library of tens of thousands of tiles answers),
-and small tiles fill in around them (design notes §4).
+and small tiles fill in around them.
 
 Draws, in order: the seed point (x, y); the coarse column widths and row
 heights (representable lengths in [cell_min, cell_max], summing to P); then

@@ -1,6 +1,6 @@
 """Shared filling tools for the packers: pitch arithmetic, length splits, Euclid, guillotine DP, skyline.
 
-Pitch arithmetic (design notes §1): a length L is *representable* when it is a
+Pitch arithmetic: a length L is *representable* when it is a
 sum of legal sides {5, 7, …, 15}: every odd L >= 5 and every even L >= 10.
 1..4, 6 and 8 are not; packers steer their cuts around those remainders.
 

@@ -1,4 +1,4 @@
-"""Refreshing the library outside the nightly build (issue 12; design notes §5): the misses table is
+"""Refreshing the library outside the nightly build: the misses table is
 the generator's to-do list. ``misses_summary`` says what is open; ``drain_open`` drains it.
 
 ``drain_open`` takes the open misses oldest first. Misses that contain a known nofit constraint are

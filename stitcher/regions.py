@@ -1,6 +1,6 @@
 """Two halves of a big board, the same board whatever runs them: the partition (``split``).
 
-The design notes' antichains, made coarse: squares whose cells do not touch
+An antichain of squares, made coarse: squares whose cells do not touch
 can be stitched independently. A pitch column ``c`` near the middle splits the
 squares of a packing into
 

@@ -1,4 +1,4 @@
-"""The analyzer (design notes 001 §3): reward per batch and mean n of solved tiles over time.
+"""The analyzer: reward per batch and mean n of solved tiles over time.
 
 A *batch* is one submission (one ``batches`` row: a contiguous range of move ids). Per run, one entry
 per batch; per day, batch k of every run side by side (``day_series``) and wall-clock buckets
