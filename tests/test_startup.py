@@ -17,7 +17,7 @@ from engine.report import parse_puzzle
 from tilelib.bits import Puzzle
 from tilelib.errors import BadInput
 
-HEAVY_LIBS = ("numpy", "pandas", "sqlite_utils", "ortools", "boto3", "botocore", "rich", "pydantic", "PIL")
+HEAVY_LIBS = ("numpy", "pandas", "ortools", "boto3", "botocore", "rich", "pydantic", "PIL")
 PIPELINE = ("generator", "referee", "stitcher", "remote", "packers", "daily", "tilelib.store")
 
 
@@ -60,7 +60,7 @@ def test_a_command_still_loads_what_it_uses(tmp_path):
 def test_generate_loads_no_heavy_library(tmp_path, n, level):
     """`library generate` runs on row ints and the C kernels from solution to insert: no numpy
     (the column filter, the canonical form, the edges and the rating are C or int code), no
-    sqlite-utils/pandas (the store inserts with sqlite3), no CP-SAT (no boundary is fixed)."""
+    pandas (the store inserts with sqlite3), no CP-SAT (no boundary is fixed)."""
     lib = tmp_path / "g.sqlite"
     loaded = _loaded_after(["library", "generate", "--n", str(n), "--count", "5", "--level", str(level),
                             "--seed", "cd" * 32, "-L", str(lib)])

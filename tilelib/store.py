@@ -1,4 +1,4 @@
-"""The tile library: one SQLite file created from ``schema.sql`` (FORMAT §5), over sqlite-utils.
+"""The tile library: one SQLite file created from ``schema.sql`` (FORMAT §5), over sqlite3.
 
 Append-only and content-addressed: ``insert_many`` canonicalises each tile,
 hashes it and does ``INSERT OR IGNORE`` in one transaction per batch; rows are
@@ -104,17 +104,6 @@ class Library:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
-
-    @property
-    def db(self):
-        """A ``sqlite_utils.Database`` over the connection, made on first use: importing
-        sqlite_utils also imports pandas when it is installed (ortools brings it), ~0.3 s that
-        inserting tiles does not need."""
-        import sqlite_utils
-
-        if "_db" not in self.__dict__:
-            self.__dict__["_db"] = sqlite_utils.Database(self.conn)
-        return self.__dict__["_db"]
 
     # ------------------------------------------------------------ open / create
 
