@@ -80,8 +80,7 @@ def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None
     from daily.build import BuildOptions, build
     from referee.manifest import load
     from remote.backend import open_backend
-    from remote.delta import is_delta
-    from remote.snapshot import fetch_verified
+    from remote.snapshot import BASE, DELTA, fetch_verified
     from tilelib.merge import merge_file
     from tilelib.store import Library
 
@@ -101,15 +100,13 @@ def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None
     work = Path(tempfile.mkdtemp(prefix="tiles-replay-", dir=workdir))
     try:
         backend = open_backend(remote)
-        got = fetch_verified(backend, snap, work, None, "quick")
+        got = fetch_verified(backend, snap, work, None, "quick", kind=BASE)
         lib = work / "library.sqlite"
         shutil.move(got, lib)
         deltas = list(b.get("deltas", []))
         with Library.open(lib) as into:
             for sha in deltas:
-                d = fetch_verified(backend, sha, work, None, "quick")
-                if not is_delta(d):
-                    raise ReplayImpossible(f"the start state's delta {sha[:12]}… is not a delta file")
+                d = fetch_verified(backend, sha, work, None, "quick", kind=DELTA)
                 merge_file(into, d)
                 d.unlink()
         log(f"fetched start state: snapshot {snap[:12]}… and {len(deltas)} delta(s)")

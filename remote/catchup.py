@@ -22,9 +22,9 @@ from tilelib.merge import fingerprint, merge_file
 from tilelib.store import Library
 
 from remote.backend import Backend
-from remote.delta import current_mark, ensure_sync_schema, is_delta, pending, read_mark, write_mark
+from remote.delta import current_mark, ensure_sync_schema, pending, read_mark, write_mark
 from remote.head import HeadInfo
-from remote.snapshot import BadSnapshot, Fetched, fetch_good, fetch_verified, strip_state
+from remote.snapshot import DELTA, BadSnapshot, Fetched, fetch_good, fetch_verified, strip_state
 from remote.state import SyncState, write_state
 
 
@@ -125,9 +125,7 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
         ensure_sync_schema(lib.conn)
     for d in todo:
         try:
-            p = fetch_verified(backend, d.sha, work, progress, integrity, d.size)
-            if not is_delta(p):
-                raise BadSnapshot(f"remote {url}: {d.sha[:12]}… is listed as a delta but is not one")
+            p = fetch_verified(backend, d.sha, work, progress, integrity, d.size, kind=DELTA)
             with _bad_rows_are_remote_errors(url):
                 ms = merge_file(lib, p, verify=verify)
             cu_added += ms.tiles_added

@@ -34,6 +34,7 @@ from tilelib.spent import has_table as has_spent
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library, schema_sql
 
 DELTA_KIND = "delta"
+BASE, DELTA = "base", DELTA_KIND     # the two kinds of file a remote holds
 MAX_DELTAS = 16
 COMPACT_FRACTION = 0.25
 COMPACT_MIN_BYTES = 4 << 20   # below this, deltas are not worth compacting for their size alone
@@ -144,16 +145,13 @@ def make_delta(lib: Library, mark: Mark, workdir: Path) -> tuple[Path, Mark, int
     return out, reach, tiles, misses
 
 
-def is_delta(path: Path) -> bool:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        conn.close()
-    return row is not None and row[0] == DELTA_KIND
+def kind_of(conn: sqlite3.Connection) -> str:
+    """What a fetched library file is: DELTA when its meta says ``kind`` = ``delta`` (FORMAT §11),
+    else BASE (a full snapshot). ``remote.snapshot.fetch_verified`` holds every file to the kind
+    its caller named."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
+    return DELTA if row is not None and row[0] == DELTA_KIND else BASE
 
 
-__all__ = ["COMPACT_FRACTION", "COMPACT_MIN_BYTES", "DELTA_KIND", "MAX_DELTAS", "Mark", "current_mark", "ensure_sync_schema",
-           "is_delta", "make_delta", "pending", "read_mark", "write_mark"]
+__all__ = ["BASE", "COMPACT_FRACTION", "COMPACT_MIN_BYTES", "DELTA", "DELTA_KIND", "MAX_DELTAS", "Mark", "current_mark", "ensure_sync_schema",
+           "kind_of", "make_delta", "pending", "read_mark", "write_mark"]

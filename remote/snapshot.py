@@ -3,10 +3,12 @@
 ``make_snapshot`` is ``VACUUM INTO`` a work file with every client's sync state
 stripped (a snapshot carries no one's bookkeeping), hashed and fingerprinted.
 
-``fetch_verified`` downloads one snapshot and proves it sound before anything
-reads it: size (when HEAD states it), sha256, ``PRAGMA integrity_check`` (or
-``quick_check``), a tiles library of a schema we read, every row's content hash
-and every stored manifest (``referee.checks``). Any failure is ``BadSnapshot``.
+``fetch_verified`` is the one restore path: pull, push, heal and replay fetch every base snapshot
+and every delta through it. It downloads one file and proves it sound before anything reads it:
+size (when HEAD states it), sha256, ``PRAGMA integrity_check`` (or ``quick_check``), a tiles
+library of a schema we read, every row's content hash and every stored manifest
+(``referee.checks``), and that it is the kind the caller named (a base snapshot, or a delta: FORMAT
+§11's ``kind`` = ``delta``). Any failure is ``BadSnapshot``.
 
 ``fetch_good`` is how a poisoned remote heals (FORMAT §11): it tries HEAD's
 snapshot, then its parent and the older ancestors HEAD lists, then any other
@@ -29,7 +31,7 @@ from tilelib.merge import check_source_schema, fingerprint
 from tilelib.store import Library
 
 from remote.backend import Backend, ProgressFactory
-from remote.delta import is_delta
+from remote.delta import BASE, DELTA, kind_of
 
 STATE_PREFIXES = ("remote_etag:", "remote_state:", "remote_mark:", "verified:", "stock:")
 MAX_FALLBACK = 32
@@ -69,8 +71,9 @@ def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tup
 
 
 def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: ProgressFactory | None,
-                   integrity: str = "full", size: int | None = None) -> Path:
-    """Download snapshot ``sha`` into ``workdir`` and prove it sound, else BadSnapshot. Returns its path.
+                   integrity: str = "full", size: int | None = None, *, kind: str) -> Path:
+    """Download snapshot ``sha`` into ``workdir`` and prove it a sound ``kind`` (BASE or DELTA),
+    else BadSnapshot. Returns its path.
 
     ``integrity="full"`` runs ``PRAGMA integrity_check`` as FORMAT §11 says (it cross-checks
     every index and dominates pull time: ~1.5 s per 100 MB); ``"quick"`` runs
@@ -78,6 +81,8 @@ def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: Progress
     (``referee.checks``): a snapshot is only ever merged whole, so it is proven whole."""
     if integrity not in ("full", "quick"):
         raise ValueError(f"integrity must be 'full' or 'quick', not {integrity!r}")
+    if kind not in (BASE, DELTA):
+        raise ValueError(f"kind must be {BASE!r} or {DELTA!r}, not {kind!r}")
     dest = workdir / f"pull-{sha[:16]}.sqlite"
     short = sha[:12]
     where = f"remote {backend.url}"
@@ -98,6 +103,10 @@ def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: Progress
             conn.execute("ATTACH DATABASE ? AS snap", (f"file:{dest}?mode=ro",))
             check_source_schema(conn, f"snapshot {short}…", "snap")
             check_connection(conn, f"snapshot {short}…", integrity=integrity)
+            got_kind = kind_of(conn)
+            if got_kind != kind:
+                raise BadSnapshot(f"{where}: {short}… is a {_KIND_WORDS[got_kind]} where a "
+                                  f"{_KIND_WORDS[kind]} was named; refusing it")
         finally:
             conn.close()
     except sqlite3.DatabaseError as err:
@@ -113,6 +122,9 @@ def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: Progress
         dest.unlink(missing_ok=True)
         raise
     return dest
+
+
+_KIND_WORDS = {BASE: "base snapshot", DELTA: "delta"}
 
 
 @dataclass(frozen=True)
@@ -159,10 +171,8 @@ def fetch_good(backend: Backend, chain: list[str], head_size: int | None, workdi
     order = [head] + [s for s in fallback_order(backend, chain) if s != head]
     for i, sha in enumerate(order):
         try:
-            path = fetch_verified(backend, sha, workdir, progress, integrity, head_size if i == 0 else None)
-            if is_delta(path):
-                path.unlink()
-                raise BadSnapshot(f"remote {backend.url}: {sha[:12]}… is a delta, not a base snapshot")
+            path = fetch_verified(backend, sha, workdir, progress, integrity, head_size if i == 0 else None,
+                                  kind=BASE)
         except BadSnapshot as err:
             first_err = first_err or err
             skipped.append((sha, str(err).split(": ", 1)[-1]))
@@ -177,5 +187,5 @@ def fetch_good(backend: Backend, chain: list[str], head_size: int | None, workdi
     raise BadSnapshot(f"{first_err}; and none of the {len(order) - 1} earlier snapshot(s) passes either")
 
 
-__all__ = ["BadSnapshot", "Fetched", "MAX_FALLBACK", "STATE_PREFIXES", "fetch_good", "fetch_verified",
+__all__ = ["BASE", "DELTA", "BadSnapshot", "Fetched", "MAX_FALLBACK", "STATE_PREFIXES", "fetch_good", "fetch_verified",
            "fallback_order", "make_snapshot", "sha256_file", "strip_state"]

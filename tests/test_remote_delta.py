@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from remote.backend import open_backend
-from remote.delta import MAX_DELTAS, is_delta
+from remote.delta import DELTA, MAX_DELTAS, kind_of
 from remote.sync import pull, push
 from remote_support import add_tiles, make_library, tile_hashes
 from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
@@ -60,7 +60,7 @@ def test_second_push_is_a_delta_and_pull_fetches_only_it(remote_url, tmp_path):
     assert doc["deltas"] == [{"sha": second.snapshot, "size": second.bytes}] and doc["tiles"] == 45
     d = tmp_path / "delta.sqlite"
     open_backend(remote_url).get_snapshot(second.snapshot, d)
-    assert is_delta(d) and len(tile_hashes(d)) == 5          # only what the remote lacked
+    assert kind_of(sqlite3.connect(d)) == DELTA and len(tile_hashes(d)) == 5          # only what the remote lacked
     r = pull(b, open_backend(remote_url))
     assert (r.status, r.tiles_added, r.bytes) == ("merged", 5, second.bytes)
     assert tile_hashes(b) == ha
@@ -147,3 +147,78 @@ def test_a_delta_is_never_taken_for_a_base(remote_url, tmp_path):
     from remote.sync import BadSnapshot
     with pytest.raises(BadSnapshot, match="none of the"):
         pull(tmp_path / "fresh.sqlite", open_backend(remote_url))
+
+
+# ---------------------------------------------------------------- one restore path (issue 35)
+
+
+def test_the_one_fetch_holds_each_file_to_the_kind_named(remote_url, tmp_path):
+    """``fetch_verified`` proves a file sound *and* of the kind its caller named: a delta fetched as
+    a base and a base fetched as a delta are BadSnapshot, and nothing is left in the work dir."""
+    from remote.snapshot import BASE, BadSnapshot, fetch_verified
+    a = tmp_path / "a.sqlite"
+    make_library(a, 1, 5)
+    push(a, open_backend(remote_url))
+    add_tiles(a, 2, 2)
+    push(a, open_backend(remote_url))
+    doc = head_doc(remote_url)
+    base, delta = doc["snapshot"], doc["deltas"][0]["sha"]
+    work = tmp_path / "work"
+    work.mkdir()
+    be = open_backend(remote_url)
+    assert kind_of(sqlite3.connect(fetch_verified(be, base, work, None, "quick", kind=BASE))) == BASE
+    assert kind_of(sqlite3.connect(fetch_verified(be, delta, work, None, "quick", kind=DELTA))) == DELTA
+    for f in work.iterdir():
+        f.unlink()
+    with pytest.raises(BadSnapshot, match="is a delta where a base snapshot was named"):
+        fetch_verified(be, delta, work, None, "quick", kind=BASE)
+    with pytest.raises(BadSnapshot, match="is a base snapshot where a delta was named"):
+        fetch_verified(be, base, work, None, "quick", kind=DELTA)
+    with pytest.raises(ValueError, match="kind must be"):
+        fetch_verified(be, base, work, None, "quick", kind="snapshot")
+    assert list(work.iterdir()) == []
+
+
+def test_a_base_listed_as_a_delta_stops_the_chain_there(remote_url, tmp_path):
+    """HEAD naming a full snapshot among its deltas (a broken client): pull merges the deltas before
+    it, says which one it refused and why, and a push publishes a good HEAD."""
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    good = make_library(a, 1, 6)
+    push(a, open_backend(remote_url))
+    good |= add_tiles(a, 2, 2)
+    push(a, open_backend(remote_url))                          # delta 1: sound
+    be = open_backend(remote_url)
+    doc = head_doc(remote_url)
+    other = tmp_path / "other.sqlite"
+    make_library(other, 9, 3)                                   # a sound base, not a delta
+    data = other.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    be.put_snapshot(sha, other)
+    doc["deltas"].append({"sha": sha, "size": len(data)})
+    be.put_head(json.dumps(doc).encode(), be.get_head().etag)
+    r = pull(b, open_backend(remote_url))
+    assert r.note and sha[:12] in r.note and "where a delta was named" in r.note
+    assert tile_hashes(b) == good                               # none of the stray base's rows
+    assert push(b, open_backend(remote_url)).status == "pushed"
+    assert pull(tmp_path / "fresh.sqlite", open_backend(remote_url)).note is None
+
+
+def test_only_the_one_fetch_downloads_a_snapshot():
+    """One restore path, read from the source: the shipped code calls ``get_snapshot`` only inside
+    ``remote.snapshot.fetch_verified``, and every ``fetch_verified`` call names the kind it wants."""
+    import ast
+    root = Path(__file__).resolve().parent.parent
+    downloads, unnamed = [], []
+    for pkg in ("tilelib", "engine", "packers", "generator", "stitcher", "referee", "remote", "daily",
+                "tiles_cli"):
+        for path in (root / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+                    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                    where = f"{path.relative_to(root)}:{node.lineno}"
+                    if name == "get_snapshot":
+                        downloads.append(where)
+                    if name == "fetch_verified" and not any(k.arg == "kind" for k in node.keywords):
+                        unnamed.append(where)
+    assert [d.split(":")[0] for d in downloads] == ["remote/snapshot.py"], downloads
+    assert unnamed == []
