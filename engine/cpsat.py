@@ -28,8 +28,8 @@ call, and the variables are copies of one template; this skips the Python
 expression layer of ``cp_model`` (``Add``, ``AddBoolOr``, ``Not``: ~2 µs per
 constraint through pybind) and the ``CpModel`` object itself (1 ms of method
 aliasing per model on OR-tools 9.15). The proto is field for field the one
-the ``cp_model`` calls made before (tests/cpsat_legacy.py is the oracle), so
-the solver's answer is too.
+the ``cp_model`` calls made before (tests/data/joint_protos.json holds the
+old models' digests), so the solver's answer is too.
 """
 
 from __future__ import annotations

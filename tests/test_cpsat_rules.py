@@ -1,4 +1,4 @@
-"""engine.cpsat: the one CP-SAT encoding of the rules, against brute force and against the old code.
+"""engine.cpsat: the one CP-SAT encoding of the rules, against brute force and against golden models.
 
 The solution sets are compared exactly by enumerating the model with CP-SAT. Distinctness uses
 auxiliary "differ" literals with only ``d -> (u != v)``, so one grid has many assignments; the
@@ -8,7 +8,10 @@ set of grids unchanged and makes every grid one solution.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
-import cpsat_legacy as legacy
 from engine.cpsat import RulesModel, _ProtoModel
 from engine_brute import brute_solutions
 from stitcher.joint import _lines_completable, joint_model
 from tilelib.rng import Stream
+from tilelib.rules import violations
 
 N = 6
 
@@ -181,24 +184,52 @@ def _layout(draw_cells, rng: np.random.Generator):
     return values, known, squares, others
 
 
-@settings(max_examples=60)
-@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.03, 0.08, 0.15]))
-def test_joint_model_is_field_for_field_the_old_one(seed, density):
-    """Same variables, constraints, order and hints as the pre-issue-12 stitcher.joint, so the
-    same answer under the same solver parameters."""
+JOINT_GOLDEN = Path(__file__).parent / "data" / "joint_protos.json"
+
+
+def _joint_cases() -> list[dict]:
+    return json.loads(JOINT_GOLDEN.read_text())["models"]
+
+
+def proto_digest(model: RulesModel) -> str:
+    return hashlib.sha256(str(model.proto).encode()).hexdigest()
+
+
+def test_joint_golden_models_are_many_and_distinct():
+    """The golden file can tell models apart: 177 completable layouts, nearly all different."""
+    cases = _joint_cases()
+    assert len(cases) == 177
+    assert len({c["proto_sha256"] for c in cases}) > 150
+
+
+@pytest.mark.parametrize("case", _joint_cases(), ids=lambda c: f"{c['seed']}-{c['density']}")
+def test_joint_model_is_field_for_field_the_golden_one(case):
+    """Same variables, constraints, order and hints as the pre-issue-12 stitcher.joint (the protos'
+    sha256 in tests/data/joint_protos.json, made by the encoders before engine.cpsat and checked
+    equal to this code when made), so the same answer under the same solver parameters; and the
+    answer, when there is one, is a valid grid on every square that keeps every known cell."""
+    seed, density = case["seed"], case["density"]
     values, known, squares, others = _layout(density, np.random.default_rng(seed))
-    if not _lines_completable(values, known, squares + others):
-        return   # joint answers None before any model is built, old and new alike
-    stream = Stream(seed.to_bytes(4, "big") * 8, "joint")
-    old_model, old_own, old_solver = legacy.joint_build(values, known, squares, others, Stream(stream.seed, "joint"))
-    new_model, new_own = joint_model(values, known, squares, others)
-    got = new_model.solve(stream, 10.0, lean=True)
-    assert str(new_model.proto) == str(old_model.Proto())
-    # The model is the old one; the lean parameters now also turn SAT inprocessing off (session 4,
-    # engine.cpsat.solve): with the same parameters the same model gives the same answer.
-    old_solver.parameters.use_sat_inprocessing = False
-    old = legacy.joint_solve(old_model, old_own, old_solver)
-    assert (old is None) == (not got.found)
-    if old is not None:
-        for a, rows in zip(old, new_own):
-            assert (a == got.grid(rows)).all()
+    assert _lines_completable(values, known, squares + others)
+    model, own = joint_model(values, known, squares, others)
+    got = model.solve(Stream(seed.to_bytes(4, "big") * 8, "joint"), 10.0, lean=True)
+    assert proto_digest(model) == case["proto_sha256"]   # the hints are written by solve
+    if got.found:
+        for (x0, y0, s), rows in zip(squares, own):
+            grid = got.grid(rows)
+            assert violations(grid) == []
+            k = known[y0:y0 + s + 1, x0:x0 + s + 1] == 1
+            assert (grid[k] == values[y0:y0 + s + 1, x0:x0 + s + 1][k]).all()
+
+
+def test_a_changed_joint_model_changes_its_digest():
+    """The digest check can fail: one more window (a neighbour dropped from ``others``) or another
+    hint stream gives another proto."""
+    case = _joint_cases()[0]
+    values, known, squares, others = _layout(case["density"], np.random.default_rng(case["seed"]))
+    model, _ = joint_model(values, known, squares, others[:-1] if others else [(0, 0, 5)])
+    model.solve(Stream(case["seed"].to_bytes(4, "big") * 8, "joint"), 10.0, lean=True)
+    assert proto_digest(model) != case["proto_sha256"]
+    model2, _ = joint_model(values, known, squares, others)
+    model2.solve(Stream(b"\x01" * 32, "joint"), 10.0, lean=True)
+    assert proto_digest(model2) != case["proto_sha256"]
