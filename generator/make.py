@@ -155,68 +155,123 @@ def make_tile(params: GenParams, stream: Stream, fixed: tuple | None = None, *,
 
 def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = None, *,
                     solution: np.ndarray | None = None) -> tuple[Tile | None, MakeStats]:
-    """``make_tile`` plus its ``MakeStats``."""
-    n, t = params.n, params.targets
-    if solution is not None:
-        import numpy as np   # a given grid only: the generate path draws row ints and never loads numpy
-
-        if fixed is not None:
-            raise ValueError("give either fixed cells or a solution, not both")
-        sol = np.asarray(solution, dtype=np.uint8)
-        if sol.shape != (n, n) or violations(sol):
-            raise BadInput(f"solution is not a valid {n}x{n} grid")
-        given_rows = row_ints(sol)
+    """``make_tile`` plus its ``MakeStats``: each attempt takes a solution from its source, thins
+    it, rates the canonical tile and keeps it when the targets are met."""
+    t = params.targets
+    source = _source(params, fixed, solution)
     rejected_start = rejected_easy = counts = 0
-    unpinnable: list[np.ndarray] = []   # completions whose corner-free start failed
     for j in range(t.max_tries):
         sub = stream.child(f"try/{j}")
-        if solution is not None:
-            rows = given_rows
-        elif fixed is None:
-            rows = random_rows(n, sub.child("solution"))
-        else:
-            from generator.complete import complete   # CP-SAT: imported only when a boundary is fixed
-
-            grid = complete(n, fixed[0], fixed[1], sub.child("complete"), exclude=unpinnable)
-            if grid is None:
-                if not unpinnable:
-                    # CP-SAT proved that no completion exists: no seed can change that.
-                    return None, MakeStats(j + 1, rejected_start, rejected_easy, counts)
-                raise GenerationFailed(
-                    f"every completion of the boundary ({len(unpinnable)}) has corners that can swap "
-                    f"unseen by seam_mask {params.seam_mask}")
-            rows = row_ints(grid)
-        if t.level:
-            res = thin_to_level(n, rows, sub.child("thin"), t.level, m_max=params.m_max,
-                                seam_mask=params.seam_mask)
-        else:
-            res = thin(n, rows, sub.child("thin"), m_max=params.m_max, seam_mask=params.seam_mask,
-                       max_nodes=THIN_NODE_CAP * n * n)
+        rows = source.rows(sub)
+        if rows is None:       # CP-SAT proved that no completion exists: no seed can change that
+            return None, MakeStats(j + 1, rejected_start, rejected_easy, counts)
+        res = _thin(params, rows, sub.child("thin"))
         if res is None:
             rejected_start += 1
-            if solution is not None:
-                raise GenerationFailed(f"the given solution's corners can swap unseen by seam_mask "
-                                       f"{params.seam_mask}: no thinning can pin it")
-            if fixed is not None:
-                unpinnable.append(grid)
+            source.unpinnable()
             continue
         counts += res.counts
-        tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask, _bare(n))
-        # Rate the canonical orientation: L4's cell order makes `bifurcations` depend on
-        # orientation, and the library stores (and the referee re-rates) the canonical one.
-        canon = tile.canonical()[0]
-        c_sol, c_giv = blob_rows(canon.solution, n), blob_rows(canon.givens, n)
-        c_known = [g | s for g, s in zip(c_giv, side_rows(n, canon.seam_mask))]
-        lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known)], c_known)
-        if not t.met(lad):
+        tile = _rated(params, rows, res)
+        if tile is None:
             rejected_easy += 1
             continue
-        feats = features_rows(n, rows, res.givens, res.solutions, lad)
-        stats = MakeStats(j + 1, rejected_start, rejected_easy, counts)
-        return Tile(n, tile.solution, tile.givens, params.seam_mask, feats), stats
+        return tile, MakeStats(j + 1, rejected_start, rejected_easy, counts)
     raise GenerationFailed(
         f"no n={params.n} tile met the targets in {t.max_tries} attempts "
         f"({rejected_start} unpinnable starts, {rejected_easy} too easy or too hard)")
+
+
+class _Drawn:
+    """Each attempt draws a random solution (row ints, no numpy)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def rows(self, sub: Stream) -> list[int]:
+        return random_rows(self.n, sub.child("solution"))
+
+    def unpinnable(self) -> None:
+        """A drawn solution whose corners can swap: the next attempt draws another."""
+
+
+class _Given:
+    """Every attempt thins the one given grid (only the thinning order differs)."""
+
+    def __init__(self, n: int, solution, seam_mask: int) -> None:
+        import numpy as np   # a given grid only: the generate path draws row ints and never loads numpy
+
+        sol = np.asarray(solution, dtype=np.uint8)
+        if sol.shape != (n, n) or violations(sol):
+            raise BadInput(f"solution is not a valid {n}x{n} grid")
+        self.given, self.seam_mask = row_ints(sol), seam_mask
+
+    def rows(self, sub: Stream) -> list[int]:
+        return self.given
+
+    def unpinnable(self) -> None:
+        raise GenerationFailed(f"the given solution's corners can swap unseen by seam_mask "
+                               f"{self.seam_mask}: no thinning can pin it")
+
+
+class _Completed:
+    """Each attempt completes the fixed cells with CP-SAT, excluding the completions already found
+    unpinnable; None once none is left and none ever was (the boundary has no completion)."""
+
+    def __init__(self, n: int, fixed: tuple, seam_mask: int) -> None:
+        self.n, self.fixed, self.seam_mask = n, fixed, seam_mask
+        self.excluded: list = []   # completions whose corner-free start failed
+        self.last = None
+
+    def rows(self, sub: Stream) -> list[int] | None:
+        from generator.complete import complete   # CP-SAT: imported only when a boundary is fixed
+
+        grid = complete(self.n, self.fixed[0], self.fixed[1], sub.child("complete"), exclude=self.excluded)
+        if grid is None:
+            if not self.excluded:
+                return None
+            raise GenerationFailed(
+                f"every completion of the boundary ({len(self.excluded)}) has corners that can swap "
+                f"unseen by seam_mask {self.seam_mask}")
+        self.last = grid
+        return row_ints(grid)
+
+    def unpinnable(self) -> None:
+        self.excluded.append(self.last)
+
+
+def _source(params: GenParams, fixed: tuple | None, solution) -> _Drawn | _Given | _Completed:
+    """Where the attempts' solutions come from: a given grid, a completion of fixed cells, or a draw."""
+    if solution is not None:
+        if fixed is not None:
+            raise ValueError("give either fixed cells or a solution, not both")
+        return _Given(params.n, solution, params.seam_mask)
+    return _Drawn(params.n) if fixed is None else _Completed(params.n, fixed, params.seam_mask)
+
+
+def _thin(params: GenParams, rows: list[int], stream: Stream) -> ThinResult | None:
+    """The attempt's thinning: to a ladder level (Unruly's) when the targets name one, else the
+    minimal givens under a node cap; None when the corner-free start is not acceptable."""
+    n, t = params.n, params.targets
+    if t.level:
+        return thin_to_level(n, rows, stream, t.level, m_max=params.m_max, seam_mask=params.seam_mask)
+    return thin(n, rows, stream, m_max=params.m_max, seam_mask=params.seam_mask,
+                max_nodes=THIN_NODE_CAP * n * n)
+
+
+def _rated(params: GenParams, rows: list[int], res: ThinResult) -> Tile | None:
+    """The thinned tile with its features, or None when its rating misses the targets. The canonical
+    orientation is rated: L4's cell order makes ``bifurcations`` depend on orientation, and the
+    library stores (and the referee re-rates) the canonical one."""
+    n = params.n
+    tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask, _bare(n))
+    canon = tile.canonical()[0]
+    c_sol, c_giv = blob_rows(canon.solution, n), blob_rows(canon.givens, n)
+    c_known = [g | s for g, s in zip(c_giv, side_rows(n, canon.seam_mask))]
+    lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known)], c_known)
+    if not params.targets.met(lad):
+        return None
+    feats = features_rows(n, rows, res.givens, res.solutions, lad)
+    return Tile(n, tile.solution, tile.givens, params.seam_mask, feats)
 
 
 @lru_cache(maxsize=None)

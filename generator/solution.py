@@ -89,47 +89,22 @@ class _OutOfBudget(Exception):
 
 
 def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
-    """One budgeted depth-first attempt; None when it ran out of budget."""
+    """One budgeted depth-first attempt; None when it ran out of budget. Row i is drawn uniformly
+    (by ``stream``) from the valid lines the columns' automaton states still allow and no earlier
+    row equals; a dead end backtracks; a full grid must also have distinct columns."""
     fit = _kernel.fit_lines   # the candidate filter in C: ascending, like the comprehension it replaced
     t0, t1, must0_of, must1_of, start = _column_automaton(n)
     rows: list[int] = []
     # states[i][b]: automaton state of the column at bit b (column n-1-b) after i rows.
     states = [[start] * n]
     bit_range = range(n)
-
-    def masks() -> tuple[int, int]:
-        st = states[-1]
-        must0 = must1 = 0
-        for b in bit_range:
-            s = st[b]
-            if must0_of[s]:
-                must0 |= 1 << b
-            if must1_of[s]:
-                must1 |= 1 << b
-        return must0, must1
-
-    def place(row: int) -> None:
-        st = states[-1]
-        states.append([t1[st[b]] if (row >> b) & 1 else t0[st[b]] for b in bit_range])
-
-    def unplace(row: int) -> None:
-        states.pop()
-
-    def columns_distinct() -> bool:
-        cols = set()
-        for bit in range(n):
-            c = 0
-            for r in rows:
-                c = (c << 1) | ((r >> bit) & 1)
-            cols.add(c)
-        return len(cols) == n
-
-    placed = [0]
+    placed = 0
 
     def fill(i: int) -> bool:
+        nonlocal placed
         if i == n:
-            return columns_distinct()
-        must0, must1 = masks()
+            return _columns_distinct(rows, n)
+        must0, must1 = _column_masks(states[-1], must0_of, must1_of, bit_range)
         if must0 & must1:
             return False
         cands = fit(n, must0, must1)
@@ -141,14 +116,15 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
             cands[k] = cands[left]
             if row in rows:
                 continue
-            placed[0] += 1
-            if placed[0] > limit:
+            placed += 1
+            if placed > limit:
                 raise _OutOfBudget
             rows.append(row)
-            place(row)
+            st = states[-1]
+            states.append([t1[st[b]] if (row >> b) & 1 else t0[st[b]] for b in bit_range])
             if fill(i + 1):
                 return True
-            unplace(row)
+            states.pop()
             rows.pop()
         return False
 
@@ -159,6 +135,29 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
     if not found:  # pragma: no cover - every even n in 6..16 has valid grids
         raise AssertionError(f"no valid {n}x{n} grid found")
     return rows
+
+
+def _column_masks(st: list[int], must0_of, must1_of, bit_range) -> tuple[int, int]:
+    """(must0, must1): the bits whose column, in automaton state ``st[b]``, can only take a 0 / a 1."""
+    must0 = must1 = 0
+    for b in bit_range:
+        s = st[b]
+        if must0_of[s]:
+            must0 |= 1 << b
+        if must1_of[s]:
+            must1 |= 1 << b
+    return must0, must1
+
+
+def _columns_distinct(rows: list[int], n: int) -> bool:
+    """Whether the n columns of a full grid (row ints) are pairwise different."""
+    cols = set()
+    for bit in range(n):
+        c = 0
+        for r in rows:
+            c = (c << 1) | ((r >> bit) & 1)
+        cols.add(c)
+    return len(cols) == n
 
 
 @lru_cache(maxsize=None)

@@ -162,6 +162,25 @@ def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, se
     minimal except for such cells, and still deterministic). None: no cap,
     the definition above exactly.
     """
+    _check_thin_args(n, m_max, method, impl)
+    known = list(corner_free_mask(n) if start is None else start)
+    if method == "fast" and impl != "python" and KERNEL_BUILT:
+        return _thin_in_c(n, solution_rows, known, removal_order(n, stream), m_max, seam_mask, max_nodes)
+    chk = _Checker(n, solution_rows, m_max, seam_mask, max_nodes)
+    sols = chk.check(known)
+    if sols is None:
+        return None
+    order = [i for i in removal_order(n, stream) if (known[i // n] >> (n - 1 - i % n)) & 1]
+    if method == "plain":
+        known, sols = _plain_phase(n, chk, known, sols, order)
+        return ThinResult(known, sols, chk.counts, chk.nodes)
+    known, sols, p = _group_phase(n, chk, known, sols, order)
+    known, sols, counts, nodes = _single_phase(n, chk, known, sols, order[p:])
+    return ThinResult(known, sols, chk.counts + counts, chk.nodes + nodes)
+
+
+def _check_thin_args(n: int, m_max: int, method: str, impl: str | None) -> None:
+    """ValueError for a side, m_max, method or implementation ``thin`` does not know."""
     check_n(n)
     if m_max < 1:
         raise ValueError("m_max must be at least 1")
@@ -169,37 +188,39 @@ def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, se
         raise ValueError(f"unknown thinning method {method!r}")
     if impl not in (None, "c", "python"):
         raise ValueError(f"unknown thinning implementation {impl!r}")
-    known = list(corner_free_mask(n) if start is None else start)
-    if method == "fast" and impl != "python" and KERNEL_BUILT:
-        order = removal_order(n, stream)
-        given = sum(bin(k).count("1") for k in known)
-        corners = bin(known[0] & _ENDS[n]).count("1") + bin(known[-1] & _ENDS[n]).count("1")
-        b = max(2, (given - corners) // GROUP_START_DIVISOR)   # the order's cells that are given
-        room = int(GROUP_MAX_BLANK * n * n) - (n * n - given)
-        out = c_kernel().thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b, room,
-                                -1 if max_nodes is None else max_nodes)
-        if out is None:
-            return None
-        giv, sols, counts, nodes = out
-        return ThinResult(giv, sols, counts, nodes)
-    chk = _Checker(n, solution_rows, m_max, seam_mask, max_nodes)
-    sols = chk.check(known)
-    if sols is None:
+
+
+def _thin_in_c(n: int, solution_rows: list[int], known: list[int], order: list[int], m_max: int,
+               seam_mask: int, max_nodes: int | None) -> ThinResult | None:
+    """The fast method whole in ``engine._kernel.thin_rows``: the same group and single phases, the
+    same counts in the same order, with the group size and room computed here as below."""
+    given = sum(bin(k).count("1") for k in known)
+    corners = bin(known[0] & _ENDS[n]).count("1") + bin(known[-1] & _ENDS[n]).count("1")
+    b = max(2, (given - corners) // GROUP_START_DIVISOR)   # the order's cells that are given
+    room = int(GROUP_MAX_BLANK * n * n) - (n * n - given)
+    out = c_kernel().thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b, room,
+                               -1 if max_nodes is None else max_nodes)
+    if out is None:
         return None
-    order = [i for i in removal_order(n, stream) if (known[i // n] >> (n - 1 - i % n)) & 1]
+    giv, sols, counts, nodes = out
+    return ThinResult(giv, sols, counts, nodes)
 
-    if method == "plain":
-        for i in order:
-            trial = _without(known, n, [i])
-            got = chk.check(trial)
-            if got is not None:
-                known, sols = trial, got
-        return ThinResult(known, sols, chk.counts, chk.nodes)
 
-    # Group phase: remove doubling chunks while they all succeed. A failed
-    # chunk is then walked cell by cell, and so is everything after it.
-    # Group tests stop at GROUP_MAX_BLANK: counting sparser puzzles has a heavy
-    # tail (a k=2 count of a 16×16 puzzle with 86% blanks once took 20M nodes).
+def _plain_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]):
+    """The definition: try each cell of ``order`` alone, keep the removal when still acceptable."""
+    for i in order:
+        trial = _without(known, n, [i])
+        got = chk.check(trial)
+        if got is not None:
+            known, sols = trial, got
+    return known, sols
+
+
+def _group_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]):
+    """Remove doubling chunks of ``order`` while they all succeed; returns (known, sols, p), p the
+    cells of ``order`` done. A failed chunk is then walked cell by cell (``_single_phase``), and so
+    is everything after it. Group tests stop at GROUP_MAX_BLANK: counting sparser puzzles has a
+    heavy tail (a k=2 count of a 16×16 puzzle with 86% blanks once took 20M nodes)."""
     p, b = 0, max(2, len(order) // GROUP_START_DIVISOR)
     room = int(GROUP_MAX_BLANK * n * n) - (n * n - sum(bin(k).count("1") for k in known))
     while p < len(order):
@@ -214,8 +235,7 @@ def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, se
         known, sols = trial, got
         p += len(chunk)
         b *= 2
-    known, sols, counts, nodes = _single_phase(n, chk, known, sols, order[p:])
-    return ThinResult(known, sols, chk.counts + counts, chk.nodes + nodes)
+    return known, sols, p
 
 
 def _single_phase(n: int, chk: _Checker, known: list[int], sols: list[tuple], cells: list[int]):

@@ -240,46 +240,68 @@ def skyline_fill(L: int, T: int, rng: Stream, weights: dict[int, int], greedy: i
         if forced is not None:
             d, s = forced
         else:
-            cap = min(W, H)
-            cand = [s for s in SIZES if s <= cap and rep0(W - s) and rep0(H - s)]
-            if cand:
-                pref = [s for s in cand if s == H] if H <= FINISH else []
-                if not pref and align and len(cand) > 1 and (align >= 100 or rng.randbelow(100) < align):
-                    pref = [s for s in cand if v + s == hl or v + s == hr]
-                if pref:
-                    cand = pref
-            else:
-                # Headroom cannot be kept representable: keep the width so, else take the largest fit.
-                cand = [s for s in SIZES if s <= cap and rep0(W - s)] or [s for s in SIZES if s <= cap][-1:]
+            cand = _candidate_sides(W, H, v, hl, hr, rng, align)
             if not cand:
                 top = min(hl, hr, T)
                 zones.append((u, v, W, top - v))
                 hs[i] = top
                 _merge_at(us, ws, hs, i, i)
                 continue
-            if len(cand) == 1:
-                s = cand[0]
-            elif greedy and rng.randbelow(100) < greedy:
-                s = cand[-1]
-            else:
-                wts = [weights.get(c, 1) for c in cand]
-                # Weight 0 = never drawn while a weighted side fits; if none does, the largest fit.
-                s = cand[rng.weighted(wts)] if sum(wts) else cand[-1]
-            if s == W or v + s == hl:
-                d = 0
-            elif v + s == hr:
-                d = W - s
-            else:
-                d = 0 if rng.randbelow(2) == 0 else W - s
+            s = _draw_side(cand, rng, weights, greedy)
+            d = _offset(s, W, v, hl, hr, rng)
         squares.append((u + d, v, s))
-        nu, nw, nh = [u + d], [s], [v + s]
-        if d > 0:
-            nu.insert(0, u), nw.insert(0, d), nh.insert(0, v)
-        if W > d + s:
-            nu.append(u + d + s), nw.append(W - d - s), nh.append(v)
-        us[i:i + 1], ws[i:i + 1], hs[i:i + 1] = nu, nw, nh
-        _merge_at(us, ws, hs, i, i + len(nu) - 1)
+        _drop(us, ws, hs, i, d, s)
     return squares, zones
+
+
+def _candidate_sides(W: int, H: int, v: int, hl: int, hr: int, rng: Stream, align: int) -> list[int]:
+    """The sides a segment of width W and headroom H (floor v, neighbours' heights hl, hr) may take,
+    ascending: those that keep W - s and H - s representable, narrowed to the ones reaching the
+    ceiling (when H <= FINISH) or else, with probability align/100, the ones meeting a neighbour's
+    height; when the headroom cannot stay representable, those keeping the width so, else the
+    largest fit. Empty: the segment becomes a zone."""
+    cap = min(W, H)
+    cand = [s for s in SIZES if s <= cap and rep0(W - s) and rep0(H - s)]
+    if not cand:
+        return [s for s in SIZES if s <= cap and rep0(W - s)] or [s for s in SIZES if s <= cap][-1:]
+    pref = [s for s in cand if s == H] if H <= FINISH else []
+    if not pref and align and len(cand) > 1 and (align >= 100 or rng.randbelow(100) < align):
+        pref = [s for s in cand if v + s == hl or v + s == hr]
+    return pref or cand
+
+
+def _draw_side(cand: list[int], rng: Stream, weights: dict[int, int], greedy: int) -> int:
+    """One side of ``cand``: the only one, the largest with probability greedy/100, else drawn by
+    ``weights`` (weight 0 = never drawn while a weighted side fits; if none does, the largest)."""
+    if len(cand) == 1:
+        return cand[0]
+    if greedy and rng.randbelow(100) < greedy:
+        return cand[-1]
+    wts = [weights.get(c, 1) for c in cand]
+    return cand[rng.weighted(wts)] if sum(wts) else cand[-1]
+
+
+def _offset(s: int, W: int, v: int, hl: int, hr: int, rng: Stream) -> int:
+    """Where in the segment a square of side s goes: against the neighbour whose height it meets
+    (left first), else at either end by a coin."""
+    if s == W or v + s == hl:
+        return 0
+    if v + s == hr:
+        return W - s
+    return 0 if rng.randbelow(2) == 0 else W - s
+
+
+def _drop(us: list, ws: list, hs: list, i: int, d: int, s: int) -> None:
+    """Segment i takes a square of side s at offset d: it splits into up to three segments (left
+    rest, the square's top, right rest) and equal neighbours merge."""
+    u, W, v = us[i], ws[i], hs[i]
+    nu, nw, nh = [u + d], [s], [v + s]
+    if d > 0:
+        nu.insert(0, u), nw.insert(0, d), nh.insert(0, v)
+    if W > d + s:
+        nu.append(u + d + s), nw.append(W - d - s), nh.append(v)
+    us[i:i + 1], ws[i:i + 1], hs[i:i + 1] = nu, nw, nh
+    _merge_at(us, ws, hs, i, i + len(nu) - 1)
 
 
 def _merge_at(us: list, ws: list, hs: list, a: int, b: int) -> None:

@@ -194,8 +194,27 @@ def from_json(obj: Any) -> Manifest:
         packing = packing_from_json(obj)
     except BadInput as e:
         raise _bad(str(e).removeprefix("packing JSON: ")) from None
+    hashes, transforms = _tile_refs(obj["tiles"])
+    clues = _clues(obj["clues"], packing.P + 1)
+    status = obj["status"]
+    if status not in STATUSES:
+        raise _bad(f"status is {status!r}, expected one of {', '.join(STATUSES)}")
+    stats = obj["stats"]
+    if not isinstance(stats, dict):
+        raise _bad("stats must be an object")
+    difficulty = _difficulty(obj.get("difficulty"))
+    reuse = _one_of(obj.get("reuse"), REUSE_POLICIES, "reuse", "a policy")
+    play = _one_of(obj.get("play"), PLAY_RULES, "play", "a rule")
+    build = _build(obj["build"]) if "build" in obj else None
+    return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
+                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
+                    difficulty=difficulty, reuse=reuse, play=play, build=build)
+
+
+def _tile_refs(tiles: list) -> tuple[list[str], list[int]]:
+    """The (hash, t) of each tile entry, in order (the packing parser has checked the list)."""
     hashes, transforms = [], []
-    for i, t in enumerate(obj["tiles"]):
+    for i, t in enumerate(tiles):
         for key in ("hash", "t"):
             if key not in t:
                 raise _bad(f"tiles[{i}] lacks {key!r}")
@@ -207,8 +226,11 @@ def from_json(obj: Any) -> Manifest:
             raise _bad(f"tiles[{i}].t is {tt}, a transform is 0..15")
         hashes.append(h)
         transforms.append(tt)
-    G = packing.P + 1
-    clues_in = obj["clues"]
+    return hashes, transforms
+
+
+def _clues(clues_in: Any, G: int) -> list[tuple[int, int]]:
+    """The clue cells [row, col]: on the G×G board, none repeated."""
     if not isinstance(clues_in, list):
         raise _bad("clues must be a list of [row, col]")
     clues, seen = [], set()
@@ -222,33 +244,29 @@ def from_json(obj: Any) -> Manifest:
             raise _bad(f"clues[{i}] [{r}, {c}] repeats an earlier clue")
         seen.add((r, c))
         clues.append((r, c))
-    status = obj["status"]
-    if status not in STATUSES:
-        raise _bad(f"status is {status!r}, expected one of {', '.join(STATUSES)}")
-    stats = obj["stats"]
-    if not isinstance(stats, dict):
-        raise _bad("stats must be an object")
-    difficulty = obj.get("difficulty")
-    if difficulty is not None:
-        from tilelib.difficulty import parse_profile
+    return clues
 
-        if not isinstance(difficulty, dict):
-            raise _bad("difficulty must be an object")
-        try:
-            parse_profile(difficulty)
-        except BadInput as e:
-            raise _bad(f"difficulty: {e}") from None
-    reuse = obj.get("reuse")
-    if reuse is not None and (not isinstance(reuse, str) or reuse not in REUSE_POLICIES):
-        raise _bad(f"reuse is {reuse!r}, a policy this referee knows is one of {', '.join(REUSE_POLICIES)}")
-    play = obj.get("play")
-    if play is not None and (not isinstance(play, str) or play not in PLAY_RULES):
-        raise _bad(f"play is {play!r}, a rule this referee knows is one of {', '.join(PLAY_RULES)}")
-    build = _build(obj["build"]) if "build" in obj else None
-    return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
-                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
-                    difficulty=None if difficulty is None else dict(difficulty), reuse=reuse, play=play,
-                    build=build)
+
+def _difficulty(difficulty: Any) -> dict | None:
+    """The optional difficulty profile, checked by ``tilelib.difficulty.parse_profile``."""
+    if difficulty is None:
+        return None
+    from tilelib.difficulty import parse_profile
+
+    if not isinstance(difficulty, dict):
+        raise _bad("difficulty must be an object")
+    try:
+        parse_profile(difficulty)
+    except BadInput as e:
+        raise _bad(f"difficulty: {e}") from None
+    return dict(difficulty)
+
+
+def _one_of(value: Any, allowed, key: str, kind: str) -> str | None:
+    """An optional string key (``reuse``, ``play``) that must name one of ``allowed``."""
+    if value is not None and (not isinstance(value, str) or value not in allowed):
+        raise _bad(f"{key} is {value!r}, {kind} this referee knows is one of {', '.join(allowed)}")
+    return value
 
 
 def _build(b: Any) -> dict:
