@@ -14,6 +14,10 @@ finder is imported by `site` at every start). ``--wheel`` also builds the projec
 wheel into a temporary venv (its dependencies reached through a .pth file pointing at this
 venv's site-packages, so nothing is downloaded but the build backend) and times that
 install in the same rounds: no editable finder, and pip has compiled every module.
+``--baseline DIR`` also times a checkout of the code before (``git worktree add DIR COMMIT``, its
+C extensions built or copied in) in the same rounds, against this checkout launched the same
+way: ``python -m tiles_cli.app`` with the checkout as working directory (first on sys.path), so
+both pay the same editable finder and only the code differs.
 
 Bytecode. Children run without PYTHONDONTWRITEBYTECODE (a normal shell does not set it;
 with it, every start recompiles the project's modules from source, ~20 ms) and one
@@ -24,6 +28,7 @@ Wall time shows load from other jobs, CPU time (the children's user + sys, from
 ``getrusage``) much less: the script prints `uptime` and both ratios.
 
 Usage: .venv/bin/python scripts/bench_startup.py [--runs R] [--n N] [--count K] [--wheel] [--keep-env]
+                                                [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -58,11 +63,12 @@ def tiles_exe(python: str) -> str:
     return str(exe) if exe.exists() else "tiles"
 
 
-def run(cmd: list[str], env: dict) -> tuple[float, float, str]:
+def run(cmd: list[str], env: dict, cwd: str | None = None) -> tuple[float, float, str]:
     """(wall s, child CPU s, stdout) of one whole process."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
+                         cwd=cwd)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), out.stdout
@@ -90,22 +96,23 @@ def build_wheel_venv(tmp: str) -> str:
     return py
 
 
-def one_round(label: str, py: str, a, tmp: str, r: int, env: dict, rows: dict) -> None:
-    """Time every command once with interpreter ``py``; append (wall, cpu) pairs to ``rows``."""
-    tiles = tiles_exe(py)
+def one_round(label: str, py: str, a, tmp: str, r: int, env: dict, rows: dict, cwd: str | None = None) -> None:
+    """Time every command once with interpreter ``py``; append (wall, cpu) pairs to ``rows``. With
+    ``cwd`` (a checkout), ``tiles`` is ``python -m tiles_cli.app`` run there."""
+    tiles = [tiles_exe(py)] if cwd is None else [py, "-m", "tiles_cli.app"]
     gen = f"generate n={a.n} x{a.count}"
 
     def add(key: str, wall: float, cpu: float) -> None:
         rows.setdefault(f"{label}: {key}", []).append((wall, cpu))
 
-    add("python -c pass", *run([py, "-c", "pass"], env)[:2])
-    add("tiles --help", *run([tiles, "--help"], env)[:2])
-    add("tiles solve (one 8x8)", *run([tiles, "solve", "--givens", PUZZLE], env)[:2])
+    add("python -c pass", *run([py, "-c", "pass"], env, cwd)[:2])
+    add("tiles --help", *run([*tiles, "--help"], env, cwd)[:2])
+    add("tiles solve (one 8x8)", *run([*tiles, "solve", "--givens", PUZZLE], env, cwd)[:2])
     lib = os.path.join(tmp, f"{label}-p{r}.sqlite")
-    add(f"{gen} (process)", *run([tiles, "library", "generate", "--n", str(a.n), "--count", str(a.count),
-                                  "--seed", SEED, "-L", lib], env)[:2])
+    add(f"{gen} (process)", *run([*tiles, "library", "generate", "--n", str(a.n), "--count", str(a.count),
+                                  "--seed", SEED, "-L", lib], env, cwd)[:2])
     lib2 = os.path.join(tmp, f"{label}-i{r}.sqlite")
-    _, _, out = run([py, "-c", IN_PROCESS, lib2, str(a.n), str(a.count), SEED], env)
+    _, _, out = run([py, "-c", IN_PROCESS, lib2, str(a.n), str(a.count), SEED], env, cwd)
     wall, cpu = map(float, out.split())
     add(f"{gen} (in-process, imports excluded)", wall, cpu)
 
@@ -117,20 +124,23 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--wheel", action="store_true", help="also time a wheel (non-editable) install")
     ap.add_argument("--keep-env", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set")
+    ap.add_argument("--baseline", help="a checkout of the code before, timed in the same rounds")
     a = ap.parse_args()
     env = dict(os.environ)
     if not a.keep_env:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     rows: dict[str, list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        installs = [("editable", sys.executable)]
+        installs = [("editable", sys.executable, None)]
         if a.wheel:
-            installs.append(("wheel", build_wheel_venv(tmp)))
-        for label, py in installs:   # warm-up: bytecode caches, page cache
-            one_round(label, py, a, tmp, -1, env, {})
+            installs.append(("wheel", build_wheel_venv(tmp), None))
+        if a.baseline:
+            installs += [("this (-m)", sys.executable, str(ROOT)), ("baseline (-m)", sys.executable, a.baseline)]
+        for label, py, cwd in installs:   # warm-up: bytecode caches, page cache
+            one_round(label, py, a, tmp, -1, env, {}, cwd)
         for r in range(a.runs):
-            for label, py in installs:
-                one_round(label, py, a, tmp, r, env, rows)
+            for label, py, cwd in installs[r % len(installs):] + installs[:r % len(installs)]:
+                one_round(label, py, a, tmp, r, env, rows, cwd)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"{a.runs} interleaved runs; PYTHONDONTWRITEBYTECODE "
           f"{'as given' if a.keep_env else 'unset'}; uptime at the end: {load}\n")
@@ -139,7 +149,16 @@ def main() -> None:
     for k, xs in rows.items():
         print(f"| {k} | {stats([w for w, _ in xs])} | {stats([c for _, c in xs])} |")
     print()
-    for label, _ in installs:
+    if a.baseline:
+        for key in ("tiles --help", "tiles solve (one 8x8)"):
+            this, base = rows[f"this (-m): {key}"], rows[f"baseline (-m): {key}"]
+            for i, what in ((0, "wall"), (1, "CPU")):
+                ratio = statistics.median(x[i] for x in this) / statistics.median(x[i] for x in base)
+                print(f"{key}, this / baseline, {what} medians: {ratio:.3f}")
+        floor = statistics.median(w for w, _ in rows["this (-m): python -c pass"])
+        helpw = statistics.median(w for w, _ in rows["this (-m): tiles --help"])
+        print(f"tiles --help over python -c pass (this, wall medians): +{helpw - floor:.3f} s")
+    for label, _, _ in installs:
         proc = [v for k, v in rows.items() if k.startswith(label + ":") and k.endswith("(process)")][0]
         inp = [v for k, v in rows.items() if k.startswith(label + ":") and "in-process" in k][0]
         for i, what in ((0, "wall"), (1, "CPU")):

@@ -103,14 +103,19 @@ def test_deltas_compact_into_a_snapshot(remote_url, tmp_path):
     assert r.bytes == doc["size"] and tile_hashes(fresh) == expected
 
 
-def test_a_bad_delta_heals_to_the_state_before_it(remote_url, tmp_path):
-    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+def base_and_one_delta(remote_url: str, a: Path):
+    """Push a 6-tile library, then 2 more tiles as a sound delta; (its tile hashes, the backend,
+    HEAD's document)."""
     good = make_library(a, 1, 6)
     push(a, open_backend(remote_url))
     good |= add_tiles(a, 2, 2)
     push(a, open_backend(remote_url))                          # delta 1: sound
-    be = open_backend(remote_url)
-    doc = head_doc(remote_url)
+    return good, open_backend(remote_url), head_doc(remote_url)
+
+
+def test_a_bad_delta_heals_to_the_state_before_it(remote_url, tmp_path):
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    good, be, doc = base_and_one_delta(remote_url, a)
     raw = tmp_path / "raw.sqlite"
     be.get_snapshot(doc["deltas"][0]["sha"], raw)
     add_tiles(raw, 3, 2)
@@ -183,12 +188,7 @@ def test_a_base_listed_as_a_delta_stops_the_chain_there(remote_url, tmp_path):
     """HEAD naming a full snapshot among its deltas (a broken client): pull merges the deltas before
     it, says which one it refused and why, and a push publishes a good HEAD."""
     a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
-    good = make_library(a, 1, 6)
-    push(a, open_backend(remote_url))
-    good |= add_tiles(a, 2, 2)
-    push(a, open_backend(remote_url))                          # delta 1: sound
-    be = open_backend(remote_url)
-    doc = head_doc(remote_url)
+    good, be, doc = base_and_one_delta(remote_url, a)
     other = tmp_path / "other.sqlite"
     make_library(other, 9, 3)                                   # a sound base, not a delta
     data = other.read_bytes()
