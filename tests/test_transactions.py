@@ -260,8 +260,7 @@ def test_a_failed_stitch_keeps_the_misses_it_recorded(lib):
 
 SOURCES = ("tilelib", "engine", "packers", "generator", "stitcher", "referee", "remote", "daily", "tiles_cli",
            "scripts")
-HELPERS = {"tilelib/db.py",                 # the one path
-           "referee/runsdb/postgres.py"}    # the runs database's PostgreSQL backend (DECISIONS)
+HELPERS = {"tilelib/db.py"}                 # the one path (PostgreSQL: psycopg's conn.transaction())
 TRANSACTION = re.compile(r"""["'](BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|END)\b|\.commit\(\)|\.rollback\(\)"""
                          r"""|\bwith\s+[\w.]*\bconn\w*\s*:|\bwith\s+[\w.]*\b(db|lib)\.conn\s*:|executescript\(""")
 

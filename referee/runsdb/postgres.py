@@ -1,9 +1,10 @@
 """The runs database in PostgreSQL (``--runs postgresql://…``; ``referee.runsdb``'s interface), over
 psycopg 3 with one connection per process.
 
-The connection is in autocommit mode, so a read holds no transaction open; a write is an explicit
-``BEGIN`` … ``COMMIT`` whose run row is locked with ``SELECT … FOR UPDATE`` (``Tx.lock_run``). A
-connection lost (a restart, a dropped socket) or a transaction PostgreSQL rolled back itself
+The connection is in autocommit mode, so a read holds no transaction open; a write is psycopg's
+``conn.transaction()`` (``BEGIN`` … ``COMMIT``, nestable through savepoints: the driver's helper
+with ``tilelib.db.atomic``'s semantics) whose run row is locked with ``SELECT … FOR UPDATE``
+(``Tx.lock_run``). A connection lost (a restart, a dropped socket) or a transaction PostgreSQL rolled back itself
 (serialization failure, deadlock) before ``COMMIT`` was sent: the block runs again on a new
 connection, waiting up to ``RETRY_FOR`` seconds. Lost during ``COMMIT``: ``DatabaseUnavailable``,
 since only the caller's idempotency key can tell whether it was kept.
@@ -128,25 +129,25 @@ class PostgresRuns:
             except psycopg.Error as e:
                 raise CorruptLibrary(f"{self.target}: {_line(e)}") from e
 
-    def _once(self, fn: Callable[[_Tx], T]) -> tuple[psycopg.Connection, T]:
-        """``fn`` inside ``BEGIN``, rolled back if it raises; the connection to commit on and the result."""
+    def _once(self, fn: Callable[[_Tx], T]) -> T:
+        """``fn`` in psycopg's ``conn.transaction()`` (``BEGIN`` … ``COMMIT``, a ``SAVEPOINT`` when
+        nested; rolled back if ``fn`` raises). A failure while committing is DatabaseUnavailable,
+        never retried: the write may or may not be kept."""
         conn = self._live()
-        conn.execute("BEGIN")
+        committing = False
         try:
-            return conn, fn(_Tx(conn))
-        except BaseException:
-            if not conn.broken and not conn.closed:
-                conn.execute("ROLLBACK")
-            raise
-
-    def atomic(self, fn: Callable[[_Tx], T]) -> T:
-        conn, out = self._retrying(lambda: self._once(fn))
-        try:
-            conn.execute("COMMIT")
+            with conn.transaction():
+                out = fn(_Tx(conn))
+                committing = True
         except psycopg.Error as e:
+            if not committing:
+                raise
             raise DatabaseUnavailable(f"the runs database {self.target} failed at commit (the write may or "
                                       f"may not be kept; retry with the same Idempotency-Key): {_line(e)}") from e
         return out
+
+    def atomic(self, fn: Callable[[_Tx], T]) -> T:
+        return self._retrying(lambda: self._once(fn))
 
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         return self._retrying(lambda: self._live().execute(_pg(sql), args).fetchall())
