@@ -193,17 +193,21 @@ def _check_thin_args(n: int, m_max: int, method: str, impl: str | None) -> None:
 def _thin_in_c(n: int, solution_rows: list[int], known: list[int], order: list[int], m_max: int,
                seam_mask: int, max_nodes: int | None) -> ThinResult | None:
     """The fast method whole in ``engine._kernel.thin_rows``: the same group and single phases, the
-    same counts in the same order, with the group size and room computed here as below."""
+    same counts in the same order, from the same first group size and ``_group_room``."""
     given = sum(bin(k).count("1") for k in known)
     corners = bin(known[0] & _ENDS[n]).count("1") + bin(known[-1] & _ENDS[n]).count("1")
     b = max(2, (given - corners) // GROUP_START_DIVISOR)   # the order's cells that are given
-    room = int(GROUP_MAX_BLANK * n * n) - (n * n - given)
-    out = c_kernel().thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b, room,
-                               -1 if max_nodes is None else max_nodes)
+    out = c_kernel().thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b,
+                               _group_room(n, known), -1 if max_nodes is None else max_nodes)
     if out is None:
         return None
     giv, sols, counts, nodes = out
     return ThinResult(giv, sols, counts, nodes)
+
+
+def _group_room(n: int, known: list[int]) -> int:
+    """How many more cells group tests may blank: up to GROUP_MAX_BLANK of the n×n grid."""
+    return int(GROUP_MAX_BLANK * n * n) - (n * n - sum(bin(k).count("1") for k in known))
 
 
 def _plain_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]):
@@ -221,8 +225,7 @@ def _group_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]
     cells of ``order`` done. A failed chunk is then walked cell by cell (``_single_phase``), and so
     is everything after it. Group tests stop at GROUP_MAX_BLANK: counting sparser puzzles has a
     heavy tail (a k=2 count of a 16×16 puzzle with 86% blanks once took 20M nodes)."""
-    p, b = 0, max(2, len(order) // GROUP_START_DIVISOR)
-    room = int(GROUP_MAX_BLANK * n * n) - (n * n - sum(bin(k).count("1") for k in known))
+    p, b, room = 0, max(2, len(order) // GROUP_START_DIVISOR), _group_room(n, known)
     while p < len(order):
         b = min(b, room - p)
         if b < 2:

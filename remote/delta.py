@@ -33,8 +33,7 @@ from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
 from tilelib.spent import has_table as has_spent
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library, schema_sql
 
-DELTA_KIND = "delta"
-BASE, DELTA = "base", DELTA_KIND     # the two kinds of file a remote holds
+BASE, DELTA = "base", "delta"     # the two kinds of file a remote holds (a delta's meta kind)
 MAX_DELTAS = 16
 COMPACT_FRACTION = 0.25
 COMPACT_MIN_BYTES = 4 << 20   # below this, deltas are not worth compacting for their size alone
@@ -116,7 +115,7 @@ def make_delta(lib: Library, mark: Mark, workdir: Path) -> tuple[Path, Mark, int
             for stmt in statements(schema_sql()):
                 conn.execute(stmt)
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            conn.execute("INSERT INTO meta VALUES ('kind', ?)", (DELTA_KIND,))
+            conn.execute("INSERT INTO meta VALUES ('kind', ?)", (DELTA,))
     finally:
         conn.close()
     src = lib.conn
@@ -150,8 +149,8 @@ def kind_of(conn: sqlite3.Connection) -> str:
     else BASE (a full snapshot). ``remote.snapshot.fetch_verified`` holds every file to the kind
     its caller named."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
-    return DELTA if row is not None and row[0] == DELTA_KIND else BASE
+    return DELTA if row is not None and row[0] == DELTA else BASE
 
 
-__all__ = ["BASE", "COMPACT_FRACTION", "COMPACT_MIN_BYTES", "DELTA", "DELTA_KIND", "MAX_DELTAS", "Mark", "current_mark", "ensure_sync_schema",
+__all__ = ["BASE", "COMPACT_FRACTION", "COMPACT_MIN_BYTES", "DELTA", "MAX_DELTAS", "Mark", "current_mark", "ensure_sync_schema",
            "kind_of", "make_delta", "pending", "read_mark", "write_mark"]

@@ -102,11 +102,11 @@ def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: Progress
             conn.execute("PRAGMA cache_size = -262144")
             conn.execute("ATTACH DATABASE ? AS snap", (f"file:{dest}?mode=ro",))
             check_source_schema(conn, f"snapshot {short}…", "snap")
-            check_connection(conn, f"snapshot {short}…", integrity=integrity)
-            got_kind = kind_of(conn)
+            got_kind = kind_of(conn)     # before the row checks: a wrong kind is refused unread
             if got_kind != kind:
                 raise BadSnapshot(f"{where}: {short}… is a {_KIND_WORDS[got_kind]} where a "
                                   f"{_KIND_WORDS[kind]} was named; refusing it")
+            check_connection(conn, f"snapshot {short}…", integrity=integrity)
         finally:
             conn.close()
     except sqlite3.DatabaseError as err:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,12 @@ from test_trust_remote import tamper_row, upload_tampered
 from tilelib import ledger
 from tilelib.constraint import Constraint
 from tilelib.store import Library
+
+
+def kind_at(path: Path) -> str:
+    """``remote.delta.kind_of`` of a library file."""
+    with closing(sqlite3.connect(path)) as conn:
+        return kind_of(conn)
 
 
 def head_doc(url: str) -> dict:
@@ -60,7 +67,7 @@ def test_second_push_is_a_delta_and_pull_fetches_only_it(remote_url, tmp_path):
     assert doc["deltas"] == [{"sha": second.snapshot, "size": second.bytes}] and doc["tiles"] == 45
     d = tmp_path / "delta.sqlite"
     open_backend(remote_url).get_snapshot(second.snapshot, d)
-    assert kind_of(sqlite3.connect(d)) == DELTA and len(tile_hashes(d)) == 5          # only what the remote lacked
+    assert kind_at(d) == DELTA and len(tile_hashes(d)) == 5          # only what the remote lacked
     r = pull(b, open_backend(remote_url))
     assert (r.status, r.tiles_added, r.bytes) == ("merged", 5, second.bytes)
     assert tile_hashes(b) == ha
@@ -161,18 +168,12 @@ def test_the_one_fetch_holds_each_file_to_the_kind_named(remote_url, tmp_path):
     """``fetch_verified`` proves a file sound *and* of the kind its caller named: a delta fetched as
     a base and a base fetched as a delta are BadSnapshot, and nothing is left in the work dir."""
     from remote.snapshot import BASE, BadSnapshot, fetch_verified
-    a = tmp_path / "a.sqlite"
-    make_library(a, 1, 5)
-    push(a, open_backend(remote_url))
-    add_tiles(a, 2, 2)
-    push(a, open_backend(remote_url))
-    doc = head_doc(remote_url)
+    _, be, doc = base_and_one_delta(remote_url, tmp_path / "a.sqlite")
     base, delta = doc["snapshot"], doc["deltas"][0]["sha"]
     work = tmp_path / "work"
     work.mkdir()
-    be = open_backend(remote_url)
-    assert kind_of(sqlite3.connect(fetch_verified(be, base, work, None, "quick", kind=BASE))) == BASE
-    assert kind_of(sqlite3.connect(fetch_verified(be, delta, work, None, "quick", kind=DELTA))) == DELTA
+    assert kind_at(fetch_verified(be, base, work, None, "quick", kind=BASE)) == BASE
+    assert kind_at(fetch_verified(be, delta, work, None, "quick", kind=DELTA)) == DELTA
     for f in work.iterdir():
         f.unlink()
     with pytest.raises(BadSnapshot, match="is a delta where a base snapshot was named"):
@@ -207,18 +208,16 @@ def test_only_the_one_fetch_downloads_a_snapshot():
     """One restore path, read from the source: the shipped code calls ``get_snapshot`` only inside
     ``remote.snapshot.fetch_verified``, and every ``fetch_verified`` call names the kind it wants."""
     import ast
-    root = Path(__file__).resolve().parent.parent
+    from test_dependencies import ROOT, shipped_sources
     downloads, unnamed = [], []
-    for pkg in ("tilelib", "engine", "packers", "generator", "stitcher", "referee", "remote", "daily",
-                "tiles_cli"):
-        for path in (root / pkg).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
-                    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
-                    where = f"{path.relative_to(root)}:{node.lineno}"
-                    if name == "get_snapshot":
-                        downloads.append(where)
-                    if name == "fetch_verified" and not any(k.arg == "kind" for k in node.keywords):
-                        unnamed.append(where)
+    for path in shipped_sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                if name == "get_snapshot":
+                    downloads.append(where)
+                if name == "fetch_verified" and not any(k.arg == "kind" for k in node.keywords):
+                    unnamed.append(where)
     assert [d.split(":")[0] for d in downloads] == ["remote/snapshot.py"], downloads
     assert unnamed == []

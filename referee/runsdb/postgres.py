@@ -4,9 +4,9 @@ psycopg 3 with one connection per process.
 The connection is in autocommit mode, so a read holds no transaction open; a write is psycopg's
 ``conn.transaction()`` (``BEGIN`` … ``COMMIT``, nestable through savepoints: the driver's helper
 with ``tilelib.db.atomic``'s semantics) whose run row is locked with ``SELECT … FOR UPDATE``
-(``Tx.lock_run``). A connection lost (a restart, a dropped socket) or a transaction PostgreSQL rolled back itself
-(serialization failure, deadlock) before ``COMMIT`` was sent: the block runs again on a new
-connection, waiting up to ``RETRY_FOR`` seconds. Lost during ``COMMIT``: ``DatabaseUnavailable``,
+(``Tx.lock_run``). A connection lost (a restart, a dropped socket) or a transaction PostgreSQL
+rolled back itself (serialization failure, deadlock) before ``COMMIT`` was sent: the block runs
+again on a new connection, waiting up to ``RETRY_FOR`` seconds. Lost during ``COMMIT``: ``DatabaseUnavailable``,
 since only the caller's idempotency key can tell whether it was kept.
 """
 
