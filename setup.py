@@ -35,7 +35,7 @@ def twin(name: str, sources: list[str], depends: list[str] = ()) -> Extension:
 
 setup(
     ext_modules=[
-        twin("engine._kernel", ["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c"],
+        twin("engine._kernel", ["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c", "engine/_complete.c"],
              ["engine/_kernel.h", TWIN_H]),
         twin("tilelib._sym", ["tilelib/_sym.c"], [TWIN_H]),
         twin("stitcher._core", ["stitcher/_core.c", "stitcher/_index.c", "stitcher/_check.c"],

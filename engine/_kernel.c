@@ -139,6 +139,9 @@ static PyMethodDef methods[] = {
      "the standard solve with levels 1..levels still solves (Unruly's rule)"},
     {"fit_lines", py_fit_lines, METH_VARARGS,
      "fit_lines(n, must0, must1) -> [valid n-bit lines p with p & must0 == 0 and p & must1 == must1, ascending]"},
+    {"complete_windows", py_complete_windows, METH_VARARGS,
+     "complete_windows(H, W, values, known, windows, exclude, seed, max_nodes) -> (status, grid bytes or None, "
+     "nodes): a completion of square windows of a region by line domains (see _complete.c)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,7 +2,8 @@
  *
  * _kernel.c  tables of valid lines per n, row parsing, the module definition;
  * _count.c   the line-domain counter and backbone (count_rows, backbone_rows);
- * _ladder.c  the difficulty ladder (rate_rows).
+ * _ladder.c  the difficulty ladder (rate_rows);
+ * _complete.c completion of square windows by line domains (complete_windows).
  */
 #ifndef ENGINE_KERNEL_H
 #define ENGINE_KERNEL_H
@@ -52,5 +53,6 @@ PyObject *py_rate_rows(PyObject *self, PyObject *args);
 PyObject *py_techniques(PyObject *self, PyObject *unused);
 PyObject *py_thin_rows(PyObject *self, PyObject *args);
 PyObject *py_thin_ladder(PyObject *self, PyObject *args);
+PyObject *py_complete_windows(PyObject *self, PyObject *args);
 
 #endif

@@ -1,28 +1,27 @@
-"""Seam-prefilled completion (FORMAT §8): a CP-SAT model that fills a tile around fixed cells.
+"""Seam-prefilled completion (FORMAT §8): a valid grid around fixed cells, or a proof there is none.
 
 The stitcher records a miss as a set of boundary cells that a tile must show
-(values + a known mask). ``complete`` asks CP-SAT for a valid n×n solution
-(balance, no three in a row, distinct rows, distinct columns) agreeing with
-every fixed cell, or a proof that none exists (``None`` → the miss is marked
-``nofit``). Solver settings make the answer reproducible: one worker, a fixed
-``random_seed``, and a solution hint drawn from the project's stream (so two
-seeds give different completions of the same boundary). Any status other than
-OPTIMAL/FEASIBLE/INFEASIBLE raises: a timeout or a bad model is never
-mistaken for "no completion".
+(values + a known mask). ``complete`` asks for a valid n×n solution (balance,
+no three in a row, distinct rows, distinct columns) agreeing with every fixed
+cell, or a proof that none exists (``None`` → the miss is marked ``nofit``).
+It is one ``engine.windows.Windows`` problem of one distinct window, decided by
+``engine.completion.decide``: the C line-domain search, seeded from the
+project's stream (so two seeds give two completions of one boundary), and
+CP-SAT only for a boundary the search leaves undecided within its node budget
+(its model is ``engine.cpsat``'s, the one the stitcher's window-aware completion
+uses too). Any CP-SAT status other than OPTIMAL/FEASIBLE/INFEASIBLE raises: a
+timeout or a bad model is never mistaken for "no completion".
 
-The model is ``engine.cpsat``'s, the one encoding of the rules the stitcher's
-window-aware completion uses too: fixed cells are constants, a Boolean per
-free cell, and distinct lines by "differ somewhere" literals (pairs whose
-fixed cells already differ need no constraint). Since GENERATOR_VERSION 3
-(before: a Boolean per cell pinned by an equality, "differ" literals as full
-equivalences, CP-SAT's default presolve and search).
+Since GENERATOR_VERSION 5 (before: every completion by CP-SAT, whose answers
+for the same seed were other grids).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from engine.cpsat import INFEASIBLE, RulesModel
+from engine.completion import Tally, decide
+from engine.windows import MAX_NODES, Windows
 from tilelib.bits import check_n
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
@@ -33,40 +32,30 @@ class CompletionError(TilesError):
 
 
 DEFAULT_TIME_LIMIT = 60.0
-LEAN = True
-"""CP-SAT's presolve, LP relaxation, symmetry detection and probing off (``engine.cpsat``)."""
 
 
 def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
-             *, exclude=(), time_limit: float = DEFAULT_TIME_LIMIT) -> np.ndarray | None:
+             *, exclude=(), time_limit: float = DEFAULT_TIME_LIMIT, tally: Tally | None = None,
+             max_nodes: int = MAX_NODES) -> np.ndarray | None:
     """A valid n×n grid equal to ``fixed_values`` wherever ``fixed_known`` is 1, or None if none exists.
 
-    ``seed`` (bytes, or a Stream to draw from) fixes CP-SAT's ``random_seed``
-    and the solution hint. ``exclude``: grids the answer must differ from
-    (None then means "no other completion"). Raises BadInput on malformed
-    arrays and CompletionError when CP-SAT stops without an answer.
+    ``seed`` (bytes, or a Stream to draw from) fixes the answer. ``exclude``: grids the answer
+    must differ from (None then means "no other completion"). ``tally`` and ``max_nodes`` (the C
+    search's budget): see ``engine.completion``. Raises BadInput on malformed arrays and CompletionError when CP-SAT,
+    asked about a boundary the C search left undecided, stops without an answer.
     """
     check_n(n)
     vals = _as_grid(fixed_values, n, "fixed_values")
     known = _as_grid(fixed_known, n, "fixed_known")
     stream = seed if isinstance(seed, Stream) else Stream(bytes(seed), "complete")
-
-    model, rows = completion_model(n, vals, known, [_as_grid(g, n, "excluded grid") for g in exclude])
-    got = model.solve(stream, time_limit, lean=LEAN)
-    if got.status == INFEASIBLE:
-        return None
-    if not got.found:
-        raise CompletionError(f"CP-SAT completion of an n={n} tile ended with status {got.name}")
-    return got.grid(rows)
-
-
-def completion_model(n: int, vals: np.ndarray, known: np.ndarray, exclude=()) -> tuple[RulesModel, list]:
-    """``complete``'s model of checked n×n 0/1 arrays (before hints and solving) and its rows of cells."""
-    model = RulesModel(vals, known)
-    rows = model.window(0, 0, n)
-    for g in exclude:
-        model.differ(rows, g)
-    return model, rows
+    problem = Windows(vals & known, known, ((0, 0, n, True),),
+                      tuple((0, _as_grid(g, n, "excluded grid")) for g in exclude))
+    got = decide(problem, stream, time_limit, tally=tally, max_nodes=max_nodes)
+    if got.grids is not None:
+        return got.grids[0]
+    if not got.proof:
+        raise CompletionError(f"CP-SAT completion of an n={n} tile ended with status {got.status}")
+    return None
 
 
 def _as_grid(a, n: int, name: str) -> np.ndarray:

@@ -1,17 +1,18 @@
 """Draining misses (FORMAT §8): make a tile for an exact boundary, or prove there is none.
 
 ``generate`` composes the generator's one-tile path (``generator.make``):
-CP-SAT completes an n×n grid with exactly the constraint's boundary cells
-fixed, thinning keeps m <= m_max with every alternative differing on a
-``seam_mask`` side, features are computed, and the Tile comes back. CP-SAT
-proving that no completion exists gives ``NOFIT``. A fixed boundary can make
+``generator.complete`` completes an n×n grid with exactly the constraint's
+boundary cells fixed (the C search, CP-SAT for what it leaves undecided),
+thinning keeps m <= m_max with every alternative differing on a
+``seam_mask`` side, features are computed, and the Tile comes back. A proof
+that no completion exists gives ``NOFIT``. A fixed boundary can make
 every completion unthinnable (e.g. the four unknown corners can swap and no
 seam side pins that), so attempts are capped (``max_tries``) and running out
 is ``FAILED`` — not nofit, since no proof was made.
 
 ``NofitSet`` is the containment rule (ledger.settled_nofit): a constraint
 containing a known nofit constraint in any orientation is nofit without
-solving, and CP-SAT is never asked about a known nofit set again.
+solving, and no completion is ever asked about a known nofit set again.
 
 ``drain_misses`` drains the ledger's open misses in one process (the daytime
 drain, ``stitcher.refresh.drain_open``, spreads the solving over workers and
@@ -29,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from engine.completion import Tally
 from generator.complete import complete
 from generator.make import GenerationFailed, GenParams, Targets, constraint_cells, make_tile
 from generator.version import default_m_max
@@ -48,22 +50,24 @@ MAX_TRIES = COMPLETIONS
 def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
              max_tries: int = MAX_TRIES, accept: Callable[[tuple], bool] | None = None,
              completions: int = COMPLETIONS, level: int = 0,
-             banned: Callable[[np.ndarray], bool] | None = None) -> tuple[str, Tile | None]:
+             banned: Callable[[np.ndarray], bool] | None = None,
+             tally: Tally | None = None) -> tuple[str, Tile | None]:
     """(TILE, tile) | (NOFIT, None) | (FAILED, None) for a tile in the constraint's own orientation.
 
-    Up to ``completions`` CP-SAT completions of the boundary are drawn (stream
+    Up to ``completions`` completions of the boundary are drawn (stream
     children ``c/<j>``). Each is thinned and featured by
     ``generator.make.make_tile`` with every cell fixed (so its completion step
     returns that grid and one attempt decides: thinning fails only when the
     corner-free start is already unacceptable, whatever the order). Completions
     whose edges ``accept`` takes (the stitcher's forward check) come first; the
-    others are kept as a fallback. The first completion being None is CP-SAT's
+    others are kept as a fallback. The first completion being None is a
     proof that none exists: NOFIT. No completion that thins: FAILED.
-    ``max_tries`` caps the completions too (at most that many CP-SAT calls).
+    ``max_tries`` caps the completions too (at most that many completion calls).
     ``level`` (1..4) thins to that ladder level where the grid allows (``_thin``).
     ``banned`` (the fair rule, ``stitcher.fresh``): a completion it refuses is excluded with its
     16 images and another is asked for, at most ``fresh.RETRIES`` times, without using up a
     completion; "none left" after an exclusion is FAILED, not a nofit proof.
+    ``tally``: counts which path decided each completion (``engine.completion``).
     """
     from stitcher.fresh import exclude_images
 
@@ -73,7 +77,7 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     vals, known = constraint_cells(c)
     backups, exclude, j, made = [], [], 0, 0
     while made < max(min(completions, max_tries), 1):
-        grid = complete(n, vals, known, stream.child(f"c/{j}"), exclude=exclude)
+        grid = complete(n, vals, known, stream.child(f"c/{j}"), exclude=exclude, tally=tally)
         j += 1
         if grid is None:
             return (FAILED if exclude else NOFIT), None
@@ -110,7 +114,7 @@ def _params(n: int, m: int, seam_mask: int, level: int) -> GenParams:
 
 def _thin(params, stream: Stream, j: int, grid) -> Tile | None:
     """Thin and rate a complete valid grid as is (``make_tile``'s ``solution`` path: the same tile
-    as completing it with every cell fixed, without a CP-SAT call that could only return it).
+    as completing it with every cell fixed, without a completion call that could only return it).
     With a target level L, a grid that does not thin to exactly L (it comes out easier, or its
     start is not solvable at L) is thinned to L-1, L-2, ..., 2 in turn, and only then the usual
     way: an easier tile is closer to the profile than a minimal one, which at n >= 12 is

@@ -131,7 +131,8 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
         sub = run.drain_stream.child(f"{run.drains}/together/{a}")
         a += 1
         grids = joint_complete_many(at.board.values, at.board.known, squares,
-                                    [at.squares[j] for j in others], sub, exclude=exclude)
+                                    [at.squares[j] for j in others], sub, exclude=exclude,
+                                    tally=run.st.bump)
         if grids is None:
             break
         bad = unfair(run, grids)

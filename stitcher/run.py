@@ -254,7 +254,7 @@ class StitchRun:
             sub = self.drain_stream.child(f"{self.drains}/joint/{a}")
             a += 1
             grid = joint_complete(at.board.values, at.board.known, at.squares[i], others, sub,
-                                  exclude=exclude)
+                                  exclude=exclude, tally=self.st.bump)
             if grid is None:
                 break
             if self.banned(grid):           # the fair rule: ask for another grid (not a try)
@@ -289,7 +289,8 @@ class StitchRun:
                                       self.drain_stream.child(str(self.drains)), self.max_tries,
                                       accept=(lambda e: self.harmless(i, e)) if self.lookahead else None,
                                       level=self.level_for(i),
-                                      banned=self.banned if self.fresh is not None else None)
+                                      banned=self.banned if self.fresh is not None else None,
+                                      tally=self.st.bump)
             self.drains += 1
             if kind == "tile":
                 self.install(i, tile)

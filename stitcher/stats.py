@@ -18,7 +18,9 @@ fair rule (``stitcher.fresh``) ``banned`` (a made grid whose solution was on the
 half's or spent: another was asked for) and ``clashed`` (a half's placement whose solution the
 other half had placed too: the square was left to the last pass); ``isolated`` (a square no seam
 path joined to the seed tile once the splits were done: made zone, ``stitcher.fallback.assemble``);
-``repaired_wide`` (of ``repaired_together``: with the second ring off too, ``repair.second_ring``).
+``repaired_wide`` (of ``repaired_together``: with the second ring off too, ``repair.second_ring``);
+``decided_c`` and ``decided_cpsat`` (completions, by the side of their first window, decided by the
+C search or, past its node budget, by CP-SAT: ``engine.completion``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from dataclasses import dataclass, field
 
 COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
             "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
-            "profile_hits", "reused", "repaired_early", "banned", "clashed", "isolated", "repaired_wide")
+            "profile_hits", "reused", "repaired_early", "banned", "clashed", "isolated", "repaired_wide",
+            "decided_c", "decided_cpsat")
 
 
 @dataclass

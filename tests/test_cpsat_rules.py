@@ -21,7 +21,8 @@ from ortools.sat.python import cp_model
 
 from engine.cpsat import RulesModel, _ProtoModel
 from engine_brute import brute_solutions
-from stitcher.joint import _lines_completable, joint_model
+from engine.completion import cpsat_model
+from stitcher.joint import joint_problem
 from tilelib.rng import Stream
 from tilelib.rules import violations
 
@@ -210,8 +211,8 @@ def test_joint_model_is_field_for_field_the_golden_one(case):
     answer, when there is one, is a valid grid on every square that keeps every known cell."""
     seed, density = case["seed"], case["density"]
     values, known, squares, others = _layout(density, np.random.default_rng(seed))
-    assert _lines_completable(values, known, squares + others)
-    model, own = joint_model(values, known, squares, others)
+    model, rows = cpsat_model(joint_problem(values, known, squares, others))
+    own = rows[:len(squares)]
     got = model.solve(Stream(seed.to_bytes(4, "big") * 8, "joint"), 10.0, lean=True)
     assert proto_digest(model) == case["proto_sha256"]   # the hints are written by solve
     if got.found:
@@ -227,9 +228,9 @@ def test_a_changed_joint_model_changes_its_digest():
     hint stream gives another proto."""
     case = _joint_cases()[0]
     values, known, squares, others = _layout(case["density"], np.random.default_rng(case["seed"]))
-    model, _ = joint_model(values, known, squares, others[:-1] if others else [(0, 0, 5)])
+    model, _ = cpsat_model(joint_problem(values, known, squares, others[:-1] if others else [(0, 0, 5)]))
     model.solve(Stream(case["seed"].to_bytes(4, "big") * 8, "joint"), 10.0, lean=True)
     assert proto_digest(model) != case["proto_sha256"]
-    model2, _ = joint_model(values, known, squares, others)
+    model2, _ = cpsat_model(joint_problem(values, known, squares, others))
     model2.solve(Stream(b"\x01" * 32, "joint"), 10.0, lean=True)
     assert proto_digest(model2) != case["proto_sha256"]

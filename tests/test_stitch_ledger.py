@@ -20,7 +20,8 @@ from stitcher.board import Board, SeamConflict
 from stitcher.drain import NOFIT, NofitSet, drain_misses, generate
 from stitcher.fallback import split_square
 from stitcher.order import placement_order
-from stitcher.joint import _lines_completable as joint_lines_completable, joint_complete
+from engine.windows import NONE, Windows, solve as solve_windows
+from stitcher.joint import joint_complete
 from stitcher.repair import repair_together
 from stitcher.stitch import Drain, StitchError, StitchOptions, open_run, stitch
 from tilelib import ledger
@@ -388,9 +389,9 @@ def test_joint_complete_refuses_a_wholly_known_line_that_breaks_a_rule(row):
 @settings(max_examples=200, deadline=None)
 @given(hst.integers(0, 2**64 - 1), hst.floats(0.2, 0.9))
 def test_joint_line_precheck_is_the_brute_force_rule(seed, density):
-    """``joint._lines_completable`` is False exactly when some row or column of the window has
-    known cells that no valid line (balanced, no three in a row) matches — a condition under which
-    the CP-SAT model is infeasible too, so skipping the model changes no answer."""
+    """When some row or column of the window has known cells that no valid line (balanced, no
+    three in a row) matches, the C search proves at its root that no completion exists (NONE, one
+    node: no search, no CP-SAT), and the window-aware completion is None."""
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 2, (8, 8), dtype=np.uint8)
     known = (rng.random((8, 8)) < density).astype(np.uint8)
@@ -402,6 +403,7 @@ def test_joint_line_precheck_is_the_brute_force_rule(seed, density):
 
     V, K = values[1:7, 1:7], known[1:7, 1:7]
     brute = all(ok(V[r], K[r]) and ok(V[:, r], K[:, r]) for r in range(n))
-    assert joint_lines_completable(values, known, [(1, 1, 5)]) == brute
     if not brute:
+        got = solve_windows(Windows(values, known, ((1, 1, 6, True),)), 0)
+        assert (got.status, got.nodes) == (NONE, 1)
         assert joint_complete(values, known, (1, 1, 5), [], Stream(SEED, "j")) is None
