@@ -1,22 +1,20 @@
-"""Benchmark the CP-SAT models of the rules as the product builds and solves them.
+"""The completions of real nights, decided by the C search and by CP-SAT: CPU per completion per n.
 
-    .venv/bin/python scripts/bench_cpsat.py [--count K] [--ns 6,8,...] [--days D] [--size G] [--seed HEX]
+    .venv/bin/python scripts/bench_cpsat.py --lib START.sqlite [--lib2 OTHER.sqlite] [--size 1000]
+        [--day 2026-12-02] [--reuse fresh] [--work DIR] [--max K]
 
-Two sets of models, each built by ``generator.complete.completion_model`` or
-``stitcher.joint.joint_model`` and solved by ``RulesModel.solve``:
-
-* **complete, n = 6..16**: ``--count`` seeded boundaries per n, as a drained miss shows them:
-  1-4 fixed sides (mask drawn), half taken from one random valid tile (always completable),
-  half each side from its own random tile (often not: ``nofit``).
-* **joint windows**: every window-aware model (square + unplaced neighbours, and repairs' groups)
-  of ``--days`` seeded big-first G = ``--size`` stitches growing a library from empty, captured
-  from the real stitcher's calls; only the models that pass ``joint._lines_completable`` reach
-  CP-SAT, and only those are timed.
-
-Per set: models, build ms and solve ms (median / p99 / max, CPU time of this process), the
-total, and how many had no completion. Every grid found must be a valid completion of its
-boundary (exit 1 otherwise). Prints markdown. (The frozen pre-engine.cpsat encoders this once
-timed against are gone; tests/data/joint_protos.json keeps their models' digests.)
+For each start library (e.g. a young ~5k-tile one and a warm 20k one) the script runs one nightly
+build on a fresh copy of it (``tiles daily build``, in this process and its forked stitch workers)
+and captures every completion the night asks ``engine.completion.decide`` for — a drained miss's
+tile (``drain``: one window) or a window-aware completion (``window-aware``: a square with its
+unplaced neighbours, or a repair's group) — with its stream. Then each captured problem is decided
+again, timed alone (CPU of this process): by the C search (``engine.windows.solve`` with the
+product's node budget, the wrapper included) and by CP-SAT (``engine.completion.cpsat_model`` built
+and solved as the fallback does). Per kind and n (the first window's side): completions, C and
+CP-SAT median / p99 / max ms, the ratio of medians, proofs that none exists, fallbacks (the C
+search passed its budget: CP-SAT decides those in the product), and disagreements on feasibility
+(the script exits 1 on any, or on an invalid grid). ``--max K`` replays at most K problems per
+kind and n (spread over the night). Prints markdown.
 """
 
 from __future__ import annotations
@@ -24,171 +22,162 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import pickle
+import shutil
 import statistics
 import sys
-import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import generator.complete as gen_complete  # noqa: E402
 import stitcher.joint as joint_mod  # noqa: E402
-import stitcher.repair as repair_mod  # noqa: E402
-from generator.complete import DEFAULT_TIME_LIMIT, LEAN, completion_model, side_cells  # noqa: E402
-from generator.solution import random_solution  # noqa: E402
-from packers import make_packing  # noqa: E402
-from stitcher.joint import TIME_LIMIT, _lines_completable, joint_model  # noqa: E402
-from stitcher.stitch import stitch  # noqa: E402
-from tilelib.rng import Stream  # noqa: E402
+from engine import completion  # noqa: E402
+from engine.cpsat import INFEASIBLE  # noqa: E402
+from engine.windows import FOUND, MAX_NODES, NONE, UNDECIDED, seed_of, solve  # noqa: E402
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 from tilelib.rules import violations  # noqa: E402
-from tilelib.store import Library  # noqa: E402
 
-NS = (6, 8, 10, 12, 14, 16)
 cpu = time.process_time
+SECRET = "bench-cpsat-secret"
 
 
-def boundaries(n: int, count: int, seed: bytes):
-    """``count`` seeded (vals, known) boundaries of side n: 1-4 sides fixed, half from one tile."""
-    root = Stream(seed, f"bench-cpsat/{n}")
-    for k in range(count):
-        s = root.child(str(k))
-        mask = 1 + s.randbelow(15)
-        vals = np.zeros((n, n), dtype=np.uint8)
-        src = random_solution(n, s.child("src"))
-        for side in (1, 2, 4, 8):
-            if mask & side:
-                one = side_cells(n, side).astype(bool)
-                g = src if k % 2 == 0 else random_solution(n, s.child(f"side{side}"))
-                vals[one] = g[one]
-        yield vals, side_cells(n, mask), s.child("complete")
+def capture_night(start: Path, work: Path, args) -> list:
+    """Run one nightly build on a copy of ``start``; every problem ``decide`` was asked, in order."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    for f in start.parent.glob(start.name + "*"):
+        if not f.name.endswith(".lock"):
+            shutil.copy2(f, work / f.name)
+    spool = work / "calls"
+    spool.mkdir()
+    real = completion.decide
 
+    def spy(problem, stream, time_limit, **kw):
+        with open(spool / f"{os.getpid()}.pkl", "ab") as fh:       # forked workers write their own
+            pickle.dump((problem, copy.deepcopy(stream), time_limit), fh)
+        return real(problem, stream, time_limit, **kw)
 
-def capture_joint(days: int, size: int, seed: bytes) -> list:
-    """The arguments of every window-aware CP-SAT call of ``days`` seeded stitches (cold library)."""
-    calls = []
-    real = joint_mod.joint_complete_many
+    gen_complete.decide = joint_mod.decide = spy
+    os.environ["TILES_SECRET"] = SECRET
+    from tiles_cli.app import main as tiles
 
-    def spy(values, known, squares, others, stream, time_limit=TIME_LIMIT, *, exclude=()):
-        calls.append((values.copy(), known.copy(), list(squares), list(others), copy.deepcopy(stream),
-                      list(exclude)))
-        return real(values, known, squares, others, stream, time_limit, exclude=exclude)
-
-    joint_mod.joint_complete_many = repair_mod.joint_complete_many = spy
     try:
-        with tempfile.TemporaryDirectory() as d, Library.create(os.path.join(d, "bench.sqlite")) as lib:
-            for day in range(days):
-                day_seed = bytes([day]) + seed[1:]
-                stitch(make_packing("big-first", size, day_seed), lib, Stream(day_seed, "stitch"))
+        tiles(["daily", "build", "--date", args.day, "--size", str(args.size), "--library",
+               str(work / start.name), "--out", str(work / "out"), "--reuse", args.reuse, "--force"])
     finally:
-        joint_mod.joint_complete_many = repair_mod.joint_complete_many = real
+        gen_complete.decide = joint_mod.decide = real
+    calls = []
+    for f in sorted(spool.glob("*.pkl")):
+        with open(f, "rb") as fh:
+            while True:
+                try:
+                    calls.append(pickle.load(fh))
+                except EOFError:
+                    break
     return calls
 
 
-def timed(build, solve):
-    t0 = cpu()
-    built = build()
-    t1 = cpu()
-    out = solve(built)
-    return out, built, 1000 * (t1 - t0), 1000 * (cpu() - t1)
+def kind_of(problem) -> str:
+    return "drain" if len(problem.windows) == 1 else "window-aware"
 
 
-def run_complete(ns, count: int, seed: bytes) -> tuple[dict, dict, int]:
-    """{n: (build ms list, solve ms list)}, {n: models with no completion}, invalid grids."""
-    times, nofit, invalid = {}, {}, 0
-    for n in ns:
-        times[n], nofit[n] = ([], []), 0
-        for vals, known, stream in boundaries(n, count, seed):
-            def build():
-                model, rows = completion_model(n, vals, known)
-                model.proto   # noqa: B018 (writes the pending text into the proto: part of the build)
-                return model, rows
-
-            def solve(b):
-                got = b[0].solve(copy.deepcopy(stream), DEFAULT_TIME_LIMIT, lean=LEAN)
-                return got.grid(b[1]) if got.found else None
-
-            grid, _, bms, sms = timed(build, solve)
-            times[n][0].append(bms)
-            times[n][1].append(sms)
-            nofit[n] += grid is None
-            if grid is not None and (violations(grid) or ((grid != vals) & (known == 1)).any()):
-                invalid += 1
-    return times, nofit, invalid
+def valid(problem, grids) -> bool:
+    """Each distinct window a valid grid, every window keeps its known cells."""
+    for (x, y, n, d), g in zip(problem.windows, grids):
+        k = problem.known[y:y + n, x:x + n] == 1
+        if (d and violations(g)) or (g[k] != problem.values[y:y + n, x:x + n][k]).any():
+            return False
+    return True
 
 
-def run_joint(calls) -> tuple[tuple[list, list], int, int, int]:
-    """Times of the captured joint models, how many had no answer, invalid grids, models timed."""
-    times: tuple[list, list] = ([], [])
-    none = invalid = models = 0
-    for values, known, squares, others, stream, exclude in calls:
-        if not _lines_completable(values, known, list(squares) + list(others)):
-            continue
-        models += 1
+def replay(calls: list, per: int | None) -> dict:
+    """{(kind, n): {"c": ms list, "cp": ms list, "none": k, "fallback": k, "disagree": k, "invalid": k}}."""
+    groups = defaultdict(list)
+    for problem, stream, limit in calls:
+        groups[(kind_of(problem), problem.windows[0][2])].append((problem, stream, limit))
+    out = {}
+    for key, items in sorted(groups.items()):
+        if per and len(items) > per:
+            items = [items[i * len(items) // per] for i in range(per)]
+        r = {"c": [], "cp": [], "none": 0, "fallback": 0, "disagree": 0, "invalid": 0}
+        for problem, stream, limit in items:
+            t0 = cpu()
+            got = solve(problem, seed_of(copy.deepcopy(stream).child("c")), MAX_NODES)
+            t1 = cpu()
+            model, rows = completion.cpsat_model(problem)
+            cp = model.solve(copy.deepcopy(stream), limit, lean=True)
+            t2 = cpu()
+            r["c"].append(1000 * (t1 - t0))
+            r["cp"].append(1000 * (t2 - t1))
+            r["none"] += got.status == NONE
+            r["fallback"] += got.status == UNDECIDED
+            if got.status != UNDECIDED and (cp.found or cp.status == INFEASIBLE):
+                r["disagree"] += (got.status == FOUND) != cp.found
+            if got.status == FOUND:
+                r["invalid"] += not valid(problem, [got.window(x, y, n) for (x, y, n, _d) in problem.windows])
+            if cp.found:
+                r["invalid"] += not valid(problem, [cp.grid(rw) for rw in rows])
+        out[key] = r
+    return out
 
-        def build():
-            model, own = joint_model(values, known, squares, others)
-            for k, g in exclude:                 # the fair rule's other images, as the stitcher adds them
-                model.differ(own[k], g)
-            model.proto   # noqa: B018 (writes the pending text into the proto: part of the build)
-            return model, own
 
-        def solve(b):
-            got = b[0].solve(copy.deepcopy(stream), TIME_LIMIT, lean=True)
-            return [got.grid(rows) for rows in b[1]] if got.found else None
-
-        grids, _, bms, sms = timed(build, solve)
-        times[0].append(bms)
-        times[1].append(sms)
-        none += grids is None
-        invalid += grids is not None and any(violations(g) for g in grids)
-    return times, none, invalid, models
-
-
-def stats(xs: list[float]) -> str:
+def stats(xs: list[float]) -> tuple[float, float, float]:
     xs = sorted(xs)
-    p99 = xs[min(len(xs) - 1, int(round(0.99 * (len(xs) - 1))))]
-    return f"{statistics.median(xs):.2f} / {p99:.2f} / {xs[-1]:.2f}"
+    return statistics.median(xs), xs[min(len(xs) - 1, int(round(0.99 * (len(xs) - 1))))], xs[-1]
 
 
-def row(label: str, b: list[float], s: list[float], none: int) -> str:
-    return (f"| {label} | {len(b)} | {stats(b)} | {stats(s)} | {sum(b) / 1000:.2f} | "
-            f"{sum(s) / 1000:.2f} | {(sum(b) + sum(s)) / 1000:.2f} | {none} |")
+def table(name: str, res: dict) -> int:
+    """Print one library's table; the number of disagreements and invalid grids."""
+    print(f"\n**{name}**\n")
+    print("| kind | n | completions | C ms median / p99 / max | CP-SAT ms median / p99 / max | CP-SAT / C "
+          "(medians) | none (proofs) | fallbacks | disagree |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    bad = 0
+    for kind in ("drain", "window-aware"):
+        keys = [k for k in res if k[0] == kind]
+        for key in keys + [(kind, "all")]:
+            r = res.get(key) or {f: (sum((res[k][f] for k in keys), []) if f in ("c", "cp")
+                                     else sum(res[k][f] for k in keys)) for f in ("c", "cp", "none", "fallback",
+                                                                                 "disagree", "invalid")}
+            if not r["c"]:
+                continue
+            c, p = stats(r["c"]), stats(r["cp"])
+            print(f"| {kind} | {key[1]} | {len(r['c']):,} | {c[0]:.2f} / {c[1]:.2f} / {c[2]:.2f} | "
+                  f"{p[0]:.2f} / {p[1]:.2f} / {p[2]:.2f} | {p[0] / c[0]:.1f} | {r['none']:,} | {r['fallback']:,} | "
+                  f"{r['disagree']} |")
+            if key[1] == "all":
+                bad += r["disagree"] + r["invalid"]
+    return bad
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=40, help="boundaries per n for complete")
-    ap.add_argument("--ns", default=",".join(map(str, NS)))
-    ap.add_argument("--days", type=int, default=4, help="seeded stitches whose joint models are captured")
-    ap.add_argument("--size", type=int, default=101, help="board side G of those stitches")
-    ap.add_argument("--seed", default="00" * 32)
+    ap.add_argument("--lib", action="append", required=True, type=Path, help="a start library (repeatable)")
+    ap.add_argument("--size", type=int, default=1000)
+    ap.add_argument("--day", default="2026-12-02")
+    ap.add_argument("--reuse", default="fresh")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/bench-cpsat"))
+    ap.add_argument("--max", type=int, default=None, help="problems replayed per kind and n")
     a = ap.parse_args()
-    seed = bytes.fromhex(a.seed)
-    ns = [int(x) for x in a.ns.split(",")]
     load0 = os.getloadavg()
-    t0 = time.perf_counter()
-    calls = capture_joint(a.days, a.size, seed)
-    capture_s = time.perf_counter() - t0
-    jt, jnone, jinv, jmodels = run_joint(calls)
-    ct, cnone, cinv = run_complete(ns, a.count, seed)
+    bad = 0
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; G = {a.size}, {a.day}, --reuse {a.reuse}; "
+          f"C node budget {MAX_NODES}; CPU ms of this process per completion, each decided alone")
+    for lib in a.lib:
+        t0 = time.perf_counter()
+        calls = capture_night(lib.resolve(), a.work / lib.stem, a)
+        t1 = time.perf_counter()
+        res = replay(calls, a.max)
+        bad += table(f"{lib.name}: {len(calls):,} completions in one night (build {t1 - t0:.0f} s, "
+                     f"replay {time.perf_counter() - t1:.0f} s)", res)
     load1 = os.getloadavg()
-    print(f"load average before {load0[0]:.2f}, after {load1[0]:.2f} (1 min); CPU ms of this process; "
-          f"joint models from {a.days} big-first G = {a.size} stitches ({len(calls)} calls, "
-          f"{jmodels} reach CP-SAT; capture {capture_s:.1f} s)\n")
-    print("| models | count | build ms median / p99 / max | solve ms median / p99 / max "
-          "| build s | solve s | total s | no completion |")
-    print("|---|---|---|---|---|---|---|---|")
-    print(row("joint windows", *jt, jnone))
-    for n in ns:
-        print(row(f"complete n = {n}", *ct[n], cnone[n]))
-    print(row("complete, all n", [x for n in ns for x in ct[n][0]], [x for n in ns for x in ct[n][1]],
-              sum(cnone.values())))
-    print()
-    print(f"- invalid grids: joint {jinv}, complete {cinv}")
-    if jinv or cinv:
+    print(f"\nload average before {load0[0]:.2f}, after {load1[0]:.2f} (1 min); disagreements and invalid grids: {bad}")
+    if bad:
         sys.exit(1)
 
 

@@ -6,9 +6,13 @@ beside it, as a nightly finds them), so both codes build exactly the same night.
 turns (which goes first alternates per round). Wall and CPU (the command and its stitch workers)
 per sample; the table gives median, p99 and max per code and the ratio of medians; every night's
 manifest must be byte-identical between the two codes (else the comparison is of different work).
+``--new-output`` is for a change that moves the boards on purpose (a new GENERATOR_VERSION): the
+manifests may then differ, and a second table gives what each code's boards are — final fill, zone,
+clues per 100 tiles, drained, nofit, completions decided in C and by CP-SAT (medians over rounds) —
+so that "faster" is not bought with worse boards.
 
     python scripts/bench_nightly.py --baseline /tmp/before --lib START.sqlite [--size 1000]
-        [--day 2026-12-03] [--rounds 3] [--reuse fresh] [--work DIR]
+        [--day 2026-12-03] [--rounds 3] [--reuse fresh] [--work DIR] [--new-output]
 
 ``--baseline`` is a checkout of the code before (``git worktree add DIR COMMIT``) with its C
 extensions built or copied in; it runs with ``PYTHONPATH=DIR``.
@@ -61,7 +65,17 @@ def one_night(code: Path, start: Path, work: Path, args) -> dict:
         raise SystemExit(f"{code}: exit {r.returncode}: {r.stderr[-1500:]}")
     summary = json.loads(r.stdout)
     return {"wall": wall, "cpu": cpu, "stitch": summary["stages"]["stitch"]["seconds"],
-            "rss_mb": summary["peak_rss_bytes"] / 2**20, "manifest": (out / f"{args.day}.json").read_bytes()}
+            "rss_mb": summary["peak_rss_bytes"] / 2**20, "manifest": (out / f"{args.day}.json").read_bytes(),
+            "board": board_quality(summary)}
+
+
+def board_quality(summary: dict) -> dict:
+    """What a night's board is, from its ``--json`` summary (see the module doc)."""
+    st = summary["stitch"]
+    total = {k: sum(d.get(k, 0) for d in st["per_n"].values())
+             for k in ("drained", "nofit", "decided_c", "decided_cpsat")}
+    return {"fill %": 100 * st["final_fill"], "zone %": 100 * st["zone_fraction_after"],
+            "clues / 100 tiles": 100 * summary["clues"] / max(summary["tiles"], 1), **total}
 
 
 def main() -> None:
@@ -73,6 +87,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reuse", default="fresh")
     ap.add_argument("--work", type=Path, default=Path("/tmp/bench-nightly"))
+    ap.add_argument("--new-output", action="store_true", help="the codes may build different boards (see above)")
     args = ap.parse_args()
     codes = {"baseline": args.baseline.resolve(), "this": ROOT}
     runs: dict[str, list[dict]] = {k: [] for k in codes}
@@ -98,7 +113,14 @@ def main() -> None:
            for k, rs in runs.items()}
     print(f"| ratio this / baseline | {med['this'][0] / med['baseline'][0]:.3f} | | | "
           f"{med['this'][1] / med['baseline'][1]:.3f} | | | | |")
-    if not same:
+    if args.new_output:
+        keys = list(runs["this"][0]["board"])
+        print("\n| code | " + " | ".join(keys) + " |")
+        print("|---|" + "---|" * len(keys))
+        for name, rs in runs.items():
+            cells = [statistics.median(x["board"][k] for x in rs) for k in keys]
+            print(f"| {name} | " + " | ".join(f"{v:.3f}" if isinstance(v, float) else f"{v:,}" for v in cells) + " |")
+    elif not same:
         raise SystemExit("the two codes built different manifests: the timings compare different work")
 
 
