@@ -2,7 +2,9 @@
 from empty, and what they leave behind — each night's manifest and the library's rows.
 
 The golden files in ``tests/data/golden_build/`` were made by the code before the refactor of the
-stitch state and the build value (commit ``97fc739``, tiles 0.6.1) with
+stitch state and the build value (commit ``97fc739``, tiles 0.6.1) and re-made for GENERATOR_VERSION 5
+(completions decided by the C search: other grids, so other drained tiles; every change between
+left them byte for byte) with
 
     .venv/bin/python tests/golden_build.py tests/data/golden_build
 
