@@ -25,20 +25,22 @@
  *     -> (status, grid bytes or None, nodes): status 1 found (grid: H*W bytes, the fixed cells and
  *        the completion; 0 outside the windows), 0 none exists, -1 max_nodes passed.
  *   Bad input (sizes, a window outside the region or of a side without tables, a byte other than
- *   0/1, a value on a free cell, an excluded grid of the wrong size) raises ValueError.
+ *   0/1, a value on a free cell, an excluded grid of the wrong size, more than 256 windows or
+ *   2^20 cells) raises ValueError. A search whose states would pass 256 MB stops undecided.
  */
 #include "_kernel.h"
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MAX_WINDOWS 4096
+#define MAX_WINDOWS 256
 #ifndef PROBE_NODES
 #define PROBE_NODES 256
 #endif
 #ifndef RESTART_NODES
 #define RESTART_NODES 256
 #endif
-#define MAX_CELLS (1 << 22)
+#define MAX_CELLS (1 << 20)
+#define MAX_STACK_BYTES ((size_t)256 << 20)   /* the search's states in all: past it, undecided */
 
 typedef struct {
     const Tables *t;
@@ -65,7 +67,7 @@ typedef struct {
     uint16_t *ex_rows;                       /* nex * MAXN rows */
     uint64_t rng;
     long long nodes, max_nodes;
-    int found, stopped, oom;
+    int found, stopped, oom, deep;             /* deep: the states passed MAX_STACK_BYTES */
     unsigned char *result;                   /* the found state, copied */
 } Cx;
 
@@ -191,7 +193,11 @@ static unsigned char *state_at(Cx *cx, int depth) {
         cx->depth_cap = cap;
     }
     if (!cx->stack[depth]) {
-        cx->stack[depth] = (unsigned char *)PyMem_Malloc(cx->state_bytes);
+        if ((size_t)(depth + 1) * (cx->state_bytes + MAXP * sizeof(int)) > MAX_STACK_BYTES) {
+            cx->stopped = cx->deep = 1;        /* deeper than memory allows: undecided, not a proof */
+            return NULL;
+        }
+        cx->stack[depth] = (unsigned char *)PyMem_Malloc(cx->state_bytes + MAXP * sizeof(int));
         if (!cx->stack[depth]) { cx->oom = 1; return NULL; }
     }
     return cx->stack[depth];
@@ -255,7 +261,7 @@ static int dfs(Cx *cx, int depth, int scope) {
     }
     unsigned char *child = state_at(cx, depth + 1);
     if (!child) return 1;
-    int pats[MAXP];
+    int *pats = (int *)(cx->stack[depth] + cx->state_bytes);      /* this level's, off the C stack */
     const int cnt = patterns(cx, s, l, pats);
     const int start = scope < 0 ? (int)(splitmix(&cx->rng) % (uint64_t)cnt) : 0;
     for (int i = 0; i < cnt; i++) {
@@ -334,14 +340,15 @@ static int root_probes(Cx *cx) {
  * budget is complete (found, or a proof that nothing exists); the caller's max_nodes caps them all. */
 static void restarts(Cx *cx) {
     const long long cap = cx->max_nodes;
-    for (long long budget = RESTART_NODES, a = 0;; budget *= 2, a++) {
+    for (long long budget = RESTART_NODES, a = 0;; a++) {
         cx->max_nodes = cap;
         cx->stopped = 0;
         if (a == 1 && (!root_probes(cx) || cx->stopped || cx->oom)) break;   /* refuted, or out of nodes */
-        cx->max_nodes = cx->nodes + budget < cap ? cx->nodes + budget : cap;
+        cx->max_nodes = budget < cap - cx->nodes ? cx->nodes + budget : cap;
         cx->stopped = 0;
         dfs(cx, 0, -1);
-        if (cx->found || cx->oom || !cx->stopped || cx->max_nodes == cap) break;
+        if (cx->found || cx->oom || cx->deep || !cx->stopped || cx->max_nodes == cap) break;
+        if (budget < LLONG_MAX / 2) budget *= 2;
     }
     cx->max_nodes = cap;
 }
@@ -378,7 +385,7 @@ static int read_windows(Cx *cx, PyObject *pw) {
     PyObject *fast = PySequence_Fast(pw, "windows must be a sequence of (x, y, n, distinct)");
     if (!fast) return -1;
     Py_ssize_t K = PySequence_Fast_GET_SIZE(fast);
-    if (K < 1 || K > MAX_WINDOWS) { Py_DECREF(fast); return bad("windows: between 1 and 4096 windows"); }
+    if (K < 1 || K > MAX_WINDOWS) { Py_DECREF(fast); return bad("windows: between 1 and 256 windows"); }
     cx->K = (int)K;
     cx->win_n = PyMem_Calloc(K, sizeof(int));
     cx->win_first = PyMem_Calloc(K, sizeof(int));
@@ -527,7 +534,7 @@ PyObject *py_complete_windows(PyObject *self, PyObject *args) {
     memset(&cx, 0, sizeof(cx));
     PyObject *ret = NULL;
     const unsigned char *vals = bv.buf, *known = bk.buf;
-    if (H < 1 || Wd < 1 || (long long)H * Wd > MAX_CELLS) { bad("the region must be 1..4194304 cells"); goto out; }
+    if (H < 1 || Wd < 1 || (long long)H * Wd > MAX_CELLS) { bad("the region must be 1..1048576 cells"); goto out; }
     if (bv.len != (Py_ssize_t)H * Wd || bk.len != (Py_ssize_t)H * Wd) {
         bad("values and known must hold H*W bytes");
         goto out;

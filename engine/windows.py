@@ -88,6 +88,7 @@ def solve(problem: Windows, seed: int, max_nodes: int = MAX_NODES) -> Answer:
     v = v.astype(np.uint8) & k
     local = [(x - x0, y - y0, n, d) for (x, y, n, d) in wins]
     exclude = [_excluded(e, wins) for e in problem.exclude]
+    max_nodes = -1 if max_nodes < 0 else min(int(max_nodes), 2**62)
     try:
         status, grid, nodes = c_kernel().complete_windows(y1 - y0, x1 - x0, v.tobytes(), k.tobytes(), local,
                                                           exclude, seed & (2**64 - 1), max_nodes)

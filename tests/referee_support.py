@@ -86,15 +86,20 @@ _CACHE: dict = {}
 
 
 def board21(tmp_path_factory) -> Fixture:
-    """The shared G=21 big-first board (8 tiles) with the clues ``add_clues`` picks; built once per session."""
+    """The shared G=21 big-first board (8 tiles) with the clues ``add_clues`` picks and those
+    ``closure.add_play_clues`` adds, as a nightly build adds them (so that a player solving one
+    tile at a time clears it); built once per session."""
     if "b21" not in _CACHE:
         from referee import frontier as fr
         from referee.board import build_board
+        from referee.closure import add_play_clues
 
         seed = bytes(range(32))
         fx = build_fixture(tmp_path_factory.mktemp("b21") / "lib.sqlite", 21, seed)
         with Library.open(fx.lib_path) as lib:
-            clues = fr.add_clues(build_board(fx.manifest, lib))
+            board = build_board(fx.manifest, lib)
+            clues = fr.add_clues(board)
+            clues = list(clues) + add_play_clues(board.with_clues(clues))
         fx.manifest = fx.manifest.with_clues(clues)
         _CACHE["b21"] = fx
     return _CACHE["b21"]

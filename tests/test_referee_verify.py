@@ -55,10 +55,11 @@ def mutate(m, f):
 
 def test_the_fixture_verifies_as_frontier_with_its_seed(fx):
     m = fx.manifest
-    assert len(m.clues) == 1 and m.tile_count() == 8
+    k = len(m.clues)        # what add_clues picked for this board (1 under generator 4, 2 under 5)
+    assert k >= 1 and m.tile_count() == 8
     rep = run_verify(m, fx, SEED)
-    assert rep.status == "frontier" and rep.clues == 1 and rep.tiles == 8 and rep.seed_checked
-    assert rep.line().startswith("frontier: 8 tiles, ") and rep.line().endswith("1 clues, seed ok")
+    assert rep.status == "frontier" and rep.clues == k and rep.tiles == 8 and rep.seed_checked
+    assert rep.line().startswith("frontier: 8 tiles, ") and rep.line().endswith(f" {k} clues, seed ok")
     assert rep.rounds >= 1 and rep.unknown_after_propagation == 0
     # the rebuilt board is the board the fixture laid down
     with Library.open(fx.lib_path) as lib:

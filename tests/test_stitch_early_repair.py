@@ -21,7 +21,7 @@ from tilelib.store import Library
 stitch_mod = importlib.import_module("stitcher.stitch")   # the package re-exports the function
 
 G = 61
-SEEDS = (0, 2)    # packings on which, from an empty library, some square meets this case
+SEEDS = (2, 4)    # packings on which, from an empty library, some square meets this case (generator 5)
 
 
 def _run(tmp_path, seed: int, early: bool):

@@ -94,9 +94,10 @@ def _rows(lib) -> int:
 
 
 def test_a_stitch_reuses_grids_and_adds_fewer_rows(tmp_path):
-    """The same packing on copies of one warm library: with reuse the stitch adds fewer rows and
-    says how many it reused; every placement is a library row whose cells agree with every
-    neighbour's (the seam rebuild of test_stitch_seams)."""
+    """The same packings on copies of one warm library: with reuse the stitches add fewer rows in
+    all (not every night: under generator 5 night 2 adds 86 rows with reuse and 83 without, the
+    other five fewer or as many) and say how many they reused; every placement is a library row
+    whose cells agree with every neighbour's (the seam rebuild of test_stitch_seams)."""
     import shutil
 
     from packers import make_packing
@@ -107,20 +108,22 @@ def test_a_stitch_reuses_grids_and_adds_fewer_rows(tmp_path):
     with Library.create(base) as lib:
         for k in (1, 3, 4):
             stitch(make_packing("big-first", 101, bytes([k]) * 32), lib, Stream(b"warm", str(k)))
-    made = {}
-    for reuse in (True, False):
-        path = tmp_path / f"lib-{reuse}.sqlite"
-        shutil.copyfile(base, path)
-        with Library.open(path) as lib:
-            before = _rows(lib)
-            res = stitch(make_packing("big-first", 101, bytes([2]) * 32), lib, Stream(b"night", "s"),
-                         reuse=reuse)
-            made[reuse] = _rows(lib) - before
-            reused = res.stats.total("reused")
-            assert (reused > 0) == reuse
-            assert res.stats.made - res.stats.dropped == made[reuse]
-            assert all(lib.has(h) for h, _t in res.placements)
-            rebuild(res, lib)
+    made = {True: 0, False: 0}
+    for night in (2, 5, 6, 7, 8, 9):
+        for reuse in (True, False):
+            path = tmp_path / f"lib-{night}-{reuse}.sqlite"
+            shutil.copyfile(base, path)
+            with Library.open(path) as lib:
+                before = _rows(lib)
+                res = stitch(make_packing("big-first", 101, bytes([night]) * 32), lib, Stream(b"night", "s"),
+                             reuse=reuse)
+                added = _rows(lib) - before
+                made[reuse] += added
+                reused = res.stats.total("reused")
+                assert (reused > 0) == reuse
+                assert res.stats.made - res.stats.dropped == added
+                assert all(lib.has(h) for h, _t in res.placements)
+                rebuild(res, lib)
     assert made[True] < made[False]
 
 

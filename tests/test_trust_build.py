@@ -136,8 +136,24 @@ def test_first_difference_names_the_first_tile(built):
 
 
 def test_seed_tile_moved_fails_with_the_seed(built, tmp_path):
+    """Moved to another tile a player could start from (so the tile-by-tile closure, which runs
+    first, does not object), the seed tile is caught by the seed check."""
+    from dataclasses import replace
+
+    from referee import closure
+    from referee.board import build_board
+    from tilelib.store import Library
+
+    m = load(built["second"].manifest_path)
+    with Library.open(built["lib"]) as lib:
+        board = build_board(m, lib)
+    seed = json.loads(m.to_json())["seed_tile"]
+    to = next((i for i in range(m.tile_count())
+               if i != seed and closure.closure(replace(board, seed_tile=i)).complete), None)
+    assert to is not None, "no other tile to start from"
+
     def move(d):
-        d["seed_tile"] = (d["seed_tile"] + 1) % len(d["tiles"])
+        d["seed_tile"] = to
     p = tampered(built, tmp_path, move)
     env = {"TILES_LIBRARY": str(built["lib"])}
     r = cli("referee", "verify", str(p), "--seed", SEED_HEX, env=env)
@@ -155,6 +171,24 @@ def test_replay_is_impossible_with_other_versions_or_no_snapshot(built, tmp_path
         replay(from_json(d), SEED, built["url"])
     with pytest.raises(ReplayImpossible, match="needs the remote"):
         replay(m, SEED, None)
+
+
+def test_a_day_built_by_an_older_generator_says_plainly_why_it_cannot_be_replayed(built, tmp_path):
+    """GENERATOR_VERSION 5 decides completions in C (other grids than version 4's CP-SAT): a day
+    built under 4 is refused before anything is fetched, naming both versions, on the CLI too."""
+    from generator.version import GENERATOR_VERSION
+
+    m = load(built["second"].manifest_path)
+    d = json.loads(m.to_json())
+    d["build"]["versions"]["generator"] = 4
+    with pytest.raises(ReplayImpossible, match=f"generator 4 \\(here {GENERATOR_VERSION}\\)"):
+        replay(from_json(d), SEED, built["url"])
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(d))
+    r = cli("referee", "verify", str(old), "--seed", SEED_HEX, "--replay", "--remote", built["url"],
+            env={"TILES_LIBRARY": str(built["lib"])})
+    assert r.returncode != 0 and r.stderr.count("\n") == 1
+    assert f"replay impossible here: the build ran with generator 4 (here {GENERATOR_VERSION})" in r.stderr
 
 
 def test_replay_needs_the_seed_on_the_cli(built):

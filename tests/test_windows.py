@@ -212,6 +212,8 @@ def test_the_kernel_checks_its_own_input():
         ((6, 6, z, z, w, [(1, z)], 0, -1), "excluded"),
         ((6, 6, z, z, w, [(0, bytes(35))], 0, -1), "excluded"),
         ((0, 6, b"", b"", w, [], 0, -1), "region"),
+        ((2048, 1024, bytes(2**21), bytes(2**21), w, [], 0, -1), "region"),
+        ((6, 6, z, z, w * 257, [], 0, -1), "between 1 and 256"),
     ]
     for args, says in cases:
         with pytest.raises(ValueError) as e:
