@@ -121,23 +121,8 @@ static int propagate(Cx *cx, unsigned char *s) {
             const Tables *t = L->t;
             uint64_t *d = dom + L->off;
             const uint32_t open = t->full & ~km[l];
-            uint32_t seen0 = 0, seen1 = 0;
-            int any = 0;
-            for (int w = 0; w < t->W; w++) {
-                const uint64_t x = d[w];
-                if (!x) continue;
-                any = 1;
-                uint32_t und = open & ~(seen0 & seen1);
-                if (!und) break;
-                const uint64_t *cw = t->cmT[w];
-                while (und) {
-                    int bit = __builtin_ctz(und);
-                    und &= und - 1;
-                    if (x & cw[2 * bit]) seen0 |= 1u << bit;
-                    if (x & cw[2 * bit + 1]) seen1 |= 1u << bit;
-                }
-            }
-            if (!any) {
+            uint32_t seen0, seen1;
+            if (!scan_domain(t, d, open, &seen0, &seen1)) {
                 memset(cx->inq, 0, (size_t)cx->NL);   /* leave the flags clear for the next node */
                 return 0;
             }

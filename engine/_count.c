@@ -49,27 +49,9 @@ static int propagate(const Ctx *cx, State *s, uint32_t queue) {
         int L = __builtin_ctz(batch);
         batch &= batch - 1;
         uint64_t *d = DOM(s, L);
-        /* seen0/seen1: open positions (line-int bits) where some pattern of the domain
-         * has a 0 / a 1. A position drops out of the scan once it has seen both, so a
-         * large domain is usually settled within its first nonzero word. */
         const uint32_t open = full & ~s->kmask[L];
-        uint32_t seen0 = 0, seen1 = 0;
-        int any = 0;
-        for (int w = 0; w < W; w++) {
-            const uint64_t x = d[w];
-            if (!x) continue;
-            any = 1;
-            uint32_t und = open & ~(seen0 & seen1);
-            if (!und) break;
-            const uint64_t *cw = t->cmT[w];
-            while (und) {
-                int bit = __builtin_ctz(und);
-                und &= und - 1;
-                if (x & cw[2 * bit]) seen0 |= 1u << bit;
-                if (x & cw[2 * bit + 1]) seen1 |= 1u << bit;
-            }
-        }
-        if (!any) return 0;
+        uint32_t seen0, seen1;
+        if (!scan_domain(t, d, open, &seen0, &seen1)) return 0;
         const uint32_t a = open & ~seen0;                /* forced to 1 */
         uint32_t forced = a | (open & ~seen1);           /* forced to 0 or 1 */
         s->kmask[L] |= forced;

@@ -30,6 +30,34 @@ typedef struct {
 } Tables;
 
 
+/* Scan the domain d of a line whose open positions are `open` (line-int bits): *seen0 / *seen1 get
+ * the open positions where some pattern of the domain has a 0 / a 1. A position drops out of the
+ * scan once it has shown both, so a large domain is usually settled within its first nonzero
+ * word; only forced positions need the whole domain. 0 when the domain is empty. (_count.c's and
+ * _complete.c's propagation.) */
+static inline int scan_domain(const Tables *t, const uint64_t *d, uint32_t open, uint32_t *seen0,
+                              uint32_t *seen1) {
+    uint32_t s0 = 0, s1 = 0;
+    int any = 0;
+    for (int w = 0; w < t->W; w++) {
+        const uint64_t x = d[w];
+        if (!x) continue;
+        any = 1;
+        uint32_t und = open & ~(s0 & s1);
+        if (!und) break;
+        const uint64_t *cw = t->cmT[w];
+        while (und) {
+            int bit = __builtin_ctz(und);
+            und &= und - 1;
+            if (x & cw[2 * bit]) s0 |= 1u << bit;
+            if (x & cw[2 * bit + 1]) s1 |= 1u << bit;
+        }
+    }
+    *seen0 = s0;
+    *seen1 = s1;
+    return any;
+}
+
 /* The tables of side n (even, 2..MAXN), built on first use; NULL when out of memory. */
 Tables *tables_for(int n);
 /* Check n (even, 2..MAXN) and fetch its tables; NULL with a Python error set otherwise. */

@@ -23,7 +23,6 @@ import argparse
 import copy
 import os
 import pickle
-import shutil
 import statistics
 import sys
 import time
@@ -38,6 +37,7 @@ import stitcher.joint as joint_mod  # noqa: E402
 from engine import completion  # noqa: E402
 from engine.cpsat import INFEASIBLE  # noqa: E402
 from engine.windows import FOUND, MAX_NODES, NONE, UNDECIDED, seed_of, solve  # noqa: E402
+from bench_nightly import fresh_copy  # noqa: E402  (scripts/bench_nightly.py)
 from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 from tilelib.rules import violations  # noqa: E402
 
@@ -47,12 +47,7 @@ SECRET = "bench-cpsat-secret"
 
 def capture_night(start: Path, work: Path, args) -> list:
     """Run one nightly build on a copy of ``start``; every problem ``decide`` was asked, in order."""
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    for f in start.parent.glob(start.name + "*"):
-        if not f.name.endswith(".lock"):
-            shutil.copy2(f, work / f.name)
+    lib = fresh_copy(start, work)
     spool = work / "calls"
     spool.mkdir()
     real = completion.decide
@@ -68,7 +63,7 @@ def capture_night(start: Path, work: Path, args) -> list:
 
     try:
         tiles(["daily", "build", "--date", args.day, "--size", str(args.size), "--library",
-               str(work / start.name), "--out", str(work / "out"), "--reuse", args.reuse, "--force"])
+               str(lib), "--out", str(work / "out"), "--reuse", args.reuse, "--force"])
     finally:
         gen_complete.decide = joint_mod.decide = real
     calls = []
