@@ -60,7 +60,7 @@ def reward_of(path: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("secret,reuse", [("agent-secret", "any"), ("secret-7", "any"), ("secret-6", "any"),
+@pytest.mark.parametrize("secret,reuse", [("agent-secret", "any"), ("secret-9", "any"), ("secret-6", "any"),
                                           ("secret-1", "fresh")])
 def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_clues(tmp_path, secret, reuse):
     path, summary = build_night(tmp_path, secret, 301, reuse)
@@ -77,10 +77,11 @@ def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_
     assert got.cleared and got.solved == m.tile_count() and got.reward == reward_of(path)
     assert got.rounds == waves            # one batch per wave: the player meets the closure's waves
 
-    if secret == "secret-6":              # a split ringed a square with zones: no seam reached it (measured)
-        assert sum(d["isolated"] for d in summary["stitch"]["per_n"].values()) >= 1
+    # Under generator 4 a split ringed a square of secret-6's board with zones (counted isolated,
+    # made zone); under generator 5 none of 52 + 80 seeded G=301 boards has one, so that case is
+    # held by tests/test_stitch_isolated.py, and secret-6 stays as one more board to clear.
     k = summary["play_clues"]
-    if secret == "secret-7":
+    if secret == "secret-9":
         assert k >= 1                     # this board stalls without the rule (measured, generator 5)
     if k:
         bare = strip_play_clues(path, k, tmp_path / "bare.json")
