@@ -41,8 +41,9 @@ def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
 
     ``seed`` (bytes, or a Stream to draw from) fixes the answer. ``exclude``: grids the answer
     must differ from (None then means "no other completion"). ``tally`` and ``max_nodes`` (the C
-    search's budget): see ``engine.completion``. Raises BadInput on malformed arrays and CompletionError when CP-SAT,
-    asked about a boundary the C search left undecided, stops without an answer.
+    search's budget): see ``engine.completion``. Raises BadInput on malformed arrays and
+    CompletionError when CP-SAT, asked about a boundary the C search left undecided, stops
+    without an answer.
     """
     check_n(n)
     vals = _as_grid(fixed_values, n, "fixed_values")
