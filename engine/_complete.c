@@ -29,16 +29,10 @@
  *   2^20 cells) raises ValueError. A search whose states would pass 256 MB stops undecided.
  */
 #include "_kernel.h"
-#include <stdio.h>
-#include <stdlib.h>
 
 #define MAX_WINDOWS 256
-#ifndef PROBE_NODES
-#define PROBE_NODES 256
-#endif
-#ifndef RESTART_NODES
-#define RESTART_NODES 256
-#endif
+#define PROBE_NODES 256                       /* one singleton probe at the root */
+#define RESTART_NODES 256                     /* the first attempt; each restart doubles it */
 #define MAX_CELLS (1 << 20)
 #define MAX_STACK_BYTES ((size_t)256 << 20)   /* the search's states in all: past it, undecided */
 
@@ -50,7 +44,7 @@ typedef struct {
 } Line;
 
 typedef struct {
-    int H, Wd, NL, NC, D, K;
+    int H, Wd, NL, D, K;
     Line *lines;
     int *win_n, *win_first, *win_distinct;   /* per window: side, first line (rows, then columns) */
     int32_t *memb_first, *memb;              /* per region cell: memberships (line << 5 | pos) */
@@ -61,7 +55,6 @@ typedef struct {
     unsigned char **stack;                   /* one state per depth, allocated on first use */
     int depth_cap;
     unsigned char *inq;
-    int *sizes;
     int nex;
     int *ex_k;
     uint16_t *ex_rows;                       /* nex * MAXN rows */
@@ -352,17 +345,24 @@ static void cx_free(Cx *cx) {
     PyMem_Free(cx->ucells);
     PyMem_Free(cx->own);
     PyMem_Free(cx->inq);
-    PyMem_Free(cx->sizes);
     PyMem_Free(cx->ex_k);
     PyMem_Free(cx->ex_rows);
     PyMem_Free(cx->result);
 }
 
-static int own_cells(Cx *cx);
-
 static int bad(const char *msg) {
     PyErr_SetString(PyExc_ValueError, msg);
     return -1;
+}
+
+/* own[c]: region cell c lies in a distinct window; -1 if out of memory. */
+static int own_cells(Cx *cx) {
+    cx->own = PyMem_Calloc((size_t)cx->H * cx->Wd, 1);
+    if (!cx->own) { PyErr_NoMemory(); return -1; }
+    for (int l = 0; l < cx->NL; l++)
+        if (cx->win_distinct[cx->lines[l].win])
+            for (int i = 0; i < cx->lines[l].n; i++) cx->own[cx->lines[l].cells[i]] = 1;
+    return 0;
 }
 
 /* The windows, their lines and every cell's memberships; -1 with ValueError/MemoryError set. */
@@ -435,16 +435,6 @@ out:
     PyMem_Free(wy);
     Py_DECREF(fast);
     return rc;
-}
-
-/* own[c]: region cell c lies in a distinct window; -1 if out of memory. */
-static int own_cells(Cx *cx) {
-    cx->own = PyMem_Calloc((size_t)cx->H * cx->Wd, 1);
-    if (!cx->own) { PyErr_NoMemory(); return -1; }
-    for (int l = 0; l < cx->NL; l++)
-        if (cx->win_distinct[cx->lines[l].win])
-            for (int i = 0; i < cx->lines[l].n; i++) cx->own[cx->lines[l].cells[i]] = 1;
-    return 0;
 }
 
 /* The excluded grids as row ints; -1 with ValueError set. */
@@ -537,9 +527,8 @@ PyObject *py_complete_windows(PyObject *self, PyObject *args) {
     cx.settled_at = cx.kmask_at + (size_t)cx.NL * sizeof(uint32_t);
     cx.state_bytes = (cx.settled_at + cx.NL + 7) & ~(size_t)7;
     cx.inq = PyMem_Calloc(cx.NL, 1);
-    cx.sizes = PyMem_Calloc(cx.NL, sizeof(int));
     cx.result = PyMem_Malloc(cx.state_bytes);
-    if (!cx.inq || !cx.sizes || !cx.result) { PyErr_NoMemory(); goto out; }
+    if (!cx.inq || !cx.result) { PyErr_NoMemory(); goto out; }
     cx.rng = seed;
     cx.max_nodes = max_nodes < 0 ? LLONG_MAX : max_nodes;
     unsigned char *root = state_at(&cx, 0);

@@ -49,7 +49,7 @@ def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
     vals = _as_grid(fixed_values, n, "fixed_values")
     known = _as_grid(fixed_known, n, "fixed_known")
     stream = seed if isinstance(seed, Stream) else Stream(bytes(seed), "complete")
-    problem = Windows(vals & known, known, ((0, 0, n, True),),
+    problem = Windows(vals, known, ((0, 0, n, True),),
                       tuple((0, _as_grid(g, n, "excluded grid")) for g in exclude))
     got = decide(problem, stream, time_limit, tally=tally, max_nodes=max_nodes)
     if got.grids is not None:
