@@ -64,6 +64,16 @@ class HashMismatch(CorruptLibrary):
     """A stored row's content does not hash to its key."""
 
 
+class SchemaMismatch(CorruptLibrary):
+    """A library file's schema (its tables, indexes, triggers and views) differs from the one the code
+    ships for its schema version (``tilelib.schema``): an extra trigger can drop rows, a view can
+    shadow a table. Exit 3, naming the object."""
+
+
+class RowsNotStored(CorruptLibrary):
+    """Rows asked for were not stored (something in the file dropped them): exit 3, naming the first."""
+
+
 class UnknownTile(LibraryError):
     """No tile with that hash in the library."""
 
