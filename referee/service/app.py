@@ -29,6 +29,7 @@ from starlette.routing import Route
 from referee.service import routes_days, routes_runs
 from referee.service.deps import MAX_BODY, MAX_MOVES, Settings
 from referee.service.runs import RunStore
+from referee.service.security import SecurityHeaders
 from tilelib.errors import TilesError, http_status
 
 API = "/api/v1"
@@ -115,12 +116,20 @@ class _PostOnly:
         await self.inner(scope, receive, send)
 
 
+class RefereeApp(FastAPI):
+    """FastAPI with ``SecurityHeaders`` around its whole middleware stack: Starlette's error middleware
+    answers a 500 outside every middleware added with ``add_middleware``, so the headers go outside it."""
+
+    def build_middleware_stack(self):
+        return SecurityHeaders(super().build_middleware_stack())
+
+
 def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, max_body: int = MAX_BODY,
                max_moves: int = MAX_MOVES, background: Sequence[Callable[[], Awaitable[None]]] = (),
                host: str = "127.0.0.1") -> FastAPI:
     """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
     ``background`` jobs run while it serves; ``host`` is the address it is served on (``_mount_mcp``)."""
-    app = FastAPI(title="tiles referee", version="1", lifespan=_lifespan(background),
+    app = RefereeApp(title="tiles referee", version="1", lifespan=_lifespan(background),
                   generate_unique_id_function=lambda route: route.name,   # operationId = the handler's name
                   description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
                               "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
