@@ -1,5 +1,5 @@
 """The FastAPI app of ``tiles referee serve``: the JSON API under ``/api/v1`` (OpenAPI at
-``/openapi.json``, a try-it page at ``/docs``), the MCP tools at ``/mcp`` (``mcp_tools``: the same
+``/openapi.json``, read as a page at ``/docs``: ``apidocs``), the MCP tools at ``/mcp`` (``mcp_tools``: the same
 core, for LLM agents) and the play page at ``/``.
 
 Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``), their bodies in
@@ -21,12 +21,12 @@ from typing import Awaitable, Callable, Sequence
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
-from referee.service import routes_days, routes_runs
+from referee.service import apidocs, routes_days, routes_runs
 from referee.service.deps import MAX_BODY, MAX_MOVES, Settings
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
@@ -130,6 +130,7 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
     ``background`` jobs run while it serves; ``host`` is the address it is served on (``_mount_mcp``)."""
     app = RefereeApp(title="tiles referee", version="1", lifespan=_lifespan(background),
+                     docs_url=None, redoc_url=None,      # /docs is apidocs' page: Swagger UI needs a CDN
                   generate_unique_id_function=lambda route: route.name,   # operationId = the handler's name
                   description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
                               "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
@@ -161,5 +162,12 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     async def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        if app.state.docs_page is None:
+            app.state.docs_page = apidocs.render(app.openapi())
+        return HTMLResponse(app.state.docs_page)
+
+    app.state.docs_page = None
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
