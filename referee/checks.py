@@ -1,7 +1,10 @@
 """Checks that decide whether a library file may be used or published (issue 11: nothing corrupt leaves a machine).
 
-Three kinds of damage, three checks, each naming the first offending row:
+Five checks, each naming the first offending object or row:
 
+- **schema** — ``tilelib.schema.check_schema``: every table, index, trigger and view equals the
+  schema the code ships for the file's version (an extra trigger can drop rows, a view can shadow a
+  table). ``SchemaMismatch`` names the object.
 - **pages** — ``PRAGMA quick_check`` (page and b-tree structure, ~20x faster)
   or ``PRAGMA integrity_check`` (also cross-checks every index against its
   table: what FORMAT §11 asks of a pulled snapshot). ``CorruptLibrary``.
@@ -16,7 +19,7 @@ Three kinds of damage, three checks, each naming the first offending row:
 - **spent** — every ``spent`` row has the shape FORMAT §5 gives it (hex solution and board, a
   held side n, an ISO day): one SQL pass over the table, whatever the watermark.
 
-``check_file`` runs them in that order on a path (read-only) and returns a
+``check_file`` runs them (pages first, then schema, rows, manifests, spent) on a path (read-only) and returns a
 ``CheckReport`` with counts and seconds; every failure is a ``CorruptLibrary``
 (exit 3). ``verify_library`` (``tiles library verify``) checks every row with
 ``tilelib.audit.tile_problems`` and every stored manifest, reporting them all.
@@ -36,8 +39,9 @@ from pathlib import Path
 from typing import Callable
 
 from tilelib.audit import tile_problems
-from tilelib.db import atomic
+from tilelib.db import atomic, connect
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError
+from tilelib.schema import check_schema
 from tilelib.spent import has_table as has_spent
 from tilelib.store import SQLITE_MAGIC, Library, row_to_tile
 from tilelib.tile import content_hash
@@ -158,10 +162,12 @@ def check_spent(conn: sqlite3.Connection, label: str) -> int:
 
 def check_connection(conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since_tile: int = 0,
                      since_manifest: int = 0) -> CheckReport:
-    """Pages, then rows (rowid > since_tile), then manifests (rowid > since_manifest)."""
+    """Pages, the schema, then rows (rowid > since_tile), then manifests (rowid > since_manifest),
+    then spent rows."""
     rep = CheckReport(integrity)
     t0 = time.perf_counter()
     check_pages(conn, label, integrity)
+    check_schema(conn, label)
     t1 = time.perf_counter()
     rep.rows_checked, rep.max_rowid = check_rows(conn, label, since_tile)
     t2 = time.perf_counter()
@@ -184,7 +190,7 @@ def check_file(path: str | Path, *, integrity: str = "quick", since_tile: int = 
     with open(p, "rb") as fh:
         if fh.read(16) != SQLITE_MAGIC:
             raise CorruptLibrary(f"{p} is not a SQLite file")
-    conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+    conn = connect(p, readonly=True)
     try:
         conn.execute(f"PRAGMA mmap_size = {1 << 31}")
         return check_connection(conn, str(p), integrity=integrity, since_tile=since_tile,
@@ -201,17 +207,14 @@ CHECK_MODES = ("new", "full")
 # and every row re-hashed (which alone sees a byte flipped inside a record by the disk). Above it,
 # "new" costs what changed and the full check is a flag (and a weekly cron line).
 FULL_CHECK_MAX_ROWS = 100_000
-TAMPER_TRIGGERS = ("tiles_updated", "tiles_deleted", "manifests_updated", "spent_updated", "spent_deleted")
 
 
 def read_watermark(lib) -> tuple[int, int]:
     """(tiles rowid, manifests rowid) up to which the last ``mark_verified`` check reached; (0, 0) when
-    that cannot be trusted: never verified, a row was updated or deleted since (the schema's triggers
-    set ``verified:dirty``), or a trigger is missing (dropped, or a file older than them)."""
-    conn = lib.conn
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'verified:%'").fetchall())
-    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    if "verified:dirty" in meta or not have.issuperset(TAMPER_TRIGGERS):
+    that cannot be trusted: never verified, or a row was updated or deleted since (the schema's
+    triggers, which ``Library.open`` and every check prove present, set ``verified:dirty``)."""
+    meta = dict(lib.conn.execute("SELECT key, value FROM meta WHERE key LIKE 'verified:%'").fetchall())
+    if "verified:dirty" in meta:
         return 0, 0
     try:
         t, m = json.loads(meta.get("verified:rowids", "[0, 0]"))
@@ -235,24 +238,13 @@ def check_library(lib, mode: str = "new") -> CheckReport:
                             since_tile=since_t, since_manifest=since_m)
 
 
-def _trigger_statements() -> list[str]:
-    """The schema's CREATE TRIGGER statements (installs them in files made before they existed)."""
-    from tilelib.store import schema_statements
-
-    return [stmt for stmt in schema_statements() if stmt.startswith("CREATE TRIGGER")]
-
-
 def mark_verified(lib, rep: CheckReport) -> None:
-    """Record how far a passing check reached, clear the dirty mark, and make sure the triggers exist
-    (``verified:`` keys are per file and never enter a snapshot)."""
+    """Record how far a passing check reached and clear the dirty mark (``verified:`` keys are per
+    file and never enter a snapshot)."""
     with atomic(lib.conn):
-        for stmt in _trigger_statements():
-            lib.conn.execute(stmt)
         lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
         lib.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
                          (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),))
-
-
 
 
 @dataclass
@@ -266,10 +258,12 @@ class AuditReport:
 
 
 def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> AuditReport:
-    """Integrity-check the file, then check every tile row; never stops at the first bad row."""
+    """Integrity-check the file and prove its schema, then check every tile row; never stops at the
+    first bad row."""
     res = lib.conn.execute("PRAGMA integrity_check").fetchall()
     if res != [("ok",)]:
         raise CorruptLibrary(f"{lib.path}: integrity_check says {res[0][0]}")
+    check_schema(lib.conn, str(lib.path))
     problems: list[tuple[str, str]] = []
     rows = 0
     for row in lib.iter_rows():

@@ -31,18 +31,13 @@ from pathlib import Path
 from tilelib.db import atomic, connect, outside, statements
 from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
 from tilelib.spent import has_table as has_spent
+from tilelib.schema import SYNC_SCHEMA
 from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library, schema_sql
 
 BASE, DELTA = "base", "delta"     # the two kinds of file a remote holds (a delta's meta kind)
 MAX_DELTAS = 16
 COMPACT_FRACTION = 0.25
 COMPACT_MIN_BYTES = 4 << 20   # below this, deltas are not worth compacting for their size alone
-SYNC_SCHEMA = """
-CREATE TABLE IF NOT EXISTS misses_touched (id INTEGER PRIMARY KEY);
-CREATE TRIGGER IF NOT EXISTS misses_touch AFTER UPDATE ON misses
-BEGIN INSERT INTO misses_touched (id) SELECT NEW.id
-      WHERE NOT EXISTS (SELECT 1 FROM misses_touched WHERE id = NEW.id); END;
-"""
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ stripped (a snapshot carries no one's bookkeeping), hashed and fingerprinted.
 
 ``fetch_verified`` is the one restore path: pull, push, heal and replay fetch every base snapshot
 and every delta through it. It downloads one file and proves it sound before anything reads it:
-size (when HEAD states it), sha256, ``PRAGMA integrity_check`` (or ``quick_check``), a tiles
-library of a schema we read, every row's content hash and every stored manifest
+size (when HEAD states it), sha256, a tiles library whose schema is exactly the one this code ships
+for its version (``tilelib.schema``: an extra trigger, view or index is refused by name), ``PRAGMA
+integrity_check`` (or ``quick_check``), every row's content hash and every stored manifest
 (``referee.checks``), and that it is the kind the caller named (a base snapshot, or a delta: FORMAT
 §11's ``kind`` = ``delta``). Any failure is ``BadSnapshot``.
 
@@ -27,7 +28,8 @@ from pathlib import Path
 from referee.checks import check_connection
 from tilelib.db import atomic, connect, outside
 from tilelib.errors import CorruptLibrary, NotALibrary, RemoteError, SchemaTooNew
-from tilelib.merge import check_source_schema, fingerprint
+from tilelib.merge import fingerprint
+from tilelib.schema import check_schema
 from tilelib.store import Library
 
 from remote.backend import Backend, ProgressFactory
@@ -94,14 +96,13 @@ def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: Progress
         if actual != sha:
             raise BadSnapshot(f"{where}: snapshot {short}… fails its sha256 check (the bytes hash to "
                               f"{actual[:12]}…): it was altered or damaged; refusing it")
-        conn = sqlite3.connect(f"file:{dest}?mode=ro", uri=True)
+        conn = connect(dest, readonly=True)
         try:
             # integrity_check cross-checks every index against its table: memory-mapping the
             # file and a large page cache make it ~1.8x faster (bench_sync).
             conn.execute(f"PRAGMA mmap_size = {1 << 31}")
             conn.execute("PRAGMA cache_size = -262144")
-            conn.execute("ATTACH DATABASE ? AS snap", (f"file:{dest}?mode=ro",))
-            check_source_schema(conn, f"snapshot {short}…", "snap")
+            check_schema(conn, f"snapshot {short}…")   # before meta is read: it may not be a table
             got_kind = kind_of(conn)     # before the row checks: a wrong kind is refused unread
             if got_kind != kind:
                 raise BadSnapshot(f"{where}: {short}… is a {_KIND_WORDS[got_kind]} where a "

@@ -18,11 +18,11 @@ A logged miss that the library does not know yet gets a provisional negative id;
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from pathlib import Path
 
 from tilelib import ledger
 from tilelib.constraint import Constraint, canonical_constraint
+from tilelib.db import connect
 from tilelib.ledger import Miss
 from tilelib.spent import spent_of
 from tilelib.errors import UnknownTile
@@ -96,7 +96,7 @@ class LogJournal:
     """Answers as ``SqlJournal`` would, from a read-only view plus its own log; writes nothing."""
 
     def __init__(self, path, inherited: dict[str, Tile] | None = None) -> None:
-        self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.conn = connect(path, readonly=True)
         self.view = Library(Path(path), self.conn)   # reads only (the connection is read-only)
         self.inherited = inherited or {}    # the parent's kept-back tiles (SqlJournal.pending)
         self.ops: list[tuple] = []          # ("miss", c, packing, id) | ("drained", id, h) | ("nofit", id)

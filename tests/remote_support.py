@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tilelib.db import connect
 from tilelib.store import Library
 from tilelib.tile import Tile
 
@@ -41,7 +42,7 @@ def hashes_of(conn: sqlite3.Connection, schema: str = "main") -> set[str]:
 
 
 def tile_hashes(path: Path | str) -> set[str]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect(path, readonly=True)
     try:
         return hashes_of(conn)
     finally:

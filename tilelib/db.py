@@ -13,7 +13,12 @@ transaction that reads, then writes can fail with SQLITE_BUSY without waiting).
 
 ``connect(path)`` opens a file in autocommit mode (``isolation_level=None``): Python's sqlite3
 then never opens a transaction behind the caller's back, so ``conn.in_transaction`` is true
-exactly inside an ``atomic`` block. Connections opened elsewhere are read-only.
+exactly inside an ``atomic`` block; ``readonly=True`` opens it read-only. It opens a ``file:`` URI
+(``file_uri``), so the connection can ``ATTACH`` another file read-only the same way. It is the one way the
+project opens a SQLite file, and every connection it makes distrusts the file's schema: ``PRAGMA
+trusted_schema = OFF`` (a view or trigger of the file may call no function with side effects, and
+no virtual table), and SQLite's defensive mode where the Python exposes it (3.12+: no writes to
+``sqlite_master`` through ``writable_schema``). What the schema may hold is ``tilelib.schema``'s.
 
 ``rows_by_hash``: tiles rows by their keys, in chunks (the store, the spent ledger, bundles).
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -29,9 +35,26 @@ from typing import Iterator
 _names = itertools.count()
 
 
-def connect(path: str | Path, *, uri: bool = False, timeout: float = 5.0) -> sqlite3.Connection:
-    """A connection in autocommit mode: every write goes through ``atomic``."""
-    return sqlite3.connect(path, isolation_level=None, uri=uri, timeout=timeout)
+def file_uri(path: str | Path, mode: str = "ro") -> str:
+    """The ``file:`` URI of a path (quoted: a '?' or '#' in a name stays part of the name)."""
+    return f"file:{urllib.parse.quote(str(Path(path).absolute()))}?mode={mode}"
+
+
+def connect(path: str | Path, *, readonly: bool = False, timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection in autocommit mode (every write goes through ``atomic``), or read-only, that
+    trusts nothing in the file's schema (module docstring)."""
+    target = ":memory:" if str(path) == ":memory:" else file_uri(path, "ro" if readonly else "rwc")
+    conn = sqlite3.connect(target, isolation_level=None, uri=True, timeout=timeout)
+    distrust(conn)
+    return conn
+
+
+def distrust(conn: sqlite3.Connection) -> None:
+    """``trusted_schema = OFF`` and, where available, SQLite's defensive mode on ``conn``."""
+    conn.execute("PRAGMA trusted_schema = OFF")
+    defensive = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
+    if defensive is not None and hasattr(conn, "setconfig"):
+        conn.setconfig(defensive, True)
 
 
 @contextmanager
@@ -82,7 +105,7 @@ def outside(conn: sqlite3.Connection, what: str) -> None:
         raise RuntimeError(f"{what} must run outside a transaction")
 
 
-__all__ = ["atomic", "connect", "outside", "rows_by_hash", "statements"]
+__all__ = ["atomic", "connect", "distrust", "file_uri", "outside", "rows_by_hash", "statements"]
 
 
 def rows_by_hash(conn, columns, hashes, chunk: int = 500):

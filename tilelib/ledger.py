@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tilelib.db import atomic
 from tilelib.constraint import Constraint, canonical_constraint, push_forward
-from tilelib.errors import BadInput
+from tilelib.errors import BadInput, RowsNotStored
 from tilelib.symmetry import TRANSFORMS
 
 _SIDES = ("top", "right", "bottom", "left")
@@ -55,7 +55,10 @@ def record_miss(conn, c: Constraint, packing: str | None = None, now: int | None
             "ON CONFLICT (n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask) "
             "DO UPDATE SET count = count + 1, last_seen = excluded.last_seen",
             (canon.n, canon.side_mask, *canon.values, *canon.masks, packing, now, now))
-    return _find(conn, key)
+        found = _find(conn, key)
+        if found is None:
+            raise RowsNotStored(f"the miss of n = {canon.n} {canon.masks} was recorded and is not stored")
+    return found
 
 
 def find_miss(conn, c: Constraint) -> Miss | None:
@@ -127,6 +130,8 @@ def put_manifest(conn, day: str, seed_commit: str, json_text: str, *, replace: b
         with atomic(conn):
             conn.execute(f"{verb} INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)",
                          (day, seed_commit, json_text, int(time.time())))
+            if get_manifest(conn, day) != json_text:
+                raise RowsNotStored(f"the manifest of {day} was stored and is not there")
             if spent:
                 from tilelib.spent import record
 

@@ -22,8 +22,9 @@ holds the same rows whatever the order. Per table:
   made before the table existed has none to give.
 - ``meta`` is never merged: ``library_id`` and sync bookkeeping are per file.
 
-A source with a newer schema version is refused (SchemaTooNew); a file that is
-not a tiles library is refused (NotALibrary). Everything happens in one
+A source whose schema is not exactly the one this code ships for its version is refused before a
+row is read (``tilelib.schema``: SchemaMismatch naming the object; SchemaTooNew for a newer version,
+NotALibrary for a file that is no library), and only the known tables' named columns are read. Everything happens in one
 transaction: a merge is all or nothing.
 """
 
@@ -34,10 +35,11 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from tilelib.db import atomic, outside
-from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew
+from tilelib.db import atomic, file_uri, outside
+from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, RowsNotStored
+from tilelib.schema import check_schema
 from tilelib.spent import has_table as has_spent
-from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library
+from tilelib.store import TILE_COLUMNS, Library
 from tilelib.tile import content_hash
 
 MISS_KEY = ("n", "top", "right", "bottom", "left", "top_mask", "right_mask", "bottom_mask", "left_mask")
@@ -80,20 +82,6 @@ def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
           f"FROM {schema}.misses")
     spent = q(f"SELECT count(*) FROM {schema}.spent")[0] if has_spent(conn, schema) else 0
     return [tiles, manifests, *(int(x) for x in m), spent]
-
-
-def check_source_schema(conn: sqlite3.Connection, label: str, schema: str = ALIAS) -> None:
-    """Refuse an attached file that is not a tiles library or is newer than we read."""
-    try:
-        row = conn.execute(f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.DatabaseError as err:
-        if "no such table" in str(err):
-            raise NotALibrary(f"{label} is not a tiles library (no meta table)") from None
-        raise CorruptLibrary(f"{label} is unreadable: {err}") from err
-    if row is None or not str(row[0]).isdigit():
-        raise NotALibrary(f"{label} has no valid schema_version, so it is not a tiles library")
-    if int(row[0]) > SCHEMA_VERSION:
-        raise SchemaTooNew(f"{label} has schema version {row[0]}; this tiles reads up to {SCHEMA_VERSION}")
 
 
 def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str = ALIAS,
@@ -158,6 +146,31 @@ def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
     return tiles, manifests, conflicts, added, updated, spent
 
 
+# A source row of each table the merge must leave in main (misses: by their key), or nothing.
+_UNSTORED = {
+    "tile": f"SELECT s.hash FROM {ALIAS}.tiles AS s WHERE NOT EXISTS "
+            "(SELECT 1 FROM main.tiles AS m WHERE m.hash = s.hash) LIMIT 1",
+    "manifest": f"SELECT s.day FROM {ALIAS}.manifests AS s WHERE NOT EXISTS "
+                "(SELECT 1 FROM main.manifests AS m WHERE m.day = s.day) LIMIT 1",
+    "miss": f"SELECT s.id FROM {ALIAS}.misses AS s WHERE NOT EXISTS (SELECT 1 FROM main.misses AS m WHERE "
+            + " AND ".join(f'm."{k}" = s."{k}"' for k in MISS_KEY) + ") LIMIT 1",
+    "spent row of solution": f"SELECT s.solution FROM {ALIAS}.spent AS s WHERE NOT EXISTS (SELECT 1 FROM "
+                             "main.spent AS m WHERE m.solution = s.solution AND m.board = s.board) LIMIT 1",
+}
+
+
+def _check_stored(conn: sqlite3.Connection, label: str) -> None:
+    """Every row of the source is in main after the union: RowsNotStored naming the first that is not
+    (the counts a merge reports are then the rows it really added)."""
+    for what, sql in _UNSTORED.items():
+        if what.startswith("spent") and not has_spent(conn, ALIAS):
+            continue
+        row = conn.execute(sql).fetchone()
+        if row is not None:
+            raise RowsNotStored(f"merging {label}: {what} {row[0]} was merged and is not stored; "
+                                "refusing the whole merge")
+
+
 def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> MergeStats:
     """Merge the library file ``source`` into ``lib`` in one transaction; see the module docstring."""
     conn = lib.conn
@@ -167,17 +180,18 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
         raise LibraryError(f"no library file at {label} to merge")
     outside(conn, "a merge (ATTACH)")
     try:
-        conn.execute(f"ATTACH DATABASE ? AS {ALIAS}", (str(src),))
+        conn.execute(f"ATTACH DATABASE ? AS {ALIAS}", (file_uri(src, "ro"),))
     except sqlite3.DatabaseError as err:
         raise CorruptLibrary(f"cannot open {label}: {err}") from err
     old_cache = conn.execute("PRAGMA cache_size").fetchone()[0]
     # Index inserts land on random pages: a 256 MiB page cache halves the merge time (bench_sync).
     conn.execute(f"PRAGMA cache_size = {MERGE_CACHE_KIB}")
     try:
-        check_source_schema(conn, label)
+        check_schema(conn, label, ALIAS)
         with atomic(conn):
             checked = verify_tiles(conn, verify, label)
             tiles, manifests, conflicts, added, updated, spent = _merge_rows(conn)
+            _check_stored(conn, label)
             source_fp = tuple(fingerprint(conn, ALIAS))
             local_only = tuple(fingerprint(conn, "main")) != source_fp
             source_tiles = conn.execute(f"SELECT count(*) FROM {ALIAS}.tiles").fetchone()[0]

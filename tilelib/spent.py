@@ -31,7 +31,7 @@ from enum import Enum
 from typing import Iterable
 
 from tilelib.db import rows_by_hash
-from tilelib.errors import BadInput
+from tilelib.errors import BadInput, RowsNotStored
 
 FRESH_MIN_N = 10            # sides n >= this are held to the rule; 6 and 8 are exempt
 _CHUNK = 500                # hashes per IN (...) query (SQLite's variable limit is 999 on old builds)
@@ -105,12 +105,25 @@ class SpentRow:
 
 
 def record(conn: sqlite3.Connection, rows: Iterable[SpentRow], now: int | None = None) -> int:
-    """Append spent rows into the open transaction (no commit); returns how many were new."""
+    """Append spent rows into the open transaction (no commit); returns how many were new, counted by
+    the rows present before and after. A row asked for and not there afterwards is RowsNotStored."""
     now = int(time.time()) if now is None else now
-    before = conn.total_changes
+    rows = list(rows)
+    want = {(r.solution, r.board) for r in rows}
+    before = _present(conn, want)
     conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) VALUES (?,?,?,?,?)",
                      [(r.solution, r.board, r.n, r.day, now) for r in rows])
-    return conn.total_changes - before
+    after = _present(conn, want)
+    if after != want:
+        sol, board = min(want - after)
+        raise RowsNotStored(f"the spent row of solution {sol[:12]}… on board {board[:12]}… was recorded and "
+                            f"is not stored ({len(want - after)} of {len(want)} rows missing)")
+    return len(after) - len(before)
+
+
+def _present(conn: sqlite3.Connection, keys: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Those (solution, board) keys the spent table holds."""
+    return {(r.solution, r.board) for r in rows_of(conn, {s for s, _ in keys})} & keys
 
 
 def spent_of(conn: sqlite3.Connection, solutions: Iterable[str]) -> set[str]:

@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Iterable
 
 
-from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary,
-                            SchemaTooNew, UnknownTile)
+from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, RowsNotStored, UnknownTile
 from tilelib.db import atomic, connect, rows_by_hash
 from tilelib.fsio import check_placeable
+from tilelib.schema import SCHEMA_VERSION, check_schema, shipped_sql, version_statements
 from tilelib.spent import count as spent_count
 from tilelib.tile import Features, Tile, content_hash
 
-SCHEMA_VERSION = 2          # 2: the spent table (tilelib.spent); a version-1 file is upgraded on open
 SQLITE_MAGIC = b"SQLite format 3\x00"
 FEATURE_COLUMNS = ("m", "blank", "ladder", "bifurcations", "used_unique", "needs_unique",
                    "needs_bifurcation", "pins", "pin_depth", "alt_sides")
@@ -35,9 +34,12 @@ _INSERT_TILE = (f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(TILE_COLUMNS))})")
 
 
-def schema_sql() -> str:
-    """The text of schema.sql shipped with the package."""
-    return (Path(__file__).parent / "schema.sql").read_text(encoding="utf-8")
+schema_sql = shipped_sql    # the text of schema.sql shipped with the package
+
+
+def _row_tuple(row: dict) -> tuple:
+    """A ``tile_to_row`` dict as a tuple in ``TILE_COLUMNS`` order (what ``_INSERT_TILE`` binds)."""
+    return tuple(row[c] for c in TILE_COLUMNS)
 
 
 def tile_to_row(tile: Tile, created: int) -> dict:
@@ -66,27 +68,14 @@ def row_to_tile(row: dict) -> Tile:
     return tile
 
 
-def schema_statements() -> list[str]:
-    """Every statement of schema.sql, in file order, without its whole-line comments (what files
-    made before a table or trigger existed are given: ``upgrade``, ``referee.checks.mark_verified``)."""
-    sql = "\n".join(line for line in schema_sql().splitlines() if not line.startswith("--"))
-    return [stmt.strip().rstrip(";") + ";" for stmt in sql.split(";\n") if stmt.strip()]
-
-
-def _of_table(stmt: str, table: str) -> bool:
-    """Whether a schema statement creates ``table`` or a trigger on it."""
-    return stmt.startswith(f"CREATE TABLE IF NOT EXISTS {table} ") or (
-        stmt.startswith("CREATE TRIGGER") and f" ON {table}\n" in stmt)
-
-
 def upgrade(conn: sqlite3.Connection) -> None:
     """Bring a version-1 library to version 2: add the spent table and its tamper triggers. A file
     this process may not write (read-only) is left as it is: readers treat a missing spent table
     as an empty one (``tilelib.spent.has_table``)."""
     try:
         with atomic(conn):
-            for stmt in schema_statements():
-                if _of_table(stmt, "spent"):
+            for stmt in version_statements(SCHEMA_VERSION):
+                if stmt not in version_statements(1):
                     conn.execute(stmt)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     except sqlite3.OperationalError:
@@ -116,7 +105,7 @@ class Library:
         p.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(p)
         with atomic(conn):
-            for stmt in schema_statements():
+            for stmt in version_statements(SCHEMA_VERSION):
                 conn.execute(stmt)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
@@ -135,20 +124,14 @@ class Library:
                 raise NotALibrary(f"{p} is not a SQLite file, so not a tiles library")
         conn = connect(p)
         try:
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            version = check_schema(conn, str(p))
+        except LibraryError:
+            conn.close()
+            raise
         except sqlite3.DatabaseError as err:
             conn.close()
-            if "no such table" in str(err):
-                raise NotALibrary(f"{p} is a SQLite file but not a tiles library (no meta table)") from None
             raise CorruptLibrary(f"{p} is corrupt: {err}") from err
-        version = meta.get("schema_version")
-        if version is None or not version.isdigit():
-            conn.close()
-            raise NotALibrary(f"{p} has no valid schema_version in meta")
-        if int(version) > SCHEMA_VERSION:
-            conn.close()
-            raise SchemaTooNew(f"{p} has schema version {version}; this tiles reads up to {SCHEMA_VERSION}")
-        if int(version) < SCHEMA_VERSION:
+        if version < SCHEMA_VERSION:
             upgrade(conn)
         return cls(p, conn)
 
@@ -172,22 +155,15 @@ class Library:
         """Canonicalise and insert tiles; return how many were new. One transaction per batch."""
         now = int(time.time())
         new = 0
-        buf: list[dict] = []
-
-        def flush() -> int:
-            before = self.conn.total_changes
-            with atomic(self.conn):
-                self.conn.executemany(_INSERT_TILE, [tuple(r[c] for c in TILE_COLUMNS) for r in buf])
-            buf.clear()
-            return self.conn.total_changes - before
-
+        buf: list[tuple] = []
         for tile in tiles:
             canon, _ = tile.canonical()
-            buf.append(tile_to_row(canon, now))
+            buf.append(_row_tuple(tile_to_row(canon, now)))
             if len(buf) >= batch:
-                new += flush()
+                new += self._insert(buf)
+                buf = []
         if buf:
-            new += flush()
+            new += self._insert(buf)
         return new
 
     def insert_rows(self, tiles: Iterable[Tile]) -> list[str]:
@@ -196,13 +172,30 @@ class Library:
         self.insert_canonical([k[0] for k in keyed])
         return [k[1] for k in keyed]
 
-    def insert_canonical(self, canons: list[Tile]) -> None:
+    def insert_canonical(self, canons: list[Tile]) -> int:
         """INSERT OR IGNORE canonical tiles, in one executemany (``atomic``: inside a stitch's
-        transaction a savepoint, else a transaction of their own)."""
+        transaction a savepoint, else a transaction of their own); how many were new."""
         now = int(time.time())
+        return self._insert([_row_tuple(tile_to_row(t, now)) for t in canons])
+
+    def _insert(self, rows: list[tuple]) -> int:
+        """INSERT OR IGNORE tiles rows (``TILE_COLUMNS`` order) and count the new ones by the hashes
+        present before and after, not by SQLite's change counter (which a trigger's own writes move).
+        A row asked for and not there afterwards is RowsNotStored, and the batch is rolled back."""
+        hashes = {r[0] for r in rows}
         with atomic(self.conn):
-            self.conn.executemany(_INSERT_TILE, [[row[c] for c in TILE_COLUMNS]
-                                                 for row in (tile_to_row(t, now) for t in canons)])
+            before = self.present(hashes)
+            self.conn.executemany(_INSERT_TILE, rows)
+            after = self.present(hashes)
+            if len(after) != len(hashes):
+                first = min(hashes - after)
+                raise RowsNotStored(f"{self.path}: tile {first} was inserted and is not stored "
+                                    f"({len(hashes - after)} of {len(hashes)} rows missing); nothing of the batch is kept")
+        return len(hashes) - len(before)
+
+    def present(self, hashes) -> set[str]:
+        """Those of ``hashes`` the tiles table holds."""
+        return {h for (h,) in rows_by_hash(self.conn, ("hash",), hashes)}
 
     def insert(self, tile: Tile) -> tuple[str, int]:
         """Insert one tile; return (hash, t) with the input = canonical.transform(t). Inside a

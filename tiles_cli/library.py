@@ -85,3 +85,23 @@ def verify(library: Path = LibraryOpt) -> None:
     if not report.ok:
         raise VerificationFailed(f"{len(report.problems)} problem(s) in {report.rows:,} tiles")
     typer.echo(f"ok: {report.rows:,} tiles verified")
+
+
+@library_app.command("repair")
+def repair_cmd(library: Path = LibraryOpt,
+               out: Path = typer.Option(None, "--out", help="The clean library to write (default: "
+                                        "<name>.repaired.sqlite beside the library; never overwritten)."),
+               as_json: bool = typer.Option(False, "--json", help="Print one JSON object (every row left behind).")
+               ) -> None:
+    """Write a clean library from a damaged or hostile one: every row that verifies, the shipped schema,
+    and what was left behind and why. The library itself is never modified."""
+    from referee.repair import repair
+
+    with progress("repairing") as bar:
+        rep = repair(library, out, on_row=bar.advance)
+    if as_json:
+        typer.echo(json.dumps(rep.as_json(), sort_keys=True))
+        return
+    for text in rep.lines():
+        typer.echo(text)
+    typer.echo(f"the library is untouched; to use the repaired one: mv {rep.out} {library}")
