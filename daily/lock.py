@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from tilelib.errors import BuildLocked
+from tilelib.fsio import no_follow_open
 
 
 @contextlib.contextmanager
@@ -20,7 +21,7 @@ def build_lock(library: Path) -> Iterator[Path]:
     """
     path = Path(str(library) + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = no_follow_open(path, os.O_RDWR | os.O_CREAT, 0o644)   # a symlink planted there is refused
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -31,7 +31,7 @@ from referee.manifest import Manifest
 from referee.verify import check_fresh, check_tiles_present
 from tilelib.db import atomic
 from tilelib.errors import BadInput, NotFound
-from tilelib.fsio import check_placeable
+from tilelib.fsio import check_placeable, staged
 from tilelib.merge import MANIFEST_COLUMNS, SPENT_COLUMNS
 from tilelib.spent import board_rows
 from tilelib.db import rows_by_hash
@@ -64,7 +64,8 @@ def _out_path(out: Path) -> Path:
 
 
 def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
-    """Write the bundle of ``day`` from ``lib`` to ``out`` (atomically: a failure leaves no file).
+    """Write the bundle of ``day`` from ``lib`` to ``out`` (``tilelib.fsio.staged``: built in a private
+    directory, fsynced and renamed into place; a failure leaves no file).
 
     The day's stored manifest passes the gate, every tile it names is in ``lib`` and whole, and a
     ``fresh`` board passes the fair check against the whole library — a bundle never publishes a
@@ -80,10 +81,8 @@ def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
                                     (day,)).fetchone()
     rows = sorted(rows_by_hash(lib.conn, TILE_COLUMNS, m.hashes))
     spent = [(r.solution, r.board, r.n, r.day, manifest_row[-1]) for r in board_rows(lib.conn, m.hashes, m.digest(), day)]
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
     try:
-        with Library.create(tmp) as b:
+        with staged(path) as tmp, Library.create(tmp) as b:
             with atomic(b.conn) as c:
                 c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [("kind", KIND), (DAY_KEY, day)])
                 c.executemany(f"INSERT INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
@@ -91,13 +90,8 @@ def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
                 c.execute(f"INSERT INTO manifests ({', '.join(MANIFEST_COLUMNS)}) VALUES (?, ?, ?, ?)", manifest_row)
                 c.executemany(f"INSERT INTO spent ({', '.join(SPENT_COLUMNS)}) VALUES (?, ?, ?, ?, ?)", spent)
             b.conn.execute("VACUUM")
-        os.replace(tmp, path)
-    except (OSError, sqlite3.Error) as e:
-        tmp.unlink(missing_ok=True)
-        raise BadInput(f"cannot write {path}: {getattr(e, 'strerror', None) or e}") from e
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    except sqlite3.Error as e:
+        raise BadInput(f"cannot write {path}: {e}") from e
     return BundleReport(day=day, manifest=m, path=path, tiles=len(rows), spent=len(spent), bytes=path.stat().st_size)
 
 

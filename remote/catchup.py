@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tilelib.db import atomic, connect
 from tilelib.errors import HashMismatch
+from tilelib.fsio import fsync_dir, fsync_file
 from tilelib.merge import fingerprint, merge_file
 from tilelib.store import Library
 
@@ -48,7 +49,9 @@ def workdir(lib_path: Path) -> Path:
 
 def _clone(tmp: Path, dest: Path) -> bool:
     """Make the verified base snapshot the new local library (no local file yet). False if one appeared
-    meanwhile."""
+    meanwhile. ``fetch_verified`` proved the file's schema equal to the shipped one object by object
+    before anything read it, so it is adopted (FORMAT §11), with every client's state stripped and a
+    fresh library_id."""
     conn = connect(tmp)
     try:
         strip_state(conn)
@@ -56,10 +59,12 @@ def _clone(tmp: Path, dest: Path) -> bool:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('library_id', ?)", (uuid.uuid4().hex,))
     finally:
         conn.close()
+    fsync_file(tmp)
     try:
         os.link(tmp, dest)  # fails if dest exists: never clobber a library that appeared meanwhile
     except FileExistsError:
         return False
+    fsync_dir(dest.parent)
     return True
 
 

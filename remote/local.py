@@ -20,7 +20,8 @@ import tempfile
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from tilelib.errors import RemoteError
+from tilelib.errors import BadInput, RemoteError
+from tilelib.fsio import fsync_dir, no_follow_open
 
 from remote.backend import (Backend, HEAD_NAME, bounded, file_name, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
                             SnapshotInfo, register, snapshot_name)
@@ -32,14 +33,6 @@ CHUNK = 1 << 20
 def etag_of(body: bytes) -> str:
     """The local backend's ETag: sha256 of the HEAD bytes, in quotes like S3's."""
     return '"' + hashlib.sha256(body).hexdigest() + '"'
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def copy_with_progress(src: Path, dst_fh, progress: ProgressFactory | None, label: str) -> int:
@@ -69,7 +62,10 @@ class LocalBackend(Backend):
 
     @contextmanager
     def _locked(self):
-        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = no_follow_open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except (BadInput, OSError) as err:
+            raise RemoteError(f"remote {self.url}: cannot take its lock: {err}") from err
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -94,7 +90,7 @@ class LocalBackend(Backend):
                     os.link(tmp, final)
                 except FileExistsError:
                     return False
-            _fsync_dir(final.parent)
+            fsync_dir(final.parent)
             return True
         except OSError as err:
             raise RemoteError(f"remote {self.url}: cannot write {final.name}: {err.strerror or err}") from err

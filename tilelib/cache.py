@@ -12,10 +12,12 @@ stitcher's active set) and ``tilelib.stock`` (the unspent stock).
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import numpy as np
+
+from tilelib.errors import BadInput
+from tilelib.fsio import atomic_write
 
 
 def beside(library: Path, suffix: str) -> Path:
@@ -55,20 +57,15 @@ def describes(conn, meta: dict) -> bool:
 
 
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> bool:
-    """Write ``arrays`` to ``path`` atomically (temp file, then rename); False if the directory refuses."""
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    """Write ``arrays`` to ``path`` atomically (``tilelib.fsio.atomic_write``); False if the directory
+    refuses (a cache is worth no error)."""
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
     try:
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, path)
-        return True
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        atomic_write(path, buf.getvalue())
+    except BadInput:
         return False
+    return True
 
 
 __all__ = ["beside", "describes", "identity", "library_id", "probes", "write_npz"]

@@ -82,9 +82,20 @@ def upgrade(conn: sqlite3.Connection) -> None:
         pass
 
 
+JOURNALS = ("-journal", "-wal", "-shm")
+
+
 def check_path(path: str | Path) -> Path:
-    """A library path that can name a file: BadInput for a directory, or a path under a file."""
-    return check_placeable(path, "library path")
+    """A library path that can name a file: BadInput for a directory, or a path under a file;
+    LibraryError when a journal name beside it is a symbolic link (SQLite writes no journal through
+    one, so every write would fail; said plainly instead of "unable to open database file")."""
+    p = check_placeable(path, "library path")
+    for suffix in JOURNALS:
+        j = p.with_name(p.name + suffix)
+        if j.is_symlink():
+            raise LibraryError(f"{j} is a symbolic link: SQLite will not write a journal through it; "
+                               "remove it to use the library")
+    return p
 
 
 class Library:
