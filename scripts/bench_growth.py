@@ -159,6 +159,7 @@ def _synthetic(path: Path, size: int, workers: int) -> None:
     from tilelib.store import Library
 
     if path.exists():
+        scale_libs._without_statistics(path)
         return
     tmp = path.with_name(path.name + ".partial")
     tmp.unlink(missing_ok=True)
@@ -167,7 +168,6 @@ def _synthetic(path: Path, size: int, workers: int) -> None:
     with scale_libs._pool(workers) as pool:
         chunks = pool.imap(scale_libs._real_chunk, ((a, min(a + 250, size)) for a in range(0, size, 250)))
         scale_libs._append(conn, chunks, 0, size, print, path.name)
-    conn.execute("ANALYZE")
     conn.close()
     tmp.replace(path)
 

@@ -186,6 +186,18 @@ def _connect(path: Path):
     return conn
 
 
+def _without_statistics(path: Path) -> None:
+    """Drop the planner statistics a cached library built before issue 51 carries (``ANALYZE``'s
+    sqlite_stat tables): a library's schema is exactly the shipped one, and real libraries have none."""
+    conn = _connect(path)
+    try:
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'sqlite_stat%'").fetchall():
+            with atomic(conn):
+                conn.execute(f"DROP TABLE {name}")
+    finally:
+        conn.close()
+
+
 def build_reals(cache: Path, *, workers: int = 2, log=print) -> Path:
     """``reals.sqlite``: the generator tiles of slots 0..REAL-1 in slot order (a tile made twice is
     one row, so it may hold a few fewer than REAL)."""
@@ -216,6 +228,7 @@ def build_library(cache: Path, size: int, *, workers: int = 2, log=print) -> Pat
     variant slot its tag file records)."""
     path = cache / f"lib-{size}.sqlite"
     if _built(cache, size) is not None:
+        _without_statistics(path)
         return path
     reals = build_reals(cache, workers=workers, log=log)
     tmp = cache / f"lib-{size}.partial.sqlite"
@@ -254,7 +267,6 @@ def build_library(cache: Path, size: int, *, workers: int = 2, log=print) -> Pat
             have, nxt = _append(conn, pool.imap(_variant_chunk, ranges()), have, size, log, path.name)
             slot = nxt if nxt is not None else slot
             pool.terminate()
-    conn.execute("ANALYZE")
     conn.close()
     tmp.replace(path)
     _tag(cache, size).write_text(f"{BUILDER} {slot}")

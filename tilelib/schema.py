@@ -69,6 +69,7 @@ _TOKEN = re.compile(r"""
     """, re.VERBOSE | re.DOTALL)
 
 
+@lru_cache(maxsize=4096)
 def normalise(sql: str) -> tuple[str, ...]:
     """The tokens of a statement with comments and whitespace dropped, words and identifiers in lower
     case and unquoted, string literals verbatim: two statements SQLite reads alike compare equal."""
@@ -120,7 +121,6 @@ def version_statements(version: int) -> list[str]:
     return stmts
 
 
-@lru_cache(maxsize=None)
 def _reference(script: str) -> dict[str, SchemaObject]:
     """The objects ``script`` makes, read back from an in-memory database."""
     conn = connect(":memory:")
@@ -133,11 +133,13 @@ def _reference(script: str) -> dict[str, SchemaObject]:
         conn.close()
 
 
+@lru_cache(maxsize=None)
 def shipped(version: int) -> dict[str, SchemaObject]:
     """The objects a library of ``version`` holds (without the sync bookkeeping)."""
     return _reference("\n".join(version_statements(version)))
 
 
+@lru_cache(maxsize=None)
 def sync_objects() -> dict[str, SchemaObject]:
     """The sync bookkeeping's objects (``SYNC_SCHEMA``)."""
     base = shipped(SCHEMA_VERSION)
