@@ -11,7 +11,7 @@ import pytest
 from referee.client import Client
 from referee.service import models as m
 from serve_support import board21_day, serving
-from tilelib.errors import BadInput, NotFound
+from tilelib.errors import BadInput, Forbidden, NotFound, Unauthorized, exit_code
 
 DAY = "2026-11-29"
 
@@ -71,6 +71,24 @@ def test_client_errors_are_the_projects_types(served):
             c.history("rnope", limit=0)
     with pytest.raises(BadInput, match="http:// or https://"):
         Client("localhost:8000")
+
+
+def test_a_missing_token_is_unauthorized_and_a_wrong_one_forbidden(served):
+    """The service's 401 (no usable token) and 403 (a wrong one) come back as two types, each with the
+    service's line; both are bad input to `tiles play` (exit 2)."""
+    base, truth, _ = served
+    made = httpx.post(f"{base}/api/v1/days/{DAY}/runs", json={}).json()     # made elsewhere: no token kept
+    with Client(base) as c:
+        with pytest.raises(Unauthorized, match=r"^401: this write needs the run's token") as missing:
+            c.moves(made["run"], [(0, truth.truth(0))])
+        assert not isinstance(missing.value, Forbidden)
+        c.use_run(made["run"], "not-the-token")
+        with pytest.raises(Forbidden, match=r"^403: wrong token") as wrong:
+            c.moves(made["run"], [(0, truth.truth(0))])
+        assert not isinstance(wrong.value, Unauthorized)
+        assert exit_code(missing.value) == exit_code(wrong.value) == 2
+        c.use_run(made["run"], made["token"])
+        assert c.moves(made["run"], [(0, truth.truth(0))]).score.solved == 1
 
 
 def test_a_name_of_any_script_is_fine_but_not_an_invisible_trick(served):

@@ -150,15 +150,65 @@ def test_a_tiles_puzzle_shows_givens_and_solved_neighbours_cells_never_the_rest(
     assert "." in p["puzzle"] and p["puzzle"] != sol
 
 
-@pytest.mark.parametrize("case", ["no token", "wrong token", "other run's token"])
+# RFC 6750: no usable credentials is a 401 with a Bearer challenge (an error code only when the
+# token is malformed); a well-formed token that is not the run's is a 403 (invalid_token).
+AUTH_CASES = {
+    "no header": (None, 401, None),
+    "another scheme": ("Basic dXNlcjpwdw==", 401, None),
+    "an empty header": ("", 401, None),
+    "Bearer and no token": ("Bearer", 401, "invalid_request"),
+    "only padding": ("Bearer ==", 401, "invalid_request"),
+    "a token with a space": ("Bearer two words", 401, "invalid_request"),
+    "a token off b64token": ("Bearer tok\u00e9n", 401, "invalid_request"),
+    "a wrong token": ("Bearer nope", 403, "invalid_token"),
+    "another run's token": ("other", 403, "invalid_token"),
+}
+
+
+@pytest.mark.parametrize("case", list(AUTH_CASES))
 def test_writes_need_the_runs_own_token(server, files, case):
     _, _, truth = files
     run, auth = new_run(server)
-    other, other_auth = new_run(server)
-    headers = {"no token": {}, "wrong token": {"Authorization": "Bearer nope"},
-               "other run's token": other_auth}[case]
+    _, other_auth = new_run(server)
+    header, status, code = AUTH_CASES[case]
+    header = other_auth["Authorization"] if header == "other" else header
+    headers = {} if header is None else {"Authorization": header.encode("utf-8")}
     r = server.post(f"/runs/{run}/moves", json={"moves": [{"tile": 0, "cells": truth.truth(0)}]}, headers=headers)
+    line = error(r, status)
+    assert r.headers["WWW-Authenticate"] == 'Bearer realm="tiles"' + (f', error="{code}"' if code else ""), r.headers
+    assert ("wrong token" in line) == (status == 403), line
+    assert server.get(f"/runs/{run}").json()["moves"] == 0
+
+
+def test_the_token_is_checked_after_the_run_is_found_and_only_on_the_write(server, files):
+    """An unknown run is a 404 with or without a token; reads need none; a secret asked for too early
+    is a 403 without a challenge (no token would help)."""
+    _, _, truth = files
+    body = {"moves": [{"tile": 0, "cells": truth.truth(0)}]}
+    assert "no run" in error(server.post("/runs/rnope/moves", json=body), 404)
+    run, _ = new_run(server)
+    assert server.get(f"/runs/{run}").status_code == 200
+    r = server.get(f"/days/{FUTURE}/manifest", headers={"Authorization": "Bearer nope"})
     error(r, 403)
+    assert "WWW-Authenticate" not in r.headers
+
+
+def test_the_mcp_door_tells_a_malformed_token_from_a_wrong_one(server, files):
+    """The MCP tools take the token as an argument: the same store refuses it with the same lines."""
+    _, _, truth = files
+    run, _ = new_run(server)
+    base = str(server.base_url).removesuffix("/api/v1/").removesuffix("/api/v1")
+    lines = {}
+    for tok in ("", "two words", "nope"):
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "submit_moves", "arguments": {
+            "run": run, "token": tok, "moves": [{"tile": 0, "cells": truth.truth(0)}]}}}
+        r = httpx.post(base + "/mcp", json=call, timeout=30,
+                       headers={"Accept": "application/json, text/event-stream"})
+        res = r.json()["result"]
+        assert r.status_code == 200 and res["isError"], r.text
+        lines[tok] = res["content"][0]["text"]
+    assert "empty or malformed" in lines[""] and "empty or malformed" in lines["two words"]
+    assert "wrong token" in lines["nope"] and all("\n" not in x for x in lines.values())
     assert server.get(f"/runs/{run}").json()["moves"] == 0
 
 

@@ -105,6 +105,18 @@ def test_every_operation_is_on_the_page_with_all_the_document_says(page):
             assert "runToken" in sec and "Authorization: Bearer TOKEN" in sec
 
 
+def test_the_moves_write_shows_its_401_and_403(page):
+    """The error answers that exist are on the page with their meaning (RFC 6750: 401 without a
+    usable token, with its challenge; 403 for a wrong one)."""
+    _, p, doc = page
+    moves = doc["paths"]["/api/v1/runs/{run}/moves"]["post"]
+    for status in ("400", "401", "403", "404", "409", "413", "415"):
+        assert status in moves["responses"]
+        assert squash(moves["responses"][status]["description"]) in squash(p.text[f"op-moves-{status}"])
+    assert "WWW-Authenticate" in p.text["op-moves-401"]
+
+
+
 def test_every_schema_has_its_section_and_every_link_lands(page):
     _, p, doc = page
     for name, s in doc["components"]["schemas"].items():

@@ -55,12 +55,9 @@ def config(**extra) -> Config:
         "request-timeout": 30,
         "operations": [{
             "include-path": MOVES, "include-method": "POST",
-            # missing_required_header demands 401 (nothing else, not configurable) when the bearer
-            # header is left out; this service answers a write without the run's token 403, as it
-            # documents (README, the 403 of this operation, tests/test_serve_api.py). The check stays
-            # on everywhere else; the moves write declares no other required header.
+            # every check on, missing_required_header and ignored_auth too: a write without the
+            # run's token is the 401 (with its Bearer challenge) this operation declares, RFC 6750
             "checks": {
-                "missing_required_header": {"enabled": False},
                 # a batch over --max-moves (the document's maxItems) is refused with the 413 this
                 # operation declares: a rejection, which the default list (no 413) does not know
                 "negative_data_rejection": {"expected-statuses": [
@@ -140,7 +137,8 @@ def assert_exercised(ran: Counter, statuses: Counter) -> None:
         modes.setdefault((method, path), set()).add(mode)
     assert len(modes) >= 15 and all({"POSITIVE", "NEGATIVE"} <= m for m in modes.values()), modes
     for name in ("not_a_server_error", "status_code_conformance", "content_type_conformance",
-                 "response_schema_conformance", "negative_data_rejection", "positive_data_acceptance"):
+                 "response_schema_conformance", "negative_data_rejection", "positive_data_acceptance",
+                 "missing_required_header", "ignored_auth", "response_headers_conformance"):
         assert ran[name] > 100, (name, ran[name])
 
 

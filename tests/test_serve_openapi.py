@@ -98,6 +98,11 @@ def test_the_bearer_scheme_is_declared_and_guards_the_moves_write(served):
     moves = doc["paths"]["/api/v1/runs/{run}/moves"]["post"]
     assert {name: []} in moves["security"]
     assert "403" in moves["responses"] and "409" in moves["responses"]
+    # RFC 6750: 401 without a usable token (its challenge always sent), 403 for a wrong one
+    unauth, forbidden = moves["responses"]["401"], moves["responses"]["403"]
+    assert "malformed" in unauth["description"] and "wrong token" in forbidden["description"].lower()
+    assert unauth["headers"]["WWW-Authenticate"]["required"] is True
+    assert forbidden["headers"]["WWW-Authenticate"]["required"] is False
     for path, method, op in operations(doc):
         if (path, method) != ("/api/v1/runs/{run}/moves", "post"):
             assert "security" not in op, f"{method.upper()} {path}: only the moves write needs a token"

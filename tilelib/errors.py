@@ -22,8 +22,13 @@ class NotFound(BadInput):
     """Asked for something that does not exist: a run, a day not on offer (HTTP 404 in the service)."""
 
 
+class Unauthorized(BadInput):
+    """A write that needs the run's token sent without one, or with a malformed one (no Authorization
+    header, not ``Bearer``, an empty token: HTTP 401 in the service, RFC 6750)."""
+
+
 class Forbidden(BadInput):
-    """A write without the right secret token, or a secret asked for too early (HTTP 403 in the service)."""
+    """A write with a wrong token, or a secret asked for too early (HTTP 403 in the service)."""
 
 
 class OffFrontier(BadInput):
@@ -135,6 +140,7 @@ def exit_code(err: BaseException) -> int:
 # same types map to exit codes above, so `tiles play` and the service tell the same story.
 HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (NotFound, 404),
+    (Unauthorized, 401),
     (Forbidden, 403),
     (OffFrontier, 409),
     (Conflict, 409),

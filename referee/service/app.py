@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from referee.service import apidocs, routes_days, routes_runs
-from referee.service.deps import MAX_BODY, MAX_MOVES, Settings
+from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, challenge
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
 from tilelib.errors import TilesError, http_status
@@ -144,7 +144,8 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
 
     @app.exception_handler(TilesError)
     async def _tiles_error(_req: Request, err: TilesError) -> JSONResponse:
-        return _error(http_status(err), str(err))
+        status = http_status(err)
+        return _error(status, str(err), challenge(err, status))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_req: Request, err: RequestValidationError) -> JSONResponse:

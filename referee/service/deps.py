@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from fastapi import Depends, Request
 from fastapi.routing import APIRoute
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPBearer
 
 from referee.service.models import Error
 from referee.service.runs import RunStore
@@ -47,13 +47,33 @@ async def store(request: Request) -> RunStore:
     return request.app.state.store
 
 
-_bearer = HTTPBearer(auto_error=False, scheme_name="runToken",
-                     description="The run's secret token, returned once by POST /days/{day}/runs.")
+class RunToken(HTTPBearer):
+    """The run's bearer token (RFC 6750), as the OpenAPI's ``runToken`` scheme declares it.
+
+    FastAPI's ``HTTPBearer`` answers None both for no credentials and for ``Bearer`` with nothing
+    after it; the store must tell them apart (``RunStore.authorise``: 401 either way, but only the
+    malformed one names ``invalid_request``). So: None when no ``Authorization`` header or another
+    scheme is sent (RFC 6750 §3.1: no credentials of ours), else the text after ``Bearer`` as sent,
+    which may be empty or malformed."""
+
+    async def __call__(self, request: Request) -> Optional[str]:  # type: ignore[override]
+        scheme, _, rest = request.headers.get("authorization", "").strip().partition(" ")
+        return rest.strip() if scheme.lower() == "bearer" else None
 
 
-async def token(creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Optional[str]:
-    """The bearer token of the request, or None (the store says 403 when a write lacks it)."""
-    return creds.credentials.strip() or None if creds is not None else None
+token = RunToken(auto_error=False, scheme_name="runToken",
+                 description="The run's secret token, returned once by POST /days/{day}/runs.")
+REALM = 'Bearer realm="tiles"'
+
+
+def challenge(err: BaseException, status: int) -> Optional[dict]:
+    """The ``WWW-Authenticate`` header of an error answer, or None: every 401 has one (RFC 7235), with
+    the RFC 6750 error code its exception names (``bearer_error``, ``runs``); so does a 403 that names
+    one (a wrong token: ``invalid_token``)."""
+    code = getattr(err, "bearer_error", None)
+    if status != 401 and code is None:
+        return None
+    return {"WWW-Authenticate": REALM + (f', error="{code}"' if code else "")}
 
 
 def _is_json(content_type: str) -> bool:
@@ -103,7 +123,11 @@ class GuardedRoute(APIRoute):
 
 _MEANING = {
     400: "Malformed input: a path or query parameter, or a body off its schema.",
-    403: "No token, a wrong token, or something secret until the day is over.",
+    401: "No usable token: no 'Authorization: Bearer TOKEN' header, another scheme, or an empty or "
+         "malformed token (RFC 6750). The answer's WWW-Authenticate says 'Bearer realm=\"tiles\"', with "
+         "error=\"invalid_request\" for a malformed token.",
+    403: "A wrong token (WWW-Authenticate: Bearer error=\"invalid_token\"), a run that takes no token here, "
+         "or something secret until the day is over.",
     404: "Unknown day, run or tile.",
     409: "A move off the run's frontier (the batch is not recorded), or an Idempotency-Key reused "
          "with another body.",
@@ -112,6 +136,19 @@ _MEANING = {
 }
 
 
-def errors(*statuses: int) -> dict:
-    """The ``responses=`` of a route: each status with the one error model."""
-    return {s: {"model": Error, "description": _MEANING[s]} for s in statuses}
+_CHALLENGE = {
+    401: {"description": "The challenge: Bearer realm=\"tiles\", and error=\"invalid_request\" for a malformed "
+                         "token.", "required": True, "schema": {"type": "string"}},
+    403: {"description": "Only for a wrong token: Bearer realm=\"tiles\", error=\"invalid_token\".",
+          "required": False, "schema": {"type": "string"}},
+}
+
+
+def errors(*statuses: int, auth: bool = False) -> dict:
+    """The ``responses=`` of a route: each status with the one error model; ``auth`` (a write that
+    needs the run's token) declares the ``WWW-Authenticate`` header of its 401 and 403."""
+    out = {s: {"model": Error, "description": _MEANING[s]} for s in statuses}
+    for s in statuses:
+        if auth and s in _CHALLENGE:
+            out[s]["headers"] = {"WWW-Authenticate": _CHALLENGE[s]}
+    return out

@@ -29,11 +29,24 @@ from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, sol
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
-from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier
+from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier, Unauthorized
 
 MAX_PLAYER = 40
 _PLAYER = re.compile(PLAYER_PATTERN)
 _KEY = re.compile(KEY_PATTERN)
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")     # RFC 6750 b64token: every run's token is one
+
+
+class MalformedToken(Unauthorized):
+    """A token sent that no run can have: empty, or a character outside RFC 6750's b64token (401)."""
+
+    bearer_error = "invalid_request"      # RFC 6750 §3.1: the answer's WWW-Authenticate names it
+
+
+class WrongToken(Forbidden):
+    """A well-formed token that is not the run's (403)."""
+
+    bearer_error = "invalid_token"
 
 
 @dataclass
@@ -126,13 +139,18 @@ class RunStore:
         return st
 
     def authorise(self, st: RunState, token: str | None) -> None:
-        """Forbidden unless ``token`` is this run's token."""
+        """Pass only ``token``, this run's token. None (nothing sent): Unauthorized; sent but malformed:
+        MalformedToken (both 401: send a token); well-formed but wrong: WrongToken; a run made by the
+        CLI judge takes no token here: Forbidden (both 403: no token will do)."""
         if st.token_sha256 is None:
             raise Forbidden(f"run {st.run!r} has no token (made by `tiles referee judge`); create a run here")
-        if not token:
-            raise Forbidden("this write needs the run's token: send 'Authorization: Bearer TOKEN'")
+        if token is None:
+            raise Unauthorized("this write needs the run's token: send 'Authorization: Bearer TOKEN'")
+        if not _B64TOKEN.fullmatch(token):
+            raise MalformedToken("the token sent is empty or malformed (a run's token is letters, digits and "
+                                 "-._~+/ as its creation returned it): send 'Authorization: Bearer TOKEN'")
         if not hmac.compare_digest(_sha(token), st.token_sha256):
-            raise Forbidden(f"wrong token for run {st.run!r}")
+            raise WrongToken(f"wrong token for run {st.run!r}")
 
     def submit(self, run: str, token: str | None, moves: list, key: str | None = None) -> dict:
         """Judge one batch of raw moves for ``run`` in one transaction; the answer
