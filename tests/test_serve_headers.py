@@ -79,6 +79,11 @@ def test_the_mcp_tools_answers_carry_the_headers(served):
     bad = httpx.post(f"{base}/mcp", content=b"{not json", headers=MCP_HEADERS, timeout=30)
     assert bad.status_code == 400
     assert_secured(bad)
+    big = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "pad": "' + b"x" * 3000 + b'"}'
+    for body in (big, iter([big[:1000], big[1000:]])):          # with a Content-Length, and chunked
+        r = httpx.post(f"{base}/mcp", content=body, headers=MCP_HEADERS, timeout=30)
+        assert r.status_code == 413, r.text
+        assert_secured(r)
 
 
 def test_a_crash_answers_500_with_the_headers_too(tmp_path):

@@ -15,15 +15,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import Awaitable, Callable, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
 from referee.service import apidocs, routes_days, routes_runs
@@ -38,6 +40,19 @@ STATIC = Path(__file__).parent / "static"
 
 def _error(status: int, message: str, headers: dict | None = None) -> JSONResponse:
     return JSONResponse({"error": " ".join(message.split()) or "error"}, status_code=status, headers=headers)
+
+
+def _stderr(line: str) -> None:
+    print(f"tiles referee serve: {line}", file=sys.stderr, flush=True)
+
+
+def _gone_line(scope) -> str:
+    """The one log line of a client that closed the connection before its request body arrived:
+    method and path as sent (no query), printable, at most 200 characters, so a hostile path cannot
+    forge or flood log lines."""
+    raw = scope.get("raw_path") or scope.get("path", "").encode()
+    path = "".join(c if c.isprintable() else "?" for c in raw.decode("latin-1"))
+    return f"{scope.get('method', '?')} {path[:200]}: client disconnected before its request body arrived"
 
 
 def _validation_line(err: RequestValidationError) -> str:
@@ -88,7 +103,7 @@ def _lifespan(background: Sequence[Callable[[], Awaitable[None]]]):
     return lifespan
 
 
-def _mount_mcp(app: FastAPI, store: RunStore, host: str) -> None:
+def _mount_mcp(app: FastAPI, store: RunStore, host: str, log: Callable[[str], None]) -> None:
     """The MCP tools at ``/mcp``: stateless streamable HTTP answering in JSON, so any worker can answer
     any request. Bound to a loopback ``host`` the SDK also refuses requests whose Host or Origin is
     not loopback (DNS rebinding)."""
@@ -98,22 +113,49 @@ def _mount_mcp(app: FastAPI, store: RunStore, host: str) -> None:
     asgi = app.state.mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
                                              max_request_body_size=app.state.settings.max_body, host=host)
     (route,) = asgi.routes
-    app.router.routes.append(Route("/mcp", endpoint=_PostOnly(route.endpoint)))
+    app.router.routes.append(Route("/mcp", endpoint=_McpDoor(route.endpoint, app.state.settings.max_body, log)))
 
 
-class _PostOnly:
+class _McpDoor:
     """The MCP endpoint, POST only: stateless, it keeps no stream a GET could listen to (the SDK would
-    hold such a GET open with no answer), so GET and DELETE are a 405 with one line."""
+    hold such a GET open with no answer), so GET and DELETE are a 405 with one line.
 
-    def __init__(self, inner) -> None:
-        self.inner = inner
+    It reads a POST's body before the SDK does (up to ``limit`` bytes: past it the SDK's own limit
+    answers 413), then hands the SDK the same messages: the SDK logs a client gone mid-body as an
+    error with a traceback, here it is the one line every other route logs (``_gone_line``)."""
+
+    def __init__(self, inner, limit: int, log: Callable[[str], None]) -> None:
+        self.inner, self.limit, self.log = inner, limit, log
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["method"] != "POST":
             await _error(405, "the MCP endpoint takes POST (stateless streamable HTTP): JSON-RPC requests",
                          {"Allow": "POST"})(scope, receive, send)
             return
-        await self.inner(scope, receive, send)
+        try:
+            read = await _body_messages(receive, self.limit)
+        except ClientDisconnect:
+            self.log(_gone_line(scope))
+            return
+
+        async def replay():
+            return read.pop(0) if read else await receive()
+
+        await self.inner(scope, replay, send)
+
+
+async def _body_messages(receive, limit: int) -> list:
+    """A request's body messages, to its end or until past ``limit`` bytes; ClientDisconnect if the
+    client goes first."""
+    out, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        out.append(message)
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False) or size > limit:
+            return out
 
 
 class RefereeApp(FastAPI):
@@ -126,9 +168,10 @@ class RefereeApp(FastAPI):
 
 def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, max_body: int = MAX_BODY,
                max_moves: int = MAX_MOVES, background: Sequence[Callable[[], Awaitable[None]]] = (),
-               host: str = "127.0.0.1") -> FastAPI:
+               host: str = "127.0.0.1", log: Callable[[str], None] = _stderr) -> FastAPI:
     """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
-    ``background`` jobs run while it serves; ``host`` is the address it is served on (``_mount_mcp``)."""
+    ``background`` jobs run while it serves; ``host`` is the address it is served on (``_mount_mcp``);
+    ``log`` gets the service's own lines (a client gone mid-request)."""
     app = RefereeApp(title="tiles referee", version="1", lifespan=_lifespan(background),
                      docs_url=None, redoc_url=None,      # /docs is apidocs' page: Swagger UI needs a CDN
                   generate_unique_id_function=lambda route: route.name,   # operationId = the handler's name
@@ -140,7 +183,7 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     app.include_router(routes_days.router, prefix=API)
     app.include_router(routes_runs.router, prefix=API)
     app.openapi = lambda: _openapi(app)
-    _mount_mcp(app, store, host)
+    _mount_mcp(app, store, host, log)
 
     @app.exception_handler(TilesError)
     async def _tiles_error(_req: Request, err: TilesError) -> JSONResponse:
@@ -154,6 +197,14 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     @app.exception_handler(StarletteHTTPException)
     async def _http(_req: Request, err: StarletteHTTPException) -> JSONResponse:
         return _error(err.status_code, str(err.detail), getattr(err, "headers", None))
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(req: Request, _err: ClientDisconnect) -> Response:
+        # the client closed the connection before its body arrived (the body guard was reading it):
+        # one line, and an answer nobody will get, instead of a traceback from Starlette's error
+        # middleware; uvicorn drops whatever is sent on a closed connection
+        log(_gone_line(req.scope))
+        return Response(status_code=400)
 
     @app.exception_handler(Exception)
     async def _crash(_req: Request, err: Exception) -> JSONResponse:  # a bug, not a client error

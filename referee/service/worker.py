@@ -66,7 +66,8 @@ def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None
                 say(f"{d}: G={db.board.G}, {len(db.board.squares)} tiles")
         jobs = [] if opts.manifests or opts.days else [
             lambda: watch.watch(store, Path(opts.library), opts.runs, log, opts.poll)]
-        app = create_app(store, max_body=opts.max_body, max_moves=opts.max_moves, background=jobs, host=opts.host)
+        app = create_app(store, max_body=opts.max_body, max_moves=opts.max_moves, background=jobs, host=opts.host,
+                         log=log)
     except BaseException:
         store.close()
         raise
