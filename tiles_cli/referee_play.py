@@ -27,9 +27,9 @@ def serve_command(
                                                   "(repeatable; default: every day in the library)."),
     day: Optional[List[str]] = typer.Option(None, "--day", help="Offer only this library day (repeatable)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8000, "--port", help="TCP port."),
-    max_body: int = typer.Option(64 * 1024, "--max-body", help="Largest request body in bytes."),
-    max_moves: int = typer.Option(64, "--max-moves", help="Most moves in one request."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
+    max_body: int = typer.Option(64 * 1024, "--max-body", min=1, help="Largest request body in bytes."),
+    max_moves: int = typer.Option(64, "--max-moves", min=1, help="Most moves in one request."),
     poll: float = typer.Option(10.0, "--poll", min=0.1, max=3600, help="Seconds between looks for new days in "
                                "the library (without --manifest and --day: a day built later is offered)."),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="Worker processes (uvicorn's); with more "
@@ -40,13 +40,14 @@ def serve_command(
     Over a whole library, a day built while it runs is offered within --poll seconds. --runs may be a
     postgresql:// URL; then --workers N processes share it (each loads the boards once)."""
     from referee.service import server
-    from referee.service.worker import ServeOptions, open_service
+    from referee.service.worker import ServeOptions, check_address, open_service
 
     opts = ServeOptions(library=str(library), runs=str(runs), manifests=tuple(map(str, manifest or ())),
                         days=tuple(day or ()), host=host, port=port, max_body=max_body, max_moves=max_moves,
                         poll=poll, workers=workers)
     say = lambda line: typer.echo(f"tiles referee serve: {line}", err=True)  # noqa: E731
     t0 = time.perf_counter()
+    check_address(host, port)             # every argument checked before the runs database is made
     app, store = open_service(opts, say=say, log=say)
     say(f"{len(store.days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; http://{host}:{port}/"
         + (f" ({workers} workers)" if workers > 1 else ""))
