@@ -73,9 +73,10 @@ def upgrade(conn: sqlite3.Connection) -> None:
     this process may not write (read-only) is left as it is: readers treat a missing spent table
     as an empty one (``tilelib.spent.has_table``)."""
     try:
+        old = set(version_statements(1))
         with atomic(conn):
             for stmt in version_statements(SCHEMA_VERSION):
-                if stmt not in version_statements(1):
+                if stmt not in old:
                     conn.execute(stmt)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     except sqlite3.OperationalError:
