@@ -106,6 +106,18 @@ def service_process(lib: Path, runs: Path | str, manifests: list[Path], *extra: 
         log.close()
 
 
+def wait_in_page(page, expression: str, timeout: float = 30.0) -> None:
+    """Wait until the JavaScript ``expression`` is truthy in a playwright ``page``. Playwright's own
+    ``wait_for_function`` evaluates its expression with ``eval`` inside the page, which the service's
+    Content-Security-Policy forbids (no 'unsafe-eval'); ``page.evaluate`` goes through the browser's
+    debugging protocol, which no page policy governs."""
+    t0 = time.monotonic()
+    while not page.evaluate(expression):
+        if time.monotonic() - t0 > timeout:
+            raise TimeoutError(f"not true after {timeout:.0f} s in the page: {expression}")
+        time.sleep(0.05)
+
+
 def board21_day(tmp_path_factory, name: str):
     """The shared G=21 fixture written as its own day's manifest file, and the truth over it:
     (fixture, folder, manifest path, a Judge whose ``truth(tile)`` is each tile's solution)."""

@@ -2,6 +2,9 @@
 G=61 daily board, starts a run, opens the seed tile by clicking it on the canvas, fills the empty cells
 by clicking them, submits, sees the reward; then does the same for a neighbour of the seed tile.
 
+The page runs under the service's Content-Security-Policy (no 'unsafe-eval'), so the tests wait for
+the page with ``serve_support.wait_in_page``, not playwright's ``wait_for_function`` (an ``eval``).
+
 `scripts/test.sh` installs chromium with apt when it is missing; without it this test is skipped
 locally and fails under CI (CI=true), so a missing browser is never a silent pass there.
 """
@@ -14,7 +17,7 @@ import shutil
 import httpx
 import pytest
 
-from serve_support import daily_g61, serving
+from serve_support import daily_g61, serving, wait_in_page
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -47,7 +50,7 @@ def solve_in_page(page, base, tile):
     t = page.evaluate(f"tilesPlay.state.board.tiles[{tile}]")
     pt = page.evaluate(f"tilesPlay.cellToClient({t['y0'] + t['n'] // 2}, {t['x0'] + t['n'] // 2})")
     page.mouse.click(pt["x"], pt["y"])
-    page.wait_for_function(f"tilesPlay.state.puzzle && tilesPlay.state.puzzle.tile === {tile}")
+    wait_in_page(page, f"tilesPlay.state.puzzle && tilesPlay.state.puzzle.tile === {tile}")
     assert page.inner_text("#tiletitle").startswith(f"Tile #{tile}") and "playable" in page.inner_text("#tiletitle")
     # the answer comes from the API's reveal (the day is over), as a person would read it off a paper
     sol = httpx.get(f"{base}/api/v1/days/{DAY}/tiles/{tile}/solution").json()["cells"]
@@ -60,7 +63,7 @@ def solve_in_page(page, base, tile):
     assert page.evaluate("tilesPlay.state.entry.join('')") == sol
     assert page.is_enabled("#submit")
     page.click("#submit")
-    page.wait_for_function(f"tilesPlay.state.solved.has({tile})")
+    wait_in_page(page, f"tilesPlay.state.solved.has({tile})")
     return t["n"] ** 2
 
 
@@ -72,11 +75,11 @@ def test_a_person_plays_the_seed_tile_and_a_neighbour(g61, browser, tmp_path):
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(base + "/")
-        page.wait_for_function("window.tilesPlay && window.tilesPlay.ready")
+        wait_in_page(page, "window.tilesPlay && window.tilesPlay.ready")
         assert "G=61" in page.inner_text("#day")
         page.fill("#player", "ann")
         page.click("#newrun")
-        page.wait_for_function("tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
+        wait_in_page(page, "tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
         seed = page.evaluate("tilesPlay.state.board.seed_tile")
         got = solve_in_page(page, base, seed)
         assert page.inner_text("#verdict").startswith(f"Correct! +{got}")
@@ -121,13 +124,13 @@ def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_pat
         page.on("request", lambda r: None if r.url.startswith(base) or r.url.startswith("data:")
                 else foreign.append(r.url))
         page.goto(base + "/")
-        page.wait_for_function("window.tilesPlay && window.tilesPlay.ready && tilesPlay.analysed > 0")
+        wait_in_page(page, "window.tilesPlay && window.tilesPlay.ready && tilesPlay.analysed > 0")
         page.fill("#player", "ann")
         page.click("#newrun")
-        page.wait_for_function("tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
+        wait_in_page(page, "tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
         got = [solve_in_page(page, base, page.evaluate("tilesPlay.state.board.seed_tile"))]
         got.append(solve_in_page(page, base, page.evaluate("[...tilesPlay.state.frontier].sort((a, b) => a - b)[0]")))
-        page.wait_for_function("tilesPlay.state.charts && tilesPlay.state.charts.reward.series.length === 2 && "
+        wait_in_page(page, "tilesPlay.state.charts && tilesPlay.state.charts.reward.series.length === 2 && "
                                "tilesPlay.state.charts.reward.series[1].points.length === 2")
         run = page.evaluate("tilesPlay.state.run")
         rows = [r.split("\t") for r in page.inner_text("#leaders tbody").splitlines()]
@@ -151,6 +154,6 @@ def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_pat
         page.evaluate("document.getElementById('analysis').scrollIntoView()")
         page.screenshot(path=str(tmp_path / "analysis.png"))         # docs/play-analysis.png is one
         page.click("#leaders tbody tr:first-child")               # chart the solver's run instead
-        page.wait_for_function("tilesPlay.state.charts.reward.series[1].points.length > 3")
+        wait_in_page(page, "tilesPlay.state.charts.reward.series[1].points.length > 3")
         assert page.text_content("#chartrun").startswith(f"· run {bot.run}")
         assert errors == [] and foreign == []

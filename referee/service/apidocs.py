@@ -79,7 +79,8 @@ def _parameters(op: dict) -> str:
 
 def _content(content: dict) -> str:
     """Each media type of a body or an answer with its schema."""
-    return "; ".join(f"<code>{escape(media)}</code>: {schema_html(v.get('schema', {}))}" for media, v in content.items())
+    return "; ".join(f"<code>{escape(media)}</code>: {schema_html(v.get('schema', {}))}"
+                     for media, v in content.items())
 
 
 def _request_body(op: dict) -> str:
@@ -153,6 +154,7 @@ def render(doc: dict) -> str:
     toc = "".join(f'<li><a href="#{_anchor(m, p, op)}"><span class="method {m}">{m.upper()}</span> '
                   f"<code>{escape(p)}</code></a> {escape(op.get('summary', ''))}</li>" for m, p, op in ops)
     schemas = "".join(_schema_section(n, s) for n, s in comps.get("schemas", {}).items())
+    sections = "".join(_operation(m, p, op, schemes) for m, p, op in ops)
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -163,5 +165,5 @@ def render(doc: dict) -> str:
         f'<p>The same as a machine-readable document: <a href="/openapi.json">/openapi.json</a> '
         f"(OpenAPI {escape(str(doc.get('openapi', '')))}). The MCP tools answer at <code>POST /mcp</code>; "
         'the play page is <a href="/">/</a>. Every error is <code>{"error": "one line"}</code>.</p>'
-        f'</header><nav><h2>Operations</h2><ul>{toc}</ul></nav><main>{"".join(_operation(m, p, op, schemes) for m, p, op in ops)}'
+        f"</header><nav><h2>Operations</h2><ul>{toc}</ul></nav><main>{sections}"
         f'<section id="schemas"><h2>Schemas</h2>{schemas}</section></main></body></html>\n')

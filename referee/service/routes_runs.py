@@ -36,7 +36,8 @@ async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depe
     return play.tile(st, run, tile)
 
 
-@router.post("/{run}/moves", response_model=m.MovesResult, responses=errors(400, 401, 403, 404, 409, 413, 415, auth=True),
+@router.post("/{run}/moves", response_model=m.MovesResult,
+             responses=errors(400, 401, 403, 404, 409, 413, 415, auth=True),
              summary="Submit moves (needs the run's token); one verdict per move, judged in order")
 async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends(store),
                 cfg: Settings = Depends(settings), bearer: Optional[str] = Depends(token),
