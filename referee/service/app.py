@@ -6,8 +6,10 @@ Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``)
 ``models``, what they share in ``deps``. Every handler is ``async`` and runs on the worker's one
 event-loop thread, so its store's cache and its one database connection are never touched by two
 requests at once (other workers share only the database: ``referee.service.runs``). Every error is one JSON object ``{"error": "one line"}`` with the status of
-``tilelib.errors.HTTP_STATUS`` (the same exception types that map to exit codes); a malformed
-request is a 4xx, never a 500.
+``tilelib.errors.HTTP_STATUS`` (the same exception types that map to exit codes; a 401 carries
+its Bearer challenge, ``deps.challenge``); a malformed request is a 4xx, never a 500, and a client
+gone before its body arrived is one log line. Every answer carries the browser security headers
+of ``security`` (``RefereeApp``: one middleware around the whole stack).
 """
 
 from __future__ import annotations
