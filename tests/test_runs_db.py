@@ -15,6 +15,7 @@ import pytest
 
 from cli_support import run_tiles
 from referee.runsdb import open_runsdb, opened, schema
+from s3_server import free_port
 from serve_support import silent_port
 from tilelib.errors import DatabaseUnavailable, SchemaTooNew
 
@@ -78,7 +79,7 @@ def test_a_newer_schema_is_refused_and_nothing_written(runs_target, tmp_path):
     assert r.returncode == 3 and "upgrade tiles" in one_error_line(r)
     lib = tmp_path / "lib.sqlite"
     run_tiles("library", "init", "-L", str(lib))
-    r = run_tiles("referee", "serve", "-L", str(lib), "--runs", str(runs_target), "--port", "1")
+    r = run_tiles("referee", "serve", "-L", str(lib), "--runs", str(runs_target), "--port", str(free_port()))
     assert r.returncode == 3 and "newer than this code" in one_error_line(r)
     assert _raw_versions(runs_target) == before
     if raw is not None:
@@ -116,7 +117,8 @@ def test_a_wrong_or_unreachable_url_fails_at_start_up_fast_with_exit_4(how, tmp_
     lib = tmp_path / "lib.sqlite"
     run_tiles("library", "init", "-L", str(lib))
     t0 = time.monotonic()
-    r = run_tiles("referee", "serve", "-L", str(lib), "--runs", url, "--port", "1", process=True, timeout=60)
+    r = run_tiles("referee", "serve", "-L", str(lib), "--runs", url, "--port", str(free_port()), process=True,
+                  timeout=60)
     took = time.monotonic() - t0
     line = one_error_line(r)
     assert r.returncode == 4 and "runs database" in line and took <= 10, (took, line)
