@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -147,3 +148,28 @@ def daily_day(tmp_path_factory, name: str, day: str, seed: bytes, size: int):
 def daily_g61(tmp_path_factory, name: str, day: str, seed: bytes):
     """``daily_day`` at G=61."""
     return daily_day(tmp_path_factory, name, day, seed, 61)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@contextlib.contextmanager
+def chromium():
+    """Debian's chromium driven by playwright (``scripts/test.sh`` installs it with apt); skipped
+    locally without it, a failure under CI (CI=true), so a missing browser is never a silent pass."""
+    import pytest
+
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (scripts/test.sh installs it with apt)")
+        pytest.skip("chromium is not installed (apt-get install chromium, or run scripts/test.sh)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        br = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield br
+        finally:
+            br.close()

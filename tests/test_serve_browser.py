@@ -11,17 +11,12 @@ locally and fails under CI (CI=true), so a missing browser is never a silent pas
 
 from __future__ import annotations
 
-import os
-import shutil
 
 import httpx
 import pytest
 
-from serve_support import daily_g61, serving, wait_in_page
+from serve_support import chromium, daily_g61, serving, wait_in_page
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 DAY = "2026-11-29"
 
 
@@ -32,16 +27,8 @@ def g61(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (scripts/test.sh installs it with apt)")
-        pytest.skip("chromium is not installed (apt-get install chromium, or run scripts/test.sh)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        br = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as br:
         yield br
-        br.close()
 
 
 def solve_in_page(page, base, tile):

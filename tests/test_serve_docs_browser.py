@@ -8,17 +8,12 @@ locally and fails under CI (CI=true), as ``tests/test_serve_browser.py`` does.
 
 from __future__ import annotations
 
-import os
-import shutil
 
 import httpx
 import pytest
 
-from serve_support import board21_day, serving, wait_in_page
+from serve_support import board21_day, chromium, serving, wait_in_page
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 DAY = "2026-11-29"
 # every violation the page's CSP reports, kept on window before any of the page's own scripts run
 RECORD_VIOLATIONS = """
@@ -37,16 +32,8 @@ def base(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (scripts/test.sh installs it with apt)")
-        pytest.skip("chromium is not installed (apt-get install chromium, or run scripts/test.sh)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        br = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as br:
         yield br
-        br.close()
 
 
 class Offline:
