@@ -32,7 +32,6 @@ from bench_sync import fill  # noqa: E402
 from machine import cpu_model, timed_run  # noqa: E402
 
 from tilelib import merge  # noqa: E402
-from tilelib.db import connect  # noqa: E402
 from tilelib.merge import merge_file  # noqa: E402
 from tilelib.store import Library  # noqa: E402
 

@@ -24,7 +24,6 @@ from daily.build import BuildOptions, build
 from remote.backend import SNAPSHOT_DIR, open_backend
 from remote.sync import pull, push
 from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
-from tilelib.errors import SchemaMismatch
 from tilelib.schema import schema_problems
 
 SEED = bytes.fromhex("5c4e" * 16)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from email.message import Message
 from typing import Callable, Optional
 
-from fastapi import Depends, Request
+from fastapi import Request
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 
