@@ -140,9 +140,10 @@ def check_manifests(conn: sqlite3.Connection, label: str, since: int = 0) -> tup
 
 
 _HEX = "length({c}) = 64 AND NOT {c} GLOB '*[^0-9a-f]*'"
-_SPENT_BAD = (f"SELECT rowid, solution, board, n, day FROM spent WHERE NOT ({_HEX.format(c='solution')} AND "
-              f"{_HEX.format(c='board')} AND n IN (10, 12, 14, 16) AND typeof(day) = 'text' AND "
-              "day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]') LIMIT 1")
+# FORMAT §5's shape of a spent row, as one SQL condition (the publish check and ``referee.repair``)
+SPENT_SHAPE = (f"{_HEX.format(c='solution')} AND {_HEX.format(c='board')} AND n IN (10, 12, 14, 16) AND "
+               "typeof(day) = 'text' AND day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'")
+_SPENT_BAD = f"SELECT rowid, solution, board, n, day FROM spent WHERE NOT ({SPENT_SHAPE}) LIMIT 1"
 
 
 def check_spent(conn: sqlite3.Connection, label: str) -> int:
@@ -257,6 +258,17 @@ class AuditReport:
         return not self.problems
 
 
+def tile_row_problems(row: dict) -> list[str]:
+    """Every problem of one stored tiles row (a dict by column): its hash, then the whole-tile checks
+    of ``tilelib.audit`` against its stored edge columns. What ``tiles library verify`` reports and
+    what ``tiles library repair`` keeps a row by."""
+    try:
+        tile = row_to_tile(row)
+    except (HashMismatch, CorruptLibrary) as err:
+        return [str(err)]
+    return tile_problems(tile, stored_edges=(row["top"], row["right"], row["bottom"], row["left"]))
+
+
 def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> AuditReport:
     """Integrity-check the file and prove its schema, then check every tile row; never stops at the
     first bad row."""
@@ -268,13 +280,7 @@ def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> Au
     rows = 0
     for row in lib.iter_rows():
         rows += 1
-        try:
-            tile = row_to_tile(row)
-        except (HashMismatch, CorruptLibrary) as err:
-            problems.append((row["hash"], str(err)))
-        else:
-            edges = (row["top"], row["right"], row["bottom"], row["left"])
-            problems += [(row["hash"], p) for p in tile_problems(tile, stored_edges=edges)]
+        problems += [(row["hash"], p) for p in tile_row_problems(row)]
         if on_row:
             on_row()
     for day, commit, text in lib.conn.execute("SELECT day, seed_commit, json FROM manifests ORDER BY day"):
@@ -285,5 +291,5 @@ def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> Au
 
 
 __all__ = ["CHECK_MODES", "read_watermark", "check_library", "mark_verified", "CheckReport", "INTEGRITY_MODES", "check_pages", "check_rows", "check_manifests",
-           "check_connection", "check_file", "manifest_row_problem",
-           "AuditReport", "verify_library"]
+           "check_connection", "check_file", "manifest_row_problem", "SPENT_SHAPE",
+           "AuditReport", "tile_row_problems", "verify_library"]

@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from referee.checks import check_connection, manifest_row_problem
-from tilelib.audit import tile_problems
+from referee.checks import SPENT_SHAPE, check_connection, manifest_row_problem, tile_row_problems
 from tilelib.db import atomic, connect
-from tilelib.errors import BadInput, CorruptLibrary, HashMismatch, LibraryError, SchemaTooNew
+from tilelib.errors import BadInput, CorruptLibrary, LibraryError, SchemaTooNew
 from tilelib.fsio import check_placeable, staged
 from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
 from tilelib.schema import SCHEMA_VERSION, differences, file_version, read_objects
-from tilelib.store import SQLITE_MAGIC, TILE_COLUMNS, Library, row_to_tile
+from tilelib.store import SQLITE_MAGIC, TILE_COLUMNS, Library
 
 KEPT_META = ("stock:",)       # meta keys a repaired file keeps (by prefix); the rest is per file
 BATCH = 4096
@@ -88,10 +87,11 @@ def _check_paths(source: Path, out: Path) -> None:
 
 
 def _read(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], rep: RepairReport,
-          order: str = "rowid") -> Iterator[tuple]:
-    """The named columns of every row of ``table``, in batches; where SQLite cannot read on (a missing
-    column, a damaged page), the reason goes to ``rep.unread`` and the rows so far stand."""
-    cols = ", ".join(f'"{c}"' for c in columns)
+          order: str = "rowid", extra: str | None = None) -> Iterator[tuple]:
+    """The named columns of every row of ``table`` (and the SQL expression ``extra`` after them), in
+    batches; where SQLite cannot read on (a missing column, a damaged page), the reason goes to
+    ``rep.unread`` and the rows so far stand."""
+    cols = ", ".join([f'"{c}"' for c in columns] + ([f"({extra})"] if extra else []))
     try:
         cur = conn.execute(f'SELECT {cols} FROM main."{table}" ORDER BY {order}')
         while rows := cur.fetchmany(BATCH):
@@ -102,12 +102,7 @@ def _read(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], rep: R
 
 def _tile_problem(row: tuple) -> str | None:
     """Why a tiles row does not verify (``tiles library verify``'s checks), or None."""
-    d = dict(zip(TILE_COLUMNS, row))
-    try:
-        tile = row_to_tile(d)
-    except (HashMismatch, CorruptLibrary) as err:
-        return str(err)
-    problems = tile_problems(tile, stored_edges=(d["top"], d["right"], d["bottom"], d["left"]))
+    problems = tile_row_problems(dict(zip(TILE_COLUMNS, row)))
     return problems[0] if problems else None
 
 
@@ -115,14 +110,13 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+# a spent row is kept when it has the publish check's shape and an integer ``created``
+_SPENT_KEPT = f"{SPENT_SHAPE} AND typeof(created) = 'integer'"
+
+
 def _spent_problem(row: tuple) -> str | None:
-    """Why a spent row is not of FORMAT §5's shape, or None (``referee.checks.check_spent`` in Python)."""
-    solution, board, n, day, created = row
-    hexes = all(isinstance(x, str) and len(x) == 64 and all(c in "0123456789abcdef" for c in x)
-                for x in (solution, board))
-    day_ok = isinstance(day, str) and len(day) == 10 and day[4] == day[7] == "-" and \
-        (day[:4] + day[5:7] + day[8:]).isdigit()
-    if not (hexes and n in (10, 12, 14, 16) and day_ok and _is_int(created)):
+    """Why a spent row (read with ``_SPENT_KEPT``'s verdict last) is dropped, or None."""
+    if not row[-1]:
         return "not of FORMAT §5's shape (hex solution and board, n in 10..16 even, an ISO day)"
     return None
 
@@ -146,28 +140,29 @@ def _manifest_problem(row: tuple) -> str | None:
     return manifest_row_problem(day, commit, text)
 
 
-# table -> (columns read, the row's name in the report, why it is dropped or None)
-_TABLES: dict[str, tuple[tuple[str, ...], Callable[[tuple], str], Callable[[tuple], str | None]]] = {
-    "tiles": (TILE_COLUMNS, lambda r: str(r[0]), _tile_problem),
-    "manifests": (MANIFEST_COLUMNS, lambda r: str(r[0]), _manifest_problem),
-    "misses": (MISS_COLUMNS, lambda r: f"n={r[0]} masks={r[5:9]}", _miss_problem),
-    "spent": (SPENT_COLUMNS, lambda r: f"{str(r[0])[:16]}…/{str(r[1])[:16]}…", _spent_problem),
+# table -> (columns read, an SQL verdict read after them, the row's name in the report, why it is
+# dropped or None)
+_TABLES: dict[str, tuple[tuple[str, ...], str | None, Callable[[tuple], str], Callable[[tuple], str | None]]] = {
+    "tiles": (TILE_COLUMNS, None, lambda r: str(r[0]), _tile_problem),
+    "manifests": (MANIFEST_COLUMNS, None, lambda r: str(r[0]), _manifest_problem),
+    "misses": (MISS_COLUMNS, None, lambda r: f"n={r[0]} masks={r[5:9]}", _miss_problem),
+    "spent": (SPENT_COLUMNS, _SPENT_KEPT, lambda r: f"{str(r[0])[:16]}…/{str(r[1])[:16]}…", _spent_problem),
 }
 
 
 def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str, rep: RepairReport,
                 on_row: Callable[[], None] | None) -> None:
     """Copy the rows of ``table`` that verify from ``src`` to ``dst``; each one left behind is reported."""
-    columns, name, problem = _TABLES[table]
+    columns, verdict, name, problem = _TABLES[table]
     quoted = ", ".join('"' + c + '"' for c in columns)
     insert = f"INSERT OR IGNORE INTO {table} ({quoted}) VALUES ({', '.join('?' * len(columns))})"
     kept = 0
-    for row in _read(src, table, columns, rep):
+    for row in _read(src, table, columns, rep, extra=verdict):
         why = problem(row)
         if why is None:
             before = dst.total_changes
             try:
-                dst.execute(insert, row)
+                dst.execute(insert, row[:len(columns)])
             except sqlite3.Error as err:
                 why = f"not storable ({err})"
             else:

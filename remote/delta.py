@@ -31,8 +31,8 @@ from pathlib import Path
 from tilelib.db import atomic, connect, outside, statements
 from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
 from tilelib.spent import has_table as has_spent
-from tilelib.schema import SYNC_SCHEMA
-from tilelib.store import SCHEMA_VERSION, TILE_COLUMNS, Library, schema_sql
+from tilelib.schema import SCHEMA_VERSION, SYNC_SCHEMA, version_statements
+from tilelib.store import TILE_COLUMNS, Library
 
 BASE, DELTA = "base", "delta"     # the two kinds of file a remote holds (a delta's meta kind)
 MAX_DELTAS = 16
@@ -107,7 +107,7 @@ def make_delta(lib: Library, mark: Mark, workdir: Path) -> tuple[Path, Mark, int
     conn = connect(out)
     try:
         with atomic(conn):
-            for stmt in statements(schema_sql()):
+            for stmt in version_statements(SCHEMA_VERSION):
                 conn.execute(stmt)
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.execute("INSERT INTO meta VALUES ('kind', ?)", (DELTA,))

@@ -21,7 +21,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from tilelib.errors import BadInput, RemoteError
-from tilelib.fsio import fsync_dir, no_follow_open
+from tilelib.fsio import install, no_follow_open
 
 from remote.backend import (Backend, HEAD_NAME, bounded, file_name, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
                             SnapshotInfo, register, snapshot_name)
@@ -83,14 +83,10 @@ class LocalBackend(Backend):
                 write(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
-            if replace:
-                os.replace(tmp, final)
-            else:
-                try:
-                    os.link(tmp, final)
-                except FileExistsError:
-                    return False
-            fsync_dir(final.parent)
+            try:
+                install(Path(tmp), final, replace)
+            except FileExistsError:
+                return False
             return True
         except OSError as err:
             raise RemoteError(f"remote {self.url}: cannot write {final.name}: {err.strerror or err}") from err

@@ -23,7 +23,8 @@ from tilelib.constraint import Constraint
 from tilelib.db import atomic, connect, statements
 from tilelib.rng import Stream
 from tilelib.spent import SpentRow
-from tilelib.store import Library, schema_sql
+from tilelib.schema import shipped_sql as schema_sql
+from tilelib.store import Library
 
 ROOT = Path(__file__).resolve().parent.parent
 

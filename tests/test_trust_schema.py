@@ -242,3 +242,30 @@ def test_verify_refuses_a_bundle_with_a_planted_trigger(day_lib, tmp_path):
     plant(bundle, "trigger on spent")
     r = run_tiles("referee", "verify", str(manifest), "-L", str(bundle))
     assert r.returncode == 3 and 'extra trigger "drop_spent" on spent' in r.stderr, r.stderr
+
+
+def test_repair_drops_exactly_the_rows_that_do_not_verify_and_says_why(day_lib, tmp_path):
+    """A damaged library: one tile row's content changed, one spent row malformed, one with a text
+    ``created``, and a stored manifest truncated. Repair leaves out exactly those, naming each."""
+    peer = tmp_path / "damaged.sqlite"
+    shutil.copy(day_lib, peer)
+    conn = sqlite3.connect(peer)
+    (bad_tile,) = conn.execute("SELECT hash FROM tiles ORDER BY rowid LIMIT 1").fetchone()
+    conn.execute("UPDATE tiles SET givens = zeroblob(length(givens)) WHERE hash = ?", (bad_tile,))
+    board = conn.execute("SELECT board FROM spent LIMIT 1").fetchone()
+    conn.execute("INSERT INTO spent VALUES (?, ?, 11, ?, 1)", ("ab" * 32, board[0], DAY))     # n = 11
+    conn.execute("INSERT INTO spent VALUES (?, ?, 10, ?, 'soon')", ("cd" * 32, board[0], DAY))
+    conn.execute("INSERT INTO manifests VALUES ('2026-11-30', 'c0', '{\"day\":', 1)")
+    conn.commit()
+    conn.close()
+    out = tmp_path / "repaired.sqlite"
+    r = run_tiles("library", "repair", "-L", str(peer), "--out", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    dropped = {(d["table"], d["row"].split("…")[0][:16]) for d in json.loads(r.stdout)["dropped"]
+               if d["table"] != "meta"}
+    assert dropped == {("tiles", bad_tile[:16]), ("spent", "ab" * 8), ("spent", "cd" * 8),
+                       ("manifests", "2026-11-30")}
+    want = rows(day_lib)
+    want["tiles"] = want["tiles"] - {(bad_tile,)}
+    assert rows(out) == want
+    assert run_tiles("library", "verify", "-L", str(out)).returncode == 0

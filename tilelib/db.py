@@ -45,11 +45,11 @@ def connect(path: str | Path, *, readonly: bool = False, timeout: float = 5.0) -
     trusts nothing in the file's schema (module docstring)."""
     target = ":memory:" if str(path) == ":memory:" else file_uri(path, "ro" if readonly else "rwc")
     conn = sqlite3.connect(target, isolation_level=None, uri=True, timeout=timeout)
-    distrust(conn)
+    _distrust(conn)
     return conn
 
 
-def distrust(conn: sqlite3.Connection) -> None:
+def _distrust(conn: sqlite3.Connection) -> None:
     """``trusted_schema = OFF`` and, where available, SQLite's defensive mode on ``conn``."""
     conn.execute("PRAGMA trusted_schema = OFF")
     defensive = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
@@ -105,7 +105,7 @@ def outside(conn: sqlite3.Connection, what: str) -> None:
         raise RuntimeError(f"{what} must run outside a transaction")
 
 
-__all__ = ["atomic", "connect", "distrust", "file_uri", "outside", "rows_by_hash", "statements"]
+__all__ = ["atomic", "connect", "file_uri", "outside", "rows_by_hash", "statements"]
 
 
 def rows_by_hash(conn, columns, hashes, chunk: int = 500):

@@ -60,7 +60,7 @@ def fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _install(tmp: Path, p: Path, replace: bool) -> None:
+def install(tmp: Path, p: Path, replace: bool) -> None:
     """Move the finished ``tmp`` onto ``p`` (``replace``: rename over it; else link, FileExistsError
     if ``p`` exists), then fsync the directory."""
     if replace:
@@ -86,7 +86,7 @@ def atomic_write(path: str | Path, data: bytes | str) -> Path:
             fh.write(blob)
             fh.flush()
             os.fsync(fh.fileno())
-        _install(tmp, p, replace=True)
+        install(tmp, p, replace=True)
     except OSError as e:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
@@ -110,7 +110,7 @@ def staged(path: str | Path, *, replace: bool = True) -> Iterator[Path]:
         fsync_file(tmp)
         os.chmod(tmp, _FILE_MODE)
         try:
-            _install(tmp, p, replace)
+            install(tmp, p, replace)
         except FileExistsError:
             raise BadInput(f"{p} appeared while it was being written; it is left as it is") from None
     except OSError as e:
@@ -145,4 +145,4 @@ def check_placeable(path: str | Path, what: str, *, want_dir: bool = False) -> P
     return p
 
 
-__all__ = ["atomic_write", "check_placeable", "fsync_dir", "fsync_file", "no_follow_open", "staged"]
+__all__ = ["atomic_write", "check_placeable", "fsync_dir", "fsync_file", "install", "no_follow_open", "staged"]

@@ -195,20 +195,23 @@ def differences(found: dict[str, SchemaObject], version: int) -> list[str]:
     return [text for *_, text in sorted(out)]
 
 
-def schema_problems(conn: sqlite3.Connection, label: str, schema: str = "main") -> list[str]:
-    """Every difference of a file's schema from the shipped one of its version (``file_version``'s
-    errors raised as they are)."""
+def _version_and_differences(conn: sqlite3.Connection, label: str, schema: str) -> tuple[int, list[str]]:
+    """The file's schema version and every difference of its schema from the shipped one of that
+    version (``file_version``'s errors raised as they are)."""
     found = read_objects(conn, schema)
     version = file_version(conn, label, schema, found)
-    return differences(found, version)
+    return version, differences(found, version)
+
+
+def schema_problems(conn: sqlite3.Connection, label: str, schema: str = "main") -> list[str]:
+    """Every difference of a file's schema from the shipped one of its version."""
+    return _version_and_differences(conn, label, schema)[1]
 
 
 def check_schema(conn: sqlite3.Connection, label: str, schema: str = "main") -> int:
     """Refuse a file whose schema is not the shipped one of its version: SchemaMismatch (exit 3)
     naming the first object that differs. Returns the file's schema version."""
-    found = read_objects(conn, schema)
-    version = file_version(conn, label, schema, found)
-    diffs = differences(found, version)
+    version, diffs = _version_and_differences(conn, label, schema)
     if diffs:
         more = f" (and {len(diffs) - 1} more difference(s))" if len(diffs) > 1 else ""
         raise SchemaMismatch(f"{label}: its schema is not schema version {version}'s: {diffs[0]}{more}; "

@@ -19,7 +19,7 @@ from typing import Iterable
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, RowsNotStored, UnknownTile
 from tilelib.db import atomic, connect, rows_by_hash
 from tilelib.fsio import check_placeable
-from tilelib.schema import SCHEMA_VERSION, check_schema, shipped_sql, version_statements
+from tilelib.schema import SCHEMA_VERSION, check_schema, version_statements
 from tilelib.spent import count as spent_count
 from tilelib.tile import Features, Tile, content_hash
 
@@ -32,9 +32,6 @@ TILE_COLUMNS = ("hash", "n", "version", "seam_mask", "top", "right", "bottom", "
 
 _INSERT_TILE = (f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(TILE_COLUMNS))})")
-
-
-schema_sql = shipped_sql    # the text of schema.sql shipped with the package
 
 
 def _row_tuple(row: dict) -> tuple:
@@ -196,16 +193,16 @@ class Library:
         A row asked for and not there afterwards is RowsNotStored, and the batch is rolled back."""
         hashes = {r[0] for r in rows}
         with atomic(self.conn):
-            before = self.present(hashes)
+            before = self._present(hashes)
             self.conn.executemany(_INSERT_TILE, rows)
-            after = self.present(hashes)
+            after = self._present(hashes)
             if len(after) != len(hashes):
                 first = min(hashes - after)
                 raise RowsNotStored(f"{self.path}: tile {first} was inserted and is not stored "
                                     f"({len(hashes - after)} of {len(hashes)} rows missing); nothing of the batch is kept")
         return len(hashes) - len(before)
 
-    def present(self, hashes) -> set[str]:
+    def _present(self, hashes) -> set[str]:
         """Those of ``hashes`` the tiles table holds."""
         return {h for (h,) in rows_by_hash(self.conn, ("hash",), hashes)}
 
