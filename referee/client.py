@@ -12,6 +12,10 @@ request carries an ``Idempotency-Key`` made once per call and sent with every at
 service answers a retry with its first answer and never scores a move twice. Creating a run is
 retried only when the request surely never arrived (the connection was refused).
 
+Fair use: a 429 (a quota of the service, ``referee.service.quota``) stored nothing, so any request
+is sent again after the ``Retry-After`` seconds it names; such waits do not count as retries, up
+to ``max_wait`` seconds in all per call (then ``RateLimited``, exit 4).
+
     from referee.client import Client
     with Client("http://127.0.0.1:8000") as c:
         run = c.create_run("2026-11-29", player="ann")
@@ -29,7 +33,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from referee.service import models as m
-from tilelib.errors import BadInput, Unreachable, error_for_status
+from tilelib.errors import BadInput, RateLimited, Unreachable, error_for_status
 
 API = "/api/v1"
 T = TypeVar("T", bound=BaseModel)
@@ -39,12 +43,13 @@ class Client:
     """The service at ``url`` (its root, e.g. ``http://127.0.0.1:8000``; a trailing ``/api/v1`` is fine)."""
 
     def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
-                 transport: Optional[httpx.BaseTransport] = None) -> None:
+                 max_wait: float = 600.0, transport: Optional[httpx.BaseTransport] = None) -> None:
         base = url.rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise BadInput(f"--url must be an http:// or https:// address, not {url[:80]!r}")
         base = base.removesuffix(API)
-        self.retries, self.backoff = retries, backoff
+        self.retries, self.backoff, self.max_wait = retries, backoff, max_wait
+        self.waited = 0.0                     # seconds spent waiting out 429s (Retry-After)
         self.http = httpx.Client(base_url=base + API, timeout=timeout, transport=transport)
         self.tokens: dict[str, str] = {}      # run -> token, kept from create_run
         self.requests = 0                     # HTTP requests sent, retries included
@@ -65,23 +70,31 @@ class Client:
         """Send one request (with retries, see the module doc) and return the answer's JSON; raise the
         project's error for a 4xx, ``Unreachable`` when every attempt failed. ``safe``: may be sent
         again after a failure mid-way (reads, and writes that carry an idempotency key)."""
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(min(self.backoff * 2 ** (attempt - 1), 5.0))
+        last, failures, waited = "", 0, 0.0
+        while failures <= self.retries:
+            if failures:
+                time.sleep(min(self.backoff * 2 ** (failures - 1), 5.0))
             self.requests += 1
             try:
                 r = self.http.request(method, path, json=json, params=params, headers=headers)
             except httpx.ConnectError as e:            # refused or unresolvable: the request never left
-                last = f"cannot connect to {self.http.base_url} ({e})"
+                last, failures = f"cannot connect to {self.http.base_url} ({e})", failures + 1
                 continue
             except httpx.TransportError as e:          # dropped or timed out mid-way
-                last = f"{type(e).__name__} talking to {self.http.base_url} ({e})"
+                last, failures = f"{type(e).__name__} talking to {self.http.base_url} ({e})", failures + 1
                 if not safe:
                     break
                 continue
+            if r.status_code == 429:              # a quota: nothing was stored; wait as told, then again
+                pause = _retry_after(r)
+                if waited + pause > self.max_wait:
+                    raise RateLimited(f"429: {_message(r)} (waited {waited:.0f} s in all)", retry_after=int(pause))
+                time.sleep(pause)
+                waited += pause
+                self.waited += pause
+                continue
             if r.status_code >= 500:
-                last = f"{r.status_code} from {self.http.base_url}{path}: {_message(r)}"
+                last, failures = f"{r.status_code} from {self.http.base_url}{path}: {_message(r)}", failures + 1
                 if not safe:
                     break
                 continue
@@ -92,7 +105,7 @@ class Client:
             except ValueError:
                 raise Unreachable(f"{self.http.base_url}{path} answered {r.status_code} with a body that is "
                                   "not JSON: is this a tiles referee service?") from None
-        raise Unreachable(f"{last}; gave up after {attempt + 1} attempt(s)")
+        raise Unreachable(f"{last}; gave up after {failures} attempt(s)")
 
     def _get(self, model: type[T], path: str, **params) -> T:
         return _typed(model, self._call("GET", path, params={k: v for k, v in params.items() if v is not None}))
@@ -172,6 +185,12 @@ def _message(r: httpx.Response) -> str:
     except ValueError:
         pass
     return " ".join(r.text[:200].split()) or r.reason_phrase
+
+
+def _retry_after(r: httpx.Response) -> float:
+    """The seconds a 429's ``Retry-After`` asks for (delta-seconds; 1 if absent or an HTTP date)."""
+    value = r.headers.get("retry-after", "").strip()
+    return float(min(int(value), 3600)) if value.isdigit() else 1.0
 
 
 def _typed(model: type[T], data: Any) -> T:

@@ -92,6 +92,16 @@ class Unreachable(RemoteError):
     client, ``tiles play``; exit 4 like any remote that is unreachable)."""
 
 
+class RateLimited(RemoteError):
+    """A request over a fair-use quota (``referee.service.quota``: HTTP 429 with ``Retry-After``);
+    ``retry_after`` is the seconds to wait. The client waits and sends it again; when it gives up it
+    is exit 4 like a service that does not answer."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class DatabaseUnavailable(RemoteError):
     """The runs database (PostgreSQL) cannot be reached or refuses us, or went away mid-write for
     longer than the service waits (exit 4; the service answers 503, which the client retries)."""
@@ -147,6 +157,7 @@ HTTP_STATUS: list[tuple[type[BaseException], int]] = [
     (TooLarge, 413),
     (UnsupportedMedia, 415),
     (BadInput, 400),
+    (RateLimited, 429),
     (DatabaseUnavailable, 503),
 ]
 

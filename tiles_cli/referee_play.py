@@ -10,6 +10,7 @@ from typing import List, Optional
 
 import typer
 
+from tilelib.errors import BadInput
 from tiles_cli.options import LibraryOpt, RunsNeededOpt, RunsOpt
 from tiles_cli.referee import referee_app
 
@@ -34,6 +35,19 @@ def serve_command(
                                "the library (without --manifest and --day: a day built later is offered)."),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="Worker processes (uvicorn's); with more "
                                 "than one, a postgresql:// --runs is the usual choice."),
+    quota_runs: int = typer.Option(30, "--quota-runs", min=0, help="Runs one client address may create per "
+                                   "--quota-window (0: no limit); past it 429 with Retry-After."),
+    quota_moves: int = typer.Option(1800, "--quota-moves", min=0, help="Moves requests one run (its token) may "
+                                    "send per --quota-window (0: no limit)."),
+    quota_address_moves: int = typer.Option(18000, "--quota-address-moves", min=0, help="Moves requests one "
+                                            "client address may send per --quota-window, over all its runs "
+                                            "(0: no limit)."),
+    quota_window: float = typer.Option(60.0, "--quota-window", min=1.0, max=86400.0, help="Seconds of one quota "
+                                       "window (counted in the runs database: every worker and host sees them)."),
+    access_log: str = typer.Option("text", "--access-log", help="One line per request on stderr: text, json "
+                                   "(JSON lines) or off."),
+    trust_proxy: str = typer.Option("127.0.0.1", "--trust-proxy", help="Comma-separated addresses (or *) of "
+                                    "reverse proxies whose X-Forwarded-For names the client (quotas, access log)."),
 ) -> None:
     """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, MCP tools at /mcp, the
     play page at /.
@@ -44,7 +58,11 @@ def serve_command(
 
     opts = ServeOptions(library=str(library), runs=str(runs), manifests=tuple(map(str, manifest or ())),
                         days=tuple(day or ()), host=host, port=port, max_body=max_body, max_moves=max_moves,
-                        poll=poll, workers=workers)
+                        poll=poll, workers=workers, quota_runs=quota_runs, quota_moves=quota_moves,
+                        quota_address_moves=quota_address_moves, quota_window=quota_window,
+                        access_log=access_log, trust_proxy=trust_proxy)
+    if access_log not in ("off", "text", "json"):
+        raise BadInput(f"--access-log must be off, text or json, not {access_log[:40]!r}")
     say = lambda line: typer.echo(f"tiles referee serve: {line}", err=True)  # noqa: E731
     t0 = time.perf_counter()
     check_address(host, port)             # every argument checked before the runs database is made
@@ -57,7 +75,7 @@ def serve_command(
         server.run_workers(opts)
         return
     try:
-        server.run(app, host, port)
+        server.run(app, opts)
     finally:
         store.close()
 

@@ -10,6 +10,8 @@ Version 1 is the schema of ``tiles-runs/1`` (runs, moves, batches, tokens, idemp
 Version 2 adds ``runs.nmoves``, the number of moves stored for the run: every batch adds to it in
 the transaction that stores the moves, so a worker that cached a run's solved set knows, from one
 locked row, whether another worker or the CLI judge has written to the run since.
+Version 3 adds ``quota``: fair-use counters per (window, key) (``referee.service.quota``), kept here so
+that every worker and host counts the same requests.
 """
 
 from __future__ import annotations
@@ -46,13 +48,18 @@ ALTER TABLE runs ADD COLUMN nmoves {BIG} NOT NULL DEFAULT 0;
 UPDATE runs SET nmoves = (SELECT count(*) FROM moves m WHERE m.run = runs.run);
 """
 
+_V3 = """
+CREATE TABLE IF NOT EXISTS quota (
+    win {BIG} NOT NULL, key TEXT NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (win, key));
+"""
+
 # Each dialect's words for the few types that differ (SQLite's INTEGER PRIMARY KEY is its rowid).
 TYPES = {
     "sqlite": {"BIG": "INTEGER", "SERIAL": "INTEGER PRIMARY KEY", "REAL": "REAL"},
     "postgresql": {"BIG": "BIGINT", "SERIAL": "BIGSERIAL PRIMARY KEY", "REAL": "DOUBLE PRECISION"},
 }
 
-MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2)]
+MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2), (3, _V3)]
 LATEST = MIGRATIONS[-1][0]
 
 MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied {BIG} NOT NULL)"

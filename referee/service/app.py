@@ -7,7 +7,7 @@ Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``)
 event-loop thread, so its store's cache and its one database connection are never touched by two
 requests at once (other workers share only the database: ``referee.service.runs``). Every error is one JSON object ``{"error": "one line"}`` with the status of
 ``tilelib.errors.HTTP_STATUS`` (the same exception types that map to exit codes; a 401 carries
-its Bearer challenge, ``deps.challenge``); a malformed request is a 4xx, never a 500, and a client
+its Bearer challenge and a 429 its Retry-After, ``deps.error_headers``); a malformed request is a 4xx, never a 500, and a client
 gone before its body arrived is one log line. Every answer carries the browser security headers
 of ``security`` (``RefereeApp``: one middleware around the whole stack).
 """
@@ -31,7 +31,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
 from referee.service import apidocs, routes_days, routes_runs
-from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, challenge
+from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_headers
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
 from tilelib.errors import TilesError, http_status
@@ -170,10 +170,11 @@ class RefereeApp(FastAPI):
 
 def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, max_body: int = MAX_BODY,
                max_moves: int = MAX_MOVES, background: Sequence[Callable[[], Awaitable[None]]] = (),
-               host: str = "127.0.0.1", log: Callable[[str], None] = _stderr) -> FastAPI:
+               host: str = "127.0.0.1", log: Callable[[str], None] = _stderr, access_log: str = "off") -> FastAPI:
     """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
     ``background`` jobs run while it serves; ``host`` is the address it is served on (``_mount_mcp``);
-    ``log`` gets the service's own lines (a client gone mid-request)."""
+    ``log`` gets the service's own lines (a client gone mid-request); ``access_log`` ("off", "text",
+    "json") one line per request."""
     app = RefereeApp(title="tiles referee", version="1", lifespan=_lifespan(background),
                      docs_url=None, redoc_url=None,      # /docs is apidocs' page: Swagger UI needs a CDN
                   generate_unique_id_function=lambda route: route.name,   # operationId = the handler's name
@@ -181,7 +182,7 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
                               "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
                               "'Content-Type: application/json'.")
     app.state.store = store
-    app.state.settings = Settings(max_body=max_body, max_moves=max_moves, today=today)
+    app.state.settings = Settings(max_body=max_body, max_moves=max_moves, today=today, access_log=access_log)
     app.include_router(routes_days.router, prefix=API)
     app.include_router(routes_runs.router, prefix=API)
     app.openapi = lambda: _openapi(app)
@@ -190,7 +191,7 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     @app.exception_handler(TilesError)
     async def _tiles_error(_req: Request, err: TilesError) -> JSONResponse:
         status = http_status(err)
-        return _error(status, str(err), challenge(err, status))
+        return _error(status, str(err), error_headers(err, status))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_req: Request, err: RequestValidationError) -> JSONResponse:

@@ -35,6 +35,7 @@ class Settings:
     max_body: int = MAX_BODY
     max_moves: int = MAX_MOVES
     today: Optional[Callable[[], dt.date]] = None
+    access_log: str = "off"     # "off" | "text" | "json": one line per request on stderr
 
 
 # Dependencies are ``async`` so FastAPI calls them on the event loop: a plain ``def`` would be sent
@@ -66,14 +67,23 @@ token = RunToken(auto_error=False, scheme_name="runToken",
 REALM = 'Bearer realm="tiles"'
 
 
-def challenge(err: BaseException, status: int) -> Optional[dict]:
-    """The ``WWW-Authenticate`` header of an error answer, or None: every 401 has one (RFC 7235), with
+def error_headers(err: BaseException, status: int) -> Optional[dict]:
+    """The headers of an error answer, or None. ``WWW-Authenticate``: every 401 has one (RFC 7235), with
     the RFC 6750 error code its exception names (``bearer_error``, ``runs``); so does a 403 that names
-    one (a wrong token: ``invalid_token``)."""
+    one (a wrong token: ``invalid_token``). ``Retry-After``: every 429 (``quota``), in whole seconds."""
+    out = {}
     code = getattr(err, "bearer_error", None)
-    if status != 401 and code is None:
-        return None
-    return {"WWW-Authenticate": REALM + (f', error="{code}"' if code else "")}
+    if status == 401 or code is not None:
+        out["WWW-Authenticate"] = REALM + (f', error="{code}"' if code else "")
+    if status == 429:
+        out["Retry-After"] = str(getattr(err, "retry_after", 1))
+    return out or None
+
+
+async def address(request: Request) -> Optional[str]:
+    """The client's address: the peer's, or the one a trusted proxy names in X-Forwarded-For (uvicorn's
+    ``--forwarded-allow-ips``; ``tiles referee serve --trust-proxy``). What per-address quotas count."""
+    return request.client.host if request.client else None
 
 
 def _is_json(content_type: str) -> bool:
@@ -133,6 +143,8 @@ _MEANING = {
          "with another body.",
     413: "A body or a batch over the service's limits.",
     415: "A body not sent as application/json.",
+    429: "Over a fair-use quota (run creations per address, moves requests per run or per address): "
+         "wait the seconds of the Retry-After header and send it again.",
 }
 
 
@@ -142,6 +154,8 @@ _CHALLENGE = {
     403: {"description": "Only for a wrong token: Bearer realm=\"tiles\", error=\"invalid_token\".",
           "required": False, "schema": {"type": "string"}},
 }
+_RETRY = {"Retry-After": {"description": "Seconds to wait before sending the request again.", "required": True,
+                          "schema": {"type": "integer", "minimum": 1}}}
 
 
 def errors(*statuses: int, auth: bool = False) -> dict:
@@ -151,4 +165,6 @@ def errors(*statuses: int, auth: bool = False) -> dict:
     for s in statuses:
         if auth and s in _CHALLENGE:
             out[s]["headers"] = {"WWW-Authenticate": _CHALLENGE[s]}
+        if s == 429:
+            out[s]["headers"] = _RETRY
     return out

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Optional
 from pydantic import Field, ValidationError
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from referee.service import models as m
 from referee.service import play
@@ -69,6 +70,16 @@ class _Tools(MCPServer):
             raise ToolError(_one_line(str(err))) from None
 
 
+def _address(ctx: "Context | None") -> Optional[str]:
+    """The client address of the HTTP request a tool call came in (what quotas count), if any."""
+    try:
+        request = ctx.request_context.request if ctx is not None else None
+    except ValueError:          # outside a request
+        return None
+    client = getattr(request, "client", None)
+    return client.host if client else None
+
+
 def create(store: RunStore, cfg: Settings) -> MCPServer:
     """The MCP server of the tools over ``store`` (``app.create_app`` mounts it at ``/mcp``)."""
     mcp = _Tools(name="tiles-referee", instructions=INSTRUCTIONS, version="1", log_level="WARNING")
@@ -81,9 +92,9 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
                           "submit_moves needs it).")
     async def start_run(day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
                         player: Annotated[Optional[str], Field(
-                            max_length=40, description="A name for the leaderboard (optional).")] = None
-                        ) -> m.RunCreated:
-        return m.RunCreated.model_validate(play.start_run(store, day, player))
+                            max_length=40, description="A name for the leaderboard (optional).")] = None,
+                        ctx: Context = None) -> m.RunCreated:
+        return m.RunCreated.model_validate(play.start_run(store, day, player, _address(ctx)))
 
     @mcp.tool(description="The tiles the run may play now (the seed tile first, then every unsolved tile "
                           "sharing a seam with a solved one) and those it has solved.")
@@ -100,10 +111,10 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
                           "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
                           "A move on a tile off the frontier refuses the whole batch.")
     async def submit_moves(run: RunArg, token: TokenArg,
-                           moves: Annotated[list[m.Move], Field(min_length=1, description="The moves.")]
-                           ) -> m.MovesResult:
+                           moves: Annotated[list[m.Move], Field(min_length=1, description="The moves.")],
+                           ctx: Context = None) -> m.MovesResult:
         batch = [mv.model_dump() for mv in moves]
-        return m.MovesResult.model_validate(play.moves(store, cfg, run, token, batch))
+        return m.MovesResult.model_validate(play.moves(store, cfg, run, token, batch, None, _address(ctx)))
 
     @mcp.tool(description="A run's totals: tiles solved, reward (Σ n²), moves judged, frontier size.")
     async def read_score(run: RunArg) -> m.Score:

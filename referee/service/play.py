@@ -27,10 +27,11 @@ def days(st: RunStore, cfg: Settings) -> list[dict]:
              "seed_tile": db.board.seed_tile, "over": over(d, cfg)} for d, db in sorted(st.days.items())]
 
 
-def start_run(st: RunStore, day: str, player: Optional[str] = None) -> dict:
-    """A new run of ``day``: its id, its token (shown once) and its score (``models.RunCreated``)."""
+def start_run(st: RunStore, day: str, player: Optional[str] = None, address: Optional[str] = None) -> dict:
+    """A new run of ``day``: its id, its token (shown once) and its score (``models.RunCreated``);
+    counted against ``address``'s quota (the client's address, ``quota``)."""
     st.day(day)
-    run, token = st.create(day, player)
+    run, token = st.create(day, player, address)
     return {"run": run.run, "token": token, "day": day, **st.score(run)}
 
 
@@ -52,12 +53,13 @@ def tile(st: RunStore, run: str, tile_id: int) -> dict:
 
 
 def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: list[dict],
-          key: Optional[str] = None) -> dict:
+          key: Optional[str] = None, address: Optional[str] = None) -> dict:
     """Judge one batch of moves (``models.MovesResult``): the run's token first, then the batch limit,
-    then ``RunStore.submit`` (the judge, in one transaction; a retried ``key`` answers as the first)."""
+    then ``RunStore.submit`` (the judge and the quotas of the run and ``address``, in one transaction;
+    a retried ``key`` answers as the first)."""
     s = st.get(run)
     st.authorise(s, token)
     if len(batch) > cfg.max_moves:
         raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
-    return st.submit(run, token, batch, key)
+    return st.submit(run, token, batch, key, address)
 

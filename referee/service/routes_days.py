@@ -5,14 +5,14 @@ analyzer; and ``POST /days/{day}/runs``, which starts a run."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
 from referee.service import models as m
 from referee.service import play
 from referee.service.boards import given_cells, public_board, puzzle_view, tile_solution
-from referee.service.deps import GuardedRoute, Settings, errors, settings, store
+from referee.service.deps import GuardedRoute, Settings, address, errors, settings, store
 from referee.service.runs import RunStore
 from tilelib.errors import Forbidden
 
@@ -91,12 +91,12 @@ async def day_analysis(day: str = DayPath, bucket: float = Query(60.0, ge=1, le=
     return st.day_analysis(day, bucket)
 
 
-@router.post("/{day}/runs", status_code=201, response_model=m.RunCreated, responses=errors(400, 404, 413, 415),
+@router.post("/{day}/runs", status_code=201, response_model=m.RunCreated, responses=errors(400, 404, 413, 415, 429),
              summary="Create a run: returns its id and secret token (shown once)")
 async def create_run(day: str = DayPath, body: m.NewRun = Body(None, description=(
                          "Optional: {\"player\": NAME}, null, or no body.")),
-                     st: RunStore = Depends(store)) -> dict:
+                     st: RunStore = Depends(store), client: Optional[str] = Depends(address)) -> dict:
     # the body's schema is the named NewRun (itself RunCreate or null) rather than an inline anyOf;
     # no body at all leaves the default None, which FastAPI does not validate
     new = body.root if body is not None else None
-    return play.start_run(st, day, new.player if new is not None else None)
+    return play.start_run(st, day, new.player if new is not None else None, client)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query
 
 from referee.service import models as m
 from referee.service import play
-from referee.service.deps import GuardedRoute, Settings, errors, settings, store, token
+from referee.service.deps import GuardedRoute, Settings, address, errors, settings, store, token
 from referee.service.routes_days import TilePath
 from referee.service.runs import RunStore
 from tilelib.errors import BadInput
@@ -37,10 +37,11 @@ async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depe
 
 
 @router.post("/{run}/moves", response_model=m.MovesResult,
-             responses=errors(400, 401, 403, 404, 409, 413, 415, auth=True),
+             responses=errors(400, 401, 403, 404, 409, 413, 415, 429, auth=True),
              summary="Submit moves (needs the run's token); one verdict per move, judged in order")
 async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends(store),
                 cfg: Settings = Depends(settings), bearer: Optional[str] = Depends(token),
+                client: Optional[str] = Depends(address),
                 key: str = Header(None, alias="Idempotency-Key", max_length=257, pattern=m.KEY_PATTERN, description=(
                     "Optional, 1..255 visible ASCII characters other than '\"', in double quotes as the "
                     "IETF draft writes it, or bare (a UUID is fine): a retried request "
@@ -49,7 +50,7 @@ async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends
     st.authorise(st.get(run), bearer)
     if body.run is not None and body.run != run:
         raise BadInput("the body's 'run' differs from the run in the path")
-    return play.moves(st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key)
+    return play.moves(st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key, client)
 
 
 @router.get("/{run}/history", response_model=m.History, responses=errors(400, 404),

@@ -29,6 +29,7 @@ from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, sol
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
+from referee.service.quota import NO_QUOTAS, Quotas, charge, sweep
 from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier, Unauthorized
 
 MAX_PLAYER = 40
@@ -71,8 +72,9 @@ def _sha(token: str) -> str:
 class RunStore:
     """Runs over one runs database and the days on offer."""
 
-    def __init__(self, target: str | Path, days: dict[str, DayBoard]) -> None:
+    def __init__(self, target: str | Path, days: dict[str, DayBoard], quotas: Quotas = NO_QUOTAS) -> None:
         self.db: RunsDB = open_runsdb(target)
+        self.quotas = quotas
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
         self._runs: dict[str, RunState] = {}
@@ -96,8 +98,9 @@ class RunStore:
 
     # ------------------------------------------------------------ runs
 
-    def create(self, day: str, player: str | None = None) -> tuple[RunState, str]:
-        """A new run of ``day``: (state, token). The token is shown once and never stored."""
+    def create(self, day: str, player: str | None = None, address: str | None = None) -> tuple[RunState, str]:
+        """A new run of ``day``: (state, token). The token is shown once and never stored. Counted
+        against ``address``'s quota of creations (``quota``: RateLimited past it, nothing stored)."""
         db = self.day(day)
         if player is not None and (not isinstance(player, str) or not _PLAYER.fullmatch(player)
                                    or storable(player) != player):
@@ -107,6 +110,9 @@ class RunStore:
         now = int(time.time())
 
         def insert(tx: Tx) -> None:
+            if not self.quotas.off:
+                charge(tx.rows, self.quotas, address=address, creating=True)
+                sweep(tx.rows, self.quotas)
             tx.rows("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?)", (run, db.judge.digest, day, now))
             tx.rows("INSERT INTO tokens (run, token_sha256, player) VALUES (?,?,?)", (run, _sha(token), player))
 
@@ -152,7 +158,8 @@ class RunStore:
         if not hmac.compare_digest(_sha(token), st.token_sha256):
             raise WrongToken(f"wrong token for run {st.run!r}")
 
-    def submit(self, run: str, token: str | None, moves: list, key: str | None = None) -> dict:
+    def submit(self, run: str, token: str | None, moves: list, key: str | None = None,
+               address: str | None = None) -> dict:
         """Judge one batch of raw moves for ``run`` in one transaction; the answer
         ``{"run", "verdicts", "score"}``.
 
@@ -160,7 +167,9 @@ class RunStore:
         ``OffFrontier`` (HTTP 409), nothing stored — the judge's other verdicts are as the CLI's.
         With an idempotency ``key``, the answer is stored with the batch in the same transaction;
         the same key again with the same moves returns that first answer and stores nothing, with
-        other moves it is ``Conflict`` (409). So a retry after a lost reply never scores twice."""
+        other moves it is ``Conflict`` (409). So a retry after a lost reply never scores twice. A new
+        batch counts against the run's and ``address``'s quotas (``quota``; a retry answered from its
+        key does not); past one it is RateLimited (429), nothing stored."""
         def judge(tx: Tx) -> tuple[dict, RunState | None]:
             st = self._state(run, tx.lock_run(run), tx.rows)
             self.authorise(st, token)
@@ -172,6 +181,8 @@ class RunStore:
                     if row[0] != digest:
                         raise Conflict(f"Idempotency-Key {key_[:40]!r} was used with other moves in this run")
                     return json.loads(row[1]), None
+            if not self.quotas.off:
+                charge(tx.rows, self.quotas, address=address, run=run)
             del self._runs[run]          # changed below: it joins the cache again only once committed
             db = self.days[st.day]
             verdicts = db.judge.record(tx, run, moves, st.solved)   # adds the tiles it solves

@@ -32,10 +32,12 @@ class _Server(uvicorn.Server):
                 signal.signal(s, handler)
 
 
-def run(app, host: str, port: int) -> None:
-    """Serve ``app`` until a stop signal (see the module doc)."""
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=GRACE)
+def run(app, opts) -> None:
+    """Serve ``app`` on ``opts`` (``ServeOptions``: host, port, the proxies trusted) until a stop signal
+    (see the module doc)."""
+    config = uvicorn.Config(app, host=opts.host, port=opts.port, log_level="warning", access_log=False,
+                            timeout_graceful_shutdown=GRACE, proxy_headers=True,
+                            forwarded_allow_ips=opts.trust_proxy)
     _Server(config).run()
 
 
@@ -49,4 +51,5 @@ def run_workers(opts) -> None:
 
     os.environ[ENV] = opts.to_env()
     uvicorn.run("referee.service.worker:app", factory=True, host=opts.host, port=opts.port, workers=opts.workers,
-                log_level="warning", access_log=False, timeout_graceful_shutdown=GRACE)
+                log_level="warning", access_log=False, timeout_graceful_shutdown=GRACE, proxy_headers=True,
+                forwarded_allow_ips=opts.trust_proxy)

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+from referee.service.quota import Quotas
+
 ENV = "TILES_SERVE_OPTIONS"
 
 
@@ -37,6 +39,15 @@ class ServeOptions:
     max_moves: int = 64
     poll: float = 10.0
     workers: int = 1
+    quota_runs: int = Quotas.runs_per_address          # run creations per address per window (0: none)
+    quota_moves: int = Quotas.moves_per_token          # moves requests per run token per window
+    quota_address_moves: int = Quotas.moves_per_address  # moves requests per address per window
+    quota_window: float = Quotas.window                # seconds
+    access_log: str = "text"                           # off | text | json (one line per request)
+    trust_proxy: str = "127.0.0.1"                     # addresses whose X-Forwarded-For is believed
+
+    def quotas(self) -> Quotas:
+        return Quotas(self.quota_runs, self.quota_moves, self.quota_address_moves, self.quota_window)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -84,7 +95,7 @@ def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None
 
     with Library.open(Path(opts.library)) as lib:
         days = load_days(lib, opts.runs, [Path(m) for m in opts.manifests] or None, list(opts.days) or None)
-    store = RunStore(opts.runs, days)
+    store = RunStore(opts.runs, days, opts.quotas())
     try:
         for d, db in sorted(days.items()):
             if say is not None:
@@ -92,7 +103,7 @@ def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None
         jobs = [] if opts.manifests or opts.days else [
             lambda: watch.watch(store, Path(opts.library), opts.runs, log, opts.poll)]
         app = create_app(store, max_body=opts.max_body, max_moves=opts.max_moves, background=jobs, host=opts.host,
-                         log=log)
+                         log=log, access_log=opts.access_log)
     except BaseException:
         store.close()
         raise
