@@ -21,6 +21,7 @@ import json
 import re
 import secrets
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,41 @@ class RunState:
     moves: int
 
 
+class RunCache:
+    """The runs a worker holds in memory, bounded by what is active: a run not used for ``idle``
+    seconds is dropped, and at most ``most`` are kept (the least recently used go first). A dropped
+    run costs one read of its solved tiles when it comes back; what a worker holds no longer grows with
+    every run ever played (about 120 KB a cleared G=301 run)."""
+
+    def __init__(self, idle: float = 120.0, most: int = 2048) -> None:
+        self.idle, self.most = idle, most
+        self._runs: OrderedDict[str, tuple[float, RunState]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def get(self, run: str) -> RunState | None:
+        hit = self._runs.get(run)
+        if hit is None:
+            return None
+        self._runs[run] = (time.monotonic(), hit[1])
+        self._runs.move_to_end(run)
+        return hit[1]
+
+    def put(self, st: RunState) -> None:
+        now = time.monotonic()
+        self._runs[st.run] = (now, st)
+        self._runs.move_to_end(st.run)
+        while self._runs:
+            run, (used, _) = next(iter(self._runs.items()))
+            if len(self._runs) <= self.most and now - used <= self.idle:
+                break
+            del self._runs[run]
+
+    def drop(self, run: str) -> None:
+        self._runs.pop(run, None)
+
+
 def _sha(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "backslashreplace")).hexdigest()
 
@@ -77,7 +113,7 @@ class RunStore:
         self.quotas = quotas
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
-        self._runs: dict[str, RunState] = {}
+        self._runs = RunCache()
         self.views: dict[tuple[str, str], bytes] = {}   # (day, view) -> JSON of a view that never changes
 
     def close(self) -> None:
@@ -118,7 +154,7 @@ class RunStore:
 
         self.db.atomic(insert)
         st = RunState(run, day, player, _sha(token), now, set(), frontier(db, set()), 0, 0)
-        self._runs[run] = st
+        self._runs.put(st)
         return st, token
 
     def get(self, run: str) -> RunState:
@@ -141,7 +177,7 @@ class RunStore:
         solved = solved_of(read, run)
         ((reward,),) = read("SELECT coalesce(sum(reward), 0) FROM moves WHERE run = ?", (run,))
         st = RunState(run, db.day, player, token_sha, created, solved, frontier(db, solved), reward, nmoves)
-        self._runs[run] = st
+        self._runs.put(st)
         return st
 
     def authorise(self, st: RunState, token: str | None) -> None:
@@ -183,7 +219,7 @@ class RunStore:
                     return json.loads(row[1]), None
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, run=run)
-            del self._runs[run]          # changed below: it joins the cache again only once committed
+            self._runs.drop(run)          # changed below: it joins the cache again only once committed
             db = self.days[st.day]
             verdicts = db.judge.record(tx, run, moves, st.solved)   # adds the tiles it solves
             off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")), None)
@@ -198,7 +234,7 @@ class RunStore:
 
         answer, st = self.db.atomic(judge)
         if st is not None:
-            self._runs[run] = st
+            self._runs.put(st)
         return answer
 
     @staticmethod
