@@ -133,3 +133,11 @@ def test_the_database_drivers_load_only_when_used():
             "print('ok')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_the_runs_file_syncs_every_commit(tmp_path):
+    """An accepted move is on disk when it is answered: WAL with ``synchronous=FULL`` (2), not NORMAL (1),
+    which syncs only at checkpoints (DECISIONS, "Durable when acknowledged")."""
+    with opened(tmp_path / "runs.sqlite") as db:
+        assert db.read("PRAGMA journal_mode") == [("wal",)]
+        assert db.read("PRAGMA synchronous") == [(2,)]

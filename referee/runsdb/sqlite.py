@@ -1,7 +1,8 @@
 """The runs database in one SQLite file (the embedded default; ``referee.runsdb``'s interface).
 
 Writes take the file's write lock up front (``tilelib.db.atomic``: ``BEGIN IMMEDIATE``), so the
-service, its workers and the CLI judge serialise on one file. WAL lets readers go on meanwhile.
+service, its workers and the CLI judge serialise on one file. WAL lets readers go on meanwhile;
+``synchronous=FULL`` syncs the WAL at each commit, so what was answered as stored is on disk.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from referee.runsdb import schema
-from referee.runsdb.base import RUN_ROW
+from referee.runsdb.base import RUN_ROW, note
 from tilelib.db import atomic, connect
-from tilelib.errors import BadInput, CorruptLibrary
+from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")
 
@@ -76,7 +77,10 @@ class SqliteRuns:
         try:
             self._migrate(fresh)
             self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
+            # FULL: WAL is synced at every commit, so a move answered as accepted survives a power loss
+            # (NORMAL syncs only at checkpoints: the last acknowledged moves could go). ~0.15 ms a commit
+            # here (DECISIONS, "Durable when acknowledged")
+            self.conn.execute("PRAGMA synchronous=FULL")
         except sqlite3.DatabaseError as e:
             self.conn.close()
             raise CorruptLibrary(f"{self.path}: cannot use as a runs file ({e})") from e
@@ -102,13 +106,29 @@ class SqliteRuns:
             with atomic(self.conn) as conn:
                 return fn(_Tx(conn))
         except sqlite3.DatabaseError as e:
+            note("error")
             raise CorruptLibrary(f"{self.path}: {e}") from e
 
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         try:
             return self.conn.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as e:
+            note("error")
             raise CorruptLibrary(f"{self.path}: {e}") from e
+
+    def ping(self, timeout: float = 2.0) -> None:
+        """The file's kind read on a read-only connection of its own (any thread; waits at most
+        ``timeout`` s for a lock): DatabaseUnavailable if the file is gone or unreadable."""
+        try:
+            conn = connect(self.path, readonly=True, timeout=timeout)
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error as e:
+            raise DatabaseUnavailable(f"the runs file {self.path} does not answer: {e}") from e
+        if row is None or row[0] != schema.RUNS_KIND:
+            raise DatabaseUnavailable(f"the runs file {self.path} is no longer a runs file")
 
     def close(self) -> None:
         self.conn.close()
