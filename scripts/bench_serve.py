@@ -1,81 +1,93 @@
-"""Load test of `tiles referee serve` (issue 13): concurrent clients playing one day over loopback.
+"""Load bench of `tiles referee serve` (issues 13 and 52): real players of one day over loopback.
 
-Starts the service as a subprocess on 127.0.0.1 over a fresh runs file, then runs ``--clients``
-asyncio clients (one keep-alive HTTP/1.1 connection each, a few lines over asyncio streams so the
-load generator stays cheap) for ``--seconds``. Each client creates a run
-and loops like an agent: GET the puzzle of a tile, POST one batch of ``--batch`` moves — mostly
-correct moves on its frontier, with some wrong cells, replays and off-frontier tiles mixed in
-(``--mix``). The clients know the answers because this script rebuilds the board itself.
+Players (``scripts/loadgen.py``) play like the reference solver agent over HTTP — create a run, read
+its frontier, read each frontier tile's view, submit the moves in batches, until the board is
+cleared, then a new run — on asyncio streams, knowing the solutions from the board this script
+rebuilds, so the load generator stays cheap; its CPU (a share of one core) is printed with every
+figure. Set-ups (``scripts/bench_serve_setups.py``): ``sqlite`` (1 worker), ``pg1``, ``pg2``
+(PostgreSQL, 1 and 2 workers) and ``proxy`` (two hosts behind nginx with TLS, from
+``deploy/nginx.conf``), each started fresh for every client count, quotas off unless ``--quotas``.
 
-Afterwards it checks the runs file: every move any client sent is stored exactly once with the
-verdict the client got, no tile is rewarded twice in a run, and each run's total equals both the sum
-of its verdicts and the service's score. Prints a markdown table: requests, moves/s, latency
-median / p99 / max per request kind, and in-process baselines measured in the same run (the judging
-core per move, the CLI judge per submission, one board rebuild — what every CLI judge call paid).
+Three modes:
 
-    python scripts/bench_serve.py --manifest DAY.json -L LIB [--clients 32] [--seconds 30] [--batch 1]
-                                  [--workers N] [--postgres | --runs postgresql://…]
+- the matrix (default): every set-up x ``--clients`` for ``--seconds``; a markdown row each as it
+  ends: moves/s, runs cleared, p50/p99/max per request type, errors (not 429) and 429s, fairness
+  (the slowest player's moves/s over the median player's), the service's RSS, the load generator's
+  CPU, and the audit (``scripts/bench_serve_check.py``: every run's stored history replayed through
+  the judging core; moves lost, scored twice — both must be 0);
+- ``--faults [LIST]``: each fault under load on its set-up (``kill-worker``, ``restart-db``: pg2;
+  ``kill-host``: proxy; ``drop``: players leaving mid-request), injected a third of the way in,
+  with ``--ref-players`` ``referee.client`` players beside the load; then the audit;
+- ``--soak MINUTES``: one set-up, a line a minute (runs cleared, moves/s, latencies, RSS of each
+  service process), and the RSS when 100 and 1,000 runs had been cleared.
 
-``--postgres`` starts a throwaway PostgreSQL on loopback (the tests' ``pg_support.Cluster``) and
-serves over it; ``--workers N`` runs N worker processes. The RSS of the service's processes
-(the command and each worker) is read at the end of the load.
+    python scripts/bench_serve.py --manifest DAY.json -L LIB [--setups sqlite,pg1,pg2,proxy]
+        [--clients 32,128,256] [--seconds 60] [--batch 64] [--wrong 0] [--quotas]
+        [--faults [kill-worker,restart-db,kill-host,drop]] [--soak MINUTES]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import random
-import signal
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))   # serve_support, pg_support
+sys.path.append(str(Path(__file__).resolve().parent))
 
+import bench_serve_setups as setups  # noqa: E402
+import loadgen  # noqa: E402
+from bench_serve_check import audit  # noqa: E402
+from machine import cpu_model  # noqa: E402
 from referee.board import build_board  # noqa: E402
-from referee.runsdb import opened  # noqa: E402
 from referee.judge import Judge  # noqa: E402
 from referee.service.boards import DayBoard, frontier, load_manifest  # noqa: E402
 from tilelib.store import Library  # noqa: E402
-from serve_support import worker_pids  # noqa: E402
-from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 
 
-
-def stats(xs: list[float]) -> tuple[float, float, float]:
-    a = np.array(xs) * 1000
-    return float(np.median(a)), float(np.percentile(a, 99)), float(a.max())
+def say(line: str = "") -> None:
+    print(line, flush=True)
 
 
-def baselines(db: DayBoard, manifest, lib_path: Path, work: Path) -> dict:
-    """In-process reference costs, measured now on the same machine."""
+def machine_lines(args) -> None:
+    mem = next((int(x.split()[1]) // 1024 for x in open("/proc/meminfo") if x.startswith("MemTotal")), 0)
+    say(f"machine: {cpu_model()}, {os.cpu_count()} cpus, {mem:,} MB RAM; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    import pg_support
+
+    pg = pg_support.pg_bin()
+    vers = [subprocess.run([str(pg / "postgres"), "--version"], capture_output=True, text=True).stdout.strip()
+            if pg else "no PostgreSQL"]
+    if setups.nginx_bin():
+        vers.append(subprocess.run([setups.nginx_bin(), "-v"], capture_output=True, text=True).stderr.strip())
+    say(f"software: {'; '.join(vers)}")
+
+
+def baselines(db: DayBoard, manifest, lib_path: Path, work: Path) -> None:
+    """In-process reference costs on this machine: the judging core per move, the CLI judge per
+    1-move submission, one board rebuild."""
     judge, rng = db.judge, random.Random(7)
     solved, order, t = set(), [], 0.0
     fr = frontier(db, solved)
-    for _ in range(2000):                       # a walk of correct moves: the core alone
+    while fr and len(order) < 2000:
         tile = rng.choice(sorted(fr))
-        mv = {"tile": tile, "cells": judge.truth(tile)}
         t0 = time.perf_counter()
-        judge.judge_move(mv, solved)
+        judge.judge_move({"tile": tile, "cells": judge.truth(tile)}, solved)
         t += time.perf_counter() - t0
         order.append(tile)
         fr = frontier(db, solved)
-        if not fr:
-            break
-    core = t / len(order)
-    cli = Judge(manifest, db.board, work / "cli-runs.sqlite")
-    times = []
-    for tile in order[:300]:                    # the CLI judge: one submission per move, no rebuild
+    cli, times = Judge(manifest, db.board, work / "cli-runs.sqlite"), []
+    for tile in order[:300]:
         t0 = time.perf_counter()
         cli.judge({"run": "bench", "moves": [{"tile": tile, "cells": judge.truth(tile)}]})
         times.append(time.perf_counter() - t0)
@@ -83,203 +95,267 @@ def baselines(db: DayBoard, manifest, lib_path: Path, work: Path) -> dict:
         t0 = time.perf_counter()
         build_board(manifest, lib)
         rebuild = time.perf_counter() - t0
-    return {"core": core, "cli": float(np.median(times)), "rebuild": rebuild}
+    say(f"in-process: judging core {t / len(order) * 1e6:.1f} us/move; CLI judge {np.median(times) * 1e3:.2f} ms "
+        f"per 1-move submission; board rebuild {rebuild * 1e3:.0f} ms")
 
 
-class Http:
-    """A minimal HTTP/1.1 keep-alive client over asyncio streams: the load generator shares the machine
-    with the service, so it must cost far less per request than the server does (httpx costs ~1 ms)."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-
-    async def __aenter__(self) -> "Http":
-        self.r, self.w = await asyncio.open_connection(self.host, self.port)
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        self.w.close()
-
-    async def call(self, method: str, path: str, obj=None, token: str | None = None) -> tuple[int, dict]:
-        body = b"" if obj is None else json.dumps(obj).encode()
-        head = f"{method} /api/v1{path} HTTP/1.1\r\nHost: {self.host}\r\n"
-        if token:
-            head += f"Authorization: Bearer {token}\r\n"
-        if obj is not None:
-            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        self.w.write(head.encode() + b"\r\n" + body)
-        status = int((await self.r.readline()).split()[1])
-        length = 0
-        while (line := await self.r.readline()) not in (b"\r\n", b""):
-            k, _, v = line.partition(b":")
-            if k.lower() == b"content-length":
-                length = int(v)
-        return status, json.loads(await self.r.readexactly(length))
+def fmt3(rec: loadgen.Recorder, kind: str, since: int = 0) -> str:
+    n, p50, p99, mx = rec.stats(kind, since)
+    return f"{p50:.0f} / {p99:.0f} / {mx:.0f}" if n else "-"
 
 
-async def client(k: int, port: int, day: str, db: DayBoard, until: float, batch: int, mix: tuple, log: dict):
-    rng = random.Random(1000 + k)
-    judge = db.judge
-    async with Http("127.0.0.1", port) as c:
-        t0 = time.perf_counter()
-        status, r = await c.call("POST", f"/days/{day}/runs", {"player": f"bench-{k}"})
-        log["create"].append(time.perf_counter() - t0)
-        assert status == 201, r
-        run, token = r["run"], r["token"]
-        solved: set[int] = set()
-        open_: set[int] = frontier(db, solved)        # kept up to date move by move (cheap for the client)
-        sent: list[tuple] = []
-        while time.perf_counter() < until:
-            if not open_:
-                break
-            fr = sorted(open_)
-            tile = rng.choice(fr)
-            t0 = time.perf_counter()
-            status, g = await c.call("GET", f"/runs/{run}/tiles/{tile}")
-            log["puzzle"].append(time.perf_counter() - t0)
-            assert status == 200, g
-            moves = []
-            for _ in range(batch):
-                roll, t = rng.random(), rng.choice(fr)
-                cells = judge.truth(t)
-                if roll < mix[0] and cells:                     # wrong cells
-                    i = rng.randrange(len(cells))
-                    cells = cells[:i] + ("1" if cells[i] == "0" else "0") + cells[i + 1:]
-                elif roll < mix[0] + mix[1] and solved:         # a replay
-                    t = rng.choice(sorted(solved))
-                    cells = judge.truth(t)
-                elif roll < sum(mix):                           # off the frontier (maybe)
-                    t = rng.randrange(len(db.board.squares))
-                    cells = judge.truth(t)
-                moves.append({"tile": t, "cells": cells})
-            t0 = time.perf_counter()
-            status, p = await c.call("POST", f"/runs/{run}/moves", {"moves": moves}, token)
-            log["moves"].append(time.perf_counter() - t0)
-            if status == 409:                                   # a move off the frontier: batch refused whole
-                log.setdefault("refused", 0)
-                log["refused"] += 1
-                continue
-            assert status == 200, p
-            for v in p["verdicts"]:
-                sent.append((v["tile"], v["accepted"], v["correct"], v["reward"]))
-                if v["correct"]:
-                    solved.add(v["tile"])
-                    open_.discard(v["tile"])
-                    open_ |= judge.nbrs[v["tile"]] - solved
-        status, score = await c.call("GET", f"/runs/{run}")
-    log["runs"][run] = (sent, score)
+def fairness(rec: loadgen.Recorder, wall: float) -> str:
+    rates = np.array(rec.acked) / wall
+    med = float(np.median(rates))
+    return f"{rates.min() / med:.2f} ({rates.min():.0f} / {med:.0f})" if med > 0 else "-"
 
 
-def service_rss(pid: int) -> list[float]:
-    """RSS in MB of the service's command and of each worker it spawned (not the multiprocessing tracker)."""
-    def rss(p: int) -> float:
-        with open(f"/proc/{p}/status") as fh:
-            return next(int(x.split()[1]) for x in fh if x.startswith("VmRSS:")) / 1024
-
-    return [rss(pid)] + [rss(p) for p in worker_pids(pid)]
+def errors(rec: loadgen.Recorder) -> str:
+    n = sum(rec.errors.values())
+    return f"{n}" + (f" ({', '.join(f'{k} {v}' for k, v in rec.errors.most_common())})" if n else "")
 
 
-def check(target, runs: dict) -> list[str]:
-    """The runs database against what the clients were told; returns the problems found (none expected)."""
-    problems = []
-    with opened(target) as db:
-        twice = db.read("SELECT run, tile FROM moves WHERE correct = 1 GROUP BY run, tile HAVING count(*) > 1")
-        if twice:
-            problems.append(f"{len(twice)} (run, tile) rewarded twice")
-        for run, (sent, score) in runs.items():
-            rows = db.read("SELECT tile, accepted, correct, reward FROM moves WHERE run = ? ORDER BY id", (run,))
-            got = [(t, bool(a), bool(c), r) for t, a, c, r in rows]
-            if Counter(got) != Counter(sent) or len(got) != len(sent):
-                problems.append(f"{run}: stored moves differ from the verdicts sent ({len(got)} vs {len(sent)})")
-            total = sum(r for *_x, r in sent)
-            if not (total == score["reward"] == sum(r for *_x, r in got)):
-                problems.append(f"{run}: totals differ (verdicts {total}, score {score['reward']})")
-    return problems
+def rss_text(rss: list) -> str:
+    return f"{sum(r for _, r in rss):.0f} ({' + '.join(f'{r:.0f}' for _, r in rss)})"
 
 
-async def play(port, day, db, args, log):
-    until = time.perf_counter() + args.seconds
-    await asyncio.gather(*(client(k, port, day, db, until, args.batch, tuple(args.mix), log)
-                           for k in range(args.clients)))
+def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
+    """``n`` players on ``svc`` for ``seconds``: (recorder, wall s, load generator's CPU share, RSS at the end)."""
+    rec = loadgen.Recorder(n)
+    end_rss = []
+
+    async def main():
+        try:
+            return await loadgen.play(n, "127.0.0.1", svc.port, ctx["day"], ctx["judge"], rec, seconds=seconds,
+                                      batch=args.batch, wrong=args.wrong, retries=args.retries, tls=svc.tls,
+                                      during=[d(rec) for d in during])
+        finally:
+            end_rss.extend(svc.rss())
+
+    wall, cpu = loadgen.cpu_share(asyncio.run, main())
+    return rec, wall, cpu, end_rss
+
+
+def audit_line(svc, rec, ctx) -> tuple[str, bool]:
+    a = audit(svc.target, ctx["judge"], rec.runs)
+    text = f"lost {a.lost}, twice {a.twice}" + ("" if a.ok() else
+                                                 f", extra {a.extra}, replay {a.mismatch}, score {a.score}")
+    return text, a.ok() and not rec.frontier_wrong
+
+
+def matrix(args, ctx) -> bool:
+    say(f"\n{args.seconds:.0f} s per cell; batches of up to {args.batch} moves; wrong moves {args.wrong:.0%}; "
+        f"quotas {'on (serve defaults)' if args.quotas else 'off'}; access log {args.access_log}; "
+        "latencies p50 / p99 / max ms; fairness = slowest player's moves/s over the median's\n")
+    say("| set-up | clients | moves/s | runs cleared | create | frontier | tile | moves | errors | 429s | "
+        "fairness | RSS MB (processes) | load gen CPU | audit |")
+    say("|---|---:|---:|---:|---|---|---|---|---:|---:|---|---|---:|---|")
+    ok, notes = True, []
+    for name in args.setups:
+        if (why := setups.why_not(name)) is not None:
+            notes.append(f"{name}: skipped: {why}")
+            continue
+        for n in args.clients:
+            svc = setups.start(name, ctx["work"] / f"{name}-{n}", args.library, args.manifest, quotas=args.quotas,
+                               access_log=args.access_log, proxy_workers=args.proxy_workers)
+            try:
+                rec, wall, cpu, rss = run_load(svc, n, args.seconds, args, ctx)
+            finally:
+                svc.stop()
+            try:
+                text, good = audit_line(svc, rec, ctx)
+            finally:
+                svc.cleanup()
+            ok &= good
+            say(f"| {setups.describe(name, args.proxy_workers)} | {n} | {rec.moves() / wall:,.0f} | "
+                f"{len(rec.finished)} | {fmt3(rec, 'create')} | {fmt3(rec, 'frontier')} | {fmt3(rec, 'tile')} | "
+                f"{fmt3(rec, 'moves')} | {errors(rec)} | {sum(rec.r429.values())} | {fairness(rec, wall)} | "
+                f"{rss_text(rss)} | {cpu:.2f} | {text} |")
+            if rec.why or rec.gave_up or rec.frontier_wrong:
+                notes.append(f"{name} x {n}: failed attempts {dict(rec.why)}; abandoned {dict(rec.gave_up)}; "
+                             f"frontiers not as expected {rec.frontier_wrong}")
+    for line in notes:
+        say(f"- {line}")
+    return ok
+
+
+def faults(args, ctx) -> bool:
+    n = args.clients[0]
+    say(f"\nfaults under load: {n} players + {args.ref_players} referee.client players, {args.seconds:.0f} s each, "
+        f"the fault at {args.seconds / 3:.0f} s; audit = every run's history replayed through the judging core\n")
+    say("| fault | set-up | what happened | moves/s | longest stall s | errors | retries | abandoned | "
+        "dropped | referee.client runs | audit |")
+    say("|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+    ok = True
+    for fault in args.faults:
+        name = setups.FAULTS[fault]
+        if (why := setups.why_not(name)) is not None:
+            say(f"| {fault} | {name} | skipped: {why} | | | | | | | | |")
+            continue
+        svc = setups.start(name, ctx["work"] / f"fault-{fault}", args.library, args.manifest, quotas=args.quotas,
+                           access_log=args.access_log, proxy_workers=args.proxy_workers)
+        what, at = [], args.seconds / 3
+
+        def inject(rec):
+            async def go(_until):
+                await asyncio.sleep(at)
+                t = time.monotonic()
+                if fault == "drop":
+                    rec.drop_rate = args.drop_rate
+                    await asyncio.sleep(args.seconds / 3)
+                    rec.drop_rate = 0.0
+                    what.append(f"{args.drop_rate:.0%} of moves requests dropped for {args.seconds / 3:.0f} s")
+                else:
+                    call = {"kill-worker": svc.kill_worker, "restart-db": svc.restart_db,
+                            "kill-host": svc.kill_host}[fault]
+                    what.append(await asyncio.to_thread(call))
+                what.append(t)
+            return go
+
+        threads = []
+        try:
+            def with_refs(rec):
+                async def go(until):
+                    threads.extend(loadgen.ref_players(args.ref_players, svc.base, ctx["day"], until, rec,
+                                                       verify=str(svc.cert) if svc.cert else True))
+                return go
+            rec, wall, _cpu, _rss = run_load(svc, n, args.seconds, args, ctx, during=(with_refs, inject))
+            outcomes = []
+            if threads:
+                for t in threads[0]:
+                    t.join()
+                outcomes = threads[1]
+        finally:
+            svc.stop()
+        try:
+            text, good = audit_line(svc, rec, ctx)
+        finally:
+            svc.cleanup()
+        times = np.sort(np.frombuffer(rec.at["moves"], dtype=np.float64))
+        t_fault = next((w for w in what if isinstance(w, float)), None)
+        stall = float(np.diff(times[times >= t_fault - 1]).max()) if t_fault and len(times) > 2 else float("nan")
+        cleared = sum(o == "cleared" for o in outcomes)
+        bad = [o for o in outcomes if o != "cleared"]
+        good &= not bad
+        ok &= good
+        say(f"| {fault} | {setups.describe(name, args.proxy_workers)} | "
+            f"{'; '.join(w for w in what if isinstance(w, str))} | {rec.moves() / wall:,.0f} | {stall:.2f} | "
+            f"{errors(rec)} | {rec.retries} | {sum(rec.gave_up.values())} | {rec.dropped} | "
+            f"{cleared} cleared" + (f", {len(bad)} failed: {bad[0]}" if bad else "") + f" | {text} |")
+    return ok
+
+
+def soak(args, ctx) -> bool:
+    name, n = args.setups[0], args.clients[0]
+    if (why := setups.why_not(name)) is not None:
+        sys.exit(f"soak on {name}: {why}")
+    svc = setups.start(name, ctx["work"] / f"soak-{name}", args.library, args.manifest, quotas=args.quotas,
+                       access_log=args.access_log, proxy_workers=args.proxy_workers)
+    say(f"\nsoak: {setups.describe(name, args.proxy_workers)}, {n} players, {args.soak:g} min, a line every "
+        f"{args.every:.0f} s (latencies p50 / p99 / max ms of that interval)\n")
+    say("| minute | runs cleared | moves/s | moves | create | frontier | tile | errors | 429s | "
+        "RSS MB (processes) | load gen CPU |")
+    say("|---:|---:|---:|---|---|---|---|---:|---:|---|---:|")
+    marks: dict[int, list] = {}
+
+    def sampler(rec):
+        async def go(_until):
+            t0, c0 = time.monotonic(), time.thread_time()
+            since = {k: 0 for k in loadgen.KINDS}
+            moves0, err0, r0, tick = 0, 0, 0, 0
+            while True:
+                await asyncio.sleep(1.0)
+                for mark in (100, 1000):
+                    if mark not in marks and len(rec.finished) >= mark:
+                        marks[mark] = await asyncio.to_thread(svc.rss)
+                if time.monotonic() - t0 < (tick + 1) * args.every:
+                    continue
+                tick += 1
+                rss = await asyncio.to_thread(svc.rss)
+                moves, err, r = rec.moves(), sum(rec.errors.values()), sum(rec.r429.values())
+                c1 = time.thread_time()
+                say(f"| {tick * args.every / 60:.1f} | {len(rec.finished)} | {(moves - moves0) / args.every:,.0f} | "
+                    + " | ".join(fmt3(rec, k, since[k]) for k in ("moves", "create", "frontier", "tile"))
+                    + f" | {err - err0} | {r - r0} | {rss_text(rss)} | {(c1 - c0) / args.every:.2f} |")
+                since = {k: len(rec.lat[k]) for k in loadgen.KINDS}
+                moves0, err0, r0, c0 = moves, err, r, c1
+        return go
+
+    try:
+        rec, wall, cpu, rss = run_load(svc, n, args.soak * 60, args, ctx, during=(sampler,))
+    finally:
+        svc.stop()
+    try:
+        text, ok = audit_line(svc, rec, ctx)
+    finally:
+        svc.cleanup()
+    say(f"\nsoak total: {rec.moves():,} moves in {wall:.0f} s = {rec.moves() / wall:,.0f} moves/s, {len(rec.finished)} "
+        f"runs cleared; moves p50/p99/max {fmt3(rec, 'moves')} ms, create {fmt3(rec, 'create')} ms; errors "
+        f"{errors(rec)}, 429s {sum(rec.r429.values())}; load gen CPU {cpu:.2f}; RSS at the end {rss_text(rss)} MB")
+    for mark, r in sorted(marks.items()):
+        say(f"RSS after {mark:,} runs cleared: {rss_text(r)} MB")
+    if 100 in marks and 1000 in marks:
+        a, b = sum(r for _, r in marks[100]), sum(r for _, r in marks[1000])
+        say(f"RSS after 1,000 runs / after 100: {b / a:.3f} (the acceptance: within 10%)")
+    say(f"audit: {text}")
+    return ok
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--manifest", type=Path, required=True)
     ap.add_argument("-L", "--library", type=Path, required=True)
-    ap.add_argument("--clients", type=int, default=32)
-    ap.add_argument("--seconds", type=float, default=30)
-    ap.add_argument("--batch", type=int, default=1, help="moves per request")
-    ap.add_argument("--mix", type=float, nargs=3, default=(0.1, 0.05, 0.05),
-                    metavar=("WRONG", "REPLAY", "OFF"), help="fractions of wrong / replayed / random-tile moves")
+    ap.add_argument("--setups", default="sqlite,pg1,pg2,proxy", help="comma-separated: " + ", ".join(setups.SETUPS))
+    ap.add_argument("--clients", default="32,128,256", help="comma-separated player counts")
+    ap.add_argument("--seconds", type=float, default=60, help="seconds of load per cell (and per fault)")
+    ap.add_argument("--batch", type=int, default=64, help="most moves per request (the service's --max-moves)")
+    ap.add_argument("--wrong", type=float, default=0.0, help="share of moves sent with a wrong cell")
+    ap.add_argument("--retries", type=int, default=6, help="attempts after a failure (referee.client: 4)")
+    ap.add_argument("--quotas", action="store_true", help="serve with its default quotas (429s counted apart)")
+    ap.add_argument("--access-log", default="off", choices=("off", "text", "json"))
+    ap.add_argument("--proxy-workers", type=int, default=1, help="workers of each host of the proxy set-up")
+    ap.add_argument("--faults", nargs="?", const=",".join(setups.FAULTS), default=None,
+                    help="comma-separated: " + ", ".join(setups.FAULTS) + " (alone: all)")
+    ap.add_argument("--drop-rate", type=float, default=0.2, help="share of moves requests dropped by the drop fault")
+    ap.add_argument("--ref-players", type=int, default=2, help="referee.client players beside the faults' load")
+    ap.add_argument("--soak", type=float, default=None, metavar="MINUTES")
+    ap.add_argument("--every", type=float, default=60, help="seconds between the soak's lines")
+    ap.add_argument("--baselines", action="store_true", help="also the in-process costs (judging core, CLI judge)")
     ap.add_argument("--work", type=Path, default=None)
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--runs", default=None, help="a postgresql:// URL (default: a fresh runs file)")
-    ap.add_argument("--postgres", action="store_true", help="serve over a throwaway PostgreSQL on loopback")
     args = ap.parse_args()
+    args.setups = [s for s in args.setups.split(",") if s]
+    args.clients = [int(c) for c in args.clients.split(",") if c]
+    bad = [s for s in args.setups if s not in setups.SETUPS]
+    if args.faults is not None:
+        args.faults = [f for f in args.faults.split(",") if f]
+        bad += [f for f in args.faults if f not in setups.FAULTS]
+    if bad:
+        ap.error(f"unknown set-up or fault: {', '.join(bad)}")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-serve-"))
     work.mkdir(parents=True, exist_ok=True)
-    runs_path = work / "runs.sqlite"
-    for p in work.glob("*runs.sqlite*"):
-        p.unlink()
     m = load_manifest(args.manifest)
     with Library.open(args.library) as lib:
         t0 = time.perf_counter()
         db = DayBoard.load(m, lib, work / "unused.sqlite")
         load_s = time.perf_counter() - t0
-    base_costs = baselines(db, m, args.library, work)
-    cluster = None
-    target = args.runs or runs_path
-    if args.postgres:
-        import pg_support
-
-        cluster = pg_support.Cluster().start()
-        target = cluster.new_database("bench")
-    port = free_port()
-    cmd = [sys.executable, "-m", "tiles_cli.app", "referee", "serve", "-L", str(args.library), "--runs",
-           str(target), "--manifest", str(args.manifest), "--port", str(port), "--workers", str(args.workers)]
-    srv_log = open(work / "serve.log", "w")
-    proc = subprocess.Popen(cmd, stdout=srv_log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    log: dict = {"create": [], "puzzle": [], "moves": [], "runs": {}}
+    machine_lines(args)
+    say(f"board: day {m.day}, G={m.G}, {m.tile_count()} tiles (rebuilt in {load_s:.1f} s); "
+        f"command: {' '.join(sys.argv[1:])}")
+    if args.baselines:
+        baselines(db, m, args.library, work)
+    ctx = {"day": m.day, "judge": db.judge, "work": work}
     try:
-        ready = wait_until_up(proc, base, work / "serve.log")
-        t0 = time.perf_counter()
-        asyncio.run(play(port, m.day, db, args, log))
-        wall = time.perf_counter() - t0
-        rss = service_rss(proc.pid)
+        if args.soak is not None:
+            ok = soak(args, ctx)
+        elif args.faults is not None:
+            ok = faults(args, ctx)
+        else:
+            ok = matrix(args, ctx)
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
-        srv_log.close()
-    try:
-        problems = check(target, log["runs"])
-    finally:
-        if cluster is not None:
-            cluster.cleanup()
-    moves = sum(len(s) for s, _ in log["runs"].values())
-    correct = sum(sum(1 for x in s if x[2]) for s, _ in log["runs"].values())
-    print(f"machine: {platform.node()} {platform.machine()} {os.cpu_count()} cpus; load {os.getloadavg()}")
-    print(f"service: {args.workers} worker(s) over {'PostgreSQL' if cluster or args.runs else 'a SQLite runs file'}; "
-          f"RSS MB (command, workers…): {', '.join(f'{r:.0f}' for r in rss)}; total {sum(rss):.0f} MB")
-    print(f"board: day {m.day}, G={m.G}, {m.tile_count()} tiles; board load {load_s:.1f} s in-process, "
-          f"service ready in {ready:.1f} s")
-    print(f"{args.clients} clients x {args.seconds:.0f} s, {args.batch} move(s) per request, mix "
-          f"wrong/replay/off = {tuple(args.mix)}: {moves} moves ({correct} correct) in {wall:.1f} s "
-          f"= {moves / wall:.0f} moves/s, {len(log['moves']) / wall:.0f} POST/s")
-    print()
-    print("| what | count | median ms | p99 ms | max ms |")
-    print("|---|---:|---:|---:|---:|")
-    for kind in ("moves", "puzzle", "create"):
-        md, p99, mx = stats(log[kind])
-        print(f"| {kind} request (HTTP, under load) | {len(log[kind])} | {md:.2f} | {p99:.2f} | {mx:.2f} |")
-    print(f"| judging core per move (in-process) | - | {base_costs['core'] * 1000:.4f} | - | - |")
-    print(f"| CLI judge per 1-move submission (no rebuild) | 300 | {base_costs['cli'] * 1000:.2f} | - | - |")
-    print(f"| board rebuild (every CLI judge call before) | 1 | {base_costs['rebuild'] * 1000:.0f} | - | - |")
-    print()
-    print("invariants: " + ("every move stored once with its verdict; no tile rewarded twice; totals = "
-                            "sum of verdicts = score" if not problems else "; ".join(problems)))
-    if problems:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    if not ok:
+        say("FAILED: the audit found a problem (above)")
         sys.exit(1)
 
 
