@@ -39,8 +39,31 @@ class RunsDB(Protocol):
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         """The rows of one read."""
 
+    def ping(self, timeout: float) -> None:
+        """One trivial read on a connection of its own, within about ``timeout`` seconds and without the
+        retries of ``read``: ``DatabaseUnavailable`` with the reason if the database does not answer
+        (``/readyz``). Safe from any thread: it never touches the database's one connection."""
+
     def close(self) -> None:
         """Give the connection back."""
+
+
+_listeners: list[Callable[[str], None]] = []
+
+
+def listen(fn: Callable[[str], None]) -> None:
+    """Call ``fn(event)`` for each event of every runs database of this process: ``"retry"`` (PostgreSQL
+    was away and a block or read is tried again), ``"unavailable"`` (``DatabaseUnavailable`` raised),
+    ``"error"`` (any other database error raised). The service counts them
+    (``referee.service.observe``); the databases know nothing of who listens."""
+    if fn not in _listeners:
+        _listeners.append(fn)
+
+
+def note(event: str) -> None:
+    """Tell the listeners of ``listen`` about ``event``."""
+    for fn in _listeners:
+        fn(event)
 
 
 def solved_of(rows: Callable[[str, Sequence[Any]], list[tuple]], run: str) -> set[int]:
@@ -49,4 +72,4 @@ def solved_of(rows: Callable[[str, Sequence[Any]], list[tuple]], run: str) -> se
     return {t for (t,) in rows("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
 
 
-__all__ = ["RETRY_FOR", "RUN_ROW", "RunsDB", "T", "Tx", "solved_of"]
+__all__ = ["RETRY_FOR", "RUN_ROW", "RunsDB", "T", "Tx", "listen", "note", "solved_of"]

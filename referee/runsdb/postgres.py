@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import psycopg
 
 from referee.runsdb import schema
-from referee.runsdb.base import RETRY_FOR, RUN_ROW
+from referee.runsdb.base import RETRY_FOR, RUN_ROW, note
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")
@@ -123,10 +123,13 @@ class PostgresRuns:
                 return attempt()
             except psycopg.OperationalError as e:
                 if time.monotonic() + delay > deadline:
+                    note("unavailable")
                     raise DatabaseUnavailable(f"the runs database {self.target} is unavailable: {_line(e)}") from e
+                note("retry")
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
             except psycopg.Error as e:
+                note("error")
                 raise CorruptLibrary(f"{self.target}: {_line(e)}") from e
 
     def _once(self, fn: Callable[[_Tx], T]) -> T:
@@ -142,6 +145,7 @@ class PostgresRuns:
         except psycopg.Error as e:
             if not committing:
                 raise
+            note("unavailable")
             raise DatabaseUnavailable(f"the runs database {self.target} failed at commit (the write may or "
                                       f"may not be kept; retry with the same Idempotency-Key): {_line(e)}") from e
         return out
@@ -151,6 +155,17 @@ class PostgresRuns:
 
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         return self._retrying(lambda: self._live().execute(_pg(sql), args).fetchall())
+
+    def ping(self, timeout: float = 2.0) -> None:
+        """``SELECT 1`` on a new connection of its own (libpq waits at least 2 s to connect), no retry:
+        ``/readyz`` asks whether PostgreSQL answers now, from any thread, without the ``RETRY_FOR``
+        wait or the process's one connection."""
+        try:
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, round(timeout)),
+                                 application_name="tiles-referee-ping") as conn:
+                conn.execute("SELECT 1").fetchone()
+        except psycopg.Error as e:
+            raise DatabaseUnavailable(f"the runs database {self.target} does not answer: {_line(e)}") from e
 
     def close(self) -> None:
         if self.conn is not None:

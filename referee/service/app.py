@@ -9,7 +9,8 @@ requests at once (other workers share only the database: ``referee.service.runs`
 ``tilelib.errors.HTTP_STATUS`` (the same exception types that map to exit codes; a 401 carries
 its Bearer challenge and a 429 its Retry-After, ``deps.error_headers``); a malformed request is a 4xx, never a 500, and a client
 gone before its body arrived is one log line. Every answer carries the browser security headers
-of ``security`` (``RefereeApp``: one middleware around the whole stack).
+of ``security`` (``RefereeApp``: one middleware around the whole stack); every request is counted,
+timed and logged by ``observe``, which also serves ``/healthz``, ``/readyz`` and ``/metrics``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
-from referee.service import apidocs, routes_days, routes_runs
+from referee.service import apidocs, observe, routes_days, routes_runs
 from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_headers
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
@@ -52,9 +53,8 @@ def _gone_line(scope) -> str:
     """The one log line of a client that closed the connection before its request body arrived:
     method and path as sent (no query), printable, at most 200 characters, so a hostile path cannot
     forge or flood log lines."""
-    raw = scope.get("raw_path") or scope.get("path", "").encode()
-    path = "".join(c if c.isprintable() else "?" for c in raw.decode("latin-1"))
-    return f"{scope.get('method', '?')} {path[:200]}: client disconnected before its request body arrived"
+    return (f"{scope.get('method', '?')} {observe.safe_path(scope)}: client disconnected before its request "
+            "body arrived")
 
 
 def _validation_line(err: RequestValidationError) -> str:
@@ -162,10 +162,12 @@ async def _body_messages(receive, limit: int) -> list:
 
 class RefereeApp(FastAPI):
     """FastAPI with ``SecurityHeaders`` around its whole middleware stack: Starlette's error middleware
-    answers a 500 outside every middleware added with ``add_middleware``, so the headers go outside it."""
+    answers a 500 outside every middleware added with ``add_middleware``, so the headers go outside it;
+    ``observe.Observe`` (metrics, access log) outside both, so it sees every answer as sent."""
 
     def build_middleware_stack(self):
-        return SecurityHeaders(super().build_middleware_stack())
+        return observe.Observe(SecurityHeaders(super().build_middleware_stack()), self.router.routes,
+                               self.state.settings.access_log)
 
 
 def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, max_body: int = MAX_BODY,
@@ -185,6 +187,8 @@ def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, m
     app.state.settings = Settings(max_body=max_body, max_moves=max_moves, today=today, access_log=access_log)
     app.include_router(routes_days.router, prefix=API)
     app.include_router(routes_runs.router, prefix=API)
+    app.include_router(observe.router)          # /healthz, /readyz, /metrics: not in the OpenAPI document
+    observe.days_loaded(len(store.days))
     app.openapi = lambda: _openapi(app)
     _mount_mcp(app, store, host, log)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from referee.service import observe
 from referee.service.boards import day_is_over, puzzle_view
 from referee.service.deps import Settings
 from referee.service.runs import RunStore
@@ -32,6 +33,7 @@ def start_run(st: RunStore, day: str, player: Optional[str] = None, address: Opt
     counted against ``address``'s quota (the client's address, ``quota``)."""
     st.day(day)
     run, token = st.create(day, player, address)
+    observe.run_created()
     return {"run": run.run, "token": token, "day": day, **st.score(run)}
 
 
@@ -61,5 +63,8 @@ def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: li
     st.authorise(s, token)
     if len(batch) > cfg.max_moves:
         raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
-    return st.submit(run, token, batch, key, address)
+    answer = st.submit(run, token, batch, key, address)
+    if answer["score"]["moves"] >= s.moves + len(answer["verdicts"]):   # not a retry answered from its key
+        observe.judged(answer["verdicts"])
+    return answer
 

@@ -44,12 +44,23 @@ def run(app, opts) -> None:
 def run_workers(opts) -> None:
     """Serve with ``opts.workers`` uvicorn worker processes, each building its app from ``opts``
     (``referee.service.worker.app``); uvicorn's supervisor restarts a worker that dies and stops
-    them all on SIGTERM or Ctrl-C."""
+    them all on SIGTERM or Ctrl-C. The workers' metrics go to one private temporary folder
+    (prometheus-client's multiprocess mode: ``observe``), made here before any worker starts and
+    removed when they have all stopped, so a scrape of any worker counts every worker of this serve
+    and nothing of an earlier one."""
     import os
+    import shutil
+    import tempfile
 
+    from referee.service.observe import MULTIPROC_ENV
     from referee.service.worker import ENV
 
     os.environ[ENV] = opts.to_env()
-    uvicorn.run("referee.service.worker:app", factory=True, host=opts.host, port=opts.port, workers=opts.workers,
-                log_level="warning", access_log=False, timeout_graceful_shutdown=GRACE, proxy_headers=True,
-                forwarded_allow_ips=opts.trust_proxy)
+    metrics_dir = tempfile.mkdtemp(prefix="tiles-metrics-")       # mode 0700: this user's only
+    os.environ[MULTIPROC_ENV] = metrics_dir
+    try:
+        uvicorn.run("referee.service.worker:app", factory=True, host=opts.host, port=opts.port,
+                    workers=opts.workers, log_level="warning", access_log=False, timeout_graceful_shutdown=GRACE,
+                    proxy_headers=True, forwarded_allow_ips=opts.trust_proxy)
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
