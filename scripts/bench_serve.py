@@ -212,19 +212,17 @@ def faults(args, ctx) -> bool:
                 what.append(t)
             return go
 
-        threads = []
+        refs: dict = {}
         try:
             def with_refs(rec):
                 async def go(until):
-                    threads.extend(loadgen.ref_players(args.ref_players, svc.base, ctx["day"], until, rec,
-                                                       verify=str(svc.cert) if svc.cert else True))
+                    refs["threads"], refs["outcomes"] = loadgen.ref_players(
+                        args.ref_players, svc.base, ctx["day"], until, rec, verify=str(svc.cert) if svc.cert else True)
                 return go
             rec, wall, _cpu, _rss = run_load(svc, n, args.seconds, args, ctx, during=(with_refs, inject))
-            outcomes = []
-            if threads:
-                for t in threads[0]:
-                    t.join()
-                outcomes = threads[1]
+            for t in refs.get("threads", ()):
+                t.join()
+            outcomes = refs.get("outcomes", [])
         finally:
             svc.stop()
         try:
@@ -282,7 +280,7 @@ def soak(args, ctx) -> bool:
         return go
 
     try:
-        rec, wall, cpu, rss = run_load(svc, n, args.soak * 60, args, ctx, during=(sampler,))
+        rec, wall, cpu, rss = run_load(svc, n, args.soak * 60 + 3, args, ctx, during=(sampler,))
     finally:
         svc.stop()
     try:
