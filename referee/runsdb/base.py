@@ -32,6 +32,7 @@ class RunsDB(Protocol):
 
     target: str     # what --runs named, for messages (a URL without its password)
     dialect: str    # "sqlite" | "postgresql"
+    threads: int    # threads the service may run its work on (0: the caller's thread only)
 
     def atomic(self, fn: Callable[[Tx], T]) -> T:
         """``fn(tx)`` in one write transaction (see the module doc for retries)."""

@@ -1,5 +1,7 @@
 """The runs database in PostgreSQL (``--runs postgresql://…``; ``referee.runsdb``'s interface), over
-psycopg 3 with one connection per process.
+psycopg 3 with one connection per thread: the service runs its database work on ``THREADS``
+threads of its own (``RunStore``), so one worker keeps several transactions in flight instead of
+idling on each round trip.
 
 The connection is in autocommit mode, so a read holds no transaction open; a write is psycopg's
 ``conn.transaction()`` (``BEGIN`` … ``COMMIT``, nestable through savepoints: the driver's helper
@@ -13,6 +15,7 @@ since only the caller's idempotency key can tell whether it was kept.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -23,6 +26,7 @@ from referee.runsdb.base import RETRY_FOR, RUN_ROW, note
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")
+THREADS = 6                  # a worker's threads for PostgreSQL work: round trips overlap instead of idling
 CONNECT_TIMEOUT = 4          # seconds per address (libpq's connect_timeout covers the whole start-up)
 _MIGRATION_LOCK = 0x7469_6c65   # pg_advisory_xact_lock key: one opener migrates at a time
 _SQL: dict[str, str] = {}
@@ -65,17 +69,41 @@ class PostgresRuns:
     """A runs database in PostgreSQL (see the module doc)."""
 
     dialect = "postgresql"
+    threads = THREADS        # the service runs this database's work on this many threads (``RunStore``)
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.target = redact(url)
-        self.conn: psycopg.Connection | None = None
+        self._local = threading.local()          # each thread's own connection (psycopg's are not shared)
+        self._opened: set[psycopg.Connection] = set()
+        self._guard = threading.Lock()
         self.conn = self._connect()
         try:
             self._migrate()
         except BaseException:
             self.close()
             raise
+
+    @property
+    def conn(self) -> "psycopg.Connection | None":
+        """This thread's connection (None until it has one)."""
+        return getattr(self._local, "conn", None)
+
+    @conn.setter
+    def conn(self, c: "psycopg.Connection | None") -> None:
+        self._local.conn = c
+        if c is not None:
+            with self._guard:
+                self._opened.add(c)
+
+    def _drop(self) -> None:
+        """Close this thread's connection (lost or broken) and forget it."""
+        c = self.conn
+        self._local.conn = None
+        if c is not None:
+            with self._guard:
+                self._opened.discard(c)
+            c.close()
 
     def _connect(self) -> "psycopg.Connection":
         try:
@@ -89,10 +117,11 @@ class PostgresRuns:
 
     def _live(self) -> "psycopg.Connection":
         """The connection, dialled again if it was lost (psycopg.OperationalError if that fails)."""
-        if self.conn is None or self.conn.closed or self.conn.broken:
-            self.close()
-            self.conn = self._dial()
-        return self.conn
+        conn = self.conn
+        if conn is None or conn.closed or conn.broken:
+            self._drop()
+            conn = self.conn = self._dial()
+        return conn
 
     def _migrate(self) -> None:
         """Bring the database to ``schema.LATEST`` in one transaction (one opener at a time); refuse a
@@ -168,8 +197,9 @@ class PostgresRuns:
             raise DatabaseUnavailable(f"the runs database {self.target} does not answer: {_line(e)}") from e
 
     def close(self) -> None:
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            finally:
-                self.conn = None
+        """Close every thread's connection (the service's threads are done with them)."""
+        with self._guard:
+            opened, self._opened = list(self._opened), set()
+        self._local = threading.local()
+        for c in opened:
+            c.close()

@@ -68,6 +68,7 @@ class SqliteRuns:
     """A runs file (see the module doc)."""
 
     dialect = "sqlite"
+    threads = 0         # its work runs on the caller's thread: one connection, writes serialise on the file
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)

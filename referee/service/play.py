@@ -14,7 +14,7 @@ from referee.service import observe
 from referee.service.boards import day_is_over, puzzle_view
 from referee.service.deps import Settings
 from referee.service.runs import RunStore
-from tilelib.errors import TooLarge
+from tilelib.errors import BadInput, TooLarge
 
 
 def over(day: str, cfg: Settings) -> bool:
@@ -55,12 +55,14 @@ def tile(st: RunStore, run: str, tile_id: int) -> dict:
 
 
 def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: list[dict],
-          key: Optional[str] = None, address: Optional[str] = None) -> dict:
-    """Judge one batch of moves (``models.MovesResult``): the run's token first, then the batch limit,
-    then ``RunStore.submit`` (the judge and the quotas of the run and ``address``, in one transaction;
-    a retried ``key`` answers as the first)."""
+          key: Optional[str] = None, address: Optional[str] = None, claimed: Optional[str] = None) -> dict:
+    """Judge one batch of moves (``models.MovesResult``): the run's token first, then the run the body
+    names (``claimed``, if it names one), then the batch limit, then ``RunStore.submit`` (the judge and
+    the quotas of the run and ``address``, in one transaction; a retried ``key`` answers as the first)."""
     s = st.get(run)
     st.authorise(s, token)
+    if claimed is not None and claimed != run:
+        raise BadInput("the body's 'run' differs from the run in the path")
     if len(batch) > cfg.max_moves:
         raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
     answer = st.submit(run, token, batch, key, address)

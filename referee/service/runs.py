@@ -10,20 +10,28 @@ transaction. So any number of workers (and the CLI judge) may write one database
 matters lives in a worker, a move cannot be scored twice, and the cache only saves reading a
 run's solved tiles on every move.
 
-One store serves one event loop (one thread per worker), so there are no locks here.
+One store serves one event loop (one per worker). Over SQLite its work runs on that loop's thread;
+over PostgreSQL (``db.threads`` > 0) the service hands it to the store's threads (``RunStore.call``:
+a pool for everything, and one thread of its own for run creations, so a new player never queues
+behind the moves of hundreds of others), each with its own connection. So the cache has a lock, and
+a run's state is copied before a batch changes it: a reader on another thread never sees it change.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from referee.judge import OFF_FRONTIER, storable
 from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
@@ -34,6 +42,7 @@ from referee.service.quota import NO_QUOTAS, Quotas, charge, sweep
 from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier, Unauthorized
 
 MAX_PLAYER = 40
+T = TypeVar("T")
 _PLAYER = re.compile(PLAYER_PATTERN)
 _KEY = re.compile(KEY_PATTERN)
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")     # RFC 6750 b64token: every run's token is one
@@ -75,30 +84,34 @@ class RunCache:
     def __init__(self, idle: float = 120.0, most: int = 2048) -> None:
         self.idle, self.most = idle, most
         self._runs: OrderedDict[str, tuple[float, RunState]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._runs)
 
     def get(self, run: str) -> RunState | None:
-        hit = self._runs.get(run)
-        if hit is None:
-            return None
-        self._runs[run] = (time.monotonic(), hit[1])
-        self._runs.move_to_end(run)
-        return hit[1]
+        with self._lock:
+            hit = self._runs.get(run)
+            if hit is None:
+                return None
+            self._runs[run] = (time.monotonic(), hit[1])
+            self._runs.move_to_end(run)
+            return hit[1]
 
     def put(self, st: RunState) -> None:
         now = time.monotonic()
-        self._runs[st.run] = (now, st)
-        self._runs.move_to_end(st.run)
-        while self._runs:
-            run, (used, _) = next(iter(self._runs.items()))
-            if len(self._runs) <= self.most and now - used <= self.idle:
-                break
-            del self._runs[run]
+        with self._lock:
+            self._runs[st.run] = (now, st)
+            self._runs.move_to_end(st.run)
+            while self._runs:
+                run, (used, _) = next(iter(self._runs.items()))
+                if len(self._runs) <= self.most and now - used <= self.idle:
+                    break
+                del self._runs[run]
 
     def drop(self, run: str) -> None:
-        self._runs.pop(run, None)
+        with self._lock:
+            self._runs.pop(run, None)
 
 
 def _sha(token: str) -> str:
@@ -114,10 +127,24 @@ class RunStore:
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
         self._runs = RunCache()
+        threads = getattr(self.db, "threads", 0)
+        self._pool = ThreadPoolExecutor(threads, "runs") if threads else None
+        self._front = ThreadPoolExecutor(1, "runs-create") if threads else None
         self.views: dict[tuple[str, str], bytes] = {}   # (day, view) -> JSON of a view that never changes
 
     def close(self) -> None:
+        for pool in (self._pool, self._front):
+            if pool is not None:
+                pool.shutdown(wait=True)
         self.db.close()
+
+    async def call(self, fn: Callable[..., T], *args, create: bool = False) -> T:
+        """``fn(*args)`` — work that reads or writes the database — from the event loop: on this thread
+        over SQLite, else on the store's threads (``create``: the run creations' own thread)."""
+        pool = self._front if create else self._pool
+        if pool is None:
+            return fn(*args)
+        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
 
     def add_day(self, db: DayBoard) -> None:
         """Offer one more day (``referee.service.watch``: a manifest that came after the start)."""
@@ -220,6 +247,7 @@ class RunStore:
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, run=run)
             self._runs.drop(run)          # changed below: it joins the cache again only once committed
+            st = replace(st, solved=set(st.solved), frontier=set(st.frontier))   # others may be reading it
             db = self.days[st.day]
             verdicts = db.judge.record(tx, run, moves, st.solved)   # adds the tiles it solves
             off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")), None)
