@@ -43,14 +43,16 @@ class Client:
     """The service at ``url`` (its root, e.g. ``http://127.0.0.1:8000``; a trailing ``/api/v1`` is fine)."""
 
     def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
-                 max_wait: float = 600.0, transport: Optional[httpx.BaseTransport] = None) -> None:
+                 max_wait: float = 600.0, transport: Optional[httpx.BaseTransport] = None,
+                 verify: Any = True) -> None:
         base = url.rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise BadInput(f"--url must be an http:// or https:// address, not {url[:80]!r}")
         base = base.removesuffix(API)
         self.retries, self.backoff, self.max_wait = retries, backoff, max_wait
         self.waited = 0.0                     # seconds spent waiting out 429s (Retry-After)
-        self.http = httpx.Client(base_url=base + API, timeout=timeout, transport=transport)
+        # verify: True (certifi's CAs, or SSL_CERT_FILE's), or an ssl.SSLContext trusting a private CA
+        self.http = httpx.Client(base_url=base + API, timeout=timeout, transport=transport, verify=verify)
         self.tokens: dict[str, str] = {}      # run -> token, kept from create_run
         self.requests = 0                     # HTTP requests sent, retries included
 

@@ -17,4 +17,9 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } >/dev/null 2>&1 \
     || echo "scripts/test.sh: could not install postgresql with apt" >&2
 fi
+# The two-host test puts Debian's nginx in front of the service (deploy/nginx.conf); install it when missing.
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ] && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; } >/dev/null 2>&1 \
+    || echo "scripts/test.sh: could not install nginx with apt" >&2
+fi
 exec .venv/bin/python -m pytest "$@"

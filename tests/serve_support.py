@@ -150,6 +150,100 @@ def daily_g61(tmp_path_factory, name: str, day: str, seed: bytes):
     return daily_day(tmp_path_factory, name, day, seed, 61)
 
 
+def replayed(truth, target, run: str) -> tuple[int, int, list[int]]:
+    """(reward, moves, tiles scored) of ``run`` judged again, move by move, from its stored history in
+    the runs database ``target``; each stored verdict must be the one the judging core gives again."""
+    from pg_support import query_runs
+
+    solved: set[int] = set()
+    reward, scored = 0, []
+    rows = query_runs(target, "SELECT tile, cells, correct, reward FROM moves WHERE run = ? ORDER BY id", (run,))
+    for tile, cells, correct, stored in rows:
+        v = truth.judge_move({"tile": tile, "cells": cells}, solved)
+        assert (v["correct"], v["reward"]) == (bool(correct), stored), (run, tile)
+        reward += v["reward"]
+        scored += [tile] if v["correct"] else []
+    return reward, len(rows), scored
+
+
+NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
+NGINX_SITE = Path(__file__).resolve().parents[1] / "deploy" / "nginx.conf"
+
+
+def need(tool: str | None, name: str) -> str:
+    """``tool``'s path; without it skip locally with one line, fail under CI (CI=true)."""
+    import pytest
+
+    if tool is None:
+        why = f"{name} is not installed (apt-get install {name}, or run scripts/test.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return tool
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost (openssl): (cert.pem, key.pem)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run([need(shutil.which("openssl"), "openssl"), "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+@contextlib.contextmanager
+def nginx_proxy(folder: Path, upstreams: list[str], cert: Path, key: Path, timeout: float = 30.0):
+    """Debian's nginx in the foreground with ``deploy/nginx.conf`` filled in (TLS on 127.0.0.1 and a free
+    port, ``upstreams`` host:port as its two hosts), pid, logs and temp files in ``folder``; yields
+    its https:// base URL once it answers /api/v1/days, and stops it (SIGQUIT, then SIGKILL)."""
+    import ssl
+
+    exe = need(NGINX, "nginx")
+    port = free_port()
+    values = {"TILES_SERVER_NAME": "localhost", "TILES_LISTEN": f"127.0.0.1:{port}", "TILES_UPSTREAM_1": upstreams[0],
+              "TILES_UPSTREAM_2": upstreams[1], "TILES_CERT": str(cert), "TILES_KEY": str(key)}
+    site = NGINX_SITE.read_text()
+    for k, v in values.items():
+        site = site.replace("${" + k + "}", v)
+    assert not [ln for ln in site.splitlines() if "${TILES_" in ln.split("#")[0]], "a placeholder left"
+    (folder / "tiles.conf").write_text(site)
+    temps = "\n".join(f"    {t}_temp_path {folder / t};" for t in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    (folder / "nginx.conf").write_text(
+        f"daemon off;\nworker_processes 1;\npid {folder / 'nginx.pid'};\nerror_log {folder / 'error.log'} info;\n"
+        + ("user root;\n" if os.geteuid() == 0 else "")
+        + f"events {{ worker_connections 256; }}\nhttp {{\n    access_log {folder / 'access.log'};\n{temps}\n"
+        f"    include {folder / 'tiles.conf'};\n}}\n")
+    cmd = [exe, "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(folder / "nginx.conf")]
+    test = subprocess.run([*cmd, "-t"], capture_output=True, text=True, timeout=30)
+    assert test.returncode == 0, test.stderr
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"https://127.0.0.1:{port}"
+    ctx = ssl.create_default_context(cafile=str(cert))
+    try:
+        t0 = time.monotonic()
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"nginx exited {proc.returncode}: {(folder / 'error.log').read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/api/v1/days", verify=ctx, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError("nginx did not come up")
+            time.sleep(0.1)
+        yield base
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGQUIT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

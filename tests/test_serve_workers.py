@@ -23,7 +23,7 @@ from referee.client import Client
 from referee.judge import Judge
 from referee.manifest import from_json
 from referee.sessions import HttpSession
-from serve_support import daily_day, service_process, worker_pids
+from serve_support import daily_day, replayed, service_process, worker_pids
 from tilelib.store import Library
 
 DAY = "2026-11-30"
@@ -41,19 +41,6 @@ def g121(tmp_path_factory):
         truth = Judge(m, build_board(m, lib), d / "unused.sqlite")
     full = sum((s + 1) ** 2 for _x, _y, s in m.packing.squares)
     return d / "lib.sqlite", path, truth, full
-
-
-def replayed(truth: Judge, target: str, run: str) -> tuple[int, int, list[int]]:
-    """(reward, moves, tiles scored) of ``run`` judged again, move by move, from its stored history."""
-    solved: set[int] = set()
-    reward, scored = 0, []
-    rows = query_runs(target, "SELECT tile, cells, correct, reward FROM moves WHERE run = ? ORDER BY id", (run,))
-    for tile, cells, correct, stored in rows:
-        v = truth.judge_move({"tile": tile, "cells": cells}, solved)
-        assert (v["correct"], v["reward"]) == (bool(correct), stored), (run, tile)
-        reward += v["reward"]
-        scored += [tile] if v["correct"] else []
-    return reward, len(rows), scored
 
 
 def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluster, tmp_path):
