@@ -172,3 +172,18 @@ def analyze_command(
         atomic_write(png, report_png(analysis, board, one, top=top))
         typer.echo(f"tiles referee analyze: wrote {png}", err=True)
     typer.echo(json.dumps({"day": day, "leaderboard": board, "analysis": analysis, "run": one}))
+
+
+@referee_app.command("backup")
+def backup_command(
+    runs: str = RunsNeededOpt,
+    out: Path = typer.Option(..., "--out", help="The backup file to write (must not exist)."),
+) -> None:
+    """Back up the runs database while the service writes it: a SQLite runs file by SQLite's online backup
+    (the copy is a runs file), a postgresql:// URL by pg_dump --format=custom (restore with pg_restore).
+    Prints one JSON line: the file, backend, bytes (and for SQLite the runs and moves it holds). An --out
+    that exists is refused, untouched (exit 2)."""
+    from referee.runsdb.backup import backup
+
+    done = backup(runs, out)
+    typer.echo(json.dumps(done.as_dict()))
