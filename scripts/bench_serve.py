@@ -110,9 +110,17 @@ def fairness(rec: loadgen.Recorder, wall: float) -> str:
     return f"{rates.min() / med:.2f} ({rates.min():.0f} / {med:.0f})" if med > 0 else "-"
 
 
-def errors(rec: loadgen.Recorder) -> str:
-    n = sum(rec.errors.values())
-    return f"{n}" + (f" ({', '.join(f'{k} {v}' for k, v in rec.errors.most_common())})" if n else "")
+def errors(rec: loadgen.Recorder, counts=None) -> str:
+    """Failed attempts (not 429; ``counts``: another counter by kind, the 429s) and their kinds."""
+    c = rec.errors if counts is None else counts
+    n = sum(c.values())
+    return f"{n}" + (f" ({', '.join(f'{k} {v}' for k, v in c.most_common())})" if n else "")
+
+
+def gen_cpu(rec: loadgen.Recorder, cpu: float, wall: float) -> str:
+    """The load generator's CPU: share of one core, and microseconds per request sent."""
+    sent = sum(len(a) for a in rec.lat.values()) + sum(rec.errors.values()) + sum(rec.r429.values())
+    return f"{cpu:.2f} ({cpu * wall / max(sent, 1) * 1e6:.0f} us/req)"
 
 
 def rss_text(rss: list) -> str:
@@ -169,8 +177,8 @@ def matrix(args, ctx) -> bool:
             ok &= good
             say(f"| {setups.describe(name, args.proxy_workers)} | {n} | {rec.moves() / wall:,.0f} | "
                 f"{len(rec.finished)} | {fmt3(rec, 'create')} | {fmt3(rec, 'frontier')} | {fmt3(rec, 'tile')} | "
-                f"{fmt3(rec, 'moves')} | {errors(rec)} | {sum(rec.r429.values())} | {fairness(rec, wall)} | "
-                f"{rss_text(rss)} | {cpu:.2f} | {text} |")
+                f"{fmt3(rec, 'moves')} | {errors(rec)} | {errors(rec, rec.r429)} | {fairness(rec, wall)} | "
+                f"{rss_text(rss)} | {gen_cpu(rec, cpu, wall)} | {text} |")
             if rec.why or rec.gave_up or rec.frontier_wrong:
                 notes.append(f"{name} x {n}: failed attempts {dict(rec.why)}; abandoned {dict(rec.gave_up)}; "
                              f"frontiers not as expected {rec.frontier_wrong}")
@@ -186,7 +194,7 @@ def faults(args, ctx) -> bool:
     say("| fault | set-up | what happened | moves/s | longest stall s | errors | retries | abandoned | "
         "dropped | referee.client runs | audit |")
     say("|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
-    ok = True
+    ok, notes = True, []
     for fault in args.faults:
         name = setups.FAULTS[fault]
         if (why := setups.why_not(name)) is not None:
@@ -240,6 +248,10 @@ def faults(args, ctx) -> bool:
             f"{'; '.join(w for w in what if isinstance(w, str))} | {rec.moves() / wall:,.0f} | {stall:.2f} | "
             f"{errors(rec)} | {rec.retries} | {sum(rec.gave_up.values())} | {rec.dropped} | "
             f"{cleared} cleared" + (f", {len(bad)} failed: {bad[0]}" if bad else "") + f" | {text} |")
+        if rec.why or rec.gave_up:
+            notes.append(f"{fault}: failed attempts {dict(rec.why)}; abandoned {dict(rec.gave_up)}")
+    for line in notes:
+        say(f"- {line}")
     return ok
 
 
@@ -289,7 +301,7 @@ def soak(args, ctx) -> bool:
         svc.cleanup()
     say(f"\nsoak total: {rec.moves():,} moves in {wall:.0f} s = {rec.moves() / wall:,.0f} moves/s, {len(rec.finished)} "
         f"runs cleared; moves p50/p99/max {fmt3(rec, 'moves')} ms, create {fmt3(rec, 'create')} ms; errors "
-        f"{errors(rec)}, 429s {sum(rec.r429.values())}; load gen CPU {cpu:.2f}; RSS at the end {rss_text(rss)} MB")
+        f"{errors(rec)}, 429s {errors(rec, rec.r429)}; load gen CPU {gen_cpu(rec, cpu, wall)}; RSS at the end {rss_text(rss)} MB")
     for mark, r in sorted(marks.items()):
         say(f"RSS after {mark:,} runs cleared: {rss_text(r)} MB")
     if 100 in marks and 1000 in marks:

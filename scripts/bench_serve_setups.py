@@ -6,8 +6,8 @@ processes) and stopped after its run, and the faults it injects into them under 
   loopback (the tests' ``pg_support.Cluster``);
 - ``proxy``: two serve processes (two hosts, as two machines would run them; ``--proxy-workers``
   each) over one PostgreSQL, behind Debian's nginx on loopback with TLS (a self-signed certificate
-  made with openssl), run from the project's own template ``deploy/nginx.conf`` exactly as the proxy
-  test runs it (``serve_support.nginx_proxy``).
+  made with openssl), the site ``deploy/nginx.conf`` filled in as the proxy test fills it
+  (``serve_support.nginx_proxy``) inside a main configuration sized for hundreds of players.
 
 Faults (``Service.fault``): ``kill-worker`` (SIGKILL to one uvicorn worker; its supervisor starts
 another), ``restart-db`` (PostgreSQL stopped in ``immediate`` mode, a crash, and started again),
@@ -60,8 +60,8 @@ def why_not(name: str) -> Optional[str]:
             return f"{NGINX_TEMPLATE.relative_to(ROOT)} is not in this checkout"
         import serve_support
 
-        if not hasattr(serve_support, "nginx_proxy"):
-            return "tests/serve_support.py has no nginx_proxy in this checkout"
+        if not hasattr(serve_support, "self_signed"):
+            return "tests/serve_support.py has no self_signed in this checkout"
         if not nginx_bin():
             return "nginx is not installed (apt-get install nginx-light)"
         if not shutil.which("openssl"):
@@ -221,13 +221,10 @@ def start(name: str, work: Path, lib: Path, manifest: Path, *, quotas: bool = Fa
         if name == "proxy":
             for h in svc.hosts:
                 _wait_up(f"http://127.0.0.1:{h.port}", [h], True)
-            from serve_support import nginx_proxy, self_signed
+            from serve_support import self_signed
 
-            (work / "nginx").mkdir(exist_ok=True)
             svc.cert, key = self_signed(work)
-            base = svc.stack.enter_context(nginx_proxy(work / "nginx", [f"127.0.0.1:{h.port}" for h in svc.hosts],
-                                                       svc.cert, key))
-            svc.port = int(base.rsplit(":", 1)[1])
+            svc.port = svc.stack.enter_context(nginx(work / "nginx", [h.port for h in svc.hosts], svc.cert, key))
             svc.tls = ssl.create_default_context(cafile=str(svc.cert))
             svc.ready_s = _wait_up(svc.base, svc.hosts, svc.tls)
         else:
@@ -238,3 +235,40 @@ def start(name: str, work: Path, lib: Path, manifest: Path, *, quotas: bool = Fa
         svc.cleanup()
         raise
     return svc
+
+
+@contextlib.contextmanager
+def nginx(folder: Path, upstreams: list[int], cert: Path, key: Path):
+    """Debian's nginx in the foreground on a free loopback port: the site ``deploy/nginx.conf`` with its
+    ``${TILES_...}`` placeholders filled in (as ``serve_support.nginx_proxy`` does), included in a main
+    configuration of our own: one worker per core and 4,096 connections each (the test's 256 would
+    refuse players past ~128, each holding a connection in and one out). Yields the port."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    values = {"TILES_SERVER_NAME": "localhost", "TILES_LISTEN": f"127.0.0.1:{port}", "TILES_CERT": str(cert),
+              "TILES_KEY": str(key), **{f"TILES_UPSTREAM_{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(upstreams)}}
+    site = NGINX_TEMPLATE.read_text()
+    for k, v in values.items():
+        site = site.replace("${" + k + "}", v)
+    (folder / "tiles.conf").write_text(site)
+    temps = "".join(f"    {t}_temp_path {folder / t};\n" for t in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    (folder / "nginx.conf").write_text(
+        f"daemon off;\nworker_processes auto;\nworker_rlimit_nofile 16384;\npid {folder / 'nginx.pid'};\n"
+        f"error_log {folder / 'error.log'} warn;\n" + ("user root;\n" if os.geteuid() == 0 else "")
+        + f"events {{ worker_connections 4096; }}\nhttp {{\n    access_log off;\n{temps}"
+        f"    include {folder / 'tiles.conf'};\n}}\n")
+    cmd = [nginx_bin(), "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(folder / "nginx.conf")]
+    test = subprocess.run([*cmd, "-t"], capture_output=True, text=True, timeout=30)
+    if test.returncode != 0:
+        sys.exit(f"nginx refused its configuration: {test.stderr}")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield port
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGQUIT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

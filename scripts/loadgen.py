@@ -193,7 +193,8 @@ class Player:
             if status == 429:
                 rec.r429[kind] += 1
                 pause = float(h.get("retry-after", "1")) if h.get("retry-after", "").isdigit() else 1.0
-                if time.monotonic() + pause > self.until:
+                if time.monotonic() + pause > self.until:          # waits out the bench instead
+                    await asyncio.sleep(max(0.0, self.until - time.monotonic()))
                     return None
                 await asyncio.sleep(pause)
                 continue
