@@ -79,6 +79,18 @@ def _verdict(tile: Any, accepted: bool, correct: bool, reward: int, reason: str 
     return {"tile": tile, "accepted": accepted, "correct": correct, "reward": reward, "reason": reason}
 
 
+INSERT_ROWS = 500     # moves per INSERT statement: 8 values a row stays under SQLite's 32,766 variables
+
+
+def _insert_moves(tx: Tx, rows: list[tuple]) -> list[int]:
+    """Store ``rows`` of ``moves`` in one statement (one round trip to PostgreSQL, not one a move); their
+    ids. Within one run they ascend batch after batch (the run is locked); other runs' moves may take
+    ids between them, so a batch is its id range *and* its run."""
+    values = ",".join(["(?,?,?,?,?,?,?,?)"] * len(rows))
+    return [i for (i,) in tx.rows("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
+                                  f"VALUES {values} RETURNING id", [x for r in rows for x in r])]
+
+
 class Judge:
     """Judges submissions on one board against one runs database (a file or a URL)."""
 
@@ -148,23 +160,19 @@ class Judge:
         move, one ``batches`` row (the submission, for the analyzer) and the run's new move count.
         The caller holds the transaction and the run's lock (``Tx.lock_run``). This is the one
         judging core: ``judge`` and the referee service both call it."""
-        out = []
+        out, rows = [], []
         now = time.time()
-        first = last = None
         for mv in moves:
             v = self.judge_move(mv, solved)
             cells = mv.get("cells") if isinstance(mv, dict) else None
             cells = storable(cells[:MAX_CELLS_STORED]) if isinstance(cells, str) else None
             tile = v["tile"] if type(v["tile"]) is int and 0 <= v["tile"] < len(self.board.squares) else None
-            (last,) = tx.one("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
-                             "VALUES (?,?,?,?,?,?,?,?) RETURNING id",
-                             (run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"],
-                              v["reason"], int(now)))
-            first = last if first is None else first
+            rows.append((run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"], v["reason"], int(now)))
             out.append(v)
-        if first is not None:
+        ids = [i for k in range(0, len(rows), INSERT_ROWS) for i in _insert_moves(tx, rows[k:k + INSERT_ROWS])]
+        if ids:
             tx.rows("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
-                    (run, first, last, now))
+                    (run, min(ids), max(ids), now))
             tx.rows("UPDATE runs SET nmoves = nmoves + ? WHERE run = ?", (len(out), run))
         return out
 

@@ -51,3 +51,33 @@ def test_concurrent_batches_on_one_run_score_once(day21, pg_url, tmp_path):
         score = httpx.get(f"{url}/api/v1/runs/{run}").json()
         n = len(truth.truth(seed)) ** 0.5
         assert (score["moves"], score["solved"], score["reward"]) == (SENDERS, 1, int(n) ** 2)
+
+
+def test_a_batch_counts_only_its_runs_moves_when_ids_interleave(day21, runs_target):
+    """Concurrent transactions take move ids as they insert (PostgreSQL's sequence), so another run's
+    moves can lie inside a batch's id range: the analyzer counts the batch's own moves, not the range."""
+    from referee.service.boards import DayBoard, load_manifest
+    from referee.service.runs import RunStore
+    from tilelib.store import Library
+
+    fx, _d, manifest, _truth = day21
+    m = load_manifest(manifest)
+    with Library.open(fx.lib_path) as lib:
+        store = RunStore(runs_target, {m.day: DayBoard.load(m, lib, runs_target)})
+    try:
+        (a, _), (b, _) = store.create(m.day), store.create(m.day)
+        sql = ("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
+               "VALUES (?, 0, '0', 0, 0, 0, 'bad', 0) RETURNING id")
+
+        def interleave(tx):
+            ids = [tx.one(sql, (r,))[0] for r in (a.run, b.run, b.run, a.run)]
+            tx.rows("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)", (a.run, ids[0], ids[3], 1.0))
+            tx.rows("UPDATE runs SET nmoves = 2 WHERE run = ?", (a.run,))
+            return ids
+
+        ids = store.db.atomic(interleave)
+        assert ids[3] - ids[0] + 1 == 4
+        (batch,) = store.run_analysis(a.run)["batches"]
+        assert batch["moves"] == 2 and batch["solved"] == 0
+    finally:
+        store.close()

@@ -322,9 +322,13 @@ class RunStore:
                 "bucket": bucket, "time": time_series(per_run.values(), bucket)}
 
     def _series(self, run: str, created: int, db: DayBoard) -> list[dict]:
-        batches = self.db.read("SELECT first_move, last_move, at FROM batches WHERE run = ? ORDER BY id", (run,))
+        # a batch is its run's moves in its id range: other runs' moves can take ids inside it (PostgreSQL
+        # hands out ids to concurrent transactions as they insert), so its size is counted, not subtracted
+        rows = self.db.read("SELECT b.first_move, b.last_move, b.at, (SELECT count(*) FROM moves m WHERE m.run = b.run "
+                            "AND m.id BETWEEN b.first_move AND b.last_move) FROM batches b WHERE b.run = ? ORDER BY b.id",
+                            (run,))
         solved = self.db.read("SELECT id, tile FROM moves WHERE run = ? AND correct = 1", (run,))
-        return run_series(batches, solved, [b - a + 1 for a, b, _ in batches], db.n, created)
+        return run_series([(a, b, at) for a, b, at, _ in rows], solved, [k for *_, k in rows], db.n, created)
 
 
 def _idempotency_key(key: str | None) -> str | None:
