@@ -13,7 +13,7 @@ replayed through the judging core, and held against what the players were told.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
 from referee.runsdb import opened
@@ -45,32 +45,34 @@ def audit(target, judge, runs: dict) -> Audit:
     ``runs`` (``Recorder.runs``: run -> (verdicts told, score read or None))."""
     a = Audit()
     with opened(target) as db:
-        rows = db.read("SELECT run, tile, cells, accepted, correct, reward FROM moves ORDER BY id")
-    by_run: dict[str, list] = defaultdict(list)
-    for r in rows:
-        by_run[r[0]].append(r[1:])
-    a.stored = len(rows)
-    a.runs = len(set(by_run) | set(runs))
-    for run in set(by_run) | set(runs):
-        stored = by_run.get(run, [])
-        solved: set[int] = set()
-        got, reward, rewarded = Counter(), 0, Counter()
-        for tile, cells, acc, cor, rew in stored:
-            v = judge.judge_move({"tile": tile, "cells": cells}, solved)
-            if (v["accepted"], v["correct"], v["reward"]) != (bool(acc), bool(cor), rew):
-                a.mismatch += 1
-            got[tile << 2 | int(bool(acc)) << 1 | int(bool(cor))] += 1
-            if cor:
-                rewarded[tile] += 1
-            reward += rew
-        a.twice += sum(c - 1 for c in rewarded.values() if c > 1)
-        told, score = runs.get(run, ((), None))
-        want = Counter(told)
-        a.told += len(told)
-        a.lost += sum((want - got).values())
-        a.extra += sum((got - want).values())
-        if score is not None and score["reward"] != reward:
-            a.score += 1
-            if len(a.notes) < 5:
-                a.notes.append(f"{run}: score {score['reward']} vs stored {reward}")
+        stored_runs = {r for (r,) in db.read("SELECT run FROM runs")}
+        for run in sorted(stored_runs | set(runs)):        # one run at a time: a soak stores millions of moves
+            check_run(a, judge, run, db.read("SELECT tile, cells, accepted, correct, reward FROM moves "
+                                             "WHERE run = ? ORDER BY id", (run,)), *runs.get(run, ((), None)))
     return a
+
+
+def check_run(a: Audit, judge, run: str, stored: list, told, score) -> None:
+    """Add one run's findings to ``a``: its ``stored`` moves replayed, held against the verdicts ``told``
+    and the ``score`` read at its end (None if not read)."""
+    a.runs += 1
+    a.stored += len(stored)
+    solved: set[int] = set()
+    got, reward, rewarded = Counter(), 0, Counter()
+    for tile, cells, acc, cor, rew in stored:
+        v = judge.judge_move({"tile": tile, "cells": cells}, solved)
+        if (v["accepted"], v["correct"], v["reward"]) != (bool(acc), bool(cor), rew):
+            a.mismatch += 1
+        got[tile << 2 | int(bool(acc)) << 1 | int(bool(cor))] += 1
+        if cor:
+            rewarded[tile] += 1
+        reward += rew
+    a.twice += sum(c - 1 for c in rewarded.values() if c > 1)
+    want = Counter(told)
+    a.told += len(told)
+    a.lost += sum((want - got).values())
+    a.extra += sum((got - want).values())
+    if score is not None and score["reward"] != reward:
+        a.score += 1
+        if len(a.notes) < 5:
+            a.notes.append(f"{run}: score {score['reward']} vs stored {reward}")

@@ -87,20 +87,20 @@ class Http:
                 self.close()
                 raise Dropped("dropped by the client")
             self.w.write(data)
-            return await asyncio.wait_for(self._answer(), self.timeout)
-        except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError, IndexError,
-                ssl.SSLError) as e:
+            async with asyncio.timeout(self.timeout):         # no task per request, unlike wait_for
+                return await self._answer()
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ValueError,
+                IndexError, ssl.SSLError) as e:
             self.close()
             raise Dropped(f"{type(e).__name__}") from None
 
     async def _answer(self) -> tuple[int, dict, bytes]:
-        line = await self.r.readline()
-        if not line:
-            raise asyncio.IncompleteReadError(b"", None)
-        status = int(line.split()[1])
+        head = await self.r.readuntil(b"\r\n\r\n")       # the status line and headers in one read
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
         hdrs = {}
-        while (line := await self.r.readline()) not in (b"\r\n", b""):
-            k, _, v = line.decode("latin-1").partition(":")
+        for line in lines[1:-2]:
+            k, _, v = line.partition(":")
             hdrs[k.strip().lower()] = v.strip()
         if hdrs.get("transfer-encoding", "").lower() == "chunked":
             body = b""
