@@ -121,6 +121,10 @@ def test_two_hosts_behind_tls_serve_one_run_and_one_host_killed_loses_nothing(da
             assert redirect.status_code == 307 and redirect.headers["location"].startswith(f"{proxy}/api/v1/days")
             direct = httpx.get(f"{b1}/api/v1/days/")
             assert direct.status_code == 307 and direct.headers["location"].startswith("http://")
+            # health through the proxy; metrics only on each host's own address
+            assert httpx.get(f"{proxy}/readyz", verify=ctx).json()["status"] == "ready"
+            assert httpx.get(f"{proxy}/metrics", verify=ctx).status_code == 403
+            assert "tiles_http_requests_total" in httpx.get(f"{b2}/metrics").text
             # a body over --max-body stops at the proxy (413), and nothing is stored
             big = json.dumps({"moves": [{"tile": seed, "cells": "0" * (70 * 1024)}]})
             r = httpx.post(f"{proxy}/api/v1/runs/{run.run}/moves", content=big, verify=ctx,
@@ -190,6 +194,8 @@ def test_quotas_count_the_address_the_proxy_saw_not_one_the_client_names(day121,
         assert got == [201, 201, 429] and refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
         assert [create(b1, "127.0.0.1", "198.51.100.7").status_code for _ in range(3)] == [201, 201, 429]
         assert create(b2, "127.0.0.2", "198.51.100.8").status_code == 429       # not trusted: its own address
+    logs = (tmp_path / "host1.log").read_text() + (tmp_path / "host2.log").read_text()
+    assert "127.0.0.2" in logs and "198.51.100.7" in logs and "203.0.113." not in logs    # the access log agrees
     used = {k: n for k, n in query_runs(url, "SELECT key, used FROM quota") if k.startswith("runs@")}
     assert used == {"runs@127.0.0.2": 2, "runs@198.51.100.7": 2}
     assert query_runs(url, "SELECT count(*) FROM runs") == [(4,)]
