@@ -28,7 +28,7 @@ from referee.manifest import from_json
 from referee.runsdb import is_url
 from referee.service.runs import read_scores
 from referee.sessions import HttpSession
-from serve_support import daily_day, replayed, service_process
+from serve_support import daily_day, free_port, replayed, service_process
 from tilelib.store import Library
 
 DAY = "2026-12-03"
@@ -166,3 +166,8 @@ def test_backup_refuses_what_is_not_a_runs_database(tmp_path):
         assert not out.exists()
     r = run_tiles("referee", "backup", "--runs", tmp_path / "missing.sqlite", "--out", tmp_path)
     assert r.returncode == 2 and "is a directory" in r.stderr
+    if shutil.which("pg_dump"):                 # a database that does not answer: pg_dump's line, exit 4
+        out = tmp_path / "out.dump"
+        r = run_tiles("referee", "backup", "--runs", f"postgresql://tiles@127.0.0.1:{free_port()}/runs", "--out", out)
+        assert r.returncode == 4 and "pg_dump failed" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
