@@ -159,14 +159,18 @@ class Observe:
             return
         t0 = time.perf_counter()
         route = route_of(self.table, scope.get("path", ""))
-        status, size = 0, 0
+        status, size, done = 0, 0, False
 
         async def sending(message) -> None:
-            nonlocal status, size
+            nonlocal status, size, done
             if message["type"] == "http.response.start":
                 status = message["status"]
             elif message["type"] == "http.response.body":
                 size += len(message.get("body", b""))
+                if not message.get("more_body", False) and not done:
+                    # counted before the last bytes leave: a client that has its answer finds it counted
+                    done = True
+                    self._done(scope, route, status, size, time.perf_counter() - t0)
             await send(message)
 
         failed = False
@@ -176,7 +180,8 @@ class Observe:
             failed = True
             raise
         finally:
-            self._done(scope, route, status or (500 if failed else 499), size, time.perf_counter() - t0)
+            if not done:
+                self._done(scope, route, status or (500 if failed else 499), size, time.perf_counter() - t0)
 
     def _done(self, scope, route: str, status: int, size: int, seconds: float) -> None:
         method = scope.get("method", "")
