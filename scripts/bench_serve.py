@@ -6,7 +6,9 @@ cleared, then a new run — on asyncio streams, knowing the solutions from the b
 rebuilds, so the load generator stays cheap; its CPU (a share of one core) is printed with every
 figure. Set-ups (``scripts/bench_serve_setups.py``): ``sqlite`` (1 worker), ``pg1``, ``pg2``
 (PostgreSQL, 1 and 2 workers) and ``proxy`` (two hosts behind nginx with TLS, from
-``deploy/nginx.conf``), each started fresh for every client count, quotas off unless ``--quotas``.
+``deploy/nginx.conf``), each started fresh for every client count, quotas off unless ``--quotas``
+(then 429s are counted apart from errors), the access log off unless ``--access-log``. Every run
+exits 1 if an audit or a ``referee.client`` player failed.
 
 Three modes:
 
@@ -19,7 +21,15 @@ Three modes:
   ``kill-host``: proxy; ``drop``: players leaving mid-request), injected a third of the way in,
   with ``--ref-players`` ``referee.client`` players beside the load; then the audit;
 - ``--soak MINUTES``: one set-up, a line a minute (runs cleared, moves/s, latencies, RSS of each
-  service process), and the RSS when 100 and 1,000 runs had been cleared.
+  service process), and the RSS when 100 and 1,000 runs had been cleared (the first of ``--setups``
+  and of ``--clients``).
+
+The full measurement (a G=301 day; ``--work`` keeps the services' logs):
+
+    S="python scripts/bench_serve.py --manifest DAY.json -L LIB"
+    $S --setups sqlite,pg1,pg2,proxy --clients 32,128,256 --seconds 60     # ~20 min
+    $S --faults --clients 128 --seconds 60                                 # ~6 min
+    $S --setups sqlite --clients 128 --soak 20                             # ~22 min
 
     python scripts/bench_serve.py --manifest DAY.json -L LIB [--setups sqlite,pg1,pg2,proxy]
         [--clients 32,128,256] [--seconds 60] [--batch 64] [--wrong 0] [--quotas]
