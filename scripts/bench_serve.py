@@ -157,7 +157,10 @@ def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
 def audit_line(svc, rec, ctx) -> tuple[str, bool]:
     a = audit(svc.target, ctx["judge"], rec.runs)
     text = f"lost {a.lost}, twice {a.twice}" + ("" if a.ok() else
-                                                 f", extra {a.extra}, replay {a.mismatch}, score {a.score}")
+                                                 f", extra {a.extra}, replay {a.mismatch}, score {a.score}; "
+                                                 + "; ".join(a.notes[:2]))
+    if rec.frontier_wrong:
+        text += f"; {rec.frontier_wrong} frontiers not as the player's verdicts make them"
     return text, a.ok() and not rec.frontier_wrong
 
 
