@@ -17,10 +17,10 @@ LINE = "client disconnected"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """(base URL, port, the service's log file)."""
+    """(base URL, port, the service's log file): the service's own lines only (no access log)."""
     fx, d, manifest, _ = board21_day(tmp_path_factory, "gone")
     log = d / "serve.log"
-    with serving(fx.lib_path, d / "runs.sqlite", [manifest], log=log) as base:
+    with serving(fx.lib_path, d / "runs.sqlite", [manifest], "--access-log", "off", log=log) as base:
         yield base, int(base.rsplit(":", 1)[1]), log
 
 

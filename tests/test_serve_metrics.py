@@ -224,15 +224,18 @@ def test_two_workers_add_up_in_every_scrape(day, tmp_path):
         folder = Path(next(e for e in env if e.startswith(b"PROMETHEUS_MULTIPROC_DIR=")).split(b"=", 1)[1].decode())
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
         port = int(base.rsplit(":", 1)[1])
-        by_worker: dict[int, http.client.HTTPConnection] = {}
-        opened = []
-        for _ in range(60):                                  # keep-alive connections until each worker holds one
+        # keep-alive connections until each worker holds one (a worker still loading its boards takes
+        # none): the newest of each kept, so none sits idle past uvicorn's keep-alive of 5 s
+        by_worker: dict[int | None, http.client.HTTPConnection] = {}
+        deadline = time.monotonic() + 60
+        while not all(p in by_worker for p in pids) and time.monotonic() < deadline:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             assert _get(c, "/healthz")[0] == 200
-            opened.append(c)
-            by_worker.setdefault(_owner(pids, port, c.sock.getsockname()[1]), c)
-            if all(p in by_worker for p in pids):
-                break
+            old = by_worker.get(owner := _owner(pids, port, c.sock.getsockname()[1]))
+            if old is not None:
+                old.close()
+            by_worker[owner] = c
+            time.sleep(0.02)
         assert all(p in by_worker for p in pids), (pids, list(by_worker))
         a, b = by_worker[pids[0]], by_worker[pids[1]]
         days = dict(route="/api/v1/days", method="GET", status="200")
@@ -245,7 +248,7 @@ def test_two_workers_add_up_in_every_scrape(day, tmp_path):
             found = samples(_get(c, "/metrics")[1])
             assert value(found, "tiles_http_requests_total", **days) == start[0] + 7     # not 3, not 4
             assert value(found, "tiles_days_loaded") == 1                              # the most, not the sum
-        for c in opened:
+        for c in by_worker.values():
             c.close()
         assert list(folder.glob("counter_*.db")), list(folder.iterdir())
     assert not folder.exists()                               # removed with the workers
