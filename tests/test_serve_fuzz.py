@@ -25,6 +25,7 @@ from schemathesis import Config
 from schemathesis.engine import Status, events, from_schema
 
 from referee_support import board21
+from referee.client import Client
 from serve_support import serving
 
 DAY, FUTURE = "2026-11-29", "2099-01-01"
@@ -39,8 +40,10 @@ def base(tmp_path_factory, module_runs_target):
     d = tmp_path_factory.mktemp("fuzz")
     (d / "past.json").write_text(fx.manifest.to_json())
     (d / "future.json").write_text(replace(fx.manifest, day=FUTURE).to_json())
+    # the default quotas stay on (fuzzing makes hundreds of runs from one address: their 429s are
+    # checked against the document too), over 5-second windows so a player waits seconds, not a minute
     with serving(fx.lib_path, module_runs_target, [d / "past.json", d / "future.json"], "--max-moves", "8",
-                 log=d / "serve.log") as url:
+                 "--quota-window", "5", log=d / "serve.log") as url:
         yield url
 
 
@@ -154,9 +157,9 @@ def test_anonymous(base):
 
 @pytest.mark.slow
 def test_player(base):
-    r = httpx.post(f"{base}/api/v1/days/{DAY}/runs", json={"player": "fuzz"}, timeout=30)
-    assert r.status_code == 201, r.text
-    run, token = r.json()["run"], r.json()["token"]
+    with Client(base, max_wait=30) as c:          # a player, as a player's client does: waits out a 429
+        made = c.create_run(DAY, player="fuzz")
+    run, token = made.run, made.token
     pins = {"run": run, "day": DAY}
     # The body's optional 'run' must equal the path's (a 400 otherwise, as MovesRequest says): a rule
     # across two parameters no schema can state, so the pinned run goes in the body too.
