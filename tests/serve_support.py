@@ -97,14 +97,19 @@ def service_process(lib: Path, runs: Path | str, manifests: list[Path], *extra: 
             time.sleep(0.1)
         yield proc, base
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, signal.SIGINT, 15)
         log.close()
+
+
+def stop(proc: subprocess.Popen, sig: int, grace: float) -> None:
+    """Ask ``proc`` to stop with ``sig`` (unless it is gone), wait ``grace`` seconds, then kill it."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def wait_in_page(page, expression: str, timeout: float = 30.0) -> None:
@@ -143,6 +148,21 @@ def daily_day(tmp_path_factory, name: str, day: str, seed: bytes, size: int):
     d = tmp_path_factory.mktemp(name)
     res = build(BuildOptions(day=day, library=d / "lib.sqlite", out_dir=d, size=size, seed=seed), log=lambda _l: None)
     return d, res.manifest_path
+
+
+def judged_day(tmp_path_factory, name: str, day: str, seed: bytes, size: int):
+    """``daily_day`` with its truth: (library, manifest path, a Judge over the board, the day's full
+    reward)."""
+    from referee.board import build_board
+    from referee.judge import Judge
+    from referee.manifest import from_json
+    from tilelib.store import Library
+
+    d, path = daily_day(tmp_path_factory, name, day, seed, size)
+    m = from_json(path.read_text())
+    with Library.open(d / "lib.sqlite") as lib:
+        truth = Judge(m, build_board(m, lib), d / "unused.sqlite")
+    return d / "lib.sqlite", path, truth, sum((s + 1) ** 2 for _x, _y, s in m.packing.squares)
 
 
 def daily_g61(tmp_path_factory, name: str, day: str, seed: bytes):
@@ -235,13 +255,7 @@ def nginx_proxy(folder: Path, upstreams: list[str], cert: Path, key: Path, timeo
             time.sleep(0.1)
         yield base
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGQUIT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, signal.SIGQUIT, 10)
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -253,12 +267,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 def chromium():
     """Debian's chromium driven by playwright (``scripts/test.sh`` installs it with apt); skipped
     locally without it, a failure under CI (CI=true), so a missing browser is never a silent pass."""
-    import pytest
 
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (scripts/test.sh installs it with apt)")
-        pytest.skip("chromium is not installed (apt-get install chromium, or run scripts/test.sh)")
+    need(CHROMIUM, "chromium")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -26,16 +26,12 @@ import pytest
 
 from pg_support import query_runs
 from referee import agents
-from referee.board import build_board
 from referee.client import Client
-from referee.judge import Judge
-from referee.manifest import from_json
 from referee.service.runs import read_scores
 from referee.service.worker import ServeOptions
 from referee.sessions import HttpSession
-from serve_support import NGINX_SITE, daily_day, nginx_proxy, replayed, self_signed, service_process
+from serve_support import NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process
 from tilelib.errors import Unreachable
-from tilelib.store import Library
 
 DAY = "2026-12-02"
 PLAYERS = 3
@@ -46,11 +42,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def day121(tmp_path_factory):
     """A real G=121 day: (library, manifest path, the truth as a Judge, the day's full reward)."""
-    d, path = daily_day(tmp_path_factory, "proxy121", DAY, bytes.fromhex("3c" * 32), 121)
-    m = from_json(path.read_text())
-    with Library.open(d / "lib.sqlite") as lib:
-        truth = Judge(m, build_board(m, lib), d / "unused.sqlite")
-    return d / "lib.sqlite", path, truth, sum((s + 1) ** 2 for _x, _y, s in m.packing.squares)
+    return judged_day(tmp_path_factory, "proxy121", DAY, bytes.fromhex("3c" * 32), 121)
 
 
 @pytest.fixture(scope="module")

@@ -18,13 +18,9 @@ import pytest
 from cli_support import run_tiles
 from pg_support import query_runs
 from referee import agents
-from referee.board import build_board
 from referee.client import Client
-from referee.judge import Judge
-from referee.manifest import from_json
 from referee.sessions import HttpSession
-from serve_support import daily_day, replayed, service_process, worker_pids
-from tilelib.store import Library
+from serve_support import judged_day, replayed, service_process, worker_pids
 
 DAY = "2026-11-30"
 AGENTS = 8
@@ -35,12 +31,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def g121(tmp_path_factory):
     """A real G=121 day: (library, manifest path, the truth as a Judge, the day's full reward)."""
-    d, path = daily_day(tmp_path_factory, "workers121", DAY, bytes.fromhex("5a" * 32), 121)
-    m = from_json(path.read_text())
-    with Library.open(d / "lib.sqlite") as lib:
-        truth = Judge(m, build_board(m, lib), d / "unused.sqlite")
-    full = sum((s + 1) ** 2 for _x, _y, s in m.packing.squares)
-    return d / "lib.sqlite", path, truth, full
+    return judged_day(tmp_path_factory, "workers121", DAY, bytes.fromhex("5a" * 32), 121)
 
 
 def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluster, tmp_path):

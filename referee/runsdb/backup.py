@@ -68,7 +68,7 @@ def _sqlite(src_path: Path, out: Path) -> Backup:
         if kind is None or kind[0] != RUNS_KIND:
             raise BadInput(f"--runs {src_path} is not a runs file (no meta kind {RUNS_KIND!r})")
         with staged(out, replace=False) as tmp:
-            dst = sqlite3.connect(tmp, isolation_level=None)
+            dst = connect(tmp)
             try:
                 src.backup(dst)                           # pages=-1: the whole file from one snapshot
                 dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
