@@ -138,3 +138,30 @@ def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, t
             assert out.verdicts[0].correct and c.waited >= 1 and time.monotonic() - t >= 0.9
         with opened(runs) as db:
             assert db.read("SELECT nmoves FROM runs WHERE run = ?", (run,)) == [(5,)]
+
+
+def test_the_mcp_door_counts_the_callers_address(day21, tmp_path):
+    """Runs started through the MCP tools count against the caller's address like the HTTP API's: the
+    third of a limit of two is a one-line tool error naming the address, and no run is stored for it."""
+    import asyncio
+
+    from mcp import Client as McpClient
+
+    fx, _d, manifest, _truth = day21
+    runs = tmp_path / "runs.sqlite"
+    with service_process(fx.lib_path, runs, [manifest], "--quota-runs", "2", "--quota-window", "600",
+                         "--access-log", "off", log=tmp_path / "serve.log") as (_p, url):
+        day = httpx.get(f"{url}/api/v1/days").json()[0]["day"]
+
+        async def three():
+            async with McpClient(f"{url}/mcp") as c:
+                return [await c.call_tool("start_run", {"day": day}) for _ in range(3)]
+
+        if 600 - time.time() % 600 < 30:       # not across a window's edge
+            time.sleep(600 - time.time() % 600 + 0.1)
+        answers = asyncio.run(three())
+        assert [a.is_error for a in answers] == [False, False, True]
+        text = answers[2].content[0].text
+        assert "too many runs created from 127.0.0.1: 2 per 600 s" in text and "\n" not in text
+        with opened(runs) as db:
+            assert db.read("SELECT count(*) FROM runs") == [(2,)]

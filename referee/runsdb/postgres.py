@@ -1,7 +1,7 @@
 """The runs database in PostgreSQL (``--runs postgresql://…``; ``referee.runsdb``'s interface), over
-psycopg 3 with one connection per thread: the service runs its database work on ``THREADS``
-threads of its own (``RunStore``), so one worker keeps several transactions in flight instead of
-idling on each round trip.
+psycopg 3 with one connection per thread: the service judges batches of moves on ``THREADS``
+threads of its own (``RunStore.judge_off_loop``), so one worker keeps several of those transactions
+(8 or more round trips each) in flight instead of idling on each round trip.
 
 The connection is in autocommit mode, so a read holds no transaction open; a write is psycopg's
 ``conn.transaction()`` (``BEGIN`` … ``COMMIT``, nestable through savepoints: the driver's helper
@@ -26,7 +26,7 @@ from referee.runsdb.base import RETRY_FOR, RUN_ROW, note
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")
-THREADS = 6                  # a worker's threads for PostgreSQL work: round trips overlap instead of idling
+THREADS = 6                  # a worker's threads for batches of moves: their round trips overlap
 CONNECT_TIMEOUT = 4          # seconds per address (libpq's connect_timeout covers the whole start-up)
 _MIGRATION_LOCK = 0x7469_6c65   # pg_advisory_xact_lock key: one opener migrates at a time
 _SQL: dict[str, str] = {}
@@ -69,7 +69,7 @@ class PostgresRuns:
     """A runs database in PostgreSQL (see the module doc)."""
 
     dialect = "postgresql"
-    threads = THREADS        # the service runs this database's work on this many threads (``RunStore``)
+    threads = THREADS        # the service judges batches on this many threads (``RunStore``)
 
     def __init__(self, url: str) -> None:
         self.url = url

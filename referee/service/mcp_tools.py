@@ -94,19 +94,18 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
                         player: Annotated[Optional[str], Field(
                             max_length=40, description="A name for the leaderboard (optional).")] = None,
                         ctx: Context = None) -> m.RunCreated:
-        return m.RunCreated.model_validate(await store.call(play.start_run, store, day, player, _address(ctx),
-                                                              create=True))
+        return m.RunCreated.model_validate(play.start_run(store, day, player, _address(ctx)))
 
     @mcp.tool(description="The tiles the run may play now (the seed tile first, then every unsolved tile "
                           "sharing a seam with a solved one) and those it has solved.")
     async def read_frontier(run: RunArg) -> m.Frontier:
-        return m.Frontier.model_validate(await store.call(play.frontier, store, run))
+        return m.Frontier.model_validate(play.frontier(store, run))
 
     @mcp.tool(description="A tile's puzzle for this run: 'puzzle' is n·n characters row-major from board cell "
                           "(y0, x0), '0'/'1' where shown or known from solved tiles, '.' to solve.")
     async def read_tile(run: RunArg, tile: Annotated[int, Field(ge=0, le=2**31, description="Tile id.")]
                         ) -> m.TileView:
-        return m.TileView.model_validate(await store.call(play.tile, store, run, tile))
+        return m.TileView.model_validate(play.tile(store, run, tile))
 
     @mcp.tool(description="Submit moves, judged in order: each is a tile id and its whole grid as n·n "
                           "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
@@ -115,11 +114,11 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
                            moves: Annotated[list[m.Move], Field(min_length=1, description="The moves.")],
                            ctx: Context = None) -> m.MovesResult:
         batch = [mv.model_dump() for mv in moves]
-        return m.MovesResult.model_validate(await store.call(play.moves, store, cfg, run, token, batch, None,
-                                                               _address(ctx)))
+        return m.MovesResult.model_validate(await store.judge_off_loop(play.moves, store, cfg, run, token, batch,
+                                                                       None, _address(ctx)))
 
     @mcp.tool(description="A run's totals: tiles solved, reward (Σ n²), moves judged, frontier size.")
     async def read_score(run: RunArg) -> m.Score:
-        return m.Score.model_validate(await store.call(play.score, store, run))
+        return m.Score.model_validate(play.score(store, run))
 
     return mcp

@@ -80,7 +80,7 @@ async def manifest(day: str = DayPath, st: RunStore = Depends(store), cfg: Setti
             summary="A day's runs by reward")
 async def leaderboard(day: str = DayPath, limit: int = Query(100, ge=1, le=1000, description="Most rows."),
                       st: RunStore = Depends(store)) -> dict:
-    return {"day": day, "runs": await st.call(st.leaderboard, day, limit)}
+    return {"day": day, "runs": st.leaderboard(day, limit)}
 
 
 @router.get("/{day}/analysis", response_model=m.DayAnalysis, responses=errors(400, 404),
@@ -88,7 +88,7 @@ async def leaderboard(day: str = DayPath, limit: int = Query(100, ge=1, le=1000,
 async def day_analysis(day: str = DayPath, bucket: float = Query(60.0, ge=1, le=86400, allow_inf_nan=False,
                                                                 description="Bucket width in seconds."),
                        st: RunStore = Depends(store)) -> dict:
-    return await st.call(st.day_analysis, day, bucket)
+    return st.day_analysis(day, bucket)
 
 
 @router.post("/{day}/runs", status_code=201, response_model=m.RunCreated, responses=errors(400, 404, 413, 415, 429),
@@ -99,4 +99,4 @@ async def create_run(day: str = DayPath, body: m.NewRun = Body(None, description
     # the body's schema is the named NewRun (itself RunCreate or null) rather than an inline anyOf;
     # no body at all leaves the default None, which FastAPI does not validate
     new = body.root if body is not None else None
-    return await st.call(play.start_run, st, day, new.player if new is not None else None, client, create=True)
+    return play.start_run(st, day, new.player if new is not None else None, client)

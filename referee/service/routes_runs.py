@@ -20,19 +20,19 @@ MAX_ROW_ID = 2**63 - 1      # SQLite's largest integer: a cursor past it names n
 
 @router.get("/{run}", response_model=m.Score, responses=errors(400, 404), summary="A run's score")
 async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    return await st.call(play.score, st, run)
+    return play.score(st, run)
 
 
 @router.get("/{run}/frontier", response_model=m.Frontier, responses=errors(400, 404),
             summary="The tiles the run may play now, and those it has solved")
 async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    return await st.call(play.frontier, st, run)
+    return play.frontier(st, run)
 
 
 @router.get("/{run}/tiles/{tile}", response_model=m.TileView, responses=errors(400, 404),
             summary="A tile's puzzle in board position for this run (cells known from its solved tiles)")
 async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
-    return await st.call(play.tile, st, run, tile)
+    return play.tile(st, run, tile)
 
 
 @router.post("/{run}/moves", response_model=m.MovesResult,
@@ -46,8 +46,8 @@ async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends
                     "IETF draft writes it, or bare (a UUID is fine): a retried request "
                     "with the same key and body gets the first answer and stores nothing new; the same "
                     "key with another body is a 409."))) -> dict:
-    return await st.call(play.moves, st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key, client,
-                         body.run)
+    return await st.judge_off_loop(play.moves, st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key,
+                                   client, body.run)
 
 
 @router.get("/{run}/history", response_model=m.History, responses=errors(400, 404),
@@ -56,10 +56,10 @@ async def history(run: str = RunPath,
                   after: int = Query(0, ge=0, le=MAX_ROW_ID, description="Only moves with an id above this."),
                   limit: int = Query(100, ge=1, le=1000, description="Most moves."),
                   st: RunStore = Depends(store)) -> dict:
-    return {"run": run, "moves": await st.call(st.history, run, after, limit)}
+    return {"run": run, "moves": st.history(run, after, limit)}
 
 
 @router.get("/{run}/analysis", response_model=m.RunAnalysis, responses=errors(400, 404),
             summary="The analyzer of a run: reward and mean n per batch")
 async def run_analysis(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    return await st.call(st.run_analysis, run)
+    return st.run_analysis(run)

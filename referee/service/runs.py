@@ -11,10 +11,10 @@ matters lives in a worker, a move cannot be scored twice, and the cache only sav
 run's solved tiles on every move.
 
 One store serves one event loop (one per worker). Over SQLite its work runs on that loop's thread;
-over PostgreSQL (``db.threads`` > 0) the service hands it to the store's threads (``RunStore.call``:
-a pool for everything, and one thread of its own for run creations, so a new player never queues
-behind the moves of hundreds of others), each with its own connection. So the cache has a lock, and
-a run's state is copied before a batch changes it: a reader on another thread never sees it change.
+over PostgreSQL (``db.threads`` > 0) the service judges batches of moves on the store's threads
+(``RunStore.judge_off_loop``), each with its own connection, so reads and new runs are answered
+while batches wait on their round trips. So the cache has a lock, and a run's state is copied
+before a batch changes it: a reader on the loop never sees it change.
 """
 
 from __future__ import annotations
@@ -129,22 +129,21 @@ class RunStore:
         self._runs = RunCache()
         threads = getattr(self.db, "threads", 0)
         self._pool = ThreadPoolExecutor(threads, "runs") if threads else None
-        self._front = ThreadPoolExecutor(1, "runs-create") if threads else None
         self.views: dict[tuple[str, str], bytes] = {}   # (day, view) -> JSON of a view that never changes
 
     def close(self) -> None:
-        for pool in (self._pool, self._front):
-            if pool is not None:
-                pool.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         self.db.close()
 
-    async def call(self, fn: Callable[..., T], *args, create: bool = False) -> T:
-        """``fn(*args)`` — work that reads or writes the database — from the event loop: on this thread
-        over SQLite, else on the store's threads (``create``: the run creations' own thread)."""
-        pool = self._front if create else self._pool
-        if pool is None:
+    async def judge_off_loop(self, fn: Callable[..., T], *args) -> T:
+        """``fn(*args)`` — a batch of moves: a transaction of 8 or more round trips — from the event
+        loop: on this thread over SQLite, else on the store's threads, so the loop serves other
+        requests (reads, new runs) meanwhile. Reads and creations stay on the loop: one or two round
+        trips each, and a hop to a thread cost more than it saved (DECISIONS, measured)."""
+        if self._pool is None:
             return fn(*args)
-        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     def add_day(self, db: DayBoard) -> None:
         """Offer one more day (``referee.service.watch``: a manifest that came after the start)."""
