@@ -154,6 +154,20 @@ def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
     return rec, wall, cpu, end_rss
 
 
+def loaded(svc, ctx, load):
+    """``load()`` on a started set-up, then the set-up stopped, the runs audited and its files removed:
+    (what ``load`` returned, the audit's text, whether it passed)."""
+    try:
+        out = load()
+    finally:
+        svc.stop()
+    try:
+        text, good = audit_line(svc, out[0], ctx)
+    finally:
+        svc.cleanup()
+    return out, text, good
+
+
 def audit_line(svc, rec, ctx) -> tuple[str, bool]:
     a = audit(svc.target, ctx["judge"], rec.runs)
     text = f"lost {a.lost}, twice {a.twice}" + ("" if a.ok() else
@@ -179,14 +193,7 @@ def matrix(args, ctx) -> bool:
         for n in args.clients:
             svc = setups.start(name, ctx["work"] / f"{name}-{n}", args.library, args.manifest, quotas=args.quotas,
                                access_log=args.access_log, proxy_workers=args.proxy_workers)
-            try:
-                rec, wall, cpu, rss = run_load(svc, n, args.seconds, args, ctx)
-            finally:
-                svc.stop()
-            try:
-                text, good = audit_line(svc, rec, ctx)
-            finally:
-                svc.cleanup()
+            (rec, wall, cpu, rss), text, good = loaded(svc, ctx, lambda: run_load(svc, n, args.seconds, args, ctx))
             ok &= good
             say(f"| {setups.describe(name, args.proxy_workers)} | {n} | {rec.moves() / wall:,.0f} | "
                 f"{len(rec.finished)} | {fmt3(rec, 'create')} | {fmt3(rec, 'frontier')} | {fmt3(rec, 'tile')} | "
@@ -234,22 +241,21 @@ def faults(args, ctx) -> bool:
             return go
 
         refs: dict = {}
-        try:
-            def with_refs(rec):
-                async def go(until):
-                    refs["threads"], refs["outcomes"] = loadgen.ref_players(
-                        args.ref_players, svc.base, ctx["day"], until, rec, verify=str(svc.cert) if svc.cert else True)
-                return go
-            rec, wall, _cpu, _rss = run_load(svc, n, args.seconds, args, ctx, during=(with_refs, inject))
+
+        def with_refs(rec):
+            async def go(until):
+                refs["threads"], refs["outcomes"] = loadgen.ref_players(
+                    args.ref_players, svc.base, ctx["day"], until, rec, verify=str(svc.cert) if svc.cert else True)
+            return go
+
+        def load():
+            out = run_load(svc, n, args.seconds, args, ctx, during=(with_refs, inject))
             for t in refs.get("threads", ()):
                 t.join()
-            outcomes = refs.get("outcomes", [])
-        finally:
-            svc.stop()
-        try:
-            text, good = audit_line(svc, rec, ctx)
-        finally:
-            svc.cleanup()
+            return out
+
+        (rec, wall, _cpu, _rss), text, good = loaded(svc, ctx, load)
+        outcomes = refs.get("outcomes", [])
         times = np.sort(np.frombuffer(rec.at["moves"], dtype=np.float64))
         t_fault = next((w for w in what if isinstance(w, float)), None)
         stall = float(np.diff(times[times >= t_fault - 1]).max()) if t_fault and len(times) > 2 else float("nan")
@@ -304,14 +310,8 @@ def soak(args, ctx) -> bool:
                 moves0, err0, r0, c0 = moves, err, r, c1
         return go
 
-    try:
-        rec, wall, cpu, rss = run_load(svc, n, args.soak * 60 + 3, args, ctx, during=(sampler,))
-    finally:
-        svc.stop()
-    try:
-        text, ok = audit_line(svc, rec, ctx)
-    finally:
-        svc.cleanup()
+    (rec, wall, cpu, rss), text, ok = loaded(svc, ctx, lambda: run_load(svc, n, args.soak * 60 + 3, args, ctx,
+                                                                         during=(sampler,)))
     say(f"\nsoak total: {rec.moves():,} moves in {wall:.0f} s = {rec.moves() / wall:,.0f} moves/s, {len(rec.finished)} "
         f"runs cleared; moves p50/p99/max {fmt3(rec, 'moves')} ms, create {fmt3(rec, 'create')} ms; errors "
         f"{errors(rec)}, 429s {errors(rec, rec.r429)}; load gen CPU {gen_cpu(rec, cpu, wall)}; RSS at the end {rss_text(rss)} MB")

@@ -101,6 +101,28 @@ def service_process(lib: Path, runs: Path | str, manifests: list[Path], *extra: 
         log.close()
 
 
+def start_players(sessions, label: str = "player"):
+    """The solver agent playing each session in a thread of its own, started: (threads, results,
+    errors) — results[k] is session k's ``PlayResult`` once its thread ends, errors one line per
+    player that raised."""
+    import threading
+
+    from referee import agents
+
+    results, errors = [None] * len(sessions), []
+
+    def go(k):
+        try:
+            results[k] = agents.play("solver", sessions[k], seed=k)
+        except Exception as e:  # reported by the caller
+            errors.append(f"{label} {k}: {type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=go, args=(k,)) for k in range(len(sessions))]
+    for t in threads:
+        t.start()
+    return threads, results, errors
+
+
 def stop(proc: subprocess.Popen, sig: int, grace: float) -> None:
     """Ask ``proc`` to stop with ``sig`` (unless it is gone), wait ``grace`` seconds, then kill it."""
     if proc.poll() is None:

@@ -18,19 +18,18 @@ import json
 import os
 import signal
 import ssl
-import threading
 import time
 
 import httpx
 import pytest
 
 from pg_support import query_runs
-from referee import agents
 from referee.client import Client
 from referee.service.runs import read_scores
 from referee.service.worker import ServeOptions
 from referee.sessions import HttpSession
-from serve_support import NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process
+from serve_support import (NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process,
+                           start_players)
 from tilelib.errors import Unreachable
 
 DAY = "2026-12-02"
@@ -126,17 +125,7 @@ def test_two_hosts_behind_tls_serve_one_run_and_one_host_killed_loses_nothing(da
         # three players through the proxy; host 1 dies mid-run
         clients = [Client(proxy, verify=ctx, retries=10, backoff=0.2) for _ in range(PLAYERS)]
         sessions = [session(c, k) for k, c in enumerate(clients)]
-        results, errors = [None] * PLAYERS, []
-
-        def go(k):
-            try:
-                results[k] = agents.play("solver", sessions[k], seed=k)
-            except Exception as e:  # reported below
-                errors.append(f"player {k}: {type(e).__name__}: {e}")
-
-        threads = [threading.Thread(target=go, args=(k,)) for k in range(PLAYERS)]
-        for t in threads:
-            t.start()
+        threads, results, errors = start_players(sessions, "player")
         tiles = len(truth.board.squares)
         deadline = time.monotonic() + 120
         while min(moves_of(url, s.run) for s in sessions) < 20 and time.monotonic() < deadline:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
 import time
 
 import httpx
@@ -20,7 +19,7 @@ from pg_support import query_runs
 from referee import agents
 from referee.client import Client
 from referee.sessions import HttpSession
-from serve_support import judged_day, replayed, service_process, worker_pids
+from serve_support import judged_day, replayed, service_process, start_players, worker_pids
 
 DAY = "2026-11-30"
 AGENTS = 8
@@ -44,17 +43,7 @@ def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluste
         assert len(worker_pids(proc.pid)) == 2
         clients = [Client(base, retries=12, backoff=0.2) for _ in range(AGENTS)]
         sessions = [HttpSession(c, DAY, player=f"bot{k}", max_moves=3) for k, c in enumerate(clients)]
-        results, errors = [None] * AGENTS, []
-
-        def go(k):
-            try:
-                results[k] = agents.play("solver", sessions[k], seed=k)
-            except Exception as e:  # reported below
-                errors.append(f"agent {k}: {type(e).__name__}: {e}")
-
-        threads = [threading.Thread(target=go, args=(k,)) for k in range(AGENTS)]
-        for t in threads:
-            t.start()
+        threads, results, errors = start_players(sessions, "agent")
         faults = []
         for k in range(3):                       # PostgreSQL restarts under them, a worker dies
             time.sleep(1.0)
