@@ -83,18 +83,7 @@ def service_process(lib: Path, runs: Path | str, manifests: list[Path], *extra: 
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
     base = f"http://127.0.0.1:{port}"
     try:
-        t0 = time.monotonic()
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"serve exited {proc.returncode}: {log_path.read_text()}")
-            try:
-                if httpx.get(f"{base}/api/v1/days", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() - t0 > timeout:
-                raise RuntimeError("serve did not come up")
-            time.sleep(0.1)
+        wait_up(proc, base, timeout, "serve", lambda: log_path.read_text())
         yield proc, base
     finally:
         stop(proc, signal.SIGINT, 15)
@@ -121,6 +110,23 @@ def start_players(sessions, label: str = "player"):
     for t in threads:
         t.start()
     return threads, results, errors
+
+
+def wait_up(proc: subprocess.Popen, base: str, timeout: float, name: str, log, verify=True) -> None:
+    """Wait until ``base`` answers ``GET /api/v1/days`` with 200; RuntimeError (with ``log()``, its log's
+    text) if ``proc`` exits first or ``timeout`` seconds pass."""
+    t0 = time.monotonic()
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited {proc.returncode}: {log()}")
+        try:
+            if httpx.get(f"{base}/api/v1/days", verify=verify, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError(f"{name} did not come up")
+        time.sleep(0.1)
 
 
 def stop(proc: subprocess.Popen, sig: int, grace: float) -> None:
@@ -263,18 +269,7 @@ def nginx_proxy(folder: Path, upstreams: list[str], cert: Path, key: Path, timeo
     base = f"https://127.0.0.1:{port}"
     ctx = ssl.create_default_context(cafile=str(cert))
     try:
-        t0 = time.monotonic()
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"nginx exited {proc.returncode}: {(folder / 'error.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/api/v1/days", verify=ctx, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() - t0 > timeout:
-                raise RuntimeError("nginx did not come up")
-            time.sleep(0.1)
+        wait_up(proc, base, timeout, "nginx", lambda: (folder / "error.log").read_text()[-2000:], verify=ctx)
         yield base
     finally:
         stop(proc, signal.SIGQUIT, 10)

@@ -80,10 +80,17 @@ def error_headers(err: BaseException, status: int) -> Optional[dict]:
     return out or None
 
 
+def client_address(request) -> Optional[str]:
+    """The client's address of a request (the API's, or the one an MCP tool call came in): the peer's,
+    or the one a trusted proxy names in X-Forwarded-For (uvicorn's ``--forwarded-allow-ips``;
+    ``tiles referee serve --trust-proxy``). What per-address quotas count."""
+    client = getattr(request, "client", None)
+    return client.host if client else None
+
+
 async def address(request: Request) -> Optional[str]:
-    """The client's address: the peer's, or the one a trusted proxy names in X-Forwarded-For (uvicorn's
-    ``--forwarded-allow-ips``; ``tiles referee serve --trust-proxy``). What per-address quotas count."""
-    return request.client.host if request.client else None
+    """``client_address`` as a route's dependency."""
+    return client_address(request)
 
 
 def _is_json(content_type: str) -> bool:

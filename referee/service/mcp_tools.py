@@ -23,7 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from referee.service import models as m
 from referee.service import play
-from referee.service.deps import Settings
+from referee.service.deps import Settings, client_address
 from referee.service.runs import RunStore
 from tilelib.errors import TilesError
 
@@ -73,11 +73,9 @@ class _Tools(MCPServer):
 def _address(ctx: "Context | None") -> Optional[str]:
     """The client address of the HTTP request a tool call came in (what quotas count), if any."""
     try:
-        request = ctx.request_context.request if ctx is not None else None
+        return client_address(ctx.request_context.request) if ctx is not None else None
     except ValueError:          # outside a request
         return None
-    client = getattr(request, "client", None)
-    return client.host if client else None
 
 
 def create(store: RunStore, cfg: Settings) -> MCPServer:

@@ -127,8 +127,7 @@ class RunStore:
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
         self._runs = RunCache()
-        threads = getattr(self.db, "threads", 0)
-        self._pool = ThreadPoolExecutor(threads, "runs") if threads else None
+        self._pool = ThreadPoolExecutor(self.db.threads, "runs") if self.db.threads else None
         self.views: dict[tuple[str, str], bytes] = {}   # (day, view) -> JSON of a view that never changes
 
     def close(self) -> None:
@@ -246,7 +245,8 @@ class RunStore:
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, run=run)
             self._runs.drop(run)          # changed below: it joins the cache again only once committed
-            st = replace(st, solved=set(st.solved), frontier=set(st.frontier))   # others may be reading it
+            if self._pool is not None:    # judged on a thread while the loop may be reading this state
+                st = replace(st, solved=set(st.solved), frontier=set(st.frontier))
             db = self.days[st.day]
             verdicts = db.judge.record(tx, run, moves, st.solved)   # adds the tiles it solves
             off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")), None)
