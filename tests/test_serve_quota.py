@@ -165,3 +165,20 @@ def test_the_mcp_door_counts_the_callers_address(day21, tmp_path):
         assert "too many runs created from 127.0.0.1: 2 per 600 s" in text and "\n" not in text
         with opened(runs) as db:
             assert db.read("SELECT count(*) FROM runs") == [(2,)]
+
+
+def test_the_commands_quota_defaults_are_the_services():
+    """``tiles referee serve`` spells its defaults out (its module may not import ``referee``: start-up),
+    so they are held here against ``Quotas`` and ``ServeOptions``."""
+    import inspect
+
+    from referee.service.worker import ServeOptions
+    from tiles_cli.referee_play import serve_command
+
+    params = inspect.signature(serve_command).parameters
+    got = {k: params[k].default.default for k in ("quota_runs", "quota_moves", "quota_address_moves", "quota_window")}
+    want = Quotas()
+    assert got == {"quota_runs": want.runs_per_address, "quota_moves": want.moves_per_token,
+                   "quota_address_moves": want.moves_per_address, "quota_window": want.window}
+    opts = ServeOptions(library="x", runs="y")
+    assert opts.quotas() == want

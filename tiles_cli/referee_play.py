@@ -10,7 +10,6 @@ from typing import List, Optional
 
 import typer
 
-from referee.service.quota import Quotas
 from tilelib.errors import BadInput
 from tiles_cli.options import LibraryOpt, RunsNeededOpt, RunsOpt
 from tiles_cli.referee import referee_app
@@ -36,14 +35,14 @@ def serve_command(
                                "the library (without --manifest and --day: a day built later is offered)."),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="Worker processes (uvicorn's); with more "
                                 "than one, a postgresql:// --runs is the usual choice."),
-    quota_runs: int = typer.Option(Quotas.runs_per_address, "--quota-runs", min=0, help="Runs one client address may create per "
+    quota_runs: int = typer.Option(30, "--quota-runs", min=0, help="Runs one client address may create per "
                                    "--quota-window (0: no limit); past it 429 with Retry-After."),
-    quota_moves: int = typer.Option(Quotas.moves_per_token, "--quota-moves", min=0, help="Moves requests one run (its token) may "
+    quota_moves: int = typer.Option(1800, "--quota-moves", min=0, help="Moves requests one run (its token) may "
                                     "send per --quota-window (0: no limit)."),
-    quota_address_moves: int = typer.Option(Quotas.moves_per_address, "--quota-address-moves", min=0, help="Moves requests one "
+    quota_address_moves: int = typer.Option(18000, "--quota-address-moves", min=0, help="Moves requests one "
                                             "client address may send per --quota-window, over all its runs "
                                             "(0: no limit)."),
-    quota_window: float = typer.Option(Quotas.window, "--quota-window", min=1.0, max=86400.0, help="Seconds of one quota "
+    quota_window: float = typer.Option(60.0, "--quota-window", min=1.0, max=86400.0, help="Seconds of one quota "
                                        "window (counted in the runs database: every worker and host sees them)."),
     access_log: str = typer.Option("text", "--access-log", help="One line per request on stderr: text, json "
                                    "(JSON lines) or off."),

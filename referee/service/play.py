@@ -65,8 +65,9 @@ def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: li
         raise BadInput("the body's 'run' differs from the run in the path")
     if len(batch) > cfg.max_moves:
         raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
+    before = s.moves                       # an int: ``s`` itself may be the state the batch advances
     answer = st.submit(run, token, batch, key, address)
-    if answer["score"]["moves"] >= s.moves + len(answer["verdicts"]):   # not a retry answered from its key
+    if answer["score"]["moves"] >= before + len(answer["verdicts"]):   # not a retry answered from its key
         observe.judged(answer["verdicts"])
     return answer
 
