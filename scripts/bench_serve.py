@@ -8,7 +8,7 @@ figure. Set-ups (``scripts/bench_serve_setups.py``): ``sqlite`` (1 worker), ``pg
 (PostgreSQL, 1 and 2 workers) and ``proxy`` (two hosts behind nginx with TLS, from
 ``deploy/nginx.conf``), each started fresh for every client count, quotas off unless ``--quotas``
 (then 429s are counted apart from errors), the access log off unless ``--access-log``. Every run
-exits 1 if an audit or a ``referee.client`` player failed.
+exits 1 if an audit or a ``players.client`` player failed.
 
 Three modes:
 
@@ -19,7 +19,7 @@ Three modes:
   the judging core; moves lost, scored twice — both must be 0);
 - ``--faults [LIST]``: each fault under load on its set-up (``kill-worker``, ``restart-db``: pg2;
   ``kill-host``: proxy; ``drop``: players leaving mid-request), injected a third of the way in,
-  with ``--ref-players`` ``referee.client`` players beside the load; then the audit;
+  with ``--ref-players`` ``players.client`` players beside the load; then the audit;
 - ``--soak MINUTES``: one set-up, a line a minute (runs cleared, moves/s, latencies, RSS of each
   service process), and the RSS when 100 and 1,000 runs had been cleared (the first of ``--setups``
   and of ``--clients``).
@@ -209,10 +209,10 @@ def matrix(args, ctx) -> bool:
 
 def faults(args, ctx) -> bool:
     n = args.clients[0]
-    say(f"\nfaults under load: {n} players + {args.ref_players} referee.client players, {args.seconds:.0f} s each, "
+    say(f"\nfaults under load: {n} players + {args.ref_players} players.client players, {args.seconds:.0f} s each, "
         f"the fault at {args.seconds / 3:.0f} s; audit = every run's history replayed through the judging core\n")
     say("| fault | set-up | what happened | moves/s | longest stall s | errors | retries | abandoned | "
-        "dropped | referee.client runs | audit |")
+        "dropped | players.client runs | audit |")
     say("|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     ok, notes = True, []
     for fault in args.faults:
@@ -333,14 +333,14 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60, help="seconds of load per cell (and per fault)")
     ap.add_argument("--batch", type=int, default=64, help="most moves per request (the service's --max-moves)")
     ap.add_argument("--wrong", type=float, default=0.0, help="share of moves sent with a wrong cell")
-    ap.add_argument("--retries", type=int, default=6, help="attempts after a failure (referee.client: 4)")
+    ap.add_argument("--retries", type=int, default=6, help="attempts after a failure (players.client: 4)")
     ap.add_argument("--quotas", action="store_true", help="serve with its default quotas (429s counted apart)")
     ap.add_argument("--access-log", default="off", choices=("off", "text", "json"))
     ap.add_argument("--proxy-workers", type=int, default=1, help="workers of each host of the proxy set-up")
     ap.add_argument("--faults", nargs="?", const=",".join(setups.FAULTS), default=None,
                     help="comma-separated: " + ", ".join(setups.FAULTS) + " (alone: all)")
     ap.add_argument("--drop-rate", type=float, default=0.2, help="share of moves requests dropped by the drop fault")
-    ap.add_argument("--ref-players", type=int, default=2, help="referee.client players beside the faults' load")
+    ap.add_argument("--ref-players", type=int, default=2, help="players.client players beside the faults' load")
     ap.add_argument("--soak", type=float, default=None, metavar="MINUTES")
     ap.add_argument("--every", type=float, default=60, help="seconds between the soak's lines")
     ap.add_argument("--baselines", action="store_true", help="also the in-process costs (judging core, CLI judge)")

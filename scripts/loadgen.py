@@ -1,7 +1,7 @@
 """The load generator of ``scripts/bench_serve.py``: players of a served day over asyncio streams.
 
 Each player is one keep-alive HTTP/1.1 connection (a few lines over asyncio streams, plain or TLS)
-and plays like the reference solver agent (``referee.agents.play_solver`` over ``HttpSession``):
+and plays like the reference solver agent (``players.agents.play_solver`` over ``HttpSession``):
 create a run, read its frontier, read the view of every frontier tile, submit a move for each of
 them in batches, and so on until the board is cleared; then read the run's score and start a new
 run. It knows every tile's solution from the board the bench rebuilt (``Judge.truth``), so it spends
@@ -9,7 +9,7 @@ no CPU solving: the load generator shares the machine with the service and must 
 request than the service does (httpx costs ~1 ms a request; this ~0.15-0.2 ms, one read per answer's
 head and no task per request). The bench prints what it took: a share of one core, and per request.
 
-Requests survive faults the way ``referee.client`` does: a failure on the way (refused, dropped,
+Requests survive faults the way ``players.client`` does: a failure on the way (refused, dropped,
 timed out) or a 5xx is sent again after an exponential backoff; reads are safe to repeat, a moves
 request carries one ``Idempotency-Key`` for all its attempts (so a retry is answered, never judged
 twice), and a run creation is sent again only when the connection was refused. A 429 (a quota)
@@ -164,7 +164,7 @@ class Player:
 
     async def call(self, kind: str, method: str, path: str, obj=None, token: Optional[str] = None,
                    key: Optional[str] = None, safe: bool = True) -> Optional[tuple[int, object]]:
-        """(status, JSON) of a call, with ``referee.client``'s retries (module doc); None if abandoned
+        """(status, JSON) of a call, with ``players.client``'s retries (module doc); None if abandoned
         (every attempt failed, or the bench's time ran out while waiting)."""
         body = b"" if obj is None else json.dumps(obj, separators=(",", ":")).encode()
         hdrs = (f"Authorization: Bearer {token}\r\n" if token else "") + \
@@ -317,7 +317,7 @@ def cpu_share(fn, *a, **kw):
 
 
 def ref_players(n: int, base: str, day: str, until: float, rec: Recorder, verify=True) -> tuple[list, list]:
-    """Start ``n`` threads, each a ``referee.client`` player (``referee.agents.play_solver`` over
+    """Start ``n`` threads, each a ``players.client`` player (``players.agents.play_solver`` over
     ``HttpSession``, retries and all) playing runs until ``until``; their verdicts go to ``rec.runs``
     like the asyncio players'. Returns (threads, outcomes): join the threads, then each outcome is
     ``"cleared"`` or the error a run ended with."""
@@ -325,9 +325,9 @@ def ref_players(n: int, base: str, day: str, until: float, rec: Recorder, verify
 
     import httpx
 
-    from referee.agents import play_solver
-    from referee.client import Client
-    from referee.sessions import HttpSession
+    from players.agents import play_solver
+    from players.client import Client
+    from players.sessions import HttpSession
 
     outcomes: list = []
 

@@ -96,7 +96,7 @@ def start_players(sessions, label: str = "player"):
     player that raised."""
     import threading
 
-    from referee import agents
+    from players import agents
 
     results, errors = [None] * len(sessions), []
 

@@ -1,4 +1,4 @@
-"""`referee.client.Client` against a real `tiles referee serve` on 127.0.0.1: every endpoint through its
+"""`players.client.Client` against a real `tiles referee serve` on 127.0.0.1: every endpoint through its
 typed method, the answers equal to the raw JSON the service sends, and its errors as the project's
 exception types. The board is the shared G=21 fixture on its own day (over, so solutions and the
 manifest are served)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from referee.client import Client
+from players.client import Client
 from referee.service import models as m
 from serve_support import board21_day, serving
 from tilelib.errors import BadInput, Forbidden, NotFound, Unauthorized, exit_code
@@ -106,7 +106,7 @@ def test_clients_share_one_default_tls_context():
     for http://); a context passed in is used as it is."""
     import ssl
 
-    from referee import client as client_mod
+    from players import client as client_mod
 
     a, b = Client("http://127.0.0.1:9"), Client("https://127.0.0.1:9")
     own = ssl.create_default_context()

@@ -14,7 +14,7 @@ import pytest
 
 from flaky_proxy import FlakyProxy
 from pg_support import query_runs
-from referee.client import Client
+from players.client import Client
 from serve_support import board21_day, serving
 from tilelib.errors import Conflict, Unreachable
 

@@ -1,4 +1,4 @@
-"""``tiles/Takuzu-v0`` (``referee.gym``): Gymnasium's own checker passes, the solver policy plays an
+"""``tiles/Takuzu-v0`` (``players.gym``): Gymnasium's own checker passes, the solver policy plays an
 offline episode of a real G=61 day to the end with the full reward (Σ n² of the day's tiles), the
 same seed gives the same episode, the online env plays through a real ``tiles referee serve``, and
 the env's errors are one line."""
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import referee.gym as tg
+import players.gym as tg
 from cli_support import run_tiles
-from referee.client import Client
+from players.client import Client
 from referee.manifest import from_json
 from serve_support import daily_g61, serving
 from tilelib.errors import BadInput

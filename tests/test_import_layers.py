@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # Lowest first. A package may import the packages of the layers below its own.
-LAYERS = (("tilelib",), ("engine", "packers"), ("generator",), ("stitcher", "referee"), ("remote",), ("daily",),
+LAYERS = (("tilelib",), ("engine", "packers"), ("generator",), ("stitcher", "referee"), ("remote", "players"), ("daily",),
           ("tiles_cli",))
 LAYER_OF = {p: k for k, names in enumerate(LAYERS) for p in names}
 

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from mcp import Client as McpClient
 
-from referee.agents import solve_puzzle
-from referee.client import Client
+from players.agents import solve_puzzle
+from players.client import Client
 from serve_support import daily_g61, serving
 
 DAY = "2026-11-29"

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from cli_support import run_tiles
-from referee import agents
+from players import agents
 from referee.service.boards import DayBoard, load_manifest
 from referee.service.runs import RunStore
-from referee.sessions import LocalSession
+from players.sessions import LocalSession
 from serve_support import board21_day
 from tilelib.store import Library
 

@@ -20,14 +20,14 @@ import pytest
 
 from cli_support import run_tiles
 from pg_support import query_runs
-from referee import agents
+from players import agents
 from referee.board import build_board
-from referee.client import Client
+from players.client import Client
 from referee.judge import Judge
 from referee.manifest import from_json
 from referee.runsdb import is_url
 from referee.service.runs import read_scores
-from referee.sessions import HttpSession
+from players.sessions import HttpSession
 from serve_support import daily_day, free_port, replayed, service_process
 from tilelib.store import Library
 

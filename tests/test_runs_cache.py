@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from referee import agents
+from players import agents
 from referee.service.boards import DayBoard, load_manifest
 from referee.service.runs import RunCache, RunState, RunStore
-from referee.sessions import LocalSession
+from players.sessions import LocalSession
 from serve_support import board21_day
 from tilelib.store import Library
 

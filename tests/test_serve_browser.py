@@ -96,9 +96,9 @@ def canvas_colour_pixels(page, selector: str, rgb: tuple[int, int, int]) -> int:
 def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_path):
     """After a solver run cleared the day and a person solved two tiles in the page: the leaderboard
     ranks both, and both charts draw the person's run and the day, with the API's numbers."""
-    from referee import agents
-    from referee.client import Client
-    from referee.sessions import HttpSession
+    from players import agents
+    from players.client import Client
+    from players.sessions import HttpSession
 
     d, manifest = g61
     with serving(d / "lib.sqlite", tmp_path / "runs.sqlite", [manifest]) as base:

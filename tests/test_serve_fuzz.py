@@ -25,7 +25,7 @@ from schemathesis import Config
 from schemathesis.engine import Status, events, from_schema
 
 from referee_support import board21
-from referee.client import Client
+from players.client import Client
 from serve_support import serving
 
 DAY, FUTURE = "2026-11-29", "2099-01-01"

@@ -24,10 +24,10 @@ import httpx
 import pytest
 
 from pg_support import query_runs
-from referee.client import Client
+from players.client import Client
 from referee.service.runs import read_scores
 from referee.service.worker import ServeOptions
-from referee.sessions import HttpSession
+from players.sessions import HttpSession
 from serve_support import (NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process,
                            start_players)
 from tilelib.errors import Unreachable

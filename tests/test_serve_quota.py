@@ -1,5 +1,5 @@
 """Fair use (``referee.service.quota``): counters in the runs database, so a quota holds across
-processes; past a limit 429 with ``Retry-After``, nothing stored; ``referee.client`` waits as told
+processes; past a limit 429 with ``Retry-After``, nothing stored; ``players.client`` waits as told
 and succeeds.
 
 The counting itself is checked on both backends against a clock the test sets; the service is
@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from referee.client import Client
+from players.client import Client
 from referee.runsdb import opened
 from referee.service.quota import NO_QUOTAS, SHARDS, Quotas, charge, retry_after, sweep, window_of
 from serve_support import board21_day, service_process

@@ -46,7 +46,7 @@ def play_command(
 ) -> None:
     """Play a day with a reference agent: progress lines on stderr, one JSON line per run on stdout
     (reward, tiles solved, moves, requests, wall time, moves/s)."""
-    from referee import agents
+    from players import agents
 
     if (url is None) == (manifest is None):
         raise BadInput("give --url URL (a served day) or --manifest FILE (offline), not both or neither")
@@ -54,8 +54,8 @@ def play_command(
         raise BadInput("--run and --token go together, online, for one run")
     say = (lambda _line: None) if quiet else (lambda line: typer.echo(f"tiles play: {line}", err=True))
     if url is not None:
-        from referee.client import Client
-        from referee.sessions import HttpSession
+        from players.client import Client
+        from players.sessions import HttpSession
 
         with Client(url, retries=retries) as client:
             if run is not None:
@@ -68,7 +68,7 @@ def play_command(
         return
     from referee.service.boards import DayBoard, load_manifest
     from referee.service.runs import RunStore
-    from referee.sessions import LocalSession
+    from players.sessions import LocalSession
     from tilelib.store import Library
 
     m = load_manifest(manifest)

@@ -6,7 +6,7 @@ A quota is a fixed window: ``window`` seconds numbered from the epoch; a counter
 (window, key) is added to in the transaction that does the work it limits (a run's creation, a
 batch of moves), so a refused request stores nothing and costs no extra commit. Past its limit the
 request is ``RateLimited`` (HTTP 429) with ``Retry-After``: the seconds to the next window.
-``referee.client`` waits that long and sends it again.
+``players.client`` waits that long and sends it again.
 
 Keys: ``runs@ADDRESS`` (runs created by one client address), ``moves#RUN`` (moves requests of one
 run: its token is the only one that may send them) and ``moves@ADDRESS#SHARD`` (moves requests

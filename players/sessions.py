@@ -1,4 +1,4 @@
-"""The two ways an agent plays a run (``referee.agents.Session``): over HTTP through the client, or
+"""The two ways an agent plays a run (``players.agents.Session``): over HTTP through the client, or
 in process over a ``RunStore`` — the same views (``puzzle_view``) and the same judging core
 (``RunStore.submit``, which calls ``Judge.record``), so offline and online scores agree."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from referee.client import Client
+from players.client import Client
 from referee.service import models as m
 from referee.service.boards import puzzle_view
 from referee.service.deps import MAX_MOVES

@@ -16,7 +16,7 @@ Fair use: a 429 (a quota of the service, ``referee.service.quota``) stored nothi
 is sent again after the ``Retry-After`` seconds it names; such waits do not count as retries, up
 to ``max_wait`` seconds in all per call (then ``RateLimited``, exit 4).
 
-    from referee.client import Client
+    from players.client import Client
     with Client("http://127.0.0.1:8000") as c:
         run = c.create_run("2026-11-29", player="ann")
         view = c.run_tile(run.run, c.frontier(run.run).tiles[0])

@@ -1,8 +1,8 @@
-"""``tiles/Takuzu-v0``: a day's board as a Gymnasium environment, registered on ``import referee.gym``.
+"""``tiles/Takuzu-v0``: a day's board as a Gymnasium environment, registered on ``import players.gym``.
 
 Two ways to play, one environment: offline in process (``manifest=PATH, library=PATH``: a
 ``LocalSession`` over a ``RunStore`` in a temporary runs file, no server) or online through the
-service (``url=URL, day=DAY``: an ``HttpSession`` over ``referee.client``). Either way a move is
+service (``url=URL, day=DAY``: an ``HttpSession`` over ``players.client``). Either way a move is
 judged by the one judging core (``RunStore.submit`` → ``Judge.record``), so a reward here is the
 reward the leaderboard shows. Each ``reset`` starts a new run of the day.
 
@@ -31,7 +31,7 @@ when the frontier is empty (the board solved, or nothing left to reach) and is t
 what ``tiles solve`` reads), the ``frontier`` as ids, ``solved`` and ``reward`` so far, and the
 last move's ``verdict`` (``None`` after a pass).
 
-``solver_policy`` is the reference policy (``referee.agents``' solver on one observation).
+``solver_policy`` is the reference policy (``players.agents``' solver on one observation).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from referee.agents import solve_puzzle
+from players.agents import solve_puzzle
 from referee.service.models import TileView
 from tilelib.errors import BadInput
 
@@ -107,7 +107,7 @@ class TakuzuEnv(gym.Env):
         self.day, self.G, self.tiles = m.day, db.board.G, len(db.board.squares)
 
     def _open_online(self, url: str, day: Optional[str]) -> None:
-        from referee.client import Client
+        from players.client import Client
 
         self._client = Client(url)
         if day is None:
@@ -119,7 +119,7 @@ class TakuzuEnv(gym.Env):
         self.day, self.G, self.tiles = day, board.G, len(board.tiles)
 
     def _new_session(self):
-        from referee.sessions import HttpSession, LocalSession
+        from players.sessions import HttpSession, LocalSession
 
         if self._client is not None:
             return HttpSession(self._client, self.day, self.player)
@@ -254,4 +254,4 @@ def solver_policy(obs: dict[str, Any]) -> dict[str, Any]:
 
 
 if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point="referee.gym:TakuzuEnv")
+    gym.register(id=ENV_ID, entry_point="players.gym:TakuzuEnv")
