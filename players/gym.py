@@ -27,9 +27,14 @@ top-left corner read as the tile's grid). A frontier tile is sent to the judge a
 value K, or any tile off the frontier, is a pass: nothing is sent and the next observation shows
 another frontier tile. Reward: the judge's, n² for a solved tile, else 0. The episode terminates
 when the frontier is empty (the board solved, or nothing left to reach) and is truncated after
-``max_steps`` steps (default 16·K). ``info``: the shown tile's ``puzzle`` string (``0``/``1``/``.``,
-what ``tiles solve`` reads), the ``frontier`` as ids, ``solved`` and ``reward`` so far, and the
-last move's ``verdict`` (``None`` after a pass).
+``max_steps`` steps (default 16·K; ``env.spec.max_episode_steps`` says it). ``info`` keeps its
+keys, types and shapes on every step, so vector envs stack it (``DayEnv``): the shown tile and its
+``puzzle`` string (``0``/``1``/``.``, what ``tiles solve`` reads), how many tiles are on the
+``frontier``, ``solved`` and ``reward`` so far, whether a move was ``judged`` and its ``verdict``.
+
+The ids are registered on ``import players.gym``; ``gymnasium.make("players.gym:tiles/Takuzu-v0",
+…)`` imports it first (Gymnasium's ``module:id`` form), so nothing need be imported by hand.
+``tiles/TakuzuCells-v0`` (``players.cells``) is the same day with flat spaces, a cell per step.
 
 ``solver_policy`` is the reference policy (``players.agents``' solver on one observation).
 """
@@ -38,23 +43,33 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from dataclasses import replace
 from typing import Any, Optional
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 
 from players.agents import solve_puzzle
 from referee.service.models import TileView
 from tilelib.errors import BadInput
 
 ENV_ID = "tiles/Takuzu-v0"
+CELLS_ID = "tiles/TakuzuCells-v0"
 SIDE = 16          # the largest tile side: every cell plane is SIDE × SIDE
 PLANES = ("givens", "known", "zone", "values")
 
 
-class TakuzuEnv(gym.Env):
-    """One day's board; each episode is one run of it (module doc: observation, action, reward)."""
+class DayEnv(gym.Env):
+    """What the day's environments share: the two backends, the run (one session per episode), the
+    frontier, which frontier tile is shown, the judged moves, ``info`` and the episode's limit.
+
+    ``info`` has the same keys, types and shapes on every step (vector envs stack it): ``tile``
+    (int, the shown tile), ``puzzle`` (str), ``frontier`` (int, how many tiles the run may play),
+    ``solved`` and ``reward`` (int, so far), ``judged`` (bool: a move was sent to the judge this
+    step) and ``verdict`` (its verdict, or on a step that judged nothing the same keys with
+    ``tile`` -1, false, 0 and an empty ``reason``)."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
@@ -73,18 +88,24 @@ class TakuzuEnv(gym.Env):
             self._open_online(url, day)
         else:
             self._open_offline(Path(manifest), library, day, runs)
-        k = self.tiles
-        self.max_steps = 16 * k if max_steps is None else int(max_steps)
-        plane = spaces.MultiBinary((SIDE, SIDE))
-        self.observation_space = spaces.Dict({
-            "tile": spaces.Discrete(k), "n": spaces.Discrete(SIDE - 5, start=6),
-            "position": spaces.Box(0, self.G - 1, shape=(2,), dtype=np.int64),
-            **{name: plane for name in PLANES},
-            "frontier": spaces.MultiBinary(k), "solved": spaces.MultiBinary(k),
-        })
-        self.action_space = spaces.Dict({"tile": spaces.Discrete(k + 1), "cells": spaces.MultiBinary((SIDE, SIDE))})
+        self.max_steps = self.default_steps() if max_steps is None else int(max_steps)
         self.session = None
         self._view: Optional[TileView] = None
+        self._spec: Optional[EnvSpec] = None
+
+    def default_steps(self) -> int:
+        """The episode's limit when ``max_steps`` is not given."""
+        return 16 * self.tiles
+
+    @property
+    def spec(self) -> Optional[EnvSpec]:  # type: ignore[override]
+        """The spec ``gymnasium.make`` gave, its ``max_episode_steps`` this env's own limit (which
+        depends on the day, so no registration can state it)."""
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Optional[EnvSpec]) -> None:
+        self._spec = None if value is None else replace(value, max_episode_steps=value.max_episode_steps or self.max_steps)
 
     # ------------------------------------------------------------ the two backends
 
@@ -132,7 +153,8 @@ class TakuzuEnv(gym.Env):
 
     # ------------------------------------------------------------ the episode
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def _begin(self, seed: Optional[int]) -> None:
+        """A new run: the first frontier tile shown."""
         super().reset(seed=seed)
         self.session = self._new_session()
         self._steps, self._reward = 0, 0
@@ -140,36 +162,22 @@ class TakuzuEnv(gym.Env):
         self._shown: set[int] = set()
         self._frontier = self.session.frontier()
         self._show()
-        return self._observation(), self._info(None)
 
-    def step(self, action: dict[str, Any]):
-        if self.session is None:
-            raise BadInput("call reset() before step()")
-        tile = int(action["tile"])
-        verdict = None
-        if tile in self._frontier:
-            n = self._n(tile)
-            cells = np.asarray(action["cells"], dtype=np.int64)[:n, :n]
-            grid = "".join("1" if c else "0" for c in cells.ravel())
-            verdict = self.session.submit([(tile, grid)])[0]
-        reward = 0
-        if verdict is not None and verdict.correct:
-            reward = verdict.reward
-            self._reward += reward
+    def _judge(self, tile: int, grid: str):
+        """Send one move to the judge; the run moves on if it solved the tile. Its verdict."""
+        verdict = self.session.submit([(tile, grid)])[0]
+        if verdict.correct:
+            self._reward += verdict.reward
             self._solved.add(tile)
             self._shown.clear()                 # a solve can change the views of the tiles near it
             self._frontier = self.session.frontier()
+        return verdict
+
+    def _tick(self) -> tuple[bool, bool]:
+        """Count a step: (terminated, truncated)."""
         self._steps += 1
         terminated = not self._frontier
-        truncated = not terminated and self._steps >= self.max_steps
-        self._show()
-        info = self._info(None if verdict is None else verdict.model_dump())
-        return self._observation(), reward, terminated, truncated, info
-
-    def _n(self, tile: int) -> int:
-        if self._view is not None and self._view.tile == tile:
-            return self._view.n
-        return self.session.view(tile).n
+        return terminated, not terminated and self._steps >= self.max_steps
 
     def _show(self) -> None:
         """Fetch the view of the next frontier tile to show (module doc: which one)."""
@@ -183,6 +191,80 @@ class TakuzuEnv(gym.Env):
         tile = fresh[int(self.np_random.integers(len(fresh)))]
         self._shown.add(tile)
         self._view = self.session.view(tile)
+
+    def _info(self, verdict) -> dict[str, Any]:
+        v = dict(NO_VERDICT) if verdict is None else {**verdict.model_dump(), "reason": verdict.reason or ""}
+        return {"tile": int(self._view.tile), "puzzle": self._view.puzzle, "frontier": len(self._frontier),
+                "solved": len(self._solved), "reward": self._reward, "judged": verdict is not None,
+                "verdict": v}
+
+    def render(self) -> Optional[str]:
+        """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is."""
+        if self.render_mode != "ansi" or self._view is None:
+            return None
+        from referee.service.boards import grid_text
+
+        v = self._view
+        return (f"tile {v.tile} (n={v.n}, at row {v.y0}, col {v.x0}); solved {len(self._solved)}, "
+                f"reward {self._reward}\n{grid_text(self.shown_puzzle(), v.n)}\n")
+
+    def shown_puzzle(self) -> str:
+        """The shown tile's puzzle as the render draws it."""
+        return self._view.puzzle
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        super().close()
+
+
+NO_VERDICT = {"tile": -1, "accepted": False, "correct": False, "reward": 0, "reason": ""}
+
+
+class TakuzuEnv(DayEnv):
+    """One day's board; each episode is one run of it (module doc: observation, action, reward)."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        k = self.tiles
+        plane = spaces.MultiBinary((SIDE, SIDE))
+        self.observation_space = spaces.Dict({
+            "tile": spaces.Discrete(k), "n": spaces.Discrete(SIDE - 5, start=6),
+            "position": spaces.Box(0, self.G - 1, shape=(2,), dtype=np.int64),
+            **{name: plane for name in PLANES},
+            "frontier": spaces.MultiBinary(k), "solved": spaces.MultiBinary(k),
+        })
+        self.action_space = spaces.Dict({"tile": spaces.Discrete(k + 1), "cells": spaces.MultiBinary((SIDE, SIDE))})
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        self._begin(seed)
+        return self._observation(), self._info(None)
+
+    def step(self, action: dict[str, Any]):
+        if self.session is None:
+            raise BadInput("call reset() before step()")
+        tile = int(action["tile"])
+        verdict = None
+        if tile in self._frontier:
+            n = self._n(tile)
+            cells = np.asarray(action["cells"], dtype=np.int64)[:n, :n]
+            verdict = self._judge(tile, "".join("1" if c else "0" for c in cells.ravel()))
+        reward = verdict.reward if verdict is not None and verdict.correct else 0
+        terminated, truncated = self._tick()
+        self._show()
+        return self._observation(), reward, terminated, truncated, self._info(verdict)
+
+    def _n(self, tile: int) -> int:
+        if self._view is not None and self._view.tile == tile:
+            return self._view.n
+        return self.session.view(tile).n
 
     def _observation(self) -> dict[str, Any]:
         v = self._view
@@ -198,32 +280,6 @@ class TakuzuEnv(gym.Env):
         solved[sorted(self._solved)] = 1
         return {"tile": int(v.tile), "n": int(v.n), "position": np.array([v.y0, v.x0], dtype=np.int64),
                 **planes, "frontier": frontier, "solved": solved}
-
-    def _info(self, verdict: Optional[dict]) -> dict[str, Any]:
-        return {"tile": int(self._view.tile), "puzzle": self._view.puzzle, "frontier": list(self._frontier),
-                "solved": len(self._solved), "reward": self._reward, "verdict": verdict}
-
-    def render(self) -> Optional[str]:
-        """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is."""
-        if self.render_mode != "ansi" or self._view is None:
-            return None
-        from referee.service.boards import grid_text
-
-        v = self._view
-        return (f"tile {v.tile} (n={v.n}, at row {v.y0}, col {v.x0}); solved {len(self._solved)}, "
-                f"reward {self._reward}\n{grid_text(v.puzzle, v.n)}\n")
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
-        super().close()
 
 
 def _grid(chars: str, n: int) -> np.ndarray:
@@ -253,5 +309,6 @@ def solver_policy(obs: dict[str, Any]) -> dict[str, Any]:
     return {"tile": int(obs["tile"]), "cells": cells}
 
 
-if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point="players.gym:TakuzuEnv")
+for _id, _entry in ((ENV_ID, "players.gym:TakuzuEnv"), (CELLS_ID, "players.cells:CellsEnv")):
+    if _id not in gym.registry:
+        gym.register(id=_id, entry_point=_entry)

@@ -62,7 +62,7 @@ def test_the_solver_policy_gets_the_full_reward_and_a_seed_gives_its_episode(g61
         shown, rewards, info, term, trunc = play(env, seed=7)
         assert term and not trunc
         assert sum(rewards) == total == info["reward"]
-        assert info["solved"] == tiles and info["frontier"] == []
+        assert info["solved"] == tiles and info["frontier"] == 0
         assert sum(1 for r in rewards if r > 0) == tiles          # one reward per tile, each n²
         again = play(env, seed=7)
         assert again[0] == shown and again[1] == rewards
@@ -85,7 +85,7 @@ def test_the_observation_is_the_tile_view_and_a_wrong_grid_scores_nothing(g61):
         obs2, r, term, _, info = env.step({"tile": t, "cells": wrong})
         assert r == 0 and not term and info["verdict"]["accepted"] and not info["verdict"]["correct"]
         obs3, r, _, _, info = env.step({"tile": tiles, "cells": wrong})    # a pass: nothing judged
-        assert r == 0 and info["verdict"] is None
+        assert r == 0 and not info["judged"] and info["verdict"] == {"tile": -1, "accepted": False, "correct": False, "reward": 0, "reason": ""}
         obs4, r, _, _, info = env.step(action)
         assert r == n * n and info["verdict"]["correct"] and obs4["solved"][t] == 1
         assert obs4["frontier"][t] == 0 and obs4["frontier"].sum() >= 1
