@@ -5,10 +5,12 @@ sb3-contrib's ``MaskablePPO``.
 The same run as ``tiles/Takuzu-v0`` (``players.gym.DayEnv``: offline over a ``RunStore`` or online
 through the service, one frontier tile shown at a time, the same judge), in smaller steps:
 
-- **Observation**: ``Box(0, 1, (4, 16, 16), float32)``, four planes over the shown tile's n×n
-  window in the top-left corner: ``zero`` and ``one`` (cells whose value is shown: the board's
-  givens, the cells known from solved tiles, the cells set this attempt), ``empty`` (the cells
-  still to fill) and ``window`` (the tile's n×n window: n is its row count).
+- **Observation**: ``Box(0, 1, (1024,), float32)``, four 16×16 planes one after the other, each
+  row-major (``planes(obs)`` gives them back as ``(4, 16, 16)``), over the shown tile's n×n window
+  in the top-left corner: ``zero`` and ``one`` (cells whose value is shown: the board's givens, the
+  cells known from solved tiles, the cells set this attempt), ``empty`` (the cells still to fill)
+  and ``window`` (the tile's n×n window: n is its row count). Flat, because stable-baselines3 takes
+  any 3-D ``Box`` for an image (and warns unless it is ``uint8`` and at least 36×36).
 - **Action**: ``Discrete(513)``: ``a < 512`` sets cell ``a // 2`` (row-major in the 16×16 plane)
   to ``a % 2``; ``512`` passes (another frontier tile is shown; what was set is dropped). An action
   on a cell that is not empty changes nothing.
@@ -49,7 +51,7 @@ class CellsEnv(DayEnv):
             raise BadInput("shaped=True reads the solution: offline only (manifest=PATH, library=PATH), never online")
         super().__init__(manifest, library, url, day, **kw)
         self.shaped = shaped
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(4, SIDE, SIDE), dtype=np.float32)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(4 * CELLS,), dtype=np.float32)
         self.action_space = spaces.Discrete(PASS + 1)
         self._set: dict[int, int] = {}
 
@@ -141,7 +143,7 @@ class CellsEnv(DayEnv):
         planes[1, :n, :n] = chars == ord("1")
         planes[2, :n, :n] = chars == ord(".")
         planes[3, :n, :n] = 1.0
-        return planes
+        return planes.ravel()
 
     def _info_cells(self, verdict) -> dict[str, Any]:
         return {**self._info(verdict), "action_mask": self.action_masks()}
@@ -153,9 +155,14 @@ def _index(cell: int, n: int) -> int:
     return r * n + c
 
 
+def planes(obs: np.ndarray) -> np.ndarray:
+    """An observation as its four 16×16 planes: zero, one, empty, window."""
+    return np.asarray(obs).reshape(4, SIDE, SIDE)
+
+
 def observation_puzzle(obs: np.ndarray) -> str:
     """The puzzle the planes show (``0``/``1``/``.``, n·n)."""
-    planes = np.asarray(obs)
+    planes = np.asarray(obs).reshape(4, SIDE, SIDE)
     n = int(planes[3, :, 0].sum())
     out = np.full((n, n), ".", dtype="<U1")
     out[planes[0, :n, :n] > 0.5] = "0"

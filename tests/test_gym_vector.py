@@ -12,6 +12,7 @@ import functools
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import players.gym as tg
-from players.cells import PASS, CellSolver, CellsEnv
+from players.cells import PASS, CellSolver, CellsEnv, planes
 from referee.manifest import from_json
 from serve_support import daily_g61
 from tilelib.errors import BadInput
@@ -120,7 +121,7 @@ def test_the_module_id_form_needs_no_import(g61):
             "print(env.spec.id, obs.shape, 'players.gym' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["tiles/TakuzuCells-v0", "(4,", "16,", "16)", "True"]
+    assert out.stdout.split() == ["tiles/TakuzuCells-v0", "(1024,)", "True"]
 
 
 def test_the_cell_solver_clears_the_day_with_the_full_reward(g61):
@@ -144,17 +145,18 @@ def test_the_mask_is_the_empty_cells_and_the_pass(g61):
     kw, _, _ = g61
     with gymnasium.make(tg.CELLS_ID, **kw) as env:
         obs, info = env.reset(seed=2)
+        p = planes(obs)
         mask = env.unwrapped.action_masks()
         assert (mask == info["action_mask"]).all() and mask[PASS]
-        empty = obs[2].ravel() > 0.5
+        empty = p[2].ravel() > 0.5
         assert (mask[0:PASS:2] == empty).all() and (mask[1:PASS:2] == empty).all()
-        assert empty.sum() > 0 and not (empty & (obs[3].ravel() < 0.5)).any()   # inside the window only
+        assert empty.sum() > 0 and not (empty & (p[3].ravel() < 0.5)).any()     # inside the window only
         off = int(np.flatnonzero(~mask)[0])                          # a given cell: nothing happens
         obs2, r, _, _, info2 = env.step(off)
         assert r == 0 and (obs2 == obs).all() and not info2["judged"]
         cell = int(np.flatnonzero(empty)[0])
         obs3, _, _, _, info3 = env.step(2 * cell + 1)                 # set: no longer empty, shown as a one
-        assert obs3[2].ravel()[cell] == 0 and obs3[1].ravel()[cell] == 1
+        assert planes(obs3)[2].ravel()[cell] == 0 and planes(obs3)[1].ravel()[cell] == 1
         assert not info3["action_mask"][2 * cell] and not info3["action_mask"][2 * cell + 1]
 
 
@@ -164,8 +166,8 @@ def test_shaped_scores_each_cell_offline_and_is_refused_online(g61):
         obs, _ = env.reset(seed=6)
         unwrapped = env.unwrapped
         truth = unwrapped._store.days[unwrapped.day].judge.truth(unwrapped._view.tile)
-        n = int(obs[3, :, 0].sum())
-        cells = [int(c) for c in np.flatnonzero(obs[2].ravel() > 0.5)]
+        n = int(planes(obs)[3, :, 0].sum())
+        cells = [int(c) for c in np.flatnonzero(planes(obs)[2].ravel() > 0.5)]
         right = [int(truth[(c // 16) * n + c % 16]) for c in cells]
         assert env.step(2 * cells[0] + right[0])[1] == 1
         assert env.step(2 * cells[1] + 1 - right[1])[1] == -1
@@ -185,4 +187,27 @@ def test_stable_baselines3_takes_the_flat_id_as_it_is(g61):
             warnings.simplefilter("always")
             sb3_check(env.unwrapped)
         assert [str(w.message) for w in said if "stable_baselines3" in w.filename] == []
-        PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu").learn(128)
+        PPO("MlpPolicy", env, n_steps=256, batch_size=64, n_epochs=1, seed=0, device="cpu").learn(2048)
+    contrib = pytest.importorskip("sb3_contrib")
+    with gymnasium.make(tg.CELLS_ID, shaped=True, **kw) as env:     # its masks, read through make's wrappers
+        model = contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(128)
+        obs, info = env.reset(seed=1)
+        for _ in range(20):
+            action = int(model.predict(obs, action_masks=info["action_mask"])[0])
+            assert info["action_mask"][action]
+            obs, _, _, _, info = env.step(action)
+
+
+def test_train_rl_trains_and_reports_against_random_and_the_solver(tmp_path):
+    pytest.importorskip("sb3_contrib", reason="the rl extra (pip install -e '.[rl]') is not installed")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "train_rl.py"
+    out = subprocess.run([sys.executable, str(script), "--steps", "512", "--eval-every", "512", "--eval-steps",
+                          "300", "--days", "1", "--work", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [line.split("|")[1:-1] for line in out.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    table = {(r[0].strip(), r[1].strip()): r for r in rows[1:]}
+    assert set(table) == {("random", "0"), ("solver", "0"), ("maskable", "0"), ("maskable", "512")}
+    solver = table[("solver", "0")]
+    assert solver[3].strip() == "1.000" and int(solver[5]) > 0          # every cell right, tiles solved
+    assert float(table[("random", "0")][3]) < 1 and int(table[("random", "0")][5]) == 0
