@@ -119,6 +119,11 @@ class Judge:
         k = len(self.board.squares)
         if not 0 <= tile < k:
             return _verdict(tile, False, False, 0, f"unknown tile id {tile} (this board has tiles 0..{k - 1})")
+        if tile not in solved and tile != self.board.seed_tile and not (self.nbrs[tile] & solved):
+            # before the cells' form: a move off the frontier is off it whatever it holds (the service
+            # refuses its whole batch on this reason, so a malformed one must not hide it)
+            return _verdict(tile, False, False, 0, f"tile {tile} is not the seed tile "
+                                                   f"({self.board.seed_tile}) and {OFF_FRONTIER}")
         cells = move.get("cells")
         if not isinstance(cells, str):
             return _verdict(tile, False, False, 0, "'cells' must be a string of '0' and '1'")
@@ -132,9 +137,6 @@ class Judge:
                                                    f"({cells[bad]!r} at position {bad})")
         if tile in solved:
             return _verdict(tile, False, False, 0, f"tile {tile} is already solved in this run (replay)")
-        if tile != self.board.seed_tile and not (self.nbrs[tile] & solved):
-            return _verdict(tile, False, False, 0, f"tile {tile} is not the seed tile "
-                                                   f"({self.board.seed_tile}) and {OFF_FRONTIER}")
         if cells != self.truth(tile):
             return _verdict(tile, True, False, 0, "incorrect: the cells differ from the board's solution")
         solved.add(tile)

@@ -15,6 +15,7 @@ from mcp import Client as McpClient
 from players.agents import solve_puzzle
 from players.client import Client
 from serve_support import daily_g61, serving
+from tilelib.errors import OffFrontier
 
 DAY = "2026-11-29"
 TOOLS = {"list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_score"}
@@ -155,3 +156,56 @@ def test_wrong_calls_are_one_line_tool_errors_and_the_service_goes_on(served):
     assert r.status_code == 400 and r.json()["error"]["code"] == -32700
     assert httpx.get(f"{base}/api/v1/days", timeout=10).status_code == 200
     assert "Traceback" not in log.read_text() and "internal error" not in log.read_text()
+
+
+def test_the_schemas_carry_their_limits_and_the_service_holds_them(served):
+    """``submit_moves`` says its batch limit (maxItems) and ``read_tile`` its tile bound, as the HTTP
+    API's OpenAPI does; a call past either is a one-line tool error and stores nothing."""
+    base, _ = served
+    api = httpx.get(f"{base}/openapi.json", timeout=10).json()
+    http_moves = api["components"]["schemas"]["MovesRequest"]["properties"]["moves"]
+
+    async def work(c):
+        tools = {t.name: t.input_schema for t in (await c.list_tools()).tools}
+        _, run, _ = await call(c, "start_run", {"day": DAY})
+        too_many = [{"tile": 0, "cells": "0"}] * (http_moves["maxItems"] + 1)
+        return tools, run, (await call(c, "submit_moves", {"run": run["run"], "token": run["token"],
+                                                           "moves": too_many}),
+                            await call(c, "read_tile", {"run": run["run"], "tile": 2**31}))
+
+    tools, run, (over, far) = session(base, work)
+    moves = tools["submit_moves"]["properties"]["moves"]
+    assert moves["maxItems"] == http_moves["maxItems"] == 64 and moves["minItems"] == 1
+    tile = tools["read_tile"]["properties"]["tile"]
+    assert tile["minimum"] == 0 and tile["maximum"] == (4095 // 5) ** 2 - 1 < 2**31
+    one_line_error(over, "invalid arguments", "moves")
+    one_line_error(far, "invalid arguments", "tile")
+    assert Client(base).score(run["run"]).moves == 0
+
+
+def test_mcp_and_http_refuse_a_mixed_batch_identically(served):
+    """A right move on the seed tile, then a move off the frontier whose grid has the wrong length:
+    the whole batch is refused on every door (HTTP, MCP, the client) with the same line, and nothing
+    is stored."""
+    base, _ = served
+    with Client(base) as api:
+        created = api.create_run(DAY)
+        seed = api.run_tile(created.run, 0)
+        off = next(t for t in range(len(api.board(DAY).tiles)) if t != 0 and t not in seed.neighbours)
+        mixed = [{"tile": 0, "cells": solve_puzzle(seed.puzzle, seed.n)}, {"tile": off, "cells": "0"}]
+        r = httpx.post(f"{base}/api/v1/runs/{created.run}/moves", json={"moves": mixed}, timeout=10,
+                       headers={"Authorization": f"Bearer {created.token}"})
+        assert r.status_code == 409, r.text
+        http_line = r.json()["error"]
+
+        async def work(c):
+            _, run, _ = await call(c, "start_run", {"day": DAY})
+            return run, await call(c, "submit_moves", {"run": run["run"], "token": run["token"], "moves": mixed})
+
+        run, out = session(base, work)
+        mcp_line = one_line_error(out, "not recorded")
+        assert mcp_line == http_line and f"move on tile {off}:" in http_line
+        with pytest.raises(OffFrontier) as e:                                    # and through the client
+            api.moves(created.run, [(m["tile"], m["cells"]) for m in mixed])
+        assert str(e.value) == f"409: {http_line}"                        # the client names the status
+        assert api.score(created.run).moves == 0 and api.score(run["run"]).moves == 0

@@ -124,16 +124,28 @@ MALFORMED = [
 
 
 def test_malformed_moves_are_rejected_one_by_one(judge):
-    moves = [m for _, m, _, _ in MALFORMED] + [{"tile": 0, "cells": cells(judge, 0)}]
+    # the seed tile first, so tile 1 (its neighbour) is on the frontier and its grids are judged for form
+    first = [{"tile": 0, "cells": cells(judge, 0)}]
+    moves = first + [m for _, m, _, _ in MALFORMED] + [{"tile": 1, "cells": cells(judge, 1)}]
     v = judge.judge(json.dumps({"run": "mallory", "moves": moves}))
-    assert len(v) == len(moves)
-    for (name, _, tile, words), got in zip(MALFORMED, v):
+    assert len(v) == len(moves) and v[0]["correct"] is True
+    for (name, _, tile, words), got in zip(MALFORMED, v[1:]):
         assert got["tile"] == tile, name
         assert (got["accepted"], got["correct"], got["reward"]) == (False, False, 0), name
         assert words in got["reason"], (name, got["reason"])
     assert v[-1]["correct"] is True  # a good move after bad ones still counts
     assert stored_moves(judge) == len(moves)
     json.dumps(v)  # every verdict is plain JSON
+
+
+def test_a_move_off_the_frontier_is_off_it_whatever_its_cells_hold(judge):
+    """FORMAT §14: the off-frontier reason comes before the cells' form (the service refuses a batch
+    on it, and a malformed grid must not hide it)."""
+    off = next(t for t in range(len(judge.board.squares)) if t != judge.board.seed_tile
+               and not judge.nbrs[t] & {judge.board.seed_tile})
+    for bad in ("0", "01x", None, "0" * 36):
+        v = judge.judge(json.dumps({"run": "oscar", "moves": [{"tile": off, "cells": bad}]}))
+        assert v[0]["accepted"] is False and "shares no seam with a solved tile" in v[0]["reason"], (bad, v)
 
 
 @pytest.mark.parametrize("text,words", [

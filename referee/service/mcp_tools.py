@@ -101,19 +101,23 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
 
     @mcp.tool(description="A tile's puzzle for this run: 'puzzle' is n·n characters row-major from board cell "
                           "(y0, x0), '0'/'1' where shown or known from solved tiles, '.' to solve.")
-    async def read_tile(run: RunArg, tile: Annotated[int, Field(ge=0, le=2**31, description="Tile id.")]
+    async def read_tile(run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
                         ) -> m.TileView:
         return m.TileView.model_validate(play.tile(store, run, tile))
 
-    @mcp.tool(description="Submit moves, judged in order: each is a tile id and its whole grid as n·n "
-                          "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
-                          "A move on a tile off the frontier refuses the whole batch.")
-    async def submit_moves(run: RunArg, token: TokenArg,
-                           moves: Annotated[list[m.Move], Field(min_length=1, description="The moves.")],
-                           ctx: Context = None) -> m.MovesResult:
+    async def submit_moves(run: RunArg, token: TokenArg, moves: list[m.Move], ctx: Context = None) -> m.MovesResult:
         batch = [mv.model_dump() for mv in moves]
         return m.MovesResult.model_validate(await store.judge_off_loop(play.moves, store, cfg, run, token, batch,
                                                                        None, _address(ctx)))
+
+    # the batch limit is this service's (--max-moves), known only here: set as an object, since the
+    # module's annotations are strings read in its globals
+    submit_moves.__annotations__["moves"] = Annotated[list[m.Move], Field(
+        min_length=1, max_length=cfg.max_moves,
+        description=f"The moves, judged in order: at most {cfg.max_moves} (this service's limit).")]
+    mcp.tool(description="Submit moves, judged in order: each is a tile id and its whole grid as n·n "
+                         "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
+                         "A move on a tile off the frontier refuses the whole batch.")(submit_moves)
 
     @mcp.tool(description="A run's totals: tiles solved, reward (Σ n²), moves judged, frontier size.")
     async def read_score(run: RunArg) -> m.Score:

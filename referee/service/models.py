@@ -222,11 +222,15 @@ def _integral(v: Any) -> Any:
 JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
 
 
+# The largest tile id any board can have: G <= 4096 cells (pitch 4095), squares of pitch side >= 5.
+MAX_TILE_ID = (4095 // 5) ** 2 - 1
+
+
 class Move(BaseModel):
     """One move: a tile's whole window as it lies on the board."""
 
     model_config = ConfigDict(extra="ignore")
-    tile: JsonInt = Field(ge=0, description="Tile id.")
+    tile: JsonInt = Field(ge=0, le=MAX_TILE_ID, description="Tile id.")
     cells: StrictStr = Field(pattern=r"^[01]*$", max_length=256, description=(
         "VALUES: n·n chars '0'/'1', row-major from board cell (y0, x0). Another length is judged as "
         "not accepted (the verdict says why)."))

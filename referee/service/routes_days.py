@@ -18,7 +18,7 @@ from tilelib.errors import Forbidden
 
 router = APIRouter(prefix="/days", tags=["days"], route_class=GuardedRoute)
 DayPath = Path(description="A day on offer, YYYY-MM-DD.", max_length=10)
-TilePath = Path(ge=0, le=2**31, description="Tile id.")
+TilePath = Path(ge=0, le=m.MAX_TILE_ID, description="Tile id.")
 
 
 def _cached(st: RunStore, key: tuple[str, str], make: Callable[[], Any]) -> Response:
