@@ -1,4 +1,5 @@
-"""A Python client of the referee service (``tiles referee serve``, ``/api/v1``), over httpx.
+"""Python clients of the referee service (``tiles referee serve``, ``/api/v1``), over httpx:
+``Client`` (blocking) and ``AsyncClient`` (asyncio), with the same methods, retries, keys and waits.
 
 One typed method per endpoint, returning the service's own models (``referee.service.models``);
 the token of every run it creates is kept, so ``moves(run, …)`` just works. Failures come back as
@@ -21,14 +22,20 @@ to ``max_wait`` seconds in all per call (then ``RateLimited``, exit 4).
         run = c.create_run("2026-11-29", player="ann")
         view = c.run_tile(run.run, c.frontier(run.run).tiles[0])
         result = c.moves(run.run, [(view.tile, "0101…")])
+
+``AsyncClient`` is the same with ``async with`` and ``await`` before each call. Both are one
+``Endpoints`` (what each method asks: a ``Call``) over one ``Attempts`` (what to do after each
+attempt), so the two cannot drift apart; only the sending and the sleeping differ.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
-from typing import Any, Iterable, Optional, TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -40,24 +47,193 @@ API = "/api/v1"
 T = TypeVar("T", bound=BaseModel)
 
 
-class Client:
-    """The service at ``url`` (its root, e.g. ``http://127.0.0.1:8000``; a trailing ``/api/v1`` is fine)."""
+@dataclass(frozen=True)
+class Call:
+    """One method's request: what to send, whether it may be sent again after a failure mid-way
+    (``safe``: reads, and writes with an idempotency key), the model of its answer and what to make
+    of the typed answer (``then``)."""
+
+    method: str
+    path: str
+    model: type
+    params: Optional[dict] = None
+    json: Any = None
+    headers: Optional[dict] = None
+    safe: bool = True
+    then: Optional[Callable[[Any], Any]] = None
+
+
+class Attempts:
+    """The one retry policy (module doc), as a state both clients step through: ``pause()`` before
+    each attempt, then ``failed(error)`` or ``answered(response)``, each saying the next move."""
+
+    AGAIN, DONE = "again", "done"
+
+    def __init__(self, client: "Endpoints", call: Call) -> None:
+        self.client, self.call = client, call
+        self.failures, self.waited, self.wait, self.last = 0, 0.0, 0.0, ""
+
+    def more(self) -> bool:
+        return self.failures <= self.client.retries
+
+    def pause(self) -> float:
+        """Seconds to sleep before the next attempt (a backoff after failures, a 429's Retry-After)."""
+        out, self.wait = self.wait, 0.0
+        if self.failures and not out:
+            out = min(self.client.backoff * 2 ** (self.failures - 1), 5.0)
+        return out
+
+    def failed(self, e: httpx.TransportError) -> str:
+        base = self.client.http.base_url
+        self.failures += 1
+        if isinstance(e, httpx.ConnectError):      # refused or unresolvable: the request never left
+            self.last = f"cannot connect to {base} ({e})"
+            return self.AGAIN
+        self.last = f"{type(e).__name__} talking to {base} ({e})"   # dropped or timed out mid-way
+        return self.AGAIN if self.call.safe else self.DONE
+
+    def answered(self, r: httpx.Response) -> tuple[str, Any]:
+        """(AGAIN, None), (DONE, None) to give up, or (DONE, the typed answer); raises the error of a 4xx."""
+        if r.status_code == 429:              # a quota: nothing was stored; wait as told, then again
+            pause = _retry_after(r)
+            if self.waited + pause > self.client.max_wait:
+                raise RateLimited(f"429: {_message(r)} (waited {self.waited:.0f} s in all)", retry_after=int(pause))
+            self.wait, self.waited = pause, self.waited + pause
+            self.client.waited += pause
+            return self.AGAIN, None
+        if r.status_code >= 500:
+            self.failures += 1
+            self.last = f"{r.status_code} from {self.client.http.base_url}{self.call.path}: {_message(r)}"
+            return (self.AGAIN if self.call.safe else self.DONE), None
+        if r.status_code >= 400:
+            raise error_for_status(r.status_code, _message(r))
+        try:
+            data = r.json()
+        except ValueError:
+            raise Unreachable(f"{self.client.http.base_url}{self.call.path} answered {r.status_code} with a body "
+                              "that is not JSON: is this a tiles referee service?") from None
+        out = _typed(self.call.model, data)
+        return self.DONE, (self.call.then(out) if self.call.then else out)
+
+    def gave_up(self) -> Unreachable:
+        return Unreachable(f"{self.last}; gave up after {self.failures} attempt(s)")
+
+
+class Endpoints:
+    """Every endpoint as a method that describes its ``Call`` and hands it to ``_send`` — which
+    ``Client`` answers with the typed answer and ``AsyncClient`` with an awaitable of it."""
+
+    def __init__(self, url: str, *, retries: int = 4, backoff: float = 0.25, max_wait: float = 600.0) -> None:
+        base = url.rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise BadInput(f"--url must be an http:// or https:// address, not {url[:80]!r}")
+        self.base = base.removesuffix(API) + API
+        self.retries, self.backoff, self.max_wait = retries, backoff, max_wait
+        self.waited = 0.0                     # seconds spent waiting out 429s (Retry-After)
+        self.tokens: dict[str, str] = {}      # run -> token, kept from create_run
+        self.requests = 0                     # HTTP requests sent, retries included
+
+    def _send(self, call: Call) -> Any:
+        raise NotImplementedError
+
+    def _get(self, model: type, path: str, then=None, **params):
+        return self._send(Call("GET", path, model, params={k: v for k, v in params.items() if v is not None},
+                               then=then))
+
+    def _auth(self, run: str) -> dict:
+        token = self.tokens.get(run)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    # ------------------------------------------------------------ days
+
+    def days(self):
+        """-> list[DaySummary]"""
+        return self._get(m.Days, "/days", then=lambda d: d.root)
+
+    def board(self, day: str):
+        """-> PublicBoard"""
+        return self._get(m.PublicBoard, f"/days/{day}")
+
+    def cells(self, day: str):
+        """-> Cells"""
+        return self._get(m.Cells, f"/days/{day}/cells")
+
+    def day_tile(self, day: str, tile: int):
+        """-> TileView"""
+        return self._get(m.TileView, f"/days/{day}/tiles/{int(tile)}")
+
+    def solution(self, day: str, tile: int):
+        """-> Solution"""
+        return self._get(m.Solution, f"/days/{day}/tiles/{int(tile)}/solution")
+
+    def manifest(self, day: str):
+        """-> ManifestBody"""
+        return self._get(m.ManifestBody, f"/days/{day}/manifest")
+
+    def leaderboard(self, day: str, limit: int = 100):
+        """-> Leaderboard"""
+        return self._get(m.Leaderboard, f"/days/{day}/leaderboard", limit=limit)
+
+    def day_analysis(self, day: str, bucket: float = 60.0):
+        """-> DayAnalysis"""
+        return self._get(m.DayAnalysis, f"/days/{day}/analysis", bucket=bucket)
+
+    def create_run(self, day: str, player: Optional[str] = None):
+        """-> RunCreated: a new run of ``day``; its token is kept for this run's moves. Sent again only
+        when the request surely never arrived (a refused connection)."""
+        body = {"player": player} if player is not None else None
+        return self._send(Call("POST", f"/days/{day}/runs", m.RunCreated, json=body, safe=False, then=self._keep))
+
+    def _keep(self, out: m.RunCreated) -> m.RunCreated:
+        self.tokens[out.run] = out.token
+        return out
+
+    def use_run(self, run: str, token: str) -> None:
+        """Play an existing run (made elsewhere) with its token."""
+        self.tokens[run] = token
+
+    # ------------------------------------------------------------ runs
+
+    def score(self, run: str):
+        """-> Score"""
+        return self._get(m.Score, f"/runs/{run}")
+
+    def frontier(self, run: str):
+        """-> Frontier"""
+        return self._get(m.Frontier, f"/runs/{run}/frontier")
+
+    def run_tile(self, run: str, tile: int):
+        """-> TileView"""
+        return self._get(m.TileView, f"/runs/{run}/tiles/{int(tile)}")
+
+    def moves(self, run: str, moves: Iterable[tuple[int, str]], *, key: Optional[str] = None):
+        """-> MovesResult: submit a batch ``[(tile, cells), …]``; one ``Idempotency-Key`` (``key`` or a
+        fresh UUID) for every attempt, so a retry is answered, not judged again."""
+        body = {"moves": [{"tile": int(t), "cells": c} for t, c in moves]}
+        headers = {**self._auth(run), "Idempotency-Key": f'"{key or uuid.uuid4()}"'}
+        return self._send(Call("POST", f"/runs/{run}/moves", m.MovesResult, json=body, headers=headers))
+
+    def history(self, run: str, after: int = 0, limit: int = 100):
+        """-> History"""
+        return self._get(m.History, f"/runs/{run}/history", after=after, limit=limit)
+
+    def run_analysis(self, run: str):
+        """-> RunAnalysis"""
+        return self._get(m.RunAnalysis, f"/runs/{run}/analysis")
+
+
+class Client(Endpoints):
+    """The service at ``url`` (its root, e.g. ``http://127.0.0.1:8000``; a trailing ``/api/v1`` is fine),
+    blocking. ``verify``: True (certifi's CAs, or ``SSL_CERT_FILE``'s: one context shared by every
+    client of the process, made once — building one took ~27 ms a client, even for http://), or an
+    ``ssl.SSLContext`` of one's own."""
 
     def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
                  max_wait: float = 600.0, transport: Optional[httpx.BaseTransport] = None,
                  verify: Any = True) -> None:
-        base = url.rstrip("/")
-        if not base.startswith(("http://", "https://")):
-            raise BadInput(f"--url must be an http:// or https:// address, not {url[:80]!r}")
-        base = base.removesuffix(API)
-        self.retries, self.backoff, self.max_wait = retries, backoff, max_wait
-        self.waited = 0.0                     # seconds spent waiting out 429s (Retry-After)
-        # verify: True (certifi's CAs, or SSL_CERT_FILE's: one context shared by every client of the process,
-        # made once — building it took ~27 ms a client, even for http://), or an ssl.SSLContext of one's own
-        self.http = httpx.Client(base_url=base + API, timeout=timeout, transport=transport,
+        super().__init__(url, retries=retries, backoff=backoff, max_wait=max_wait)
+        self.http = httpx.Client(base_url=self.base, timeout=timeout, transport=transport,
                                  verify=_default_tls() if verify is True else verify)
-        self.tokens: dict[str, str] = {}      # run -> token, kept from create_run
-        self.requests = 0                     # HTTP requests sent, retries included
 
     def close(self) -> None:
         self.http.close()
@@ -68,117 +244,66 @@ class Client:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # ------------------------------------------------------------ the one request path
-
-    def _call(self, method: str, path: str, *, json: Any = None, params: dict | None = None,
-              headers: dict | None = None, safe: bool = True) -> Any:
-        """Send one request (with retries, see the module doc) and return the answer's JSON; raise the
-        project's error for a 4xx, ``Unreachable`` when every attempt failed. ``safe``: may be sent
-        again after a failure mid-way (reads, and writes that carry an idempotency key)."""
-        last, failures, waited = "", 0, 0.0
-        while failures <= self.retries:
-            if failures:
-                time.sleep(min(self.backoff * 2 ** (failures - 1), 5.0))
+    def _send(self, call: Call) -> Any:
+        tries = Attempts(self, call)
+        while tries.more():
+            pause = tries.pause()
+            if pause:
+                time.sleep(pause)
             self.requests += 1
             try:
-                r = self.http.request(method, path, json=json, params=params, headers=headers)
-            except httpx.ConnectError as e:            # refused or unresolvable: the request never left
-                last, failures = f"cannot connect to {self.http.base_url} ({e})", failures + 1
-                continue
-            except httpx.TransportError as e:          # dropped or timed out mid-way
-                last, failures = f"{type(e).__name__} talking to {self.http.base_url} ({e})", failures + 1
-                if not safe:
+                r = self.http.request(call.method, call.path, json=call.json, params=call.params, headers=call.headers)
+            except httpx.TransportError as e:
+                if tries.failed(e) == Attempts.DONE:
                     break
                 continue
-            if r.status_code == 429:              # a quota: nothing was stored; wait as told, then again
-                pause = _retry_after(r)
-                if waited + pause > self.max_wait:
-                    raise RateLimited(f"429: {_message(r)} (waited {waited:.0f} s in all)", retry_after=int(pause))
-                time.sleep(pause)
-                waited += pause
-                self.waited += pause
-                continue
-            if r.status_code >= 500:
-                last, failures = f"{r.status_code} from {self.http.base_url}{path}: {_message(r)}", failures + 1
-                if not safe:
+            what, out = tries.answered(r)
+            if what == Attempts.DONE:
+                if out is None:
                     break
-                continue
-            if r.status_code >= 400:
-                raise error_for_status(r.status_code, _message(r))
+                return out
+        raise tries.gave_up()
+
+
+class AsyncClient(Endpoints):
+    """``Client`` for asyncio: the same methods, each awaited; ``async with AsyncClient(url) as c``."""
+
+    def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
+                 max_wait: float = 600.0, transport: Optional[httpx.AsyncBaseTransport] = None,
+                 verify: Any = True) -> None:
+        super().__init__(url, retries=retries, backoff=backoff, max_wait=max_wait)
+        self.http = httpx.AsyncClient(base_url=self.base, timeout=timeout, transport=transport,
+                                      verify=_default_tls() if verify is True else verify)
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def _send(self, call: Call) -> Any:
+        tries = Attempts(self, call)
+        while tries.more():
+            pause = tries.pause()
+            if pause:
+                await asyncio.sleep(pause)
+            self.requests += 1
             try:
-                return r.json()
-            except ValueError:
-                raise Unreachable(f"{self.http.base_url}{path} answered {r.status_code} with a body that is "
-                                  "not JSON: is this a tiles referee service?") from None
-        raise Unreachable(f"{last}; gave up after {failures} attempt(s)")
-
-    def _get(self, model: type[T], path: str, **params) -> T:
-        return _typed(model, self._call("GET", path, params={k: v for k, v in params.items() if v is not None}))
-
-    def _auth(self, run: str) -> dict:
-        token = self.tokens.get(run)
-        return {"Authorization": f"Bearer {token}"} if token else {}
-
-    # ------------------------------------------------------------ days
-
-    def days(self) -> list[m.DaySummary]:
-        return self._get(m.Days, "/days").root
-
-    def board(self, day: str) -> m.PublicBoard:
-        return self._get(m.PublicBoard, f"/days/{day}")
-
-    def cells(self, day: str) -> m.Cells:
-        return self._get(m.Cells, f"/days/{day}/cells")
-
-    def day_tile(self, day: str, tile: int) -> m.TileView:
-        return self._get(m.TileView, f"/days/{day}/tiles/{int(tile)}")
-
-    def solution(self, day: str, tile: int) -> m.Solution:
-        return self._get(m.Solution, f"/days/{day}/tiles/{int(tile)}/solution")
-
-    def manifest(self, day: str) -> m.ManifestBody:
-        return self._get(m.ManifestBody, f"/days/{day}/manifest")
-
-    def leaderboard(self, day: str, limit: int = 100) -> m.Leaderboard:
-        return self._get(m.Leaderboard, f"/days/{day}/leaderboard", limit=limit)
-
-    def day_analysis(self, day: str, bucket: float = 60.0) -> m.DayAnalysis:
-        return self._get(m.DayAnalysis, f"/days/{day}/analysis", bucket=bucket)
-
-    def create_run(self, day: str, player: Optional[str] = None) -> m.RunCreated:
-        """A new run of ``day``; its token is kept for this run's moves."""
-        body = {"player": player} if player is not None else None
-        out = _typed(m.RunCreated, self._call("POST", f"/days/{day}/runs", json=body, safe=False))
-        self.tokens[out.run] = out.token
-        return out
-
-    def use_run(self, run: str, token: str) -> None:
-        """Play an existing run (made elsewhere) with its token."""
-        self.tokens[run] = token
-
-    # ------------------------------------------------------------ runs
-
-    def score(self, run: str) -> m.Score:
-        return self._get(m.Score, f"/runs/{run}")
-
-    def frontier(self, run: str) -> m.Frontier:
-        return self._get(m.Frontier, f"/runs/{run}/frontier")
-
-    def run_tile(self, run: str, tile: int) -> m.TileView:
-        return self._get(m.TileView, f"/runs/{run}/tiles/{int(tile)}")
-
-    def moves(self, run: str, moves: Iterable[tuple[int, str]], *, key: Optional[str] = None) -> m.MovesResult:
-        """Submit a batch ``[(tile, cells), …]``; one ``Idempotency-Key`` (``key`` or a fresh UUID) for
-        every attempt, so a retry is answered, not judged again."""
-        body = {"moves": [{"tile": int(t), "cells": c} for t, c in moves]}
-        headers = {**self._auth(run), "Idempotency-Key": f'"{key or uuid.uuid4()}"'}
-        return _typed(m.MovesResult, self._call("POST", f"/runs/{run}/moves", json=body, headers=headers))
-
-    def history(self, run: str, after: int = 0, limit: int = 100) -> m.History:
-        return self._get(m.History, f"/runs/{run}/history", after=after, limit=limit)
-
-    def run_analysis(self, run: str) -> m.RunAnalysis:
-        return self._get(m.RunAnalysis, f"/runs/{run}/analysis")
+                r = await self.http.request(call.method, call.path, json=call.json, params=call.params,
+                                            headers=call.headers)
+            except httpx.TransportError as e:
+                if tries.failed(e) == Attempts.DONE:
+                    break
+                continue
+            what, out = tries.answered(r)
+            if what == Attempts.DONE:
+                if out is None:
+                    break
+                return out
+        raise tries.gave_up()
 
 
 def _message(r: httpx.Response) -> str:

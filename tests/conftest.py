@@ -66,3 +66,13 @@ def runs_target(request, tmp_path):
 def module_runs_target(request, tmp_path_factory):
     """``runs_target`` for a module-scoped service."""
     return _runs_target(request, tmp_path_factory.mktemp("runs"))
+
+
+@pytest.fixture(params=["Client", "AsyncClient"])
+def make_client(request):
+    """The client class under test, each in turn: ``Client``, or ``AsyncClient`` driven by
+    ``client_support.AwaitedClient`` (the same calls, each awaited)."""
+    from client_support import AwaitedClient
+    from players.client import Client
+
+    return Client if request.param == "Client" else AwaitedClient

@@ -1,6 +1,6 @@
-"""`players.client.Client` against a real `tiles referee serve` on 127.0.0.1: every endpoint through its
-typed method, the answers equal to the raw JSON the service sends, and its errors as the project's
-exception types. The board is the shared G=21 fixture on its own day (over, so solutions and the
+"""`players.client.Client` and `AsyncClient` (each test runs on both: the ``make_client`` fixture)
+against a real `tiles referee serve` on 127.0.0.1: every endpoint through its typed method, the
+answers equal to the raw JSON the service sends, and its errors as the project's exception types. The board is the shared G=21 fixture on its own day (over, so solutions and the
 manifest are served)."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from players.client import Client
 from referee.service import models as m
 from serve_support import board21_day, serving
 from tilelib.errors import BadInput, Forbidden, NotFound, Unauthorized, exit_code
@@ -28,9 +27,9 @@ def raw(base: str, path: str, **params):
     return httpx.get(f"{base}/api/v1{path}", params=params).json()
 
 
-def test_every_endpoint_through_its_typed_method(served):
+def test_every_endpoint_through_its_typed_method(served, make_client):
     base, truth, manifest = served
-    with Client(base + "/api/v1/") as c:                   # the root or the API prefix both work
+    with make_client(base + "/api/v1/") as c:                   # the root or the API prefix both work
         days = c.days()
         assert [d.day for d in days] == [DAY] and days[0].over and isinstance(days[0], m.DaySummary)
         board = c.board(DAY)
@@ -58,9 +57,9 @@ def test_every_endpoint_through_its_typed_method(served):
         assert c.requests >= 16
 
 
-def test_client_errors_are_the_projects_types(served):
+def test_client_errors_are_the_projects_types(served, make_client):
     base, _, _ = served
-    with Client(base) as c:
+    with make_client(base) as c:
         with pytest.raises(NotFound, match="404: day '2026-01-01' is not on offer"):
             c.board("2026-01-01")
         with pytest.raises(NotFound, match="unknown tile id 99"):
@@ -70,15 +69,15 @@ def test_client_errors_are_the_projects_types(served):
         with pytest.raises(BadInput, match="400"):
             c.history("rnope", limit=0)
     with pytest.raises(BadInput, match="http:// or https://"):
-        Client("localhost:8000")
+        make_client("localhost:8000")
 
 
-def test_a_missing_token_is_unauthorized_and_a_wrong_one_forbidden(served):
+def test_a_missing_token_is_unauthorized_and_a_wrong_one_forbidden(served, make_client):
     """The service's 401 (no usable token) and 403 (a wrong one) come back as two types, each with the
     service's line; both are bad input to `tiles play` (exit 2)."""
     base, truth, _ = served
     made = httpx.post(f"{base}/api/v1/days/{DAY}/runs", json={}).json()     # made elsewhere: no token kept
-    with Client(base) as c:
+    with make_client(base) as c:
         with pytest.raises(Unauthorized, match=r"^401: this write needs the run's token") as missing:
             c.moves(made["run"], [(0, truth.truth(0))])
         assert not isinstance(missing.value, Forbidden)
@@ -91,9 +90,9 @@ def test_a_missing_token_is_unauthorized_and_a_wrong_one_forbidden(served):
         assert c.moves(made["run"], [(0, truth.truth(0))]).score.solved == 1
 
 
-def test_a_name_of_any_script_is_fine_but_not_an_invisible_trick(served):
+def test_a_name_of_any_script_is_fine_but_not_an_invisible_trick(served, make_client):
     base, _, _ = served
-    with Client(base) as c:
+    with make_client(base) as c:
         for name in ("عليّ", "😀 bot", "Zoë-Ann", "名前"):
             assert c.create_run(DAY, player=name).player == name
         for name in ("a\u202eb", "bell\x07", "zero\u200bwidth", "x" * 41):
@@ -101,16 +100,16 @@ def test_a_name_of_any_script_is_fine_but_not_an_invisible_trick(served):
                 c.create_run(DAY, player=name)
 
 
-def test_clients_share_one_default_tls_context():
+def test_clients_share_one_default_tls_context(make_client):
     """Making a client costs no TLS set-up after the first (an SSL context was ~27 ms a client, even
-    for http://); a context passed in is used as it is."""
+    for http://; scripts/bench_client.py times it); a context passed in is used as it is."""
     import ssl
 
     from players import client as client_mod
 
-    a, b = Client("http://127.0.0.1:9"), Client("https://127.0.0.1:9")
+    a, b = make_client("http://127.0.0.1:9"), make_client("https://127.0.0.1:9")
     own = ssl.create_default_context()
-    c = Client("https://127.0.0.1:9", verify=own)
+    c = make_client("https://127.0.0.1:9", verify=own)
     try:
         shared = client_mod._default_tls()
         assert isinstance(shared, ssl.SSLContext) and shared is client_mod._default_tls()

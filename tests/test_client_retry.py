@@ -1,4 +1,5 @@
-"""No move scored twice: the client's retries and the service's Idempotency-Key, under real faults.
+"""No move scored twice: the clients' retries (``Client`` and ``AsyncClient``, each test on both)
+and the service's Idempotency-Key, under real faults.
 
 A real `tiles referee serve` on 127.0.0.1, reached through a TCP proxy (``flaky_proxy``) that drops
 the connection of a moves request after the service has committed it and answered (the reply never
@@ -14,7 +15,6 @@ import pytest
 
 from flaky_proxy import FlakyProxy
 from pg_support import query_runs
-from players.client import Client
 from serve_support import board21_day, serving
 from tilelib.errors import Conflict, Unreachable
 
@@ -35,10 +35,10 @@ def stored(runs, run) -> tuple[int, int, int]:
     return moves, reward, batches
 
 
-def test_a_reply_lost_after_the_commit_is_retried_and_scored_once(service):
+def test_a_reply_lost_after_the_commit_is_retried_and_scored_once(service, make_client):
     base, runs, truth = service
     port = int(base.rsplit(":", 1)[1])
-    with FlakyProxy(port) as proxy, Client(f"http://127.0.0.1:{proxy.port}", backoff=0.01) as c:
+    with FlakyProxy(port) as proxy, make_client(f"http://127.0.0.1:{proxy.port}", backoff=0.01) as c:
         run = c.create_run(DAY).run
         proxy.drop_after_reply = 1
         sent = c.requests
@@ -53,9 +53,9 @@ def test_a_reply_lost_after_the_commit_is_retried_and_scored_once(service):
         assert result.score.reward == 256 + 36 and stored(runs, run) == (2, 292, 2)
 
 
-def test_the_same_key_answers_the_first_answer_and_another_body_is_a_409(service):
+def test_the_same_key_answers_the_first_answer_and_another_body_is_a_409(service, make_client):
     base, runs, truth = service
-    with Client(base) as c:
+    with make_client(base) as c:
         run = c.create_run(DAY).run
         first = c.moves(run, [(0, truth.truth(0))], key="k-1")
         again = c.moves(run, [(0, truth.truth(0))], key="k-1")
@@ -72,10 +72,10 @@ def test_the_same_key_answers_the_first_answer_and_another_body_is_a_409(service
             assert r.status_code == 400 and "Idempotency-Key" in r.json()["error"], (bad, r.text)
 
 
-def test_a_service_that_keeps_failing_gives_up_with_unreachable(service):
+def test_a_service_that_keeps_failing_gives_up_with_unreachable(service, make_client):
     base, runs, truth = service
     port = int(base.rsplit(":", 1)[1])
-    with FlakyProxy(port) as proxy, Client(f"http://127.0.0.1:{proxy.port}", retries=2, backoff=0.01) as c:
+    with FlakyProxy(port) as proxy, make_client(f"http://127.0.0.1:{proxy.port}", retries=2, backoff=0.01) as c:
         run = c.create_run(DAY).run
         proxy.unavailable = 10
         with pytest.raises(Unreachable, match="503"):

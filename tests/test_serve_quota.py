@@ -14,7 +14,6 @@ import time
 import httpx
 import pytest
 
-from players.client import Client
 from referee.runsdb import opened
 from referee.service.quota import NO_QUOTAS, SHARDS, Quotas, charge, retry_after, sweep, window_of
 from serve_support import board21_day, service_process
@@ -94,7 +93,7 @@ def _moves_for(truth, view) -> list[dict]:
     return [{"tile": view["tile"], "cells": truth.truth(view["tile"])}]
 
 
-def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, tmp_path):
+def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, tmp_path, make_client):
     fx, d, manifest, truth = day21
     runs = tmp_path / "runs.sqlite"
     quota = ("--quota-moves", "2", "--quota-runs", "3", "--quota-window", "2", "--access-log", "off")
@@ -125,11 +124,11 @@ def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, t
             assert db.read("SELECT nmoves FROM runs WHERE run = ?", (run,)) == [(2,)]
 
         # a client that may not wait gives up with the one line; one that may waits for the next window
-        with Client(url_a, max_wait=0) as c:
+        with make_client(url_a, max_wait=0) as c:
             c.use_run(run, token)
             with pytest.raises(RateLimited, match="429: too many moves requests for run"):
                 c.moves(run, [(seed, wrong[0]["cells"])])
-        with Client(url_b, max_wait=10) as c:
+        with make_client(url_b, max_wait=10) as c:
             c.use_run(run, token)
             for _ in range(2):
                 c.moves(run, [(seed, wrong[0]["cells"])])
