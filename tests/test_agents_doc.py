@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import run_tiles
 from referee.manifest import from_json
 from serve_support import daily_g61, serving
 
@@ -49,6 +50,7 @@ def run_example(code: str, day) -> str:
 def test_the_doc_has_the_three_examples_and_each_is_short():
     ex = examples()
     assert {k: len(v) for k, v in ex.items()} == {"The Python client": 1, "The Gymnasium environments": 2,
+                                                  "Past days as a dataset, and days of your own": 1,
                                                   "MCP tools for LLM agents": 1}
     assert all(len(code.strip().splitlines()) <= 13 for codes in ex.values() for code in codes)
 
@@ -67,6 +69,16 @@ def test_the_gym_example_clears_the_day(day):
 def test_the_stable_baselines3_example_trains_with_no_wrapper(day):
     pytest.importorskip("sb3_contrib", reason="the rl extra (pip install -e '.[rl]') is not installed")
     run_example(examples()["The Gymnasium environments"][1], day)      # 256 steps instead of 20,000
+
+
+def test_the_dataset_example_reads_an_export(day, tmp_path):
+    _, lib, manifest, _ = day
+    out = tmp_path / "data"
+    r = run_tiles("daily", "export", "--from", DAY, "--to", DAY, "--out", out, "-L", lib)
+    assert r.returncode == 0, r.stderr
+    code = examples()["Past days as a dataset, and days of your own"][0].replace("data/", f"{out}/")
+    printed = run_example(code, day)
+    assert printed.split()[0] == str(len(from_json(manifest.read_text()).packing.squares))
 
 
 def test_the_mcp_example_lists_the_tools_and_reads_a_puzzle(day):

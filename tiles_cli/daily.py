@@ -127,6 +127,24 @@ def bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD: a d
     typer.echo(f"wrote {rep.line()}")
 
 
+@daily_app.command("export")
+def export(first: str = typer.Option(..., "--from", help="The first day, YYYY-MM-DD."),
+           last: str = typer.Option(..., "--to", help="The last day, YYYY-MM-DD; every day exported must be over (UTC)."),
+           out: Path = typer.Option(..., "--out", help="The directory for days.parquet and tiles.parquet."),
+           library: Path = LibraryOpt) -> None:
+    """Write the days the library holds from --from to --to as a dataset (Parquet): one row per tile
+    (its start view, solution, neighbours, closure wave) and one per day (with TILES_SECRET, its seed)."""
+    from daily.export import export_days
+    from daily.seed import SECRET_ENV
+    from tilelib.days import check_day
+    from tilelib.store import Library
+
+    a, b = check_day(first, "--from"), check_day(last, "--to")
+    with Library.open(library) as lib:
+        rep = export_days(lib, a, b, out, secret=os.environ.get(SECRET_ENV))
+    typer.echo(rep.line())
+
+
 @daily_app.command("publish-bundle")
 def publish_bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD; it must be over (UTC)."),
                    to: str = typer.Option(None, "--to", envvar="TILES_PUBLIC_REMOTE",

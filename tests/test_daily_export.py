@@ -1,0 +1,129 @@
+"""`tiles daily export` (``daily.export``): past days as Parquet. Two real G=61 days in one library,
+built by `tiles daily build` (one from an explicit seed, one from TILES_SECRET); the round trip — every
+exported tile's solution is the board the verifier rebuilds, its puzzle is that solution with cells
+hidden and is the service's start view, its neighbours are the judge's, its wave the closure's —;
+the files read in pyarrow and pandas as they are; a day not over is refused in one line, nothing
+written."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from cli_support import run_tiles
+from daily.build import BuildOptions, build
+from daily.export import DAYS_FILE, TILES_FILE, export_days
+from referee.board import build_board
+from referee.closure import closure
+from referee.judge import seam_neighbours
+from referee.manifest import from_json
+from tilelib.errors import BadInput
+from tilelib.store import Library
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pd = pytest.importorskip("pandas")
+
+DAYS = ("2026-11-20", "2026-11-21")
+SECRET = "export-test-secret"
+TODAY = dt.date(2026, 12, 5)
+FUTURE = (dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=30)).isoformat()   # not over by any clock
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    d = tmp_path_factory.mktemp("export")
+    lib = d / "lib.sqlite"
+    build(BuildOptions(day=DAYS[0], library=lib, out_dir=d, size=61, seed=bytes.fromhex("e1" * 32)),
+          log=lambda _l: None)
+    build(BuildOptions(day=DAYS[1], library=lib, out_dir=d, size=61, secret=SECRET), log=lambda _l: None)
+    build(BuildOptions(day=FUTURE, library=lib, out_dir=d, size=61, seed=bytes.fromhex("e2" * 32)),
+          log=lambda _l: None)
+    return lib
+
+
+def kind(t) -> str:
+    """A column's type as FORMAT writes it (a list's item name differs between pyarrow versions)."""
+    return f"list<{t.value_type}>" if pa.types.is_list(t) else str(t)
+
+
+def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
+    with Library.open(library) as lib:
+        rep = export_days(lib, "2026-11-01", "2026-11-30", tmp_path, secret=SECRET, today=TODAY)
+        manifests = {d: from_json(lib.conn.execute("SELECT json FROM manifests WHERE day = ?", (d,)).fetchone()[0])
+                     for d in DAYS}
+        boards = {d: build_board(m, lib) for d, m in manifests.items()}
+    assert rep.days == list(DAYS) and rep.seeds == 1 and "exported 2 day(s)" in rep.line()
+    tiles = pq.read_table(tmp_path / TILES_FILE)
+    days = pq.read_table(tmp_path / DAYS_FILE).to_pylist()
+    assert [(f.name, kind(f.type)) for f in tiles.schema] == [           # FORMAT §15, column by column
+        ("day", "string"), ("tile", "int32"), ("n", "int32"), ("y0", "int32"), ("x0", "int32"),
+        ("neighbours", "list<int32>"), ("seed", "bool"), ("puzzle", "string"), ("solution", "string"),
+        ("wave", "int32")]
+    assert [(f.name, kind(f.type)) for f in pq.read_schema(tmp_path / DAYS_FILE)] == [
+        ("day", "string"), ("G", "int32"), ("tiles", "int32"), ("seed", "string"), ("seed_commit", "string"),
+        ("packer", "string"), ("code", "string"), ("reward_total", "int64"), ("waves", "int32")]
+    assert tiles.num_rows == rep.tiles
+    assert [d["day"] for d in days] == list(DAYS)
+    for row in tiles.to_pylist():
+        board = boards[row["day"]]
+        x0, y0, s = board.squares[row["tile"]]
+        n = s + 1
+        assert (row["n"], row["y0"], row["x0"]) == (n, y0, x0)
+        truth = "".join("01"[v] for v in board.tile_solution(row["tile"]).ravel())
+        assert row["solution"] == truth                                   # the verifier's board
+        assert len(row["puzzle"]) == n * n and "." in row["puzzle"]
+        assert all(p in (".", t) for p, t in zip(row["puzzle"], truth))   # the solution with cells hidden
+        assert row["seed"] == (row["tile"] == board.seed_tile)
+    for day, board in boards.items():
+        rows = [r for r in tiles.to_pylist() if r["day"] == day]
+        nbrs, waves = seam_neighbours(board.squares), closure(board).wave
+        assert [r["tile"] for r in rows] == list(range(len(board.squares)))
+        assert all(set(r["neighbours"]) == nbrs[r["tile"]] and r["wave"] == waves[r["tile"]] >= 1 for r in rows)
+        drow = next(d for d in days if d["day"] == day)
+        assert drow["G"] == board.G and drow["tiles"] == len(rows) and drow["waves"] == max(waves)
+        assert drow["reward_total"] == sum(r["n"] ** 2 for r in rows)
+        assert drow["seed_commit"] == manifests[day].seed_commit and drow["packer"] == manifests[day].packing.name
+    from daily.seed import day_seed
+    from tilelib.days import seed_commit
+
+    revealed = {d["day"]: d["seed"] for d in days}
+    assert revealed[DAYS[0]] is None                                       # built from a seed the secret is not
+    assert seed_commit(bytes.fromhex(revealed[DAYS[1]])) == manifests[DAYS[1]].seed_commit
+    assert revealed[DAYS[1]] == day_seed(SECRET, DAYS[1]).hex()
+
+
+def test_the_files_load_in_pandas_as_they_are(library, tmp_path):
+    with Library.open(library) as lib:
+        export_days(lib, DAYS[0], DAYS[0], tmp_path, today=TODAY)
+    tiles = pd.read_parquet(tmp_path / TILES_FILE)
+    days = pd.read_parquet(tmp_path / DAYS_FILE)
+    assert list(days["day"]) == [DAYS[0]] and days["seed"].isna().all()
+    assert len(tiles) == int(days["tiles"][0]) and (tiles["n"] ** 2 == tiles["solution"].str.len()).all()
+    assert tiles["wave"].min() == 1 and list(tiles["neighbours"][0]) == sorted(tiles["neighbours"][0])
+
+
+def test_a_day_not_over_is_refused_and_nothing_is_written(library, tmp_path):
+    with Library.open(library) as lib:
+        with pytest.raises(BadInput) as e:
+            export_days(lib, DAYS[0], DAYS[1], tmp_path, today=dt.date(2026, 11, 21))
+        with pytest.raises(BadInput, match="holds no day"):
+            export_days(lib, "2025-01-01", "2025-01-31", tmp_path, today=TODAY)
+        with pytest.raises(BadInput, match="is after"):
+            export_days(lib, DAYS[1], DAYS[0], tmp_path, today=TODAY)
+    assert "2026-11-21 is not over" in str(e.value) and "\n" not in str(e.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command(library, tmp_path):
+    out = tmp_path / "data"
+    r = run_tiles("daily", "export", "--from", DAYS[0], "--to", DAYS[1], "--out", out, "-L", library,
+                  env={"TILES_SECRET": SECRET})
+    assert r.returncode == 0, r.stderr
+    assert "exported 2 day(s)" in r.stdout and (out / TILES_FILE).exists() and (out / DAYS_FILE).exists()
+    late = run_tiles("daily", "export", "--from", DAYS[0], "--to", FUTURE, "--out", tmp_path / "x", "-L", library)
+    assert late.returncode == 2 and f"{FUTURE} is not over" in late.stderr
+    assert len(late.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+    bad = run_tiles("daily", "export", "--from", "2026-13-01", "--to", DAYS[1], "--out", tmp_path / "y", "-L", library)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--from" in bad.stderr
