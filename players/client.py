@@ -170,9 +170,9 @@ class Endpoints:
         """-> ManifestBody"""
         return self._get(m.ManifestBody, f"/days/{day}/manifest")
 
-    def leaderboard(self, day: str, limit: int = 100):
-        """-> Leaderboard"""
-        return self._get(m.Leaderboard, f"/days/{day}/leaderboard", limit=limit)
+    def leaderboard(self, day: str, limit: int = 100, by: str = "reward"):
+        """-> Leaderboard, in ``by``'s order: reward, batches, requests or time"""
+        return self._get(m.Leaderboard, f"/days/{day}/leaderboard", limit=limit, by=by)
 
     def day_analysis(self, day: str, bucket: float = 60.0):
         """-> DayAnalysis"""

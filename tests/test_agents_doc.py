@@ -83,6 +83,7 @@ def test_the_dataset_example_reads_an_export(day, tmp_path):
 
 def test_the_mcp_example_lists_the_tools_and_reads_a_puzzle(day):
     out = run_example(examples()["MCP tools for LLM agents"][0], day).splitlines()
-    assert out[0] == str(["list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_score"])
+    assert out[0] == str(["list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_leaderboard",
+                          "read_score"])
     n, puzzle = out[1].split()
     assert len(puzzle) == int(n) ** 2 and set(puzzle) <= set("01.") and "." in puzzle

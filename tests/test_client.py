@@ -51,7 +51,8 @@ def test_every_endpoint_through_its_typed_method(served, make_client):
         assert [h.tile for h in c.history(run.run).moves] == [0, 1]
         assert [h.tile for h in c.history(run.run, after=c.history(run.run).moves[0].id).moves] == [1]
         assert c.run_analysis(run.run).batches[0].reward == 292
-        assert c.leaderboard(DAY).runs[0].run == run.run
+        board = c.leaderboard(DAY).runs                 # the other client's run of this test may tie it, older
+        assert board[0].reward == 292 and any(r.run == run.run and r.reward == 292 for r in board[:2])
         day = c.day_analysis(DAY, bucket=30)
         assert day.bucket == 30 and day.runs[0].reward == 292
         assert c.requests >= 16

@@ -18,7 +18,7 @@ from serve_support import daily_g61, serving
 from tilelib.errors import OffFrontier
 
 DAY = "2026-11-29"
-TOOLS = {"list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_score"}
+TOOLS = {"list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_leaderboard", "read_score"}
 
 
 @pytest.fixture(scope="module")
@@ -209,3 +209,19 @@ def test_mcp_and_http_refuse_a_mixed_batch_identically(served):
             api.moves(created.run, [(m["tile"], m["cells"]) for m in mixed])
         assert str(e.value) == f"409: {http_line}"                        # the client names the status
         assert api.score(created.run).moves == 0 and api.score(run["run"]).moves == 0
+
+
+
+def test_the_leaderboard_tool_is_the_apis_in_every_order(served):
+    base, _ = served
+
+    async def work(c):
+        return {by: await call(c, "read_leaderboard", {"day": DAY, "by": by, "limit": 50})
+                for by in ("reward", "batches", "requests", "time")}, await call(c, "read_leaderboard",
+                                                                              {"day": DAY, "by": "luck"})
+
+    out, wrong = session(base, work)
+    with Client(base) as api:
+        for by, (err, data, _) in out.items():
+            assert not err and data == api.leaderboard(DAY, limit=50, by=by).model_dump(), by
+    one_line_error(wrong, "invalid arguments", "by")

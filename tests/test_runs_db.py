@@ -28,10 +28,10 @@ def one_error_line(r) -> str:
 
 def test_a_new_database_gets_every_migration_once(runs_target):
     with opened(runs_target) as db:
-        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,)]
+        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,), (4,)]
         assert db.read("SELECT value FROM meta WHERE key = 'kind'") == [(schema.RUNS_KIND,)]
     with opened(runs_target) as db:                  # opening again applies nothing
-        assert db.read("SELECT count(*) FROM schema_migrations") == [(3,)]
+        assert db.read("SELECT count(*) FROM schema_migrations") == [(4,)]
 
 
 def test_a_legacy_runs_file_is_migrated_with_its_move_counts(tmp_path):
@@ -46,8 +46,8 @@ def test_a_legacy_runs_file_is_migrated_with_its_move_counts(tmp_path):
     conn.commit()
     conn.close()
     with opened(p) as db:
-        assert db.read("SELECT run, nmoves FROM runs") == [("a", 3)]
-        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,)]
+        assert db.read("SELECT run, nmoves, requests, cleared_requests FROM runs") == [("a", 3, 0, None)]
+        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,), (4,)]
 
 
 def _newer(target) -> None:
@@ -71,7 +71,7 @@ def _raw_versions(target) -> list[int]:
 def test_a_newer_schema_is_refused_and_nothing_written(runs_target, tmp_path):
     _newer(runs_target)
     before = _raw_versions(runs_target)
-    assert before == [1, 2, 3, 4]
+    assert before == list(range(1, schema.LATEST + 2))             # every version, and one past this code's
     raw = runs_target.read_bytes() if not isinstance(runs_target, str) else None
     with pytest.raises(SchemaTooNew, match="newer than this code"):
         open_runsdb(runs_target)

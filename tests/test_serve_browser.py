@@ -11,6 +11,7 @@ locally and fails under CI (CI=true), so a missing browser is never a silent pas
 
 from __future__ import annotations
 
+import time
 
 import httpx
 import pytest
@@ -144,3 +145,43 @@ def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_pat
         wait_in_page(page, "tilesPlay.state.charts.reward.series[1].points.length > 3")
         assert page.text_content("#chartrun").startswith(f"· run {bot.run}")
         assert errors == [] and foreign == []
+
+
+@pytest.mark.slow
+def test_the_page_orders_the_leaderboard_by_each_measure(g61, browser, tmp_path):
+    """Two solver runs clear the day, the older in batches of 4 moves, the newer in batches of 64, and a
+    third run solves one tile: by reward the older leads (a tie broken by age), by fewest batches or
+    requests the newer, the half run last either way; the page's rows are the API's."""
+    from players import agents
+    from players.client import Client
+    from players.sessions import HttpSession
+
+    d, manifest = g61
+    with serving(d / "lib.sqlite", tmp_path / "runs.sqlite", [manifest]) as base:
+        with Client(base) as c:
+            small = agents.play("solver", HttpSession(c, DAY, "small-batches", 4), player="small-batches")
+            time.sleep(1.1)                         # a run's age is in whole seconds: the tie on reward is broken
+            big = agents.play("solver", HttpSession(c, DAY, "big-batches", 64), player="big-batches")
+            part = c.create_run(DAY, player="one-tile").run
+            seed = c.run_tile(part, c.frontier(part).tiles[0])
+            c.moves(part, [(seed.tile, httpx.get(f"{base}/api/v1/days/{DAY}/tiles/{seed.tile}/solution").json()["cells"])])
+        assert small.cleared and big.cleared and small.batches > big.batches
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(base + "/")
+        wait_in_page(page, "window.tilesPlay && window.tilesPlay.ready && tilesPlay.analysed > 0")
+        expected = {"reward": ["small-batches", "big-batches", "one-tile"],
+                    "batches": ["big-batches", "small-batches", "one-tile"],
+                    "requests": ["big-batches", "small-batches", "one-tile"]}
+        for by, names in expected.items():
+            before = page.evaluate("tilesPlay.analysed")
+            page.select_option("#leaderby", by)
+            wait_in_page(page, f"tilesPlay.analysed > {before}")
+            rows = [r.split("\t") for r in page.inner_text("#leaders tbody").splitlines()]
+            assert [r[1] for r in rows] == names, by
+            api = httpx.get(f"{base}/api/v1/days/{DAY}/leaderboard", params={"by": by, "limit": 10}).json()["runs"]
+            assert [[str(r["rank"]), r["player"], str(r["reward"]), str(r["solved"]), str(r["moves"]),
+                     str(r["batches"]), str(r["requests"])] for r in api] == [row[:7] for row in rows], by
+        assert rows[0][7].endswith(" s") and rows[2][7] == "—"            # a time only for a cleared run
+        assert errors == []

@@ -12,6 +12,9 @@ the transaction that stores the moves, so a worker that cached a run's solved se
 locked row, whether another worker or the CLI judge has written to the run since.
 Version 3 adds ``quota``: fair-use counters per (window, key) (``referee.service.quota``), kept here so
 that every worker and host counts the same requests.
+Version 4 adds ``runs.requests`` (the requests the service answered naming the run, reads and moves)
+and ``runs.cleared_requests`` (their number when the run cleared the board; null until then): the
+leaderboard's efficiency (``RunStore.leaderboard``).
 """
 
 from __future__ import annotations
@@ -53,13 +56,18 @@ CREATE TABLE IF NOT EXISTS quota (
     win {BIG} NOT NULL, key TEXT NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (win, key));
 """
 
+_V4 = """
+ALTER TABLE runs ADD COLUMN requests {BIG} NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN cleared_requests {BIG};
+"""
+
 # Each dialect's words for the few types that differ (SQLite's INTEGER PRIMARY KEY is its rowid).
 TYPES = {
     "sqlite": {"BIG": "INTEGER", "SERIAL": "INTEGER PRIMARY KEY", "REAL": "REAL"},
     "postgresql": {"BIG": "BIGINT", "SERIAL": "BIGSERIAL PRIMARY KEY", "REAL": "DOUBLE PRECISION"},
 }
 
-MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2), (3, _V3)]
+MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4)]
 LATEST = MIGRATIONS[-1][0]
 
 MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied {BIG} NOT NULL)"

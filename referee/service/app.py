@@ -31,6 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
+from referee.service.asked import EVERY
 from referee.service import apidocs, observe, routes_days, routes_runs
 from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_headers
 from referee.service.runs import RunStore
@@ -94,7 +95,7 @@ def _lifespan(background: Sequence[Callable[[], Awaitable[None]]]):
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         async with app.state.mcp.session_manager.run():
-            tasks = [asyncio.create_task(job()) for job in background]
+            tasks = [asyncio.create_task(job()) for job in (*background, lambda: _flush_requests(app.state.store))]
             try:
                 yield
             finally:
@@ -103,6 +104,17 @@ def _lifespan(background: Sequence[Callable[[], Awaitable[None]]]):
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     return lifespan
+
+
+async def _flush_requests(store: RunStore) -> None:
+    """Write the requests counted per run (``asked``) every ``asked.EVERY`` seconds, off the loop over
+    PostgreSQL; a failure (the database away) keeps them for the next round."""
+    while True:
+        await asyncio.sleep(EVERY)
+        try:
+            await store.judge_off_loop(store.flush_requests)
+        except Exception:  # noqa: BLE001 - the counts stay pending; /readyz reports the database
+            pass
 
 
 def _mount_mcp(app: FastAPI, store: RunStore, host: str, log: Callable[[str], None]) -> None:

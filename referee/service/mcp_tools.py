@@ -119,6 +119,15 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
                          "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
                          "A move on a tile off the frontier refuses the whole batch.")(submit_moves)
 
+    @mcp.tool(description="A day's leaderboard: each run's reward, tiles solved, moves, and what reaching the "
+                          "full reward took (batches, requests, seconds); 'by' orders it: reward (the default), "
+                          "or the fewest batches, requests or seconds among the runs that cleared the board.")
+    async def read_leaderboard(day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
+                               by: Annotated[m.Measure, Field(description="The order.")] = "reward",
+                               limit: Annotated[int, Field(ge=1, le=100, description="Most rows.")] = 10
+                               ) -> m.Leaderboard:
+        return m.Leaderboard.model_validate(play.leaderboard(store, day, limit, by))
+
     @mcp.tool(description="A run's totals: tiles solved, reward (Σ n²), moves judged, frontier size.")
     async def read_score(run: RunArg) -> m.Score:
         return m.Score.model_validate(play.score(store, run))

@@ -11,7 +11,7 @@ judged or stored.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, StrictInt, StrictStr
 
@@ -331,16 +331,27 @@ class DayAnalysis(BaseModel):
     time: list[TimeBucket] = Field(description="Wall-clock buckets; empty ones are left out.")
 
 
+Measure = Literal["reward", "batches", "requests", "time"]    # ranking.MEASURES
+
+
 class LeaderboardRow(BaseModel):
-    rank: int = Field(description="1 for the best: by reward, then tiles solved, then age.")
+    rank: int = Field(description="1 for the best in the order asked ('by'): by reward, then tiles solved, then "
+                                  "age; or, among runs that cleared the board, fewest batches, requests or seconds.")
     run: RunId
     player: Optional[str] = Field(description="The player's name, or null.")
     created: int = Field(description="Unix time (seconds) the run was created.")
     reward: int = Field(description="Σ n² over the run's solved tiles.")
     solved: int = Field(description="Tiles the run has solved.")
     moves: int = Field(description="Moves judged in the run, accepted or not.")
+    cleared: bool = Field(description="The run solved every tile: the full reward.")
+    batches: int = Field(description="Batches of moves up to the one that cleared the board (so far, if not).")
+    requests: int = Field(description="Requests naming the run until it cleared the board (so far, if not): reads "
+                                      "and moves.")
+    time: Optional[float] = Field(description="Seconds from the run's creation to the batch that cleared the board; "
+                                              "null if it has not.")
 
 
 class Leaderboard(BaseModel):
     day: Day
+    by: Measure = Field(description="The order of the rows.")
     runs: list[LeaderboardRow]

@@ -37,6 +37,11 @@ def start_run(st: RunStore, day: str, player: Optional[str] = None, address: Opt
     return {"run": run.run, "token": token, "day": day, **st.score(run)}
 
 
+def leaderboard(st: RunStore, day: str, limit: int = 100, by: str = "reward") -> dict:
+    """A day's runs in ``by``'s order (``models.Leaderboard``; ``referee.service.ranking``)."""
+    return {"day": day, "by": by, "runs": st.leaderboard(day, limit, by)}
+
+
 def score(st: RunStore, run: str) -> dict:
     """A run's totals (``models.Score``)."""
     return st.score(st.get(run))

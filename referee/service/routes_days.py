@@ -77,10 +77,14 @@ async def manifest(day: str = DayPath, st: RunStore = Depends(store), cfg: Setti
 
 
 @router.get("/{day}/leaderboard", response_model=m.Leaderboard, responses=errors(400, 404),
-            summary="A day's runs by reward")
+            summary="A day's runs by reward, or by what reaching the full reward took")
 async def leaderboard(day: str = DayPath, limit: int = Query(100, ge=1, le=1000, description="Most rows."),
+                      by: m.Measure = Query("reward", description=(
+                          "The order: 'reward' (then tiles solved, then age), or among the runs that cleared the "
+                          "board the fewest 'batches', 'requests' or seconds ('time'), the others after them "
+                          "by reward.")),
                       st: RunStore = Depends(store)) -> dict:
-    return {"day": day, "runs": st.leaderboard(day, limit)}
+    return play.leaderboard(st, day, limit, by)
 
 
 @router.get("/{day}/analysis", response_model=m.DayAnalysis, responses=errors(400, 404),

@@ -36,8 +36,11 @@ from typing import Callable, TypeVar
 from referee.judge import OFF_FRONTIER, storable
 from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
 from referee.service.analysis import day_series, run_series, time_series
+from referee.service.asked import Asked, write
 from referee.service.boards import DayBoard, frontier
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
+from referee.service import ranking
+from referee.service.ranking import MEASURES, rank
 from referee.service.quota import NO_QUOTAS, Quotas, charge, sweep
 from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier, Unauthorized
 
@@ -73,6 +76,21 @@ class RunState:
     frontier: set[int]
     reward: int
     moves: int
+
+
+# Every run of a board with its aggregates (``ranking.row``'s arguments): the moves' totals and the id
+# of its last correct move, the batches up to the one holding that move and that batch's time, all
+# its batches. A batch is the run's moves in its id range (see ``_series``).
+LEADERBOARD = (
+    "WITH agg AS (SELECT m.run, sum(m.reward) AS reward, sum(m.correct) AS solved, count(m.id) AS moves, "
+    "max(CASE WHEN m.correct = 1 THEN m.id END) AS last_ok FROM moves m JOIN runs r ON r.run = m.run "
+    "WHERE r.board = ? GROUP BY m.run) "
+    "SELECT r.run, t.player, r.created, coalesce(a.reward, 0), coalesce(a.solved, 0), coalesce(a.moves, 0), "
+    "r.requests, r.cleared_requests, "
+    "(SELECT count(*) FROM batches b WHERE b.run = r.run AND b.first_move <= a.last_ok), "
+    "(SELECT max(b.at) FROM batches b WHERE b.run = r.run AND b.first_move <= a.last_ok AND b.last_move >= a.last_ok), "
+    "(SELECT count(*) FROM batches b WHERE b.run = r.run) "
+    "FROM runs r LEFT JOIN tokens t ON t.run = r.run LEFT JOIN agg a ON a.run = r.run WHERE r.board = ?")
 
 
 class RunCache:
@@ -127,13 +145,30 @@ class RunStore:
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
         self._runs = RunCache()
+        self.asked = Asked()              # requests per run not yet in the database (``asked``)
         self._pool = ThreadPoolExecutor(self.db.threads, "runs") if self.db.threads else None
         self.views: dict[tuple[str, str], bytes] = {}   # (day, view) -> JSON of a view that never changes
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
-        self.db.close()
+        try:
+            self.flush_requests()
+        finally:
+            self.db.close()
+
+    def flush_requests(self) -> int:
+        """Write every run's pending request count (``asked``) in one transaction; how many runs. On a
+        failure the counts stay pending for the next flush."""
+        counts = self.asked.drain()
+        if not counts:
+            return 0
+        try:
+            self.db.atomic(lambda tx: [write(tx.rows, run, n, False) for run, n in sorted(counts.items())])
+        except BaseException:
+            self.asked.restore(counts)
+            raise
+        return len(counts)
 
     async def judge_off_loop(self, fn: Callable[..., T], *args) -> T:
         """``fn(*args)`` — a batch of moves: a transaction of 8 or more round trips — from the event
@@ -183,9 +218,12 @@ class RunStore:
         return st, token
 
     def get(self, run: str) -> RunState:
-        """The run's state as the database holds it now; NotFound if unknown or not on offer."""
+        """The run's state as the database holds it now; NotFound if unknown or not on offer. Each call
+        is one request naming the run (``asked``: the leaderboard's requests)."""
         rows = self.db.read(RUN_ROW, (run,))
-        return self._state(run, rows[0] if rows else None, self.db.read)
+        st = self._state(run, rows[0] if rows else None, self.db.read)
+        self.asked.note(run)
+        return st
 
     def _state(self, run: str, row: tuple | None, read) -> RunState:
         """The cached state of ``run`` if its move count is still ``row``'s, else read again through
@@ -253,15 +291,19 @@ class RunStore:
             if off is not None:
                 raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
             self._advance(st, db, verdicts)
+            asked[0] = self.asked.pending(run)
+            write(tx.rows, run, asked[0], len(st.solved) == len(db.board.squares))
             answer = {"run": run, "verdicts": verdicts, "score": self.score(st)}
             if key_ is not None:
                 tx.rows("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
                         (run, key_, digest, json.dumps(answer, separators=(",", ":")), int(time.time())))
             return answer, st
 
+        asked = [0]                       # the requests the committed batch wrote to the run's row
         answer, st = self.db.atomic(judge)
         if st is not None:
             self._runs.put(st)
+            self.asked.settle(run, asked[0])
         return answer
 
     @staticmethod
@@ -290,17 +332,15 @@ class RunStore:
         return [{"id": i, "tile": t, "accepted": bool(a), "correct": bool(c), "reward": r, "reason": why,
                  "at": at} for i, t, a, c, r, why, at in rows]
 
-    def leaderboard(self, day: str, limit: int = 100) -> list[dict]:
-        """A day's runs by reward (then solved tiles, then age)."""
+    def leaderboard(self, day: str, limit: int = 100, by: str = "reward") -> list[dict]:
+        """A day's runs in ``by``'s order (``ranking``: reward, or what reaching the full reward took —
+        batches, requests, time), with every measure on each row."""
+        if by not in MEASURES:
+            raise BadInput(f"'by' must be one of {', '.join(MEASURES)}, not {str(by)[:40]!r}")
         db = self.day(day)
-        rows = self.db.read(
-            "SELECT r.run, t.player, r.created, coalesce(sum(m.reward), 0) AS reward, "
-            "coalesce(sum(m.correct), 0) AS solved, count(m.id) FROM runs r "
-            "LEFT JOIN tokens t ON t.run = r.run LEFT JOIN moves m ON m.run = r.run "
-            "WHERE r.board = ? GROUP BY r.run, t.player, r.created ORDER BY reward DESC, solved DESC, r.created, r.run LIMIT ?",
-            (db.judge.digest, limit))
-        return [{"rank": k, "run": run, "player": p, "created": cr, "reward": rw, "solved": so, "moves": mv}
-                for k, (run, p, cr, rw, so, mv) in enumerate(rows, start=1)]
+        rows = self.db.read(LEADERBOARD, (db.judge.digest, db.judge.digest))
+        tiles = len(db.board.squares)
+        return rank([ranking.row(*r, tiles=tiles) for r in rows], by, limit)
 
     def run_analysis(self, run: str) -> dict:
         """Reward per batch and mean n of solved tiles, batch by batch, for one run."""

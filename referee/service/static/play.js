@@ -306,7 +306,7 @@ async function refreshAnalysis() {
   const day = S.day;
   if (!day) return;
   const run = S.chartRun || S.run;
-  const lb = await api(`/days/${day}/leaderboard?limit=10`);
+  const lb = await api(`/days/${day}/leaderboard?limit=10&by=${encodeURIComponent($("leaderby").value)}`);
   const bucket = S.bucket = bucketFor(lb.runs);
   const [da, ra] = await Promise.all([api(`/days/${day}/analysis?bucket=${bucket}`),
     run ? api(`/runs/${run}/analysis`) : null]);
@@ -339,10 +339,11 @@ function bucketFor(rows) {
 function showLeaders(rows, charted) {
   const body = $("leaders").tBodies[0];
   body.textContent = "";
-  if (!rows.length) { body.innerHTML = '<tr><td colspan="5" class="muted">no runs yet</td></tr>'; return; }
+  if (!rows.length) { body.innerHTML = '<tr><td colspan="8" class="muted">no runs yet</td></tr>'; return; }
   for (const r of rows) {
     const tr = document.createElement("tr");
-    for (const v of [r.rank, r.player === null ? `anonymous ${r.run.slice(0, 7)}` : r.player, r.reward, r.solved, r.moves]) {
+    for (const v of [r.rank, r.player === null ? `anonymous ${r.run.slice(0, 7)}` : r.player, r.reward, r.solved, r.moves,
+                     r.batches, r.requests, r.time === null ? "—" : `${r.time.toFixed(1)} s`]) {
       const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
     }
     tr.classList.toggle("mine", r.run === S.run);
@@ -354,6 +355,7 @@ function showLeaders(rows, charted) {
 }
 
 setInterval(() => { if (!document.hidden) refreshAnalysis().catch(() => {}); }, 15000);
+$("leaderby").onchange = () => { refreshAnalysis().catch(() => {}); };
 
 // ------------------------------------------------------------------ the puzzle panel
 

@@ -1,0 +1,84 @@
+"""The leaderboard ranks what it promises (issue 54): ``GET /days/{day}/leaderboard?by=reward|batches|
+requests|time`` over a real `tiles referee serve` (each backend), with three runs of the G=21 day
+played to known costs — a slow one that clears the board in three batches reading as it goes, a
+fast one that clears it in one batch and reads nothing, and one that stops half way — so each order
+and each measure is known exactly; the requests a run makes after clearing do not count against it;
+a wrong ``by`` is a 400 of one line."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from players.client import Client
+from serve_support import board21_day, serving
+
+DAY = "2026-11-29"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, module_runs_target):
+    fx, d, manifest, truth = board21_day(tmp_path_factory, "leader")
+    with serving(fx.lib_path, module_runs_target, [manifest], log=d / "serve.log") as base:
+        yield base, truth
+
+
+def order(truth) -> list[int]:
+    """Every tile, each after a seam neighbour: an order the judge accepts in one batch."""
+    seen, queue = [truth.board.seed_tile], [truth.board.seed_tile]
+    while queue:
+        for t in sorted(truth.nbrs[queue.pop(0)]):
+            if t not in seen:
+                seen.append(t)
+                queue.append(t)
+    return seen
+
+
+def leaderboard(base: str, by: str) -> list[dict]:
+    time.sleep(1.5)                                   # the service writes the requests it counted every second
+    r = httpx.get(f"{base}/api/v1/days/{DAY}/leaderboard", params={"by": by})
+    assert r.status_code == 200 and r.json()["by"] == by, r.text
+    return r.json()["runs"]
+
+
+def test_each_order_ranks_its_measure(served):
+    base, truth = served
+    tiles = order(truth)
+    full = sum(len(truth.truth(t)) for t in tiles)
+    thirds = [tiles[: len(tiles) // 3], tiles[len(tiles) // 3: 2 * len(tiles) // 3], tiles[2 * len(tiles) // 3:]]
+    with Client(base) as c:
+        slow = c.create_run(DAY, player="slow").run            # the oldest: it wins ties on reward
+        for part in thirds:
+            c.frontier(slow)
+            c.run_tile(slow, part[0])
+            c.moves(slow, [(t, truth.truth(t)) for t in part])
+            time.sleep(0.6)
+        fast = c.create_run(DAY, player="fast").run
+        c.moves(fast, [(t, truth.truth(t)) for t in tiles])
+        half = c.create_run(DAY, player="half").run
+        c.moves(half, [(t, truth.truth(t)) for t in thirds[0]])
+        for _ in range(5):                                      # after clearing: not counted against it
+            c.score(fast)
+            c.run_tile(fast, tiles[0])
+
+    rows = {by: leaderboard(base, by) for by in ("reward", "batches", "requests", "time")}
+    mine = {by: [r for r in rs if r["run"] in (slow, fast, half)] for by, rs in rows.items()}
+    names = {by: [r["player"] for r in rs] for by, rs in mine.items()}
+    assert names == {"reward": ["slow", "fast", "half"], "batches": ["fast", "slow", "half"],
+                     "requests": ["fast", "slow", "half"], "time": ["fast", "slow", "half"]}
+    got = {r["player"]: r for r in mine["reward"]}
+    assert got["slow"]["cleared"] and got["fast"]["cleared"] and not got["half"]["cleared"]
+    assert got["slow"]["reward"] == got["fast"]["reward"] == full
+    assert (got["slow"]["batches"], got["fast"]["batches"], got["half"]["batches"]) == (3, 1, 1)
+    assert (got["slow"]["requests"], got["fast"]["requests"], got["half"]["requests"]) == (9, 1, 1)
+    assert got["slow"]["time"] >= 1.2 and 0 <= got["fast"]["time"] < got["slow"]["time"] and got["half"]["time"] is None
+    for by, rs in rows.items():
+        assert [r["rank"] for r in rs] == list(range(1, len(rs) + 1)), by
+
+
+def test_a_wrong_order_is_a_400_of_one_line(served):
+    base, _ = served
+    r = httpx.get(f"{base}/api/v1/days/{DAY}/leaderboard", params={"by": "luck"})
+    assert r.status_code == 400 and "by" in r.json()["error"] and "\n" not in r.json()["error"]
