@@ -123,7 +123,10 @@ class Endpoints:
     """Every endpoint as a method that describes its ``Call`` and hands it to ``_send`` — which
     ``Client`` answers with the typed answer and ``AsyncClient`` with an awaitable of it."""
 
-    def __init__(self, url: str, *, retries: int = 4, backoff: float = 0.25, max_wait: float = 600.0) -> None:
+    HTTP: type = httpx.Client             # the httpx client class the subclass sends with
+
+    def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
+                 max_wait: float = 600.0, transport: Any = None, verify: Any = True) -> None:
         base = url.rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise BadInput(f"--url must be an http:// or https:// address, not {url[:80]!r}")
@@ -132,6 +135,10 @@ class Endpoints:
         self.waited = 0.0                     # seconds spent waiting out 429s (Retry-After)
         self.tokens: dict[str, str] = {}      # run -> token, kept from create_run
         self.requests = 0                     # HTTP requests sent, retries included
+        # verify: True (certifi's CAs, or SSL_CERT_FILE's: one context shared by every client of the process,
+        # made once — building one took ~27 ms a client, even for http://), or an ssl.SSLContext of one's own
+        self.http = self.HTTP(base_url=self.base, timeout=timeout, transport=transport,
+                              verify=_default_tls() if verify is True else verify)
 
     def _send(self, call: Call) -> Any:
         raise NotImplementedError
@@ -224,16 +231,8 @@ class Endpoints:
 
 class Client(Endpoints):
     """The service at ``url`` (its root, e.g. ``http://127.0.0.1:8000``; a trailing ``/api/v1`` is fine),
-    blocking. ``verify``: True (certifi's CAs, or ``SSL_CERT_FILE``'s: one context shared by every
-    client of the process, made once — building one took ~27 ms a client, even for http://), or an
-    ``ssl.SSLContext`` of one's own."""
-
-    def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
-                 max_wait: float = 600.0, transport: Optional[httpx.BaseTransport] = None,
-                 verify: Any = True) -> None:
-        super().__init__(url, retries=retries, backoff=backoff, max_wait=max_wait)
-        self.http = httpx.Client(base_url=self.base, timeout=timeout, transport=transport,
-                                 verify=_default_tls() if verify is True else verify)
+    blocking. ``verify``: True (the process's one default TLS context), or an ``ssl.SSLContext`` of
+    one's own; ``transport``: an ``httpx.BaseTransport`` (tests)."""
 
     def close(self) -> None:
         self.http.close()
@@ -266,14 +265,10 @@ class Client(Endpoints):
 
 
 class AsyncClient(Endpoints):
-    """``Client`` for asyncio: the same methods, each awaited; ``async with AsyncClient(url) as c``."""
+    """``Client`` for asyncio: the same methods, each awaited; ``async with AsyncClient(url) as c``
+    (``transport``: an ``httpx.AsyncBaseTransport``)."""
 
-    def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
-                 max_wait: float = 600.0, transport: Optional[httpx.AsyncBaseTransport] = None,
-                 verify: Any = True) -> None:
-        super().__init__(url, retries=retries, backoff=backoff, max_wait=max_wait)
-        self.http = httpx.AsyncClient(base_url=self.base, timeout=timeout, transport=transport,
-                                      verify=_default_tls() if verify is True else verify)
+    HTTP = httpx.AsyncClient
 
     async def close(self) -> None:
         await self.http.aclose()
