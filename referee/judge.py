@@ -157,9 +157,11 @@ class Judge:
             raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
         return self.record(tx, run, moves, solved_of(tx.rows, run))
 
-    def record(self, tx: Tx, run: str, moves: list, solved: set[int]) -> list[dict]:
+    def record(self, tx: Tx, run: str, moves: list, solved: set[int], asked: int = 0) -> list[dict]:
         """Judge ``moves`` in order against the run's ``solved`` tiles (updated in place) and store every
-        move, one ``batches`` row (the submission, for the analyzer) and the run's new move count.
+        move, one ``batches`` row (the submission, for the analyzer) and the run's new move count, with
+        ``asked`` more requests (the service's count, ``referee.service.asked``) and, the first time
+        every tile is solved, the requests it took (``cleared_requests``) — one row update.
         The caller holds the transaction and the run's lock (``Tx.lock_run``). This is the one
         judging core: ``judge`` and the referee service both call it."""
         out, rows = [], []
@@ -175,7 +177,11 @@ class Judge:
         if ids:
             tx.rows("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
                     (run, min(ids), max(ids), now))
-            tx.rows("UPDATE runs SET nmoves = nmoves + ? WHERE run = ?", (len(out), run))
+            cleared = len(solved) == len(self.board.squares)
+            # both backends read the row's old values on the right of an UPDATE: the snapshot is old + asked
+            tx.rows("UPDATE runs SET nmoves = nmoves + ?, requests = requests + ?, cleared_requests = CASE WHEN "
+                    "cleared_requests IS NULL AND ? = 1 THEN requests + ? ELSE cleared_requests END WHERE run = ?",
+                    (len(out), asked, int(cleared), asked, run))
         return out
 
     def score(self, run: str) -> dict:

@@ -3,8 +3,9 @@
 Every request that names a run (its score, frontier, a tile's view, its history or analyzer, a batch
 of moves) counts one. Reads change nothing, so writing a row for each would double the database's
 work; they are counted here, in memory, and added to the run's row in the transaction of the run's
-next batch judged by this process (so a batch that clears the board records, in
-``runs.cleared_requests``, every request this process answered for the run until then) and by the
+next batch judged by this process (``Judge.record``, in the same row update as its move count; so a
+batch that clears the board records, in ``runs.cleared_requests``, every request this process
+answered for the run until then) and by the
 service's flusher every ``EVERY`` seconds. With one worker the counts are exact; with several, a
 clearing batch's snapshot leaves out the requests another worker answered in the last ``EVERY``
 seconds (docs/DECISIONS.md, issue 54).
@@ -18,9 +19,6 @@ from collections import Counter
 EVERY = 1.0
 
 ADD = "UPDATE runs SET requests = requests + ? WHERE run = ?"
-# in an UPDATE both backends read the row's old values on the right: the snapshot is old + n
-ADD_AND_CLEAR = ("UPDATE runs SET requests = requests + ?, cleared_requests = CASE WHEN cleared_requests IS NULL "
-                 "THEN requests + ? ELSE cleared_requests END WHERE run = ?")
 
 
 class Asked:
@@ -59,10 +57,8 @@ class Asked:
             self._n.update(counts)
 
 
-def write(rows, run: str, n: int, cleared: bool) -> None:
-    """Add ``n`` requests to ``run``'s row inside the caller's transaction (``rows`` = ``tx.rows``);
-    with ``cleared``, the first time, also the snapshot."""
-    if cleared:
-        rows(ADD_AND_CLEAR, (n, n, run))
-    elif n:
+def write(rows, run: str, n: int) -> None:
+    """Add ``n`` requests to ``run``'s row inside the caller's transaction (``rows`` = ``tx.rows``); a
+    batch adds its own with the move count instead (``Judge.record``)."""
+    if n:
         rows(ADD, (n, run))

@@ -164,7 +164,7 @@ class RunStore:
         if not counts:
             return 0
         try:
-            self.db.atomic(lambda tx: [write(tx.rows, run, n, False) for run, n in sorted(counts.items())])
+            self.db.atomic(lambda tx: [write(tx.rows, run, n) for run, n in sorted(counts.items())])
         except BaseException:
             self.asked.restore(counts)
             raise
@@ -286,13 +286,12 @@ class RunStore:
             if self._pool is not None:    # judged on a thread while the loop may be reading this state
                 st = replace(st, solved=set(st.solved), frontier=set(st.frontier))
             db = self.days[st.day]
-            verdicts = db.judge.record(tx, run, moves, st.solved)   # adds the tiles it solves
+            asked[0] = self.asked.pending(run)          # this request and the reads before it
+            verdicts = db.judge.record(tx, run, moves, st.solved, asked[0])   # adds the tiles it solves
             off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")), None)
             if off is not None:
                 raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
             self._advance(st, db, verdicts)
-            asked[0] = self.asked.pending(run)
-            write(tx.rows, run, asked[0], len(st.solved) == len(db.board.squares))
             answer = {"run": run, "verdicts": verdicts, "score": self.score(st)}
             if key_ is not None:
                 tx.rows("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
