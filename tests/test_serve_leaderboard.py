@@ -3,7 +3,7 @@ requests|time`` over a real `tiles referee serve` (each backend), with three run
 played to known costs — a slow one that clears the board in three batches reading as it goes, a
 fast one that clears it in one batch and reads nothing, and one that stops half way — so each order
 and each measure is known exactly; the requests a run makes after clearing do not count against it;
-a wrong ``by`` is a 400 of one line."""
+a run that only reads gets its count from the flusher; a wrong ``by`` is a 400 of one line."""
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ def order(truth) -> list[int]:
 
 
 def leaderboard(base: str, by: str) -> list[dict]:
-    time.sleep(1.5)                                   # the service writes the requests it counted every second
     r = httpx.get(f"{base}/api/v1/days/{DAY}/leaderboard", params={"by": by})
     assert r.status_code == 200 and r.json()["by"] == by, r.text
     return r.json()["runs"]
@@ -82,3 +81,20 @@ def test_a_wrong_order_is_a_400_of_one_line(served):
     base, _ = served
     r = httpx.get(f"{base}/api/v1/days/{DAY}/leaderboard", params={"by": "luck"})
     assert r.status_code == 400 and "by" in r.json()["error"] and "\n" not in r.json()["error"]
+
+
+def test_reads_of_a_run_without_batches_are_written_by_the_flusher(served):
+    """A run that only reads gets its requests written once they have waited ``asked.STALE`` seconds."""
+    base, truth = served
+    with Client(base) as c:
+        reader = c.create_run(DAY, player="reader").run
+        for _ in range(3):
+            c.frontier(reader)
+    deadline = time.monotonic() + 15
+    while True:
+        row = next(r for r in leaderboard(base, "reward") if r["run"] == reader)
+        if row["requests"] == 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert row["requests"] == 3 and not row["cleared"] and row["batches"] == 0
+

@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
-from referee.service.asked import EVERY
+from referee.service.asked import EVERY, STALE
 from referee.service import apidocs, observe, routes_days, routes_runs
 from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_headers
 from referee.service.runs import RunStore
@@ -107,12 +107,12 @@ def _lifespan(background: Sequence[Callable[[], Awaitable[None]]]):
 
 
 async def _flush_requests(store: RunStore) -> None:
-    """Write the requests counted per run (``asked``) every ``asked.EVERY`` seconds, off the loop over
-    PostgreSQL; a failure (the database away) keeps them for the next round."""
+    """Write the request counts (``asked``) that have waited ``STALE`` seconds for a batch to carry them,
+    every ``EVERY`` seconds, off the loop over PostgreSQL; a failure (the database away) keeps them."""
     while True:
         await asyncio.sleep(EVERY)
         try:
-            await store.judge_off_loop(store.flush_requests)
+            await store.judge_off_loop(store.flush_requests, STALE)
         except Exception:  # noqa: BLE001 - the counts stay pending; /readyz reports the database
             pass
 

@@ -157,10 +157,10 @@ class RunStore:
         finally:
             self.db.close()
 
-    def flush_requests(self) -> int:
-        """Write every run's pending request count (``asked``) in one transaction; how many runs. On a
-        failure the counts stay pending for the next flush."""
-        counts = self.asked.drain()
+    def flush_requests(self, older: float = 0.0) -> int:
+        """Write the pending request counts (``asked``) that have waited ``older`` seconds, in one
+        transaction; how many runs. On a failure the counts stay pending for the next flush."""
+        counts = self.asked.drain(older)
         if not counts:
             return 0
         try:
