@@ -9,12 +9,10 @@ import warnings
 from contextlib import closing
 
 import gymnasium
-import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 import players.gym as tg
-from cli_support import run_tiles
 from players.client import Client
 from referee.manifest import from_json
 from serve_support import daily_g61, serving

@@ -18,7 +18,6 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-import httpx
 import pytest
 import schemathesis
 from schemathesis import Config
