@@ -79,8 +79,8 @@ class CellsEnv(DayEnv):
             self._set[cell] = value
             if self.shaped:
                 reward += 1 if self._truth()[_index(cell, self._view.n)] == str(value) else -1
-            if not any(self._empty(c) for c in self._window()):
-                verdict = self._judge(self._view.tile, self._grid())
+            if self._whole():
+                verdict = self._judge(self._view.tile, self.shown_puzzle())
                 reward += verdict.reward if verdict.correct else 0
                 reward += self._next()
         terminated, truncated = self._tick()
@@ -98,8 +98,8 @@ class CellsEnv(DayEnv):
         """A shown tile whose window is already whole (every cell given or known) goes to the judge at
         once, as a player would send it, and the next is shown: the reward they earn."""
         reward = 0
-        while self._frontier and not any(self._empty(c) for c in self._window()):
-            verdict = self._judge(self._view.tile, self._grid())
+        while self._frontier and self._whole():
+            verdict = self._judge(self._view.tile, self.shown_puzzle())
             reward += verdict.reward if verdict.correct else 0
             self._show()
         return reward
@@ -113,15 +113,15 @@ class CellsEnv(DayEnv):
         n = self._view.n
         return r < n and c < n and cell not in self._set and self._view.puzzle[r * n + c] == "."
 
-    def _grid(self) -> str:
-        n, puzzle = self._view.n, self._view.puzzle
-        return "".join(str(self._set[r * SIDE + c]) if puzzle[r * n + c] == "." else puzzle[r * n + c]
-                       for r in range(n) for c in range(n))
+    def _whole(self) -> bool:
+        """Every cell of the window shown: its grid is the shown puzzle."""
+        return "." not in self.shown_puzzle()
 
     def _truth(self) -> str:
         return self._store.days[self.day].judge.truth(self._view.tile)
 
     def shown_puzzle(self) -> str:
+        """The tile's puzzle with the cells set this attempt filled in."""
         n, puzzle = self._view.n, self._view.puzzle
         return "".join(str(self._set.get(r * SIDE + c, ".")) if puzzle[r * n + c] == "." else puzzle[r * n + c]
                        for r in range(n) for c in range(n))
@@ -162,11 +162,11 @@ def planes(obs: np.ndarray) -> np.ndarray:
 
 def observation_puzzle(obs: np.ndarray) -> str:
     """The puzzle the planes show (``0``/``1``/``.``, n·n)."""
-    planes = np.asarray(obs).reshape(4, SIDE, SIDE)
-    n = int(planes[3, :, 0].sum())
+    p = planes(obs)
+    n = int(p[3, :, 0].sum())
     out = np.full((n, n), ".", dtype="<U1")
-    out[planes[0, :n, :n] > 0.5] = "0"
-    out[planes[1, :n, :n] > 0.5] = "1"
+    out[p[0, :n, :n] > 0.5] = "0"
+    out[p[1, :n, :n] > 0.5] = "1"
     return "".join(out.ravel())
 
 

@@ -42,8 +42,8 @@ The ids are registered on ``import players.gym``; ``gymnasium.make("players.gym:
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Optional
 
 import gymnasium as gym

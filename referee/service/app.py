@@ -31,8 +31,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
-from referee.service.asked import EVERY, STALE
 from referee.service import apidocs, observe, routes_days, routes_runs
+from referee.service.asked import EVERY, STALE
 from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_headers
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders

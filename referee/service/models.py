@@ -331,7 +331,7 @@ class DayAnalysis(BaseModel):
     time: list[TimeBucket] = Field(description="Wall-clock buckets; empty ones are left out.")
 
 
-Measure = Literal["reward", "batches", "requests", "time"]    # ranking.MEASURES
+Measure = Literal["reward", "batches", "requests", "time"]    # the leaderboard's orders (``ranking``)
 
 
 class LeaderboardRow(BaseModel):

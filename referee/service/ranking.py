@@ -10,9 +10,11 @@ reached the full reward: a run cannot rank high by spending little and solving l
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, get_args
 
-MEASURES = ("reward", "batches", "requests", "time")
+from referee.service.models import Measure
+
+MEASURES: tuple[str, ...] = get_args(Measure)       # reward, batches, requests, time
 
 
 def row(run: str, player: Optional[str], created: int, reward: int, solved: int, moves: int, requests: int,

@@ -35,12 +35,11 @@ from typing import Callable, TypeVar
 
 from referee.judge import OFF_FRONTIER, storable
 from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
+from referee.service import ranking
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.asked import Asked, write
 from referee.service.boards import DayBoard, frontier
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
-from referee.service import ranking
-from referee.service.ranking import MEASURES, rank
 from referee.service.quota import NO_QUOTAS, Quotas, charge, sweep
 from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier, Unauthorized
 
@@ -269,7 +268,7 @@ class RunStore:
         other moves it is ``Conflict`` (409). So a retry after a lost reply never scores twice. A new
         batch counts against the run's and ``address``'s quotas (``quota``; a retry answered from its
         key does not); past one it is RateLimited (429), nothing stored."""
-        def judge(tx: Tx) -> tuple[dict, RunState | None]:
+        def judge(tx: Tx) -> tuple[dict, RunState | None, int]:
             st = self._state(run, tx.lock_run(run), tx.rows)
             self.authorise(st, token)
             key_ = _idempotency_key(key)
@@ -279,15 +278,15 @@ class RunStore:
                 if row is not None:
                     if row[0] != digest:
                         raise Conflict(f"Idempotency-Key {key_[:40]!r} was used with other moves in this run")
-                    return json.loads(row[1]), None
+                    return json.loads(row[1]), None, 0
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, run=run)
             self._runs.drop(run)          # changed below: it joins the cache again only once committed
             if self._pool is not None:    # judged on a thread while the loop may be reading this state
                 st = replace(st, solved=set(st.solved), frontier=set(st.frontier))
             db = self.days[st.day]
-            asked[0] = self.asked.pending(run)          # this request and the reads before it
-            verdicts = db.judge.record(tx, run, moves, st.solved, asked[0])   # adds the tiles it solves
+            asked = self.asked.pending(run)             # this request and the reads before it
+            verdicts = db.judge.record(tx, run, moves, st.solved, asked)   # adds the tiles it solves
             off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")), None)
             if off is not None:
                 raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
@@ -296,13 +295,12 @@ class RunStore:
             if key_ is not None:
                 tx.rows("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
                         (run, key_, digest, json.dumps(answer, separators=(",", ":")), int(time.time())))
-            return answer, st
+            return answer, st, asked
 
-        asked = [0]                       # the requests the committed batch wrote to the run's row
-        answer, st = self.db.atomic(judge)
+        answer, st, asked = self.db.atomic(judge)    # ``asked``: the requests it wrote to the run's row
         if st is not None:
             self._runs.put(st)
-            self.asked.settle(run, asked[0])
+            self.asked.settle(run, asked)
         return answer
 
     @staticmethod
@@ -334,12 +332,12 @@ class RunStore:
     def leaderboard(self, day: str, limit: int = 100, by: str = "reward") -> list[dict]:
         """A day's runs in ``by``'s order (``ranking``: reward, or what reaching the full reward took —
         batches, requests, time), with every measure on each row."""
-        if by not in MEASURES:
-            raise BadInput(f"'by' must be one of {', '.join(MEASURES)}, not {str(by)[:40]!r}")
+        if by not in ranking.MEASURES:
+            raise BadInput(f"'by' must be one of {', '.join(ranking.MEASURES)}, not {str(by)[:40]!r}")
         db = self.day(day)
         rows = self.db.read(LEADERBOARD, (db.judge.digest, db.judge.digest))
         tiles = len(db.board.squares)
-        return rank([ranking.row(*r, tiles=tiles) for r in rows], by, limit)
+        return ranking.rank([ranking.row(*r, tiles=tiles) for r in rows], by, limit)
 
     def run_analysis(self, run: str) -> dict:
         """Reward per batch and mean n of solved tiles, batch by batch, for one run."""
