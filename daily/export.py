@@ -102,9 +102,10 @@ def export_days(lib, first: str, last: str, out: Path, *, secret: Optional[str] 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tilelib.fsio import atomic_write
+    from tilelib.fsio import atomic_write, check_placeable
 
     today = today or dt.datetime.now(dt.timezone.utc).date()
+    out = check_placeable(out, "--out", want_dir=True)
     days = days_in(lib.conn, first, last)
     refuse_unfinished(days, today)
     if not days:

@@ -125,5 +125,10 @@ def test_the_command(library, tmp_path):
     late = run_tiles("daily", "export", "--from", DAYS[0], "--to", FUTURE, "--out", tmp_path / "x", "-L", library)
     assert late.returncode == 2 and f"{FUTURE} is not over" in late.stderr
     assert len(late.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+    planted = tmp_path / "a-file"
+    planted.write_text("mine")
+    onto = run_tiles("daily", "export", "--from", DAYS[0], "--to", DAYS[1], "--out", planted, "-L", library)
+    assert onto.returncode == 2 and "is a file, not a directory" in onto.stderr
+    assert len(onto.stderr.strip().splitlines()) == 1 and planted.read_text() == "mine"
     bad = run_tiles("daily", "export", "--from", "2026-13-01", "--to", DAYS[1], "--out", tmp_path / "y", "-L", library)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--from" in bad.stderr
