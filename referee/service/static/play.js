@@ -1,6 +1,7 @@
 // The play page of `tiles referee serve`: draws a day's board on a canvas (pan, zoom down to cells),
 // shows a clicked tile's puzzle in board position, lets a person fill it and submit through the API,
-// and shows the day's leaderboard with the analyzer's two charts (charts.js).
+// and shows the day's leaderboard with the analyzer's two charts (charts.js). On a laptop the panel
+// is beside the board, on a phone below it (style.css).
 // Plain JS, no build step; every number it shows comes from /api/v1.
 "use strict";
 
@@ -14,7 +15,7 @@ const mix = (c, w, t) => c.map((a, i) => Math.round(a * (1 - t) + w[i] * t));
 
 const S = {
   day: null, board: null, G: 0, base: null, tileAt: null, givens: null, values: null,
-  run: null, token: null, chartRun: null, charts: null, bucket: null, solved: new Set(), frontier: new Set(), solvedCells: new Map(),
+  run: null, token: null, chartRun: null, charts: null, chartSpecs: null, bucket: null, solved: new Set(), frontier: new Set(), solvedCells: new Map(),
   view: { s: 1, ox: 0, oy: 0 }, sel: null, puzzle: null, entry: null, dirty: true,
 };
 
@@ -96,12 +97,15 @@ function buildBase() {
 // ------------------------------------------------------------------ the view
 
 const cv = $("board"), ctx = cv.getContext("2d");
+const narrow = window.matchMedia("(max-width: 700px)");   // the phone layout of style.css
 
 function resize() {
   const dpr = window.devicePixelRatio || 1, r = cv.getBoundingClientRect();
   cv.width = Math.round(r.width * dpr); cv.height = Math.round(r.height * dpr);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   S.dirty = true;
+  sizeGrid();
+  drawCharts();
 }
 
 function fit() {
@@ -117,9 +121,11 @@ function zoomAt(px, py, f) {
   S.dirty = true;
 }
 
+// Centre tile `id`, zoomed in: to 45% of the board's side; on a phone to 85%, at most 24 px a cell (a
+// board one screen wide has room for little else, and digits are drawn only from 14 px a cell).
 function focusTile(id) {
-  const t = S.board.tiles[id], r = cv.getBoundingClientRect();
-  const s = Math.min(48, Math.min(r.width, r.height) * 0.45 / t.n);
+  const t = S.board.tiles[id], r = cv.getBoundingClientRect(), side = Math.min(r.width, r.height);
+  const s = narrow.matches ? Math.min(24, side * 0.85 / t.n) : Math.min(48, side * 0.45 / t.n);
   S.view = { s, ox: r.width / 2 - (t.x0 + t.n / 2) * s, oy: r.height / 2 - (t.y0 + t.n / 2) * s };
   S.dirty = true;
 }
@@ -244,7 +250,7 @@ cv.addEventListener("pointerup", (e) => {
   const cell = cellAt(e.offsetX, e.offsetY);
   if (!cell) return;
   const id = S.tileAt[cell[0] * S.G + cell[1]];
-  if (id >= 0) openTile(id);
+  if (id >= 0) openTile(id, true);
 });
 cv.addEventListener("wheel", (e) => { e.preventDefault(); zoomAt(e.offsetX, e.offsetY, Math.pow(1.0015, -e.deltaY)); }, { passive: false });
 $("zin").onclick = () => zoomAt(cv.clientWidth / 2, cv.clientHeight / 2, 1.6);
@@ -272,7 +278,7 @@ function showScore(score) {
   for (const id of ids.slice(0, 80)) {
     const b = document.createElement("button");
     b.textContent = `#${id} · n${S.board.tiles[id].n}`;
-    b.onclick = () => { focusTile(id); openTile(id); };
+    b.onclick = () => { focusTile(id); openTile(id, true); };
     chips.appendChild(b);
   }
   if (ids.length > 80) chips.appendChild(document.createTextNode(` +${ids.length - 80} more`));
@@ -317,16 +323,22 @@ async function refreshAnalysis() {
   const rb = ra ? ra.batches : [], named = run ? "this run" : null;
   const both = (runPts, dayPts, dayLabel) => [{ label: dayLabel, colour: DAY_COLOUR, points: dayPts },
     ...(named ? [{ label: named, colour: RUN_COLOUR, points: runPts }] : [])];
-  S.charts = {
-    reward: tilesCharts.lineChart($("chartreward"), { title: "Reward per batch", xName: "batch", yName: "reward",
+  S.chartSpecs = {
+    reward: { title: "Reward per batch", xName: "batch", yName: "reward",
       series: both(rb.map((b) => [b.batch, b.reward]), da.batches.map((b) => [b.batch, b.mean_reward]),
-                   "day (mean of runs)") }),
-    meanN: tilesCharts.lineChart($("chartmeann"), { title: "Mean n of solved tiles over time",
-      xName: "seconds since start", yName: "mean n",
+                   "day (mean of runs)") },
+    meanN: { title: "Mean n of solved tiles over time", xName: "seconds since start", yName: "mean n",
       series: both(rb.filter((b) => b.mean_n !== null).map((b) => [b.t, b.mean_n]),
-                   da.time.filter((b) => b.mean_n !== null).map((b) => [b.t, b.mean_n]), "day") }),
+                   da.time.filter((b) => b.mean_n !== null).map((b) => [b.t, b.mean_n]), "day") },
   };
+  drawCharts();
   window.tilesPlay.analysed += 1;
+}
+
+// The two charts as wide as their column is now (again after a resize: a phone turned).
+function drawCharts() {
+  const c = S.chartSpecs;
+  if (c) S.charts = { reward: tilesCharts.lineChart($("chartreward"), c.reward), meanN: tilesCharts.lineChart($("chartmeann"), c.meanN) };
 }
 
 // The width of the day chart's time buckets: about 30 buckets over the time the runs have played.
@@ -361,7 +373,8 @@ $("leaderby").onchange = () => { refreshAnalysis().catch(() => {}); };
 
 function setVerdict(text, cls) { const v = $("verdict"); v.textContent = text; v.className = cls || ""; }
 
-async function openTile(id) {
+// Show tile `id`'s puzzle; `reveal`: on a phone, scroll the page down to it (the panel is below the board).
+async function openTile(id, reveal = false) {
   S.sel = id; S.dirty = true;
   try {
     const p = await api(S.run ? `/runs/${S.run}/tiles/${id}` : `/days/${S.day}/tiles/${id}`);
@@ -369,7 +382,18 @@ async function openTile(id) {
     S.puzzle = p; S.entry = p.puzzle.split("");
     if (p.solved && S.solvedCells.has(id)) S.entry = S.solvedCells.get(id).split("");
     showTile(p);
+    if (reveal && narrow.matches) $("tilepanel").scrollIntoView({ block: "start", behavior: "smooth" });
   } catch (e) { setVerdict(e.message, "bad"); }
+}
+
+// The puzzle's cells on a phone: as large as the panel's width allows, at most 44 px (a fingertip);
+// 40 px or more up to n = 8 on a 360 px wide screen, about 20 px for n = 16. Wider screens keep
+// style.css's 20 px (26 px up to n = 10), which ignores --cell.
+function sizeGrid() {
+  const n = S.puzzle ? S.puzzle.n : 0;
+  if (!n) return;
+  const room = $("tilepanel").clientWidth - 4 - (n - 1);      // less the grid's 2 px border and 1 px gaps
+  $("grid").style.setProperty("--cell", `${Math.max(16, Math.min(44, Math.floor(room / n)))}px`);
 }
 
 function showTile(p) {
@@ -382,6 +406,7 @@ function showTile(p) {
     + `Reward ${p.n * p.n}. Neighbours: ${p.neighbours.map((n) => "#" + n).join(" ")}`;
   grid.style.gridTemplateColumns = `repeat(${p.n}, auto)`;
   grid.className = p.n <= 10 ? "big" : "";
+  sizeGrid();
   const clue = new Set(p.clues.map(([r, c]) => `${r - p.y0},${c - p.x0}`));
   for (let i = 0; i < p.n * p.n; i++) {
     const r = Math.floor(i / p.n), c = i % p.n, el = document.createElement("div");
@@ -453,6 +478,7 @@ function renderEntry() {
   $("submit").disabled = !S.run || p.solved || !p.playable || empty > 0;
 }
 
+$("toboard").onclick = () => window.scrollTo({ top: 0, behavior: "smooth" });
 $("clear").onclick = () => { if (S.puzzle && !S.puzzle.solved) { S.entry = S.puzzle.puzzle.split(""); renderEntry(); } };
 
 $("submit").onclick = async () => {
