@@ -1,24 +1,31 @@
 """The play page on a phone and on a laptop, in a real headless browser (Debian's chromium driven by
 playwright; issue 56): at every width from 320 px to a laptop no piece of the page overlaps another
 and the board takes most of the width; on a phone (a touch context: ``has_touch``, ``is_mobile``) a
-tap on a tile opens its puzzle below the board, with cells and buttons large enough for a finger.
+person pans and pinches the board with their fingers and plays the seed tile by taps alone.
 
 What "large enough to tap" means here, on a phone (style.css's layout for widths up to 700 px): every
 button, the day menu and the name field are at least 40 px each way; the puzzle's cells are as large
 as the panel's width allows, at most 44 px: 40 px or more up to n = 8 on a 360 px wide phone (n = 9
 from 390 px), about 20 px for the largest tiles (n = 16) there, with digits at 0.6 of the cell.
+
+``TILES_DOCS_PNG=1`` also writes the phone picture to docs/play-phone.png (the README links it).
 The page runs under the service's CSP (no 'unsafe-eval'): waits go through ``wait_in_page``.
 """
 
 from __future__ import annotations
 
+import base64
+import os
 import time
+from pathlib import Path
 
+import httpx
 import pytest
 
 from serve_support import chromium, daily_g61, serving, wait_in_page
 
 DAY = "2026-11-29"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 PHONES = [(390, 844), (360, 740)]
 WIDTHS = [(320, 640), *PHONES, (430, 932), (1280, 800), (1366, 768)]
 NARROW = 700                    # style.css's media query: the phone layout up to this width
@@ -194,6 +201,10 @@ def test_nothing_overlaps_and_the_board_takes_the_width(base, browser, w, h, tmp
         if phone:
             assert page.evaluate("document.getElementById('tilepanel').getBoundingClientRect().top") < 2  # in view
             assert "to board" in got
+            # no double-tap zoom on a control, and the board's own pan and pinch (no browser gesture)
+            assert page.evaluate("getComputedStyle(document.getElementById('board')).touchAction") == "none"
+            for sel in ("#submit", "#zin", "#newrun", "#grid .c", "#day"):
+                assert page.evaluate(f"getComputedStyle(document.querySelector('{sel}')).touchAction") == "manipulation"
             for sel in TAPPED:
                 r = page.locator(sel).bounding_box()
                 assert r["width"] >= 40 and r["height"] >= 40, (sel, r)
@@ -214,6 +225,122 @@ def test_nothing_overlaps_and_the_board_takes_the_width(base, browser, w, h, tmp
             assert "to board" not in got                               # the laptop needs no way back up
             assert got["tile panel"][0] >= got["board"][2] - 0.5        # the panel beside the board
         page.screenshot(path=str(tmp_path / f"layout-{w}x{h}.png"), full_page=phone)
+        assert errors == []
+    finally:
+        ctx.close()
+
+
+def touches(cdp, kind, points):
+    cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
+        {"x": x, "y": y, "id": k, "radiusX": 4, "radiusY": 4, "force": 1} for k, (x, y) in enumerate(points)]})
+
+
+def fingers(cdp, start, end, steps=10):
+    """Fingers down at ``start`` points, moved in ``steps`` to ``end``, lifted."""
+    touches(cdp, "touchStart", start)
+    for i in range(1, steps + 1):
+        touches(cdp, "touchMove", [(a[0] + (b[0] - a[0]) * i / steps, a[1] + (b[1] - a[1]) * i / steps)
+                                   for a, b in zip(start, end)])
+    touches(cdp, "touchEnd", [])
+
+
+def board_point(page, x, y):
+    """The board cell coordinates (fractional) under client point (x, y)."""
+    return page.evaluate(f"""(() => {{ const b = document.getElementById('board').getBoundingClientRect(),
+        v = tilesPlay.state.view; return [({x} - b.left - v.ox) / v.s, ({y} - b.top - v.oy) / v.s]; }})()""")
+
+
+def fill_by_taps(page, tile, cells):
+    """Tap each empty cell of the open puzzle once for a 0, twice for a 1, as ``cells`` says (a '.'
+    left alone)."""
+    puzzle = page.evaluate("tilesPlay.state.puzzle.puzzle")
+    for i, (given, want) in enumerate(zip(puzzle, cells)):
+        if given != "." or want == ".":
+            continue
+        sel = f"#grid .c:nth-child({i + 1})"
+        for k in range(1 if want == "0" else 2):
+            tap(page, sel, scroll=k == 0)
+        assert page.evaluate(f"tilesPlay.state.entry[{i}]") == want, (tile, i)
+
+
+def composite(browser, shots, out: Path):
+    """The phone pictures side by side, put together by the browser itself (no image library)."""
+    imgs = "".join(f'<img src="data:image/png;base64,{base64.b64encode(s).decode()}">' for s in shots)
+    page = browser.new_page(viewport={"width": 1800, "height": 1800})
+    page.set_content('<html><body style="margin:0;background:#fff"><div id="c" style="display:inline-flex;'
+                     f'gap:24px;padding:16px;background:#fff">{imgs}</div></body></html>')
+    page.locator("#c").screenshot(path=str(out))
+    page.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("w,h", PHONES, ids=[f"{w}x{h}" for w, h in PHONES])
+def test_a_person_plays_the_seed_tile_with_their_fingers(base, browser, w, h, tmp_path):
+    ctx, page, errors = open_page(browser, base, w, h, scale=2)
+    try:
+        assert page.evaluate("navigator.maxTouchPoints") > 0 and page.evaluate("'ontouchstart' in window")
+        tap(page, "#player")
+        page.keyboard.type("thumbs")
+        tap(page, "#newrun")
+        wait_in_page(page, "tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
+        cdp = ctx.new_cdp_session(page)
+        b = page.locator("#board").bounding_box()
+        cx, cy = b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+        # one finger drags the board (and neither scrolls the page nor opens a tile)
+        v0 = page.evaluate("({...tilesPlay.state.view})")
+        fingers(cdp, [(cx, cy)], [(cx + 60, cy + 40)])
+        v1 = page.evaluate("({...tilesPlay.state.view})")
+        assert abs(v1["ox"] - v0["ox"] - 60) < 1 and abs(v1["oy"] - v0["oy"] - 40) < 1 and v1["s"] == v0["s"]
+        assert page.evaluate("scrollY") == 0 and page.evaluate("tilesPlay.state.sel") is None
+        # two fingers spread from 60 px apart to 180 px: three times the zoom, about their middle
+        under = board_point(page, cx, cy)
+        fingers(cdp, [(cx - 30, cy), (cx + 30, cy)], [(cx - 90, cy), (cx + 90, cy)])
+        v2 = page.evaluate("({...tilesPlay.state.view})")
+        assert abs(v2["s"] / v1["s"] - 3) < 0.05, (v1, v2)
+        after = board_point(page, cx, cy)
+        assert abs(after[0] - under[0]) < 0.3 and abs(after[1] - under[1]) < 0.3, (under, after)
+        assert page.evaluate("visualViewport.scale") == 1 and page.evaluate("scrollY") == 0  # the page unzoomed
+        fingers(cdp, [(cx - 90, cy), (cx + 90, cy)], [(cx - 45, cy), (cx + 45, cy)])    # and back: half
+        assert abs(page.evaluate("tilesPlay.state.view.s") / v2["s"] - 0.5) < 0.05
+        tap(page, "#zfit", scroll=False)
+        assert page.evaluate("tilesPlay.state.view.s") < v1["s"] * 1.01
+        # the seed tile, opened and solved by taps alone
+        seed = page.evaluate("tilesPlay.state.board.seed_tile")
+        open_by_hand(page, seed, True)
+        assert page.inner_text("#tiletitle").startswith(f"Tile #{seed}") and "playable" in page.inner_text("#tiletitle")
+        sol = httpx.get(f"{base}/api/v1/days/{DAY}/tiles/{seed}/solution").json()["cells"]
+        fill_by_taps(page, seed, sol)
+        assert page.evaluate("tilesPlay.state.entry.join('')") == sol and page.is_enabled("#submit")
+        tap(page, "#submit")
+        wait_in_page(page, f"tilesPlay.state.solved.has({seed})")
+        n = page.evaluate(f"tilesPlay.state.board.tiles[{seed}].n")
+        assert page.inner_text("#verdict").startswith(f"Correct! +{n * n}")
+        assert page.inner_text("#reward") == str(n * n) and page.inner_text("#solved") == "1"
+        run = page.evaluate("tilesPlay.state.run")
+        score = httpx.get(f"{base}/api/v1/runs/{run}").json()
+        assert (score["reward"], score["solved"], score["player"]) == (n * n, 1, "thumbs")
+        # a neighbour from the "playable" chips, half filled: the pictures
+        nbr = page.evaluate("[...tilesPlay.state.frontier].sort((a, b) => tilesPlay.state.board.tiles[a].n "
+                            "- tilesPlay.state.board.tiles[b].n || a - b)[0]")
+        tap(page, f"#frontier button:text-is('#{nbr} · n{page.evaluate(f'tilesPlay.state.board.tiles[{nbr}].n')}')")
+        wait_in_page(page, f"tilesPlay.state.puzzle && tilesPlay.state.puzzle.tile === {nbr}")
+        settle(page)
+        nsol = httpx.get(f"{base}/api/v1/days/{DAY}/tiles/{nbr}/solution").json()["cells"]
+        empty = [i for i, ch in enumerate(page.evaluate("tilesPlay.state.puzzle.puzzle")) if ch == "."]
+        half = set(empty[: len(empty) // 2])
+        fill_by_taps(page, nbr, "".join(ch if i in half else "." for i, ch in enumerate(nsol)))
+        assert_laid_out(page, w)
+        page.evaluate("document.getElementById('tilepanel').scrollIntoView()")
+        settle(page)
+        panel = page.screenshot()
+        tap(page, "#toboard", scroll=False)
+        wait_in_page(page, "scrollY === 0")
+        board = page.screenshot()
+        (tmp_path / "panel.png").write_bytes(panel)
+        (tmp_path / "board.png").write_bytes(board)
+        composite(browser, [board, panel], tmp_path / "play-phone.png")
+        if os.environ.get("TILES_DOCS_PNG") and (w, h) == PHONES[0]:
+            (DOCS / "play-phone.png").write_bytes((tmp_path / "play-phone.png").read_bytes())
         assert errors == []
     finally:
         ctx.close()

@@ -1,7 +1,7 @@
-// The play page of `tiles referee serve`: draws a day's board on a canvas (pan, zoom down to cells),
-// shows a clicked tile's puzzle in board position, lets a person fill it and submit through the API,
-// and shows the day's leaderboard with the analyzer's two charts (charts.js). On a laptop the panel
-// is beside the board, on a phone below it (style.css).
+// The play page of `tiles referee serve`: draws a day's board on a canvas (pan, zoom down to cells;
+// a mouse, a pen or fingers through touch.js), shows a clicked tile's puzzle in board position, lets a
+// person fill it and submit through the API, and shows the day's leaderboard with the analyzer's two
+// charts (charts.js). On a laptop the panel is beside the board, on a phone below it (style.css).
 // Plain JS, no build step; every number it shows comes from /api/v1.
 "use strict";
 
@@ -227,30 +227,20 @@ function frame() { if (S.dirty) { S.dirty = false; draw(); } requestAnimationFra
 
 // ------------------------------------------------------------------ pointer
 
-let drag = null;
-cv.addEventListener("pointerdown", (e) => {
-  drag = { x: e.offsetX, y: e.offsetY, ox: S.view.ox, oy: S.view.oy, moved: false };
-  cv.setPointerCapture(e.pointerId);
-});
-cv.addEventListener("pointermove", (e) => {
-  const cell = S.board && cellAt(e.offsetX, e.offsetY);
-  if (cell) {
-    const id = S.tileAt[cell[0] * S.G + cell[1]];
-    $("status").textContent = `row ${cell[0]}, col ${cell[1]}` + (id >= 0 ? ` · tile #${id} (n=${S.board.tiles[id].n})` : " · zone")
-      + ` · ${S.view.s.toFixed(1)} px/cell`;
-  }
-  if (!drag) return;
-  const dx = e.offsetX - drag.x, dy = e.offsetY - drag.y;
-  if (Math.abs(dx) + Math.abs(dy) > 4) { drag.moved = true; cv.classList.add("dragging"); }
-  if (drag.moved) { S.view.ox = drag.ox + dx; S.view.oy = drag.oy + dy; S.dirty = true; }
-});
-cv.addEventListener("pointerup", (e) => {
-  const d = drag; drag = null; cv.classList.remove("dragging");
-  if (!d || d.moved || !S.board) return;
-  const cell = cellAt(e.offsetX, e.offsetY);
-  if (!cell) return;
+// Pan, pinch and tap (touch.js): the same gestures for a mouse, a pen and fingers.
+function showCell(px, py) {
+  const cell = S.board && cellAt(px, py);
+  if (!cell) return null;
   const id = S.tileAt[cell[0] * S.G + cell[1]];
-  if (id >= 0) openTile(id, true);
+  $("status").textContent = `row ${cell[0]}, col ${cell[1]}` + (id >= 0 ? ` · tile #${id} (n=${S.board.tiles[id].n})` : " · zone")
+    + ` · ${S.view.s.toFixed(1)} px/cell`;
+  return id;
+}
+tilesGestures.attach(cv, {
+  pan(dx, dy) { S.view.ox += dx; S.view.oy += dy; S.dirty = true; },
+  zoom: zoomAt,
+  hover: showCell,
+  tap(px, py) { const id = showCell(px, py); if (id !== null && id >= 0) openTile(id, true); },
 });
 cv.addEventListener("wheel", (e) => { e.preventDefault(); zoomAt(e.offsetX, e.offsetY, Math.pow(1.0015, -e.deltaY)); }, { passive: false });
 $("zin").onclick = () => zoomAt(cv.clientWidth / 2, cv.clientHeight / 2, 1.6);
