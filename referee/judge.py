@@ -150,7 +150,7 @@ class Judge:
 
     def _judge_in(self, tx: Tx, run: str, moves: list) -> list[dict]:
         # made if new (two judges making one run: the second waits for the first, then finds it), then locked
-        tx.rows("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?) ON CONFLICT (run) DO NOTHING",
+        tx.write("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?) ON CONFLICT (run) DO NOTHING",
                 (run, self.digest, self.manifest.day, int(time.time())))
         row = tx.lock_run(run)
         if row[0] != self.digest:
@@ -175,11 +175,11 @@ class Judge:
             out.append(v)
         ids = [i for k in range(0, len(rows), INSERT_ROWS) for i in _insert_moves(tx, rows[k:k + INSERT_ROWS])]
         if ids:
-            tx.rows("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
+            tx.write("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
                     (run, min(ids), max(ids), now))
             cleared = len(solved) == len(self.board.squares)
             # both backends read the row's old values on the right of an UPDATE: the snapshot is old + asked
-            tx.rows("UPDATE runs SET nmoves = nmoves + ?, requests = requests + ?, cleared_requests = CASE WHEN "
+            tx.write("UPDATE runs SET nmoves = nmoves + ?, requests = requests + ?, cleared_requests = CASE WHEN "
                     "cleared_requests IS NULL AND ? = 1 THEN requests + ? ELSE cleared_requests END WHERE run = ?",
                     (len(out), asked, int(cleared), asked, run))
         return out

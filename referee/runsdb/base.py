@@ -11,6 +11,10 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 # a run as every reader wants it: (board, day, created, nmoves, token_sha256, player)
 RUN_ROW = ("SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
            "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?")
+# RUN_ROW and what an idempotency key stored for the run, (body_sha256, answer) or NULLs: one read
+KEYED_RUN_ROW = ("SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player, i.body_sha256, i.answer "
+                 "FROM runs r LEFT JOIN tokens t ON t.run = r.run "
+                 "LEFT JOIN idempotency i ON i.run = r.run AND i.key = ? WHERE r.run = ?")
 
 
 class Tx(Protocol):
@@ -22,9 +26,16 @@ class Tx(Protocol):
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
         """Run one statement; its first row or None."""
 
-    def lock_run(self, run: str) -> tuple | None:
+    def write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Run one statement whose answer nobody reads. PostgreSQL sends it without waiting (pipeline
+        mode): it goes with the transaction's next read or its ``COMMIT``, so a transaction costs one
+        round trip per read, not per statement; its error, if any, is raised there."""
+
+    def lock_run(self, run: str, key: str | None = None) -> tuple | None:
         """``RUN_ROW`` of ``run`` (its row with its token's), the run locked against other writers until
-        the end of the transaction; None if there is no such run."""
+        the end of the transaction; None if there is no such run. With an idempotency ``key``, the
+        ``KEYED_RUN_ROW``: what that key stored for the run, (body_sha256, answer) or (None, None),
+        follows in the same read."""
 
 
 class RunsDB(Protocol):
@@ -73,4 +84,4 @@ def solved_of(rows: Callable[[str, Sequence[Any]], list[tuple]], run: str) -> se
     return {t for (t,) in rows("SELECT tile FROM moves WHERE run = ? AND correct = 1", (run,))}
 
 
-__all__ = ["RETRY_FOR", "RUN_ROW", "RunsDB", "T", "Tx", "listen", "note", "solved_of"]
+__all__ = ["KEYED_RUN_ROW", "RETRY_FOR", "RUN_ROW", "RunsDB", "T", "Tx", "listen", "note", "solved_of"]

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import psycopg
 
 from referee.runsdb import schema
-from referee.runsdb.base import RETRY_FOR, RUN_ROW, note
+from referee.runsdb.base import KEYED_RUN_ROW, RETRY_FOR, RUN_ROW, note
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")
@@ -49,23 +49,42 @@ def _line(e: BaseException) -> str:
     return " ".join(str(e).split())[:300] or type(e).__name__
 
 
-class _Tx:
-    """The store's queries inside one transaction, through its thread's one cursor (every answer is
-    read whole before the next query, so one cursor serves them all)."""
+def _refused(e: psycopg.Error) -> bool:
+    """Whether PostgreSQL answered ``e`` for the block itself, so it kept nothing: an error it sent
+    that is not about the connection or the server going away (those are OperationalError), or a
+    transaction it rolled back (serialization failure, deadlock: tried again by ``_retrying``)."""
+    if isinstance(e, psycopg.errors.TransactionRollback):
+        return True
+    return e.sqlstate is not None and not isinstance(e, psycopg.OperationalError)
 
-    def __init__(self, cur: "psycopg.Cursor") -> None:
+
+class _Tx:
+    """The store's queries inside one transaction, through its thread's one cursor, in psycopg's
+    pipeline mode: a ``write`` is queued, a read sends what is queued and waits for its own answer,
+    the ``COMMIT`` goes with the last writes (every answer is read whole before the next query, so
+    one cursor serves them all)."""
+
+    def __init__(self, cur: "psycopg.Cursor", pipe: "psycopg.Pipeline") -> None:
         self.cur = cur
+        self.pipe = pipe
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         cur = self.cur.execute(_pg(sql), args)
+        self.pipe.sync()                 # its answer now (a write's too: ``rows`` says what it did)
         return cur.fetchall() if cur.description is not None else []
 
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
         cur = self.cur.execute(_pg(sql), args)
+        self.pipe.sync()
         return cur.fetchone() if cur.description is not None else None
 
-    def lock_run(self, run: str) -> tuple | None:
-        return self.one(RUN_ROW + " FOR UPDATE OF r", (run,))
+    def write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        self.cur.execute(_pg(sql), args)
+
+    def lock_run(self, run: str, key: str | None = None) -> tuple | None:
+        if key is None:
+            return self.one(RUN_ROW + " FOR UPDATE OF r", (run,))
+        return self.one(KEYED_RUN_ROW + " FOR UPDATE OF r", (key, run))
 
 
 class PostgresRuns:
@@ -175,16 +194,19 @@ class PostgresRuns:
 
     def _once(self, fn: Callable[[_Tx], T]) -> T:
         """``fn`` in psycopg's ``conn.transaction()`` (``BEGIN`` … ``COMMIT``, a ``SAVEPOINT`` when
-        nested; rolled back if ``fn`` raises). A failure while committing is DatabaseUnavailable,
-        never retried: the write may or may not be kept."""
+        nested; rolled back if ``fn`` raises) in pipeline mode (``_Tx``): the ``BEGIN`` goes with the
+        first read, the last writes with the ``COMMIT``. An error PostgreSQL answered for the block
+        (a queued write refused, a transaction it rolled back) is raised as it is: nothing was kept.
+        The connection lost or the server gone while committing is DatabaseUnavailable, never
+        retried: the write may or may not be kept."""
         cur = self._cursor()
         committing = False
         try:
-            with cur.connection.transaction():
-                out = fn(_Tx(cur))
+            with cur.connection.pipeline() as pipe, cur.connection.transaction():
+                out = fn(_Tx(cur, pipe))
                 committing = True
         except psycopg.Error as e:
-            if not committing:
+            if not committing or _refused(e):
                 raise
             note("unavailable")
             raise DatabaseUnavailable(f"the runs database {self.target} failed at commit (the write may or "

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from referee.runsdb import schema
-from referee.runsdb.base import RUN_ROW, note
+from referee.runsdb.base import KEYED_RUN_ROW, RUN_ROW, note
 from tilelib.db import atomic, connect
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
@@ -30,9 +30,12 @@ class _Tx:
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
         return self.conn.execute(sql, args).fetchone()
 
-    def lock_run(self, run: str) -> tuple | None:
+    def write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        self.conn.execute(sql, args)
+
+    def lock_run(self, run: str, key: str | None = None) -> tuple | None:
         # BEGIN IMMEDIATE already holds the file's write lock: the row needs no lock of its own
-        return self.one(RUN_ROW, (run,))
+        return self.one(RUN_ROW, (run,)) if key is None else self.one(KEYED_RUN_ROW, (key, run))
 
 
 def _check_file(p: Path) -> bool:

@@ -72,7 +72,7 @@ class Asked:
 
 
 def write(rows, run: str, n: int) -> None:
-    """Add ``n`` requests to ``run``'s row inside the caller's transaction (``rows`` = ``tx.rows``); a
+    """Add ``n`` requests to ``run``'s row inside the caller's transaction (``rows`` = ``tx.write``); a
     batch adds its own with the move count instead (``Judge.record``)."""
     if n:
         rows(ADD, (n, run))

@@ -13,7 +13,7 @@ from typing import Optional
 from referee.service import observe
 from referee.service.boards import day_is_over, puzzle_view
 from referee.service.deps import Settings
-from referee.service.runs import RunStore
+from referee.service.runs import RunState, RunStore
 from tilelib.errors import BadInput, TooLarge
 
 
@@ -61,18 +61,21 @@ def tile(st: RunStore, run: str, tile_id: int) -> dict:
 
 def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: list[dict],
           key: Optional[str] = None, address: Optional[str] = None, claimed: Optional[str] = None) -> dict:
-    """Judge one batch of moves (``models.MovesResult``): the run's token first, then the run the body
-    names (``claimed``, if it names one), then the batch limit, then ``RunStore.submit`` (the judge and
-    the quotas of the run and ``address``, in one transaction; a retried ``key`` answers as the first)."""
-    s = st.get(run)
-    st.authorise(s, token)
-    if claimed is not None and claimed != run:
-        raise BadInput("the body's 'run' differs from the run in the path")
-    if len(batch) > cfg.max_moves:
-        raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
-    before = s.moves                       # an int: ``s`` itself may be the state the batch advances
-    answer = st.submit(run, token, batch, key, address)
-    if answer["score"]["moves"] >= before + len(answer["verdicts"]):   # not a retry answered from its key
+    """Judge one batch of moves (``models.MovesResult``) with ``RunStore.submit``, in one transaction:
+    the run's token first, then the run the body names (``claimed``, if it names one), then the batch
+    limit, then the judge and the quotas of the run and ``address`` (a retried ``key`` answers as the
+    first)."""
+    before = []
+
+    def refuse(s: RunState) -> None:
+        if claimed is not None and claimed != run:
+            raise BadInput("the body's 'run' differs from the run in the path")
+        if len(batch) > cfg.max_moves:
+            raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
+        before.append(s.moves)             # an int: ``s`` itself is the state the batch advances
+
+    answer = st.submit(run, token, batch, key, address, refuse)
+    if answer["score"]["moves"] >= before[-1] + len(answer["verdicts"]):   # not a retry answered from its key
         observe.judged(answer["verdicts"])
     return answer
 

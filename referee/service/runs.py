@@ -163,7 +163,7 @@ class RunStore:
         if not counts:
             return 0
         try:
-            self.db.atomic(lambda tx: [write(tx.rows, run, n) for run, n in sorted(counts.items())])
+            self.db.atomic(lambda tx: [write(tx.write, run, n) for run, n in sorted(counts.items())])
         except BaseException:
             self.asked.restore(counts)
             raise
@@ -208,8 +208,8 @@ class RunStore:
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, creating=True)
                 sweep(tx.rows, self.quotas)
-            tx.rows("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?)", (run, db.judge.digest, day, now))
-            tx.rows("INSERT INTO tokens (run, token_sha256, player) VALUES (?,?,?)", (run, _sha(token), player))
+            tx.write("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?)", (run, db.judge.digest, day, now))
+            tx.write("INSERT INTO tokens (run, token_sha256, player) VALUES (?,?,?)", (run, _sha(token), player))
 
         self.db.atomic(insert)
         st = RunState(run, day, player, _sha(token), now, set(), frontier(db, set()), 0, 0)
@@ -257,7 +257,7 @@ class RunStore:
             raise WrongToken(f"wrong token for run {st.run!r}")
 
     def submit(self, run: str, token: str | None, moves: list, key: str | None = None,
-               address: str | None = None) -> dict:
+               address: str | None = None, check: Callable[[RunState], None] | None = None) -> dict:
         """Judge one batch of raw moves for ``run`` in one transaction; the answer
         ``{"run", "verdicts", "score"}``.
 
@@ -267,18 +267,34 @@ class RunStore:
         the same key again with the same moves returns that first answer and stores nothing, with
         other moves it is ``Conflict`` (409). So a retry after a lost reply never scores twice. A new
         batch counts against the run's and ``address``'s quotas (``quota``; a retry answered from its
-        key does not); past one it is RateLimited (429), nothing stored."""
+        key does not); past one it is RateLimited (429), nothing stored. ``check(state)``: the caller's
+        own refusals, after the token's (``state``: the run before this batch).
+
+        Three round trips to PostgreSQL: the run's row locked with what the key stored, the moves
+        inserted, the rest with the ``COMMIT`` (``Tx.write``). The request is counted here (``asked``)."""
+        try:
+            key_, bad_key = _idempotency_key(key), None
+        except BadInput as e:          # refused in its turn, after the run and the token
+            key_, bad_key = None, e
+        noted = []                     # the block may run again (PostgreSQL away): counted once
+
         def judge(tx: Tx) -> tuple[dict, RunState | None, int]:
-            st = self._state(run, tx.lock_run(run), tx.rows)
+            row = tx.lock_run(run, key_)
+            st = self._state(run, row and row[:6], tx.rows)
+            if not noted:              # this request, once the run is known to exist
+                self.asked.note(run)
+                noted.append(run)
             self.authorise(st, token)
-            key_ = _idempotency_key(key)
+            if check is not None:
+                check(st)
+            if bad_key is not None:
+                raise bad_key
             if key_ is not None:
                 digest = hashlib.sha256(json.dumps(moves, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-                row = tx.one("SELECT body_sha256, answer FROM idempotency WHERE run = ? AND key = ?", (run, key_))
-                if row is not None:
-                    if row[0] != digest:
+                if row[6] is not None:
+                    if row[6] != digest:
                         raise Conflict(f"Idempotency-Key {key_[:40]!r} was used with other moves in this run")
-                    return json.loads(row[1]), None, 0
+                    return json.loads(row[7]), None, 0
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, run=run)
             self._runs.drop(run)          # changed below: it joins the cache again only once committed
@@ -293,7 +309,7 @@ class RunStore:
             self._advance(st, db, verdicts)
             answer = {"run": run, "verdicts": verdicts, "score": self.score(st)}
             if key_ is not None:
-                tx.rows("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
+                tx.write("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
                         (run, key_, digest, json.dumps(answer, separators=(",", ":")), int(time.time())))
             return answer, st, asked
 
