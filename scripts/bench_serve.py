@@ -2,7 +2,8 @@
 
 Players (``scripts/loadgen.py``) play like the reference solver agent over HTTP — create a run, read
 its frontier, read each frontier tile's view, submit the moves in batches, until the board is
-cleared, then a new run — on asyncio streams, knowing the solutions from the board this script
+cleared, then a new run — arriving one by one over the first ``--ramp`` seconds (players started
+together march in step: ``loadgen.play``), on asyncio streams, knowing the solutions from the board this script
 rebuilds, so the load generator stays cheap; its CPU (a share of one core) is printed with every
 figure. Set-ups (``scripts/bench_serve_setups.py``): ``sqlite`` (1 worker), ``pg1``, ``pg2``
 (PostgreSQL, 1 and 2 workers) and ``proxy`` (two hosts behind nginx with TLS, from
@@ -14,8 +15,8 @@ Three modes:
 
 - the matrix (default): every set-up x ``--clients`` for ``--seconds``; a markdown row each as it
   ends: moves/s, runs cleared, p50/p99/max per request type, errors (not 429) and 429s, fairness
-  (the slowest player's moves/s over the median player's), the service's RSS, the load generator's
-  CPU, and the audit (``scripts/bench_serve_check.py``: every run's stored history replayed through
+  (the slowest player's moves/s over the median player's), the service's RSS, the cores the service
+  and PostgreSQL kept busy, the load generator's CPU, and the audit (``scripts/bench_serve_check.py``: every run's stored history replayed through
   the judging core; moves lost, scored twice — both must be 0);
 - ``--faults [LIST]``: each fault under load on its set-up (``kill-worker``, ``restart-db``: pg2;
   ``kill-host``: proxy; ``drop``: players leaving mid-request), injected a third of the way in,
@@ -138,20 +139,24 @@ def rss_text(rss: list) -> str:
 
 
 def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
-    """``n`` players on ``svc`` for ``seconds``: (recorder, wall s, load generator's CPU share, RSS at the end)."""
+    """``n`` players on ``svc`` for ``seconds``: (recorder, wall s, load generator's CPU share, RSS at the end,
+    cores busy in (the service, PostgreSQL))."""
     rec = loadgen.Recorder(n)
     end_rss = []
+    cpu0 = svc.cpu()
 
     async def main():
         try:
             return await loadgen.play(n, "127.0.0.1", svc.port, ctx["day"], ctx["judge"], rec, seconds=seconds,
                                       batch=args.batch, wrong=args.wrong, retries=args.retries, tls=svc.tls,
+                                      ramp=args.ramp,
                                       during=[d(rec) for d in during])
         finally:
             end_rss.extend(svc.rss())
 
     wall, cpu = loadgen.cpu_share(asyncio.run, main())
-    return rec, wall, cpu, end_rss
+    cores = tuple((b - a) / wall for a, b in zip(cpu0, svc.cpu()))
+    return rec, wall, cpu, end_rss, cores
 
 
 def loaded(svc, ctx, load):
@@ -179,12 +184,13 @@ def audit_line(svc, rec, ctx) -> tuple[str, bool]:
 
 
 def matrix(args, ctx) -> bool:
-    say(f"\n{args.seconds:.0f} s per cell; batches of up to {args.batch} moves; wrong moves {args.wrong:.0%}; "
+    say(f"\n{args.seconds:.0f} s per cell; players arriving over its first {args.ramp:g} s; "
+        f"batches of up to {args.batch} moves; wrong moves {args.wrong:.0%}; "
         f"quotas {'on (serve defaults)' if args.quotas else 'off'}; access log {args.access_log}; "
         "latencies p50 / p99 / max ms; fairness = slowest player's moves/s over the median's\n")
     say("| set-up | clients | moves/s | runs cleared | create | frontier | tile | moves | errors | 429s | "
-        "fairness | RSS MB (processes) | load gen CPU | audit |")
-    say("|---|---:|---:|---:|---|---|---|---|---:|---:|---|---|---:|---|")
+        "fairness | RSS MB (processes) | cores: service / PostgreSQL | load gen CPU | audit |")
+    say("|---|---:|---:|---:|---|---|---|---|---:|---:|---|---|---|---:|---|")
     ok, notes = True, []
     for name in args.setups:
         if (why := setups.why_not(name)) is not None:
@@ -193,12 +199,12 @@ def matrix(args, ctx) -> bool:
         for n in args.clients:
             svc = setups.start(name, ctx["work"] / f"{name}-{n}", args.library, args.manifest, quotas=args.quotas,
                                access_log=args.access_log, proxy_workers=args.proxy_workers)
-            (rec, wall, cpu, rss), text, good = loaded(svc, ctx, lambda: run_load(svc, n, args.seconds, args, ctx))
+            (rec, wall, cpu, rss, cores), text, good = loaded(svc, ctx, lambda: run_load(svc, n, args.seconds, args, ctx))
             ok &= good
             say(f"| {setups.describe(name, args.proxy_workers)} | {n} | {rec.moves() / wall:,.0f} | "
                 f"{len(rec.finished)} | {fmt3(rec, 'create')} | {fmt3(rec, 'frontier')} | {fmt3(rec, 'tile')} | "
                 f"{fmt3(rec, 'moves')} | {errors(rec)} | {errors(rec, rec.r429)} | {fairness(rec, wall)} | "
-                f"{rss_text(rss)} | {gen_cpu(rec, cpu, wall)} | {text} |")
+                f"{rss_text(rss)} | {cores[0]:.2f} / {cores[1]:.2f} | {gen_cpu(rec, cpu, wall)} | {text} |")
             if rec.why or rec.gave_up or rec.frontier_wrong:
                 notes.append(f"{name} x {n}: failed attempts {dict(rec.why)}; abandoned {dict(rec.gave_up)}; "
                              f"frontiers not as expected {rec.frontier_wrong}")
@@ -254,7 +260,7 @@ def faults(args, ctx) -> bool:
                 t.join()
             return out
 
-        (rec, wall, _cpu, _rss), text, good = loaded(svc, ctx, load)
+        (rec, wall, _cpu, _rss, _cores), text, good = loaded(svc, ctx, load)
         outcomes = refs.get("outcomes", [])
         times = np.sort(np.frombuffer(rec.at["moves"], dtype=np.float64))
         t_fault = next((w for w in what if isinstance(w, float)), None)
@@ -310,7 +316,7 @@ def soak(args, ctx) -> bool:
                 moves0, err0, r0, c0 = moves, err, r, c1
         return go
 
-    (rec, wall, cpu, rss), text, ok = loaded(svc, ctx, lambda: run_load(svc, n, args.soak * 60 + 3, args, ctx,
+    (rec, wall, cpu, rss, _cores), text, ok = loaded(svc, ctx, lambda: run_load(svc, n, args.soak * 60 + 3, args, ctx,
                                                                          during=(sampler,)))
     say(f"\nsoak total: {rec.moves():,} moves in {wall:.0f} s = {rec.moves() / wall:,.0f} moves/s, {len(rec.finished)} "
         f"runs cleared; moves p50/p99/max {fmt3(rec, 'moves')} ms, create {fmt3(rec, 'create')} ms; errors "
@@ -331,6 +337,8 @@ def main() -> None:
     ap.add_argument("--setups", default="sqlite,pg1,pg2,proxy", help="comma-separated: " + ", ".join(setups.SETUPS))
     ap.add_argument("--clients", default="32,128,256", help="comma-separated player counts")
     ap.add_argument("--seconds", type=float, default=60, help="seconds of load per cell (and per fault)")
+    ap.add_argument("--ramp", type=float, default=5.0,
+                    help="seconds over which the players arrive, evenly spaced (0: all at once, in step)")
     ap.add_argument("--batch", type=int, default=64, help="most moves per request (the service's --max-moves)")
     ap.add_argument("--wrong", type=float, default=0.0, help="share of moves sent with a wrong cell")
     ap.add_argument("--retries", type=int, default=6, help="attempts after a failure (players.client: 4)")

@@ -116,6 +116,29 @@ class Service:
             out += [(f"{tag}w{j + 1}", p) for j, p in enumerate(worker_pids(h.proc.pid))]
         return out
 
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds used so far by (the serve processes, this machine's PostgreSQL processes): read
+        before and after a load, their difference over its wall time says how busy each side was."""
+        def used(pid: int) -> float:
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    f = fh.read().rsplit(")", 1)[1].split()
+                return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")    # utime + stime
+            except (OSError, IndexError, ValueError):
+                return 0.0
+
+        serve = sum(used(pid) for _label, pid in self.pids())
+        pg = 0.0
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/comm") as fh:
+                        if fh.read().strip() == "postgres":
+                            pg += used(int(d))
+                except OSError:
+                    pass
+        return serve, pg
+
     def rss(self) -> list[tuple[str, float]]:
         """(label, RSS MB) of every serve process now (a process gone in between is left out)."""
         out = []

@@ -282,9 +282,17 @@ class Player:
 
 
 async def play(n: int, host: str, port: int, day: str, judge, rec: Recorder, *, seconds: float, batch: int,
-               wrong: float, retries: int, tls: Optional[ssl.SSLContext] = None, during=None) -> float:
+               wrong: float, retries: int, tls: Optional[ssl.SSLContext] = None, during=None,
+               ramp: float = 0.0) -> float:
     """Run ``n`` players for ``seconds``; the wall seconds they took. ``during``: coroutines (a fault,
-    the soak's sampler) run beside them, given the deadline, cancelled when the players are done."""
+    the soak's sampler) run beside them, given the deadline, cancelled when the players are done.
+    ``ramp``: the players arrive one by one over its first seconds, evenly spaced (0: all at once).
+
+    Players started together stay in step: the same board, the same solver and the same batch sizes
+    make every player send its frontier read, its tile reads and its batch at the same moments, so
+    the service meets 256 batches inside half a second and then none for seconds (measured on a
+    G=301 day: every player acknowledged exactly 127 moves in 30 s). People and agents arrive at
+    different times; the ramp is how the bench plays them (DECISIONS, issue 52)."""
     until = time.monotonic() + seconds
     conns = [Http(host, port, tls) for _ in range(n)]
     players = [Player(k, conns[k], day, judge, rec, batch=batch, wrong=wrong, retries=retries, until=until)
@@ -292,7 +300,7 @@ async def play(n: int, host: str, port: int, day: str, judge, rec: Recorder, *, 
     side = [asyncio.ensure_future(c(until)) for c in (during or [])]
     t0 = time.perf_counter()
     try:
-        await asyncio.gather(*(p.play() for p in players))
+        await asyncio.gather(*(_after(k * ramp / n, p.play()) for k, p in enumerate(players)))
     finally:
         wall = time.perf_counter() - t0
         for s in side:
@@ -306,6 +314,11 @@ async def play(n: int, host: str, port: int, day: str, judge, rec: Recorder, *, 
         for c in conns:
             c.close()
     return wall
+
+
+async def _after(delay: float, coro) -> None:
+    await asyncio.sleep(delay)
+    await coro
 
 
 def cpu_share(fn, *a, **kw):

@@ -95,3 +95,78 @@ def test_two_workers_and_the_cli_judge_write_one_database_consistently(g121, pg_
     assert r.returncode == 0 and json.loads(r.stdout)["reward"] == full
     reward, _moves, scored = replayed(truth, url, run)
     assert reward == full and len(scored) == len(set(scored))
+
+
+def _sockets(port: int, state: str = "01") -> set[int]:
+    """The socket inodes of this machine's TCP sockets on local port ``port`` in ``state`` (01:
+    established, the server's ends of its clients' connections; 0A: listening), from /proc/net/tcp."""
+    out = set()
+    with open("/proc/net/tcp") as fh:
+        for line in fh.readlines()[1:]:
+            f = line.split()
+            if int(f[1].split(":")[1], 16) == port and f[3] == state:
+                out.add(int(f[9]))
+    return out
+
+
+def _held_by(pid: int, inodes: set[int]) -> int:
+    """How many of ``inodes`` the process ``pid`` holds open."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and int(link[8:-1]) in inodes:
+            n += 1
+    return n
+
+
+def _burst(base: str, n: int) -> list:
+    """``n`` keep-alive connections opened at once, each answered once; the open sockets."""
+    import socket
+    from concurrent.futures import ThreadPoolExecutor
+
+    host, port = base.split("//")[1].split(":")
+
+    def one(_k):
+        s = socket.create_connection((host, int(port)), timeout=30)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 200")
+        return s
+
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(one, range(n)))
+
+
+def test_a_burst_of_connections_is_spread_over_the_workers(g121, tmp_path):
+    """Each worker listens on a socket of its own (SO_REUSEPORT): 64 players arriving at once land on
+    both workers (one shared socket gave 232 of 256 to one worker), every connection is answered
+    (the supervisor's socket holds the port and never listens), and a worker started in place of a
+    killed one takes its share of the next burst."""
+    lib, manifest, _truth, _full = g121
+    with service_process(lib, tmp_path / "runs.sqlite", [manifest], "--workers", "2",
+                         log=tmp_path / "serve.log") as (proc, base):
+        port = int(base.rsplit(":", 1)[1])
+
+        def listening(pids):
+            return len(pids) == 2 and all(_held_by(p, _sockets(port, "0A")) == 1 for p in pids)
+
+        deadline = time.monotonic() + 60
+        while not listening(worker_pids(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _held_by(proc.pid, _sockets(port, "0A")) == 0          # the supervisor never listens
+        for round_ in range(2):
+            pids = worker_pids(proc.pid)
+            assert len(pids) == 2, pids
+            conns = _burst(base, 64)
+            held = [_held_by(p, _sockets(port)) for p in pids]
+            assert sum(held) == 64 and min(held) >= 16, (round_, held)
+            for s in conns:
+                s.close()
+            if round_ == 0:                        # a worker dies; its replacement joins the group
+                os.kill(pids[0], signal.SIGKILL)
+                deadline = time.monotonic() + 60
+                while (pids[0] in worker_pids(proc.pid) or not listening(worker_pids(proc.pid))) \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.2)
