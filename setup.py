@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent
 # tilelib/native.py imports only the standard library, so it runs here without the package.
 source_digest = runpy.run_path(str(ROOT / "tilelib" / "native.py"))["source_digest"]
 
-TWIN_H = "tilelib/_twin.h"    # SOURCES and SOURCE_DIGEST into each module
+TWIN_H = "tilelib/_twin.h"  # SOURCES and SOURCE_DIGEST into each module
 
 # POPCNT is in every x86-64 CPU since 2008-2009; without the flag gcc calls a slow libgcc helper.
 _arch = ["-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") else []
@@ -27,18 +27,23 @@ def twin(name: str, sources: list[str], depends: list[str] = ()) -> Extension:
         name,
         sources=sources,
         depends=list(depends),
-        define_macros=[("TWIN_SOURCES", f'"{",".join(files)}"'),
-                       ("TWIN_DIGEST", f'"{source_digest(ROOT, files)}"')],
+        define_macros=[("TWIN_SOURCES", f'"{",".join(files)}"'), ("TWIN_DIGEST", f'"{source_digest(ROOT, files)}"')],
         extra_compile_args=["-O2", "-std=c99", *_arch],
     )
 
 
 setup(
     ext_modules=[
-        twin("engine._kernel", ["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c", "engine/_complete.c"],
-             ["engine/_kernel.h", TWIN_H]),
+        twin(
+            "engine._kernel",
+            ["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c", "engine/_complete.c"],
+            ["engine/_kernel.h", TWIN_H],
+        ),
         twin("tilelib._sym", ["tilelib/_sym.c"], [TWIN_H]),
-        twin("stitcher._core", ["stitcher/_core.c", "stitcher/_index.c", "stitcher/_check.c"],
-             ["stitcher/_core.h", TWIN_H]),
+        twin(
+            "stitcher._core",
+            ["stitcher/_core.c", "stitcher/_index.c", "stitcher/_check.c"],
+            ["stitcher/_core.h", TWIN_H],
+        ),
     ]
 )

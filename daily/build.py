@@ -62,16 +62,16 @@ class BuildOptions:
     size: int = 1000
     packer: str = DEFAULT_PACKER
     params: dict | None = None
-    seed: bytes | None = None          # None: derived from the secret and the day
+    seed: bytes | None = None  # None: derived from the secret and the day
     secret: str | None = None
     remote: str | None = None
     force: bool = False
     start: dict | None = None  # replay: record this start state {snapshot, deltas} (no remote to ask)
-    profile: object = None             # difficulty profile: stitcher.profile JSON form, preset name or None
-    workers: int = field(default_factory=default_workers)   # processes for the stitch's halves;
+    profile: object = None  # difficulty profile: stitcher.profile JSON form, preset name or None
+    workers: int = field(default_factory=default_workers)  # processes for the stitch's halves;
     #                                    the board is the same for any value (stitcher/halves.py)
-    reuse: str = Reuse.FRESH.value     # the fair rule (tilelib.spent): "fresh" or "any"
-    play: str = TILE_BY_TILE           # "tile-by-tile": clues until referee.closure covers the board;
+    reuse: str = Reuse.FRESH.value  # the fair rule (tilelib.spent): "fresh" or "any"
+    play: str = TILE_BY_TILE  # "tile-by-tile": clues until referee.closure covers the board;
     #                                    "propagation": the frontier proof alone (replays of older days)
 
 
@@ -83,30 +83,43 @@ class BuildResult:
     status: str | None = None
     tiles: int = 0
     clues: int = 0
-    play_clues: int = 0                 # of ``clues``, those the tile-by-tile rule added
+    play_clues: int = 0  # of ``clues``, those the tile-by-tile rule added
     verify_line: str = ""
     seconds: dict = field(default_factory=dict)
     stitch: dict = field(default_factory=dict)
-    stages: dict = field(default_factory=dict)          # per stage: seconds, what it did, bytes written
-    stitch_detail: dict = field(default_factory=dict)   # StitchStats.as_dict(): timings inside the stitch
-    fairness: dict = field(default_factory=dict)        # daily.fairness.report: fresh and reused tiles
-    stock: dict = field(default_factory=dict)           # tilelib.stock.report after the board is stored
+    stages: dict = field(default_factory=dict)  # per stage: seconds, what it did, bytes written
+    stitch_detail: dict = field(default_factory=dict)  # StitchStats.as_dict(): timings inside the stitch
+    fairness: dict = field(default_factory=dict)  # daily.fairness.report: fresh and reused tiles
+    stock: dict = field(default_factory=dict)  # tilelib.stock.report after the board is stored
 
     def summary(self) -> dict:
         """The machine-readable summary ``tiles daily build --json`` prints (one JSON object)."""
-        return {"day": self.day, "skipped": self.skipped, "status": self.status,
-                "manifest": str(self.manifest_path) if self.manifest_path else None, "tiles": self.tiles,
-                "clues": self.clues, "play_clues": self.play_clues, "verify": self.verify_line, "stages": self.stages,
-                "stitch": self.stitch_detail, "fairness": self.fairness, "stock": self.stock, "peak_rss_bytes": peak_rss_bytes(),
-                "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values()),
-                "write_call_bytes": sum(v.get("write_call_bytes") or 0 for v in self.stages.values())}
+        return {
+            "day": self.day,
+            "skipped": self.skipped,
+            "status": self.status,
+            "manifest": str(self.manifest_path) if self.manifest_path else None,
+            "tiles": self.tiles,
+            "clues": self.clues,
+            "play_clues": self.play_clues,
+            "verify": self.verify_line,
+            "stages": self.stages,
+            "stitch": self.stitch_detail,
+            "fairness": self.fairness,
+            "stock": self.stock,
+            "peak_rss_bytes": peak_rss_bytes(),
+            "disk_write_bytes": sum(v.get("disk_write_bytes") or 0 for v in self.stages.values()),
+            "write_call_bytes": sum(v.get("write_call_bytes") or 0 for v in self.stages.values()),
+        }
 
 
 def _summary(stats) -> dict:
     """Deterministic stitch counters for the manifest (no timings: the manifest must rebuild bit-for-bit)."""
     keys = ("hits_first", "misses_first", "drained", "nofit", "fallbacks")
-    return {k: stats.total(k) for k in keys} | {"first_fill": round(stats.first_fill, 6),
-                                               "final_fill": round(stats.final_fill, 6)}
+    return {k: stats.total(k) for k in keys} | {
+        "first_fill": round(stats.first_fill, 6),
+        "final_fill": round(stats.final_fill, 6),
+    }
 
 
 @dataclass(frozen=True)
@@ -119,17 +132,17 @@ class Night:
     else None."""
 
     day: str
-    size: int                          # G, checked against the packer
+    size: int  # G, checked against the packer
     packer: str
     params: dict | None
     seed: bytes
-    commit: str                        # sha256 of the seed: what the manifest and the log may show
-    profile: Profile | None            # difficulty profile (None: the library's own mix)
-    workers: int                       # processes for the stitch's halves; the board is the same for any
+    commit: str  # sha256 of the seed: what the manifest and the log may show
+    profile: Profile | None  # difficulty profile (None: the library's own mix)
+    workers: int  # processes for the stitch's halves; the board is the same for any
     reuse: Reuse
-    play: str                          # PLAY_RULES
+    play: str  # PLAY_RULES
     library: Path
-    manifest_path: Path                # where DAY.json is written (``--out``)
+    manifest_path: Path  # where DAY.json is written (``--out``)
     remote: str | None
     force: bool
     start: dict | None
@@ -156,11 +169,23 @@ def plan(opts: BuildOptions) -> Night:
         raise BadInput(f"play rule {opts.play!r}: expected one of {', '.join(PLAY_RULES)}")
     profile = parse_profile(opts.profile)
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
-    return Night(day=opts.day, size=size, packer=opts.packer, params=opts.params, seed=seed,
-                 commit=seed_commit(seed), profile=profile, workers=opts.workers,
-                 reuse=reuse, play=opts.play, library=Path(opts.library),
-                 manifest_path=Path(opts.out_dir) / f"{opts.day}.json", remote=opts.remote, force=opts.force,
-                 start=opts.start)
+    return Night(
+        day=opts.day,
+        size=size,
+        packer=opts.packer,
+        params=opts.params,
+        seed=seed,
+        commit=seed_commit(seed),
+        profile=profile,
+        workers=opts.workers,
+        reuse=reuse,
+        play=opts.play,
+        library=Path(opts.library),
+        manifest_path=Path(opts.out_dir) / f"{opts.day}.json",
+        remote=opts.remote,
+        force=opts.force,
+        start=opts.start,
+    )
 
 
 class Stages:
@@ -176,13 +201,15 @@ class Stages:
         w = [disk_writes(), write_calls()]
         self.res.stages[name] = {"seconds": sec, **detail} | {
             key: None if a is None or b is None else a - b
-            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, self._written)}
+            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, self._written)
+        }
         self._written = w
         self.log(f"{name:<8} {sec:7.2f} s  {msg}")
 
 
-def build(opts: BuildOptions, log: Callable[[str], None] = print,
-          progress: Callable[..., None] | None = None) -> BuildResult:
+def build(
+    opts: BuildOptions, log: Callable[[str], None] = print, progress: Callable[..., None] | None = None
+) -> BuildResult:
     """Run the nightly build for ``opts.day``; see the module docstring. ``progress(done, total,
     stats)`` is called after each square of the stitch (``daily.observe.ProgressLog`` logs it).
 
@@ -199,7 +226,7 @@ def build(opts: BuildOptions, log: Callable[[str], None] = print,
             if night.remote:
                 night = night.with_start(_start_state(night, lib, stages))
             t0 = time.perf_counter()
-            rep = check_library(lib, "new")          # exit 3 before any work on a damaged file
+            rep = check_library(lib, "new")  # exit 3 before any work on a damaged file
             mark_verified(lib, rep)
             stages.done("check", t0, rep.line(), rows_checked=rep.rows_checked, integrity=rep.integrity)
             done = gate.stored(lib, night.day)
@@ -252,8 +279,9 @@ def _refuse_empty(path: Path) -> None:
     """A zero-length library file is damage (a crash, a full disk), never silently replaced."""
     check_placeable(path, "library path")
     if path.exists() and path.stat().st_size == 0:
-        raise CorruptLibrary(f"{path} is empty (zero bytes): refusing to build on it; restore it, or delete it "
-                             "to start a new library")
+        raise CorruptLibrary(
+            f"{path} is empty (zero bytes): refusing to build on it; restore it, or delete it to start a new library"
+        )
 
 
 def _pull(night: Night, stages: Stages) -> None:
@@ -278,8 +306,11 @@ def _start_state(night: Night, lib: Library, stages: Stages) -> dict:
     if ahead(lib, str(backend.url)):
         t0 = time.perf_counter()
         p = push(night.library, backend)
-        stages.done("publish", t0, f"{p.status} the start state before building (local rows the remote lacked), "
-                                   f"{p.new_tiles:,} new tiles")
+        stages.done(
+            "publish",
+            t0,
+            f"{p.status} the start state before building (local rows the remote lacked), {p.new_tiles:,} new tiles",
+        )
     st = read_state(lib, str(backend.url))
     return {"snapshot": st.used or st.snapshot, "deltas": list(st.deltas)}
 
@@ -302,9 +333,13 @@ def _build_day(night: Night, lib: Library, stages: Stages, progress) -> None:
 def _pack(night: Night, stages: Stages) -> Packing:
     t0 = time.perf_counter()
     packing = make_packing(night.packer, night.size, night.seed, night.params)
-    stages.done("pack", t0, f"{night.packer} G={night.size}: {len(packing.squares):,} squares, "
-                            f"zone {100 * packing.zone_fraction():.2f}%",
-                squares=len(packing.squares), zone_fraction=round(packing.zone_fraction(), 6))
+    stages.done(
+        "pack",
+        t0,
+        f"{night.packer} G={night.size}: {len(packing.squares):,} squares, zone {100 * packing.zone_fraction():.2f}%",
+        squares=len(packing.squares),
+        zone_fraction=round(packing.zone_fraction(), 6),
+    )
     return packing
 
 
@@ -312,23 +347,40 @@ def _stitch(night: Night, lib: Library, packing: Packing, stages: Stages, progre
     res = stages.res
     t0 = time.perf_counter()
     start_rowid = lib.conn.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
-    st = stitch(packing, lib, Stream(night.seed, "stitch"), drain=True, progress=progress, profile=night.profile,
-                workers=night.workers, fresh=night.fresh)
+    st = stitch(
+        packing,
+        lib,
+        Stream(night.seed, "stitch"),
+        drain=True,
+        progress=progress,
+        profile=night.profile,
+        workers=night.workers,
+        fresh=night.fresh,
+    )
     s = st.stats
     res.stitch = _summary(s)
     res.stitch_detail = s.as_dict()
-    res.fairness = fairness.report(lib.conn, [h for h, _ in st.placements],
-                                   [q[2] + 1 for q in st.packing.squares], start_rowid)
-    stages.done("stitch", t0, f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
-                              f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
-                              f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}"
-                              + (f" ({s.total('isolated')} cut off from the seed tile: made zone)"
-                                 if s.total('isolated') else "")
-                              + ", "
-                              f"final fill {100 * s.final_fill:.2f}%; {night.reuse.value}: "
-                              f"{fairness.line(res.fairness)}",
-                placements=s.placements, made=s.made, reuse=night.reuse.value, fairness=res.fairness,
-                **res.stitch, index=s.index, split={k: round(v, 3) for k, v in s.seconds.items()})
+    res.fairness = fairness.report(
+        lib.conn, [h for h, _ in st.placements], [q[2] + 1 for q in st.packing.squares], start_rowid
+    )
+    stages.done(
+        "stitch",
+        t0,
+        f"{s.placements:,} placed, first-pass hits {s.total('hits_first'):,}, "
+        f"misses {s.total('misses_first'):,}, drained {s.total('drained'):,}, "
+        f"nofit {s.total('nofit'):,}, fallbacks {s.total('fallbacks'):,}"
+        + (f" ({s.total('isolated')} cut off from the seed tile: made zone)" if s.total("isolated") else "")
+        + ", "
+        f"final fill {100 * s.final_fill:.2f}%; {night.reuse.value}: "
+        f"{fairness.line(res.fairness)}",
+        placements=s.placements,
+        made=s.made,
+        reuse=night.reuse.value,
+        fairness=res.fairness,
+        **res.stitch,
+        index=s.index,
+        split={k: round(v, 3) for k, v in s.seconds.items()},
+    )
     return st
 
 
@@ -337,22 +389,36 @@ def _clues(night: Night, lib: Library, st: StitchResult, stages: Stages) -> tupl
     cell (status frontier), then those a player solving tile by tile needs never to stall. Returns
     it and how many clues the second rule added."""
     t0 = time.perf_counter()
-    manifest = Manifest(night.day, night.commit, st.packing, tuple(h for h, _ in st.placements),
-                        tuple(t for _, t in st.placements),
-                        difficulty=None if night.profile is None else night.profile.to_json(),
-                        reuse=Reuse.FRESH.value if night.fresh else None,
-                        play=TILE_BY_TILE if night.tile_by_tile else None, build=build_record(night.start))
+    manifest = Manifest(
+        night.day,
+        night.commit,
+        st.packing,
+        tuple(h for h, _ in st.placements),
+        tuple(t for _, t in st.placements),
+        difficulty=None if night.profile is None else night.profile.to_json(),
+        reuse=Reuse.FRESH.value if night.fresh else None,
+        play=TILE_BY_TILE if night.tile_by_tile else None,
+        build=build_record(night.start),
+    )
     board = build_board(manifest, lib)
     clues = add_clues(board)
     played = add_play_clues(board.with_clues(clues)) if night.tile_by_tile else []
     clues += played
-    stats = {"tiles": len(st.packing.squares), "zone_fraction": round(st.packing.zone_fraction(), 6),
-             "clues": len(clues), "stitch": stages.res.stitch}
+    stats = {
+        "tiles": len(st.packing.squares),
+        "zone_fraction": round(st.packing.zone_fraction(), 6),
+        "clues": len(clues),
+        "stitch": stages.res.stitch,
+    }
     manifest = manifest.with_clues(clues, status="frontier", stats=stats)
-    stages.done("clues", t0, f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
-                             f"per 100 tiles)" + (f", {len(played)} of them for tile-by-tile play"
-                                                  if night.tile_by_tile else ""),
-                clues=len(clues), play_clues=len(played))
+    stages.done(
+        "clues",
+        t0,
+        f"{len(clues)} clues ({100 * len(clues) / max(1, len(st.packing.squares)):.2f} "
+        f"per 100 tiles)" + (f", {len(played)} of them for tile-by-tile play" if night.tile_by_tile else ""),
+        clues=len(clues),
+        play_clues=len(played),
+    )
     return manifest, len(played)
 
 
@@ -371,8 +437,14 @@ def _store(night: Night, lib: Library, manifest: Manifest) -> None:
     text = manifest.to_json()
     night.manifest_path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(night.manifest_path, text)
-    ledger.put_manifest(lib.conn, night.day, night.commit, text, replace=night.force,
-                        spent=board_rows(lib.conn, manifest.hashes, manifest.digest(), manifest.day))
+    ledger.put_manifest(
+        lib.conn,
+        night.day,
+        night.commit,
+        text,
+        replace=night.force,
+        spent=board_rows(lib.conn, manifest.hashes, manifest.digest(), manifest.day),
+    )
 
 
 def _stock(lib: Library, manifest: Manifest, stages: Stages) -> None:

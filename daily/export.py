@@ -41,24 +41,29 @@ class ExportReport:
 
     def line(self) -> str:
         span = f"{self.days[0]}..{self.days[-1]}" if self.days else "no day"
-        return (f"exported {len(self.days)} day(s) ({span}), {self.tiles} tiles, {self.seeds} seed(s) revealed "
-                f"-> {self.out / DAYS_FILE}, {self.out / TILES_FILE}")
+        return (
+            f"exported {len(self.days)} day(s) ({span}), {self.tiles} tiles, {self.seeds} seed(s) revealed "
+            f"-> {self.out / DAYS_FILE}, {self.out / TILES_FILE}"
+        )
 
 
 def days_in(conn, first: str, last: str) -> list[str]:
     """The days from ``first`` to ``last`` (inclusive) whose manifest the library holds, in order."""
     if first > last:
         raise BadInput(f"--from {first} is after --to {last}")
-    return [d for (d,) in conn.execute("SELECT day FROM manifests WHERE day BETWEEN ? AND ? ORDER BY day",
-                                       (first, last))]
+    return [
+        d for (d,) in conn.execute("SELECT day FROM manifests WHERE day BETWEEN ? AND ? ORDER BY day", (first, last))
+    ]
 
 
 def refuse_unfinished(days: list[str], today: dt.date) -> None:
     """BadInput naming the first day that is not over (its solutions are secret until it is)."""
     late = [d for d in days if dt.date.fromisoformat(d) >= today]
     if late:
-        raise BadInput(f"{late[0]} is not over (UTC today is {today.isoformat()}): its solutions are secret "
-                       f"until then; export up to {(today - dt.timedelta(days=1)).isoformat()}")
+        raise BadInput(
+            f"{late[0]} is not over (UTC today is {today.isoformat()}): its solutions are secret "
+            f"until then; export up to {(today - dt.timedelta(days=1)).isoformat()}"
+        )
 
 
 def day_rows(lib, day: str, secret: Optional[str]) -> tuple[dict, list[dict]]:
@@ -71,22 +76,40 @@ def day_rows(lib, day: str, secret: Optional[str]) -> tuple[dict, list[dict]]:
     from tilelib.ledger import get_manifest
 
     m = from_json(get_manifest(lib.conn, day))
-    db = DayBoard.load(m, lib, "unused-runs.sqlite")          # the judge's runs are never opened here
+    db = DayBoard.load(m, lib, "unused-runs.sqlite")  # the judge's runs are never opened here
     waves = closure(db.board).wave
     tiles = []
     for t, (x0, y0, s) in enumerate(db.board.squares):
         view = puzzle_view(db, t, set())
-        tiles.append({"day": day, "tile": t, "n": s + 1, "y0": y0, "x0": x0, "neighbours": view["neighbours"],
-                      "seed": t == db.board.seed_tile, "puzzle": view["puzzle"], "solution": db.judge.truth(t),
-                      "wave": waves[t]})
+        tiles.append(
+            {
+                "day": day,
+                "tile": t,
+                "n": s + 1,
+                "y0": y0,
+                "x0": x0,
+                "neighbours": view["neighbours"],
+                "seed": t == db.board.seed_tile,
+                "puzzle": view["puzzle"],
+                "solution": db.judge.truth(t),
+                "wave": waves[t],
+            }
+        )
     seed = None
     if secret:
         raw = day_seed(secret, day)
         seed = raw.hex() if seed_commit(raw) == m.seed_commit else None
-    row = {"day": day, "G": db.board.G, "tiles": len(tiles), "seed": seed, "seed_commit": m.seed_commit,
-           "packer": m.packing.name, "code": _versions(m),
-           "reward_total": sum(r["n"] ** 2 for r in tiles),
-           "waves": max(waves, default=0)}
+    row = {
+        "day": day,
+        "G": db.board.G,
+        "tiles": len(tiles),
+        "seed": seed,
+        "seed_commit": m.seed_commit,
+        "packer": m.packing.name,
+        "code": _versions(m),
+        "reward_total": sum(r["n"] ** 2 for r in tiles),
+        "waves": max(waves, default=0),
+    }
     return row, tiles
 
 
@@ -96,8 +119,9 @@ def _versions(m) -> Optional[str]:
     return None if v is None else json.dumps(v, sort_keys=True)
 
 
-def export_days(lib, first: str, last: str, out: Path, *, secret: Optional[str] = None,
-                today: Optional[dt.date] = None) -> ExportReport:
+def export_days(
+    lib, first: str, last: str, out: Path, *, secret: Optional[str] = None, today: Optional[dt.date] = None
+) -> ExportReport:
     """Write the over days from ``first`` to ``last`` that ``lib`` holds to ``out`` (module doc)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -129,10 +153,27 @@ def export_days(lib, first: str, last: str, out: Path, *, secret: Optional[str] 
 def _schemas():
     import pyarrow as pa
 
-    days = [("day", pa.string()), ("G", pa.int32()), ("tiles", pa.int32()), ("seed", pa.string()),
-            ("seed_commit", pa.string()), ("packer", pa.string()), ("code", pa.string()), ("reward_total", pa.int64()),
-            ("waves", pa.int32())]
-    tiles = [("day", pa.string()), ("tile", pa.int32()), ("n", pa.int32()), ("y0", pa.int32()), ("x0", pa.int32()),
-             ("neighbours", pa.list_(pa.int32())), ("seed", pa.bool_()), ("puzzle", pa.string()),
-             ("solution", pa.string()), ("wave", pa.int32())]
+    days = [
+        ("day", pa.string()),
+        ("G", pa.int32()),
+        ("tiles", pa.int32()),
+        ("seed", pa.string()),
+        ("seed_commit", pa.string()),
+        ("packer", pa.string()),
+        ("code", pa.string()),
+        ("reward_total", pa.int64()),
+        ("waves", pa.int32()),
+    ]
+    tiles = [
+        ("day", pa.string()),
+        ("tile", pa.int32()),
+        ("n", pa.int32()),
+        ("y0", pa.int32()),
+        ("x0", pa.int32()),
+        ("neighbours", pa.list_(pa.int32())),
+        ("seed", pa.bool_()),
+        ("puzzle", pa.string()),
+        ("solution", pa.string()),
+        ("wave", pa.int32()),
+    ]
     return days, tiles

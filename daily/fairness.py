@@ -21,10 +21,12 @@ from __future__ import annotations
 from tilelib.spent import held, solution_hash, spent_of
 from tilelib.db import rows_by_hash
 
+
 def _rows(conn, hashes: list[str]) -> dict[str, tuple[int, int, bytes]]:
     """hash -> (rowid, n, canonical solution BLOB) of the library rows."""
-    return {h: (rowid, n, bytes(sol)) for h, rowid, n, sol in
-            rows_by_hash(conn, ("hash", "rowid", "n", "solution"), hashes)}
+    return {
+        h: (rowid, n, bytes(sol)) for h, rowid, n, sol in rows_by_hash(conn, ("hash", "rowid", "n", "solution"), hashes)
+    }
 
 
 def report(conn, hashes: list[str], ns: list[int], start_rowid: int) -> dict:
@@ -35,7 +37,7 @@ def report(conn, hashes: list[str], ns: list[int], start_rowid: int) -> dict:
     sols = [solution_hash(n, rows[h][2]) if held(n) else None for h, n in zip(hashes, ns)]
     before = spent_of(conn, [s for s in sols if s is not None])
     per_n: dict[int, dict[str, int]] = {}
-    reward = {"held": [0, 0], "small": [0, 0]}      # [reused, all]
+    reward = {"held": [0, 0], "small": [0, 0]}  # [reused, all]
     seen: set = set()
     for h, n, sol in zip(hashes, ns, sols):
         key = sol if sol is not None else h
@@ -50,18 +52,26 @@ def report(conn, hashes: list[str], ns: list[int], start_rowid: int) -> dict:
         r[0] += n * n if reused else 0
         r[1] += n * n
     total = [reward["held"][0] + reward["small"][0], reward["held"][1] + reward["small"][1]]
-    share = {k: round(a / b, 6) if b else 0.0 for k, (a, b) in (("held", reward["held"]),
-                                                              ("small", reward["small"]), ("all", total))}
+    share = {
+        k: round(a / b, 6) if b else 0.0
+        for k, (a, b) in (("held", reward["held"]), ("small", reward["small"]), ("all", total))
+    }
     return {"per_n": {str(n): per_n[n] for n in sorted(per_n)}, "repeated_share": share}
 
 
 def line(fair: dict) -> str:
     """The stitch stage line's summary of ``report``."""
     per = fair["per_n"]
-    big = sum(d["reused"] for n, d in per.items() if held(int(n))), sum(d["tiles"] for n, d in per.items()
-                                                                        if held(int(n)))
-    small = sum(d["reused"] for n, d in per.items() if not held(int(n))), sum(
-        d["tiles"] for n, d in per.items() if not held(int(n)))
+    big = (
+        sum(d["reused"] for n, d in per.items() if held(int(n))),
+        sum(d["tiles"] for n, d in per.items() if held(int(n))),
+    )
+    small = (
+        sum(d["reused"] for n, d in per.items() if not held(int(n))),
+        sum(d["tiles"] for n, d in per.items() if not held(int(n))),
+    )
     sh = fair["repeated_share"]
-    return (f"reused n>=10 {big[0]:,} of {big[1]:,} ({100 * sh['held']:.1f}% of their reward), "
-            f"n=6/8 {small[0]:,} of {small[1]:,} ({100 * sh['small']:.1f}%), all {100 * sh['all']:.1f}%")
+    return (
+        f"reused n>=10 {big[0]:,} of {big[1]:,} ({100 * sh['held']:.1f}% of their reward), "
+        f"n=6/8 {small[0]:,} of {small[1]:,} ({100 * sh['small']:.1f}%), all {100 * sh['all']:.1f}%"
+    )

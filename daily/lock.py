@@ -21,7 +21,7 @@ def build_lock(library: Path) -> Iterator[Path]:
     """
     path = Path(str(library) + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = no_follow_open(path, os.O_RDWR | os.O_CREAT, 0o644)   # a symlink planted there is refused
+    fd = no_follow_open(path, os.O_RDWR | os.O_CREAT, 0o644)  # a symlink planted there is refused
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

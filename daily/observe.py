@@ -50,8 +50,13 @@ def peak_rss_bytes() -> int:
 class ProgressLog:
     """A stitch progress callback ``(done, total, stats)`` that logs at most every ``interval`` s."""
 
-    def __init__(self, log: Callable[[str], None], label: str = "stitch", interval: float = INTERVAL,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        log: Callable[[str], None],
+        label: str = "stitch",
+        interval: float = INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.log, self.label, self.interval, self.clock = log, label, interval, clock
         self.start = clock()
         self.last = self.start
@@ -68,8 +73,10 @@ class ProgressLog:
     def line(self, done: int, total: int, stats, elapsed: float) -> str:
         parts = [f"{self.label:<8} {done:,}/{total:,} squares ({100 * done / max(total, 1):.1f}%)"]
         if stats is not None:
-            parts.append(f"drained {stats.total('drained'):,}, nofit {stats.total('nofit'):,}, "
-                         f"fallbacks {stats.total('fallbacks'):,}")
+            parts.append(
+                f"drained {stats.total('drained'):,}, nofit {stats.total('nofit'):,}, "
+                f"fallbacks {stats.total('fallbacks'):,}"
+            )
         eta = elapsed / done * (total - done) if done else None
         parts.append(f"{elapsed:.0f} s elapsed, ETA " + (f"{eta:.0f} s" if eta is not None else "unknown"))
         return ", ".join(parts)

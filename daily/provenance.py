@@ -27,8 +27,12 @@ def versions() -> dict[str, str | int]:
         except metadata.PackageNotFoundError:
             return "unknown"
 
-    return {"tiles": dist(DISTRIBUTION), "generator": GENERATOR_VERSION, "ortools": dist("ortools"),
-            "python": ".".join(platform.python_version_tuple()[:2])}
+    return {
+        "tiles": dist(DISTRIBUTION),
+        "generator": GENERATOR_VERSION,
+        "ortools": dist("ortools"),
+        "python": ".".join(platform.python_version_tuple()[:2]),
+    }
 
 
 def build_record(start: dict | None) -> dict:

@@ -35,7 +35,7 @@ PUBLIC_ENV = "TILES_PUBLIC_REMOTE"
 DAYS = "days"
 INDEX = f"{DAYS}/index.json"
 INDEX_FORMAT = "tiles-days/1"
-MAX_INDEX = 16 << 20        # ~60,000 days of entries
+MAX_INDEX = 16 << 20  # ~60,000 days of entries
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,10 @@ class PublishReport:
     files: tuple[str, ...]
 
     def line(self) -> str:
-        return (f"published {self.day} to {self.remote}: {', '.join(self.files)} ({self.bundle.tiles:,} tile rows, "
-                f"{self.bundle.bytes:,} bytes of bundle)")
+        return (
+            f"published {self.day} to {self.remote}: {', '.join(self.files)} ({self.bundle.tiles:,} tile rows, "
+            f"{self.bundle.bytes:,} bytes of bundle)"
+        )
 
 
 def day_files(day: str) -> dict[str, str]:
@@ -63,11 +65,14 @@ def _check_mirror(public: str | None, private: str | None):
         raise BadInput(f"no public mirror given (use --to URL or set {PUBLIC_ENV})")
     url = parse_remote(public)
     if url.scheme in ("http", "https"):
-        raise BadInput(f"the public mirror {url} is read-only (https://): publish to the s3:// or file:// "
-                       "remote that it serves")
+        raise BadInput(
+            f"the public mirror {url} is read-only (https://): publish to the s3:// or file:// remote that it serves"
+        )
     if private and parse_remote(private) == url:
-        raise BadInput(f"{url} is the library's remote (TILES_REMOTE), which holds the stock: the public "
-                       "mirror must be another place")
+        raise BadInput(
+            f"{url} is the library's remote (TILES_REMOTE), which holds the stock: the public "
+            "mirror must be another place"
+        )
     return url
 
 
@@ -79,8 +84,11 @@ def _index(backend, url) -> list[dict]:
     try:
         doc = json.loads(body)
         days = doc["days"]
-        if doc.get("format") != INDEX_FORMAT or not isinstance(days, list) or \
-                not all(isinstance(e, dict) and isinstance(e.get("day"), str) for e in days):
+        if (
+            doc.get("format") != INDEX_FORMAT
+            or not isinstance(days, list)
+            or not all(isinstance(e, dict) and isinstance(e.get("day"), str) for e in days)
+        ):
             raise ValueError("unexpected shape")
     except (ValueError, KeyError, TypeError) as err:
         raise RemoteError(f"remote {url}: {INDEX} is not a tiles day index ({err})") from None
@@ -90,27 +98,43 @@ def _index(backend, url) -> list[dict]:
 def index_text(entries: list[dict]) -> str:
     """The index file: ``{"format", "days": [...]}`` by day, one entry per day, compact, newline."""
     by_day = {e["day"]: e for e in entries}
-    return json.dumps({"format": INDEX_FORMAT, "days": [by_day[d] for d in sorted(by_day)]},
-                      separators=(",", ":"), sort_keys=True) + "\n"
+    return (
+        json.dumps(
+            {"format": INDEX_FORMAT, "days": [by_day[d] for d in sorted(by_day)]}, separators=(",", ":"), sort_keys=True
+        )
+        + "\n"
+    )
 
 
-def publish_day(lib: Library, day: str, public: str | None, *, private: str | None = None,
-                secret: str | None = None, force: bool = False, today: dt.date | None = None) -> PublishReport:
+def publish_day(
+    lib: Library,
+    day: str,
+    public: str | None,
+    *,
+    private: str | None = None,
+    secret: str | None = None,
+    force: bool = False,
+    today: dt.date | None = None,
+) -> PublishReport:
     """Write the day's bundle and upload it with the manifest (and the seed, given the secret) to
     the public mirror ``public``, then add the day to its index."""
     check_revealable(day, today, force)
     url = _check_mirror(public, private)
     backend = open_backend(url)
     if backend.get_file(HEAD_NAME, 1 << 16) is not None:
-        raise BadInput(f"{url} holds a library (HEAD.json): the public mirror must not be a library remote, "
-                       "whose snapshots hold the stock")
+        raise BadInput(
+            f"{url} holds a library (HEAD.json): the public mirror must not be a library remote, "
+            "whose snapshots hold the stock"
+        )
     names = day_files(day)
     with tempfile.TemporaryDirectory(prefix="tiles-publish-") as tmp:
         rep = write_bundle(lib, day, Path(tmp) / "bundle.sqlite")
         manifest = Path(tmp) / "manifest.json"
-        manifest.write_text(rep.manifest.to_json(), encoding="ascii")     # the stored text (FORMAT §9: one layout)
-        uploads = [(names["bundle"], rep.path, "application/vnd.sqlite3"),
-                   (names["manifest"], manifest, "application/json")]
+        manifest.write_text(rep.manifest.to_json(), encoding="ascii")  # the stored text (FORMAT §9: one layout)
+        uploads = [
+            (names["bundle"], rep.path, "application/vnd.sqlite3"),
+            (names["manifest"], manifest, "application/json"),
+        ]
         if secret:
             seed = day_seed(secret, day)
             if seed_commit(seed) != rep.manifest.seed_commit:
@@ -121,10 +145,15 @@ def publish_day(lib: Library, day: str, public: str | None, *, private: str | No
         entries = _index(backend, url)
         for name, src, ctype in uploads:
             backend.put_file(name, src, ctype)
-        entry = {"day": day, "board": rep.manifest.digest(),
-                 "manifest": names["manifest"], "bundle": names["bundle"],
-                 "bundle_sha256": hashlib.sha256(rep.path.read_bytes()).hexdigest(), "bundle_bytes": rep.bytes,
-                 "seed": names["seed"] if secret else None}
+        entry = {
+            "day": day,
+            "board": rep.manifest.digest(),
+            "manifest": names["manifest"],
+            "bundle": names["bundle"],
+            "bundle_sha256": hashlib.sha256(rep.path.read_bytes()).hexdigest(),
+            "bundle_bytes": rep.bytes,
+            "seed": names["seed"] if secret else None,
+        }
         index = Path(tmp) / "index.json"
         index.write_text(index_text([e for e in entries if e["day"] != day] + [entry]))
         backend.put_file(INDEX, index, "application/json")

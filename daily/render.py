@@ -13,8 +13,16 @@ from tilelib.fsio import atomic_write
 from tilelib.store import Library
 
 
-def render_day(day: str, library: Path, png: Path, manifest_file: Path | None = None, *,
-               region: str | None = None, tile: int | None = None, scale: int | None = None) -> None:
+def render_day(
+    day: str,
+    library: Path,
+    png: Path,
+    manifest_file: Path | None = None,
+    *,
+    region: str | None = None,
+    tile: int | None = None,
+    scale: int | None = None,
+) -> None:
     """Draw the board of ``day`` (or ``region`` "X,Y,W,H" / ``tile``'s window); BadInput if the library
     holds no manifest for it or the view is malformed."""
     if region is not None and tile is not None:
@@ -28,7 +36,7 @@ def render_day(day: str, library: Path, png: Path, manifest_file: Path | None = 
         if m.day != day:
             raise BadInput(f"manifest is for {m.day}, not {day}")
         if region is not None:
-            parse_region(region, m.G)          # refuse a bad region before the board is built
+            parse_region(region, m.G)  # refuse a bad region before the board is built
         board = gate.admit_board(m, lib)
     view = parse_region(region, m.G) if region is not None else tile_region(board, tile) if tile is not None else None
     if view is None and scale is None:

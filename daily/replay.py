@@ -74,8 +74,9 @@ def first_difference(want: Manifest, got: Manifest) -> str | None:
     return "the manifest text differs from the replay's"
 
 
-def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None = None,
-           log=lambda line: None) -> ReplayReport:
+def replay(
+    m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None = None, log=lambda line: None
+) -> ReplayReport:
     """Rebuild the day of ``m`` from ``seed`` and its start snapshot on ``remote``; see the module doc."""
     from daily.build import BuildOptions, build
     from referee.manifest import load
@@ -87,15 +88,15 @@ def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None
     b = m.build or {}
     snap = b.get("snapshot")
     if snap is None:
-        raise ReplayImpossible("the manifest records no start snapshot (built without a remote, or before "
-                               "replays existed): it cannot be replayed")
+        raise ReplayImpossible(
+            "the manifest records no start snapshot (built without a remote, or before "
+            "replays existed): it cannot be replayed"
+        )
     why = version_mismatch(b.get("versions", {}))
     if why:
-        raise ReplayImpossible(f"replay impossible here: the build ran with {why}; install those versions "
-                               "to replay it")
+        raise ReplayImpossible(f"replay impossible here: the build ran with {why}; install those versions to replay it")
     if not remote:
-        raise ReplayImpossible("--replay needs the remote that holds the start snapshot (--remote or "
-                               "TILES_REMOTE)")
+        raise ReplayImpossible("--replay needs the remote that holds the start snapshot (--remote or TILES_REMOTE)")
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="tiles-replay-", dir=workdir))
     try:
@@ -111,11 +112,21 @@ def replay(m: Manifest, seed: bytes, remote: str | None, *, workdir: Path | None
                 d.unlink()
         log(f"fetched start state: snapshot {snap[:12]}… and {len(deltas)} delta(s)")
         p = m.packing
-        opts = BuildOptions(day=m.day, library=lib, out_dir=work / "out", size=p.P + 1, packer=p.name,
-                            params=dict(p.params), seed=seed, remote=None, force=True,
-                            start={"snapshot": snap, "deltas": deltas},
-                            profile=None if m.difficulty is None else dict(m.difficulty), reuse=m.policy,
-                            play=m.play_rule)
+        opts = BuildOptions(
+            day=m.day,
+            library=lib,
+            out_dir=work / "out",
+            size=p.P + 1,
+            packer=p.name,
+            params=dict(p.params),
+            seed=seed,
+            remote=None,
+            force=True,
+            start={"snapshot": snap, "deltas": deltas},
+            profile=None if m.difficulty is None else dict(m.difficulty),
+            reuse=m.policy,
+            play=m.play_rule,
+        )
         res = build(opts, log=log)
         again = load(res.manifest_path)
     finally:

@@ -32,8 +32,6 @@ def day_seed(secret: str | None, day: str) -> bytes:
     return hmac.new(secret.encode("utf-8"), ("tiles-daily:" + day).encode("utf-8"), hashlib.sha256).digest()
 
 
-
-
 def check_revealable(day: str, today: dt.date | None = None, force: bool = False) -> None:
     """Refuse to reveal the seed of today or a future day (UTC) unless forced."""
     today = today or dt.datetime.now(dt.timezone.utc).date()

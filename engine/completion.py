@@ -40,8 +40,14 @@ class Decision:
     status: str
 
 
-def decide(problem: cwin.Windows, stream: Stream, time_limit: float, *, max_nodes: int = cwin.MAX_NODES,
-           tally: Tally | None = None) -> Decision:
+def decide(
+    problem: cwin.Windows,
+    stream: Stream,
+    time_limit: float,
+    *,
+    max_nodes: int = cwin.MAX_NODES,
+    tally: Tally | None = None,
+) -> Decision:
     """Complete ``problem`` (see the module doc); CP-SAT runs with ``time_limit`` seconds only
     when the C search passes ``max_nodes``."""
     got = cwin.solve(problem, cwin.seed_of(stream.child("c")), max_nodes)

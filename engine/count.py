@@ -76,9 +76,18 @@ def _impl(n: int, impl: str | None):
     return kernel
 
 
-def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True, keep: int | None = None,
-               max_nodes: int | None = None, find: bool = False,
-               impl: str | None = None) -> tuple[int, list, int]:
+def count_rows(
+    n: int,
+    vals,
+    known,
+    k: int = 2,
+    *,
+    distinct: bool = True,
+    keep: int | None = None,
+    max_nodes: int | None = None,
+    find: bool = False,
+    impl: str | None = None,
+) -> tuple[int, list, int]:
     """(count capped at k, up to ``keep`` (default k) solutions as tuples of row ints, nodes).
 
     ``max_nodes``: the search checks after each branch whether it has passed that many nodes
@@ -91,18 +100,18 @@ def count_rows(n: int, vals, known, k: int = 2, *, distinct: bool = True, keep: 
     keep = k if keep is None else keep
     mx = -1 if max_nodes is None else max_nodes
     try:
-        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep, max_nodes=mx,
-                                         find=find)
-    except ValueError as e:   # the kernel's own message about the rows; it has no further cause
+        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep, max_nodes=mx, find=find)
+    except ValueError as e:  # the kernel's own message about the rows; it has no further cause
         raise BadInput(str(e)) from None
 
 
-def backbone_rows(n: int, vals, known, *, distinct: bool = True,
-                  impl: str | None = None) -> tuple[bool, list, list, int]:
+def backbone_rows(
+    n: int, vals, known, *, distinct: bool = True, impl: str | None = None
+) -> tuple[bool, list, list, int]:
     """(no solution, backbone value rows, backbone known-mask rows, nodes)."""
     try:
         return _impl(n, impl).backbone_rows(n, vals, known, distinct=distinct)
-    except ValueError as e:   # the kernel's own message about the rows; it has no further cause
+    except ValueError as e:  # the kernel's own message about the rows; it has no further cause
         raise BadInput(str(e)) from None
 
 
@@ -120,7 +129,7 @@ def rows_to_grid(rows, n: int) -> np.ndarray:
 
     if n <= 16:
         b = np.array(rows, dtype=">u2").view(np.uint8).reshape(n, 2)
-        return np.unpackbits(b, axis=1)[:, 16 - n:].copy()
+        return np.unpackbits(b, axis=1)[:, 16 - n :].copy()
     return np.array([int_line(r, n) for r in rows], dtype=np.uint8).reshape(n, n)
 
 
@@ -142,8 +151,16 @@ def puzzle_rows(p: Puzzle) -> tuple[list[int], list[int]]:
     return _row_ints(p.values), _row_ints(p.known)
 
 
-def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None = None,
-          max_nodes: int | None = None, find: bool = False, impl: str | None = None) -> CountResult:
+def count(
+    puzzle: Puzzle,
+    k: int = 2,
+    *,
+    distinct: bool = True,
+    keep: int | None = None,
+    max_nodes: int | None = None,
+    find: bool = False,
+    impl: str | None = None,
+) -> CountResult:
     """Count the puzzle's solutions up to k (deterministic; line-domain propagation search).
 
     ``keep`` limits how many solutions are returned (default k; 0 for pure counting,
@@ -152,8 +169,9 @@ def count(puzzle: Puzzle, k: int = 2, *, distinct: bool = True, keep: int | None
     the line-rule-first plan (see ``count_rows``).
     """
     vals, known = puzzle_rows(puzzle)
-    c, sols, nodes = count_rows(puzzle.n, vals, known, k, distinct=distinct, keep=keep,
-                                max_nodes=max_nodes, find=find, impl=impl)
+    c, sols, nodes = count_rows(
+        puzzle.n, vals, known, k, distinct=distinct, keep=keep, max_nodes=max_nodes, find=find, impl=impl
+    )
     return CountResult(c, [rows_to_grid(s, puzzle.n) for s in sols], nodes)
 
 

@@ -39,9 +39,9 @@ from functools import lru_cache
 import numpy as np
 from ortools.sat.python import cp_model
 
-_PROTO = type(cp_model.CpModel().Proto())   # cp_model_pb2's class before OR-tools 9.14, the C++ one after
+_PROTO = type(cp_model.CpModel().Proto())  # cp_model_pb2's class before OR-tools 9.14, the C++ one after
 _TEMPLATE = _PROTO()
-_BOOL = _TEMPLATE.variables.add()           # every variable is a Boolean: domain [0, 1]
+_BOOL = _TEMPLATE.variables.add()  # every variable is a Boolean: domain [0, 1]
 _BOOL.domain.extend((0, 1))
 
 
@@ -49,9 +49,10 @@ def _merge_text(proto, text: str) -> None:
     """Append the protobuf text ``text`` to ``proto`` (C++ parser; google.protobuf's before 9.14)."""
     if hasattr(proto, "merge_text_format"):
         if not proto.merge_text_format(text):
-            raise ValueError("CP-SAT model text did not parse")   # a bug here, not bad input
-    else:                                                          # pragma: no cover (OR-tools < 9.14)
+            raise ValueError("CP-SAT model text did not parse")  # a bug here, not bad input
+    else:  # pragma: no cover (OR-tools < 9.14)
         from google.protobuf import text_format
+
         text_format.Merge(text, proto)
 
 
@@ -77,8 +78,7 @@ def _trios(m: int) -> tuple[int, ...]:
 
 def _valid_constants(line: list[int], m: int) -> bool:
     """A line of constants obeys balance and no three equal in a row."""
-    return (sum(~v for v in line) == m // 2
-            and not any(line[j] == line[j + 1] == line[j + 2] for j in range(m - 2)))
+    return sum(~v for v in line) == m // 2 and not any(line[j] == line[j + 1] == line[j + 2] for j in range(m - 2))
 
 
 class RulesModel:
@@ -94,12 +94,12 @@ class RulesModel:
         self.values = values
         self.known = known
         self._proto = _PROTO()
-        self._text: list[str] = []              # constraints not yet in the proto, as protobuf text
-        self._flushed = 0                       # variables already in the proto
-        self._index: dict[int, int] = {}        # r * width + c -> cell code
+        self._text: list[str] = []  # constraints not yet in the proto, as protobuf text
+        self._flushed = 0  # variables already in the proto
+        self._index: dict[int, int] = {}  # r * width + c -> cell code
         self._width = known.shape[1]
         self.nvars = 0
-        self.cell_vars: list[int] = []          # the cells' variables, in creation order (hint order)
+        self.cell_vars: list[int] = []  # the cells' variables, in creation order (hint order)
 
     @property
     def proto(self):
@@ -120,8 +120,8 @@ class RulesModel:
 
     def cells(self, x: int, y: int, n: int) -> list[list[int]]:
         """Codes of the n×n window at column x, row y (row-major; new variables made in that order)."""
-        known = self.known[y:y + n, x:x + n].tolist()
-        values = self.values[y:y + n, x:x + n].tolist()
+        known = self.known[y : y + n, x : x + n].tolist()
+        values = self.values[y : y + n, x : x + n].tolist()
         index, width, made = self._index, self._width, self.cell_vars
         rows = []
         for i in range(n):
@@ -164,21 +164,21 @@ class RulesModel:
         free = [v for v in line if v >= 0]
         if not free:
             if not _valid_constants(line, m):
-                out.append("constraints{bool_or{}}")    # an empty clause: infeasible
+                out.append("constraints{bool_or{}}")  # an empty clause: infeasible
             return
         rhs = m // 2 - sum(~v for v in line if v < 0)
-        free.sort()                                      # cp_model's order for sum(line) == k
+        free.sort()  # cp_model's order for sum(line) == k
         out.append(f"constraints{{linear{{vars:{free} coeffs:{[1] * len(free)} domain:[{rhs},{rhs}]}}}}")
         for j in _trios(m):
-            trio = line[j:j + 3]
+            trio = line[j : j + 3]
             lits = [v for v in trio if v >= 0]
             if not lits:
                 if trio[0] == trio[1] == trio[2]:
-                    out.append("constraints{bool_or{}}")    # three equal constants
+                    out.append("constraints{bool_or{}}")  # three equal constants
                 continue
-            if -2 not in trio:   # no known 1: not three zeros
+            if -2 not in trio:  # no known 1: not three zeros
                 out.append(f"constraints{{bool_or{{literals:{lits}}}}}")
-            if -1 not in trio:   # no known 0: not three ones
+            if -1 not in trio:  # no known 0: not three ones
                 out.append(f"constraints{{bool_or{{literals:{[~v for v in lits]}}}}}")
 
     def _distinct(self, lines: list[list[int]]) -> None:
@@ -201,8 +201,10 @@ class RulesModel:
                     else:
                         d = self.nvars
                         self.nvars += 1
-                        out.append(f"constraints{{enforcement_literal:{d} bool_or{{literals:[{u},{v}]}}}}"
-                                   f"constraints{{enforcement_literal:{d} bool_or{{literals:[{~u},{~v}]}}}}")
+                        out.append(
+                            f"constraints{{enforcement_literal:{d} bool_or{{literals:[{u},{v}]}}}}"
+                            f"constraints{{enforcement_literal:{d} bool_or{{literals:[{~u},{~v}]}}}}"
+                        )
                         diffs.append(d)
                 out.append(f"constraints{{bool_or{{literals:{diffs}}}}}")
 
@@ -214,7 +216,7 @@ class RulesModel:
                 if code >= 0:
                     lits.append(~code if g else code)
                 elif ~code != g:
-                    return               # a constant already differs
+                    return  # a constant already differs
         self._text.append(f"constraints{{bool_or{{literals:{lits}}}}}")
 
     # ------------------------------------------------------------ solving

@@ -358,11 +358,12 @@ def rate(puzzle: Puzzle, *, impl: str | None = None) -> LadderResult:
     levels = [lv for lv, _ in log]
     if status == "solved":
         ladder = max(levels, default=0)
-        needs_u = _solve(_State.from_puzzle(puzzle), ALL - {3}, None) != "solved" if (3 in levels or 4 in levels) else False
+        needs_u = (
+            _solve(_State.from_puzzle(puzzle), ALL - {3}, None) != "solved" if (3 in levels or 4 in levels) else False
+        )
         needs_b = _solve(_State.from_puzzle(puzzle), ALL - {4}, None) != "solved" if 4 in levels else False
         solution = st.grid()
     else:
         ladder, solution = 5, None
         needs_u = needs_b = True
-    return LadderResult(ladder, levels.count(4), 3 in levels, needs_u, needs_b, solution,
-                        open0 - st.open_cells())
+    return LadderResult(ladder, levels.count(4), 3 in levels, needs_u, needs_b, solution, open0 - st.open_cells())

@@ -52,8 +52,22 @@ from engine.lines import tables
 
 
 class _Ctx:
-    __slots__ = ("n", "masks", "pats", "distinct", "k", "keep", "count", "sols", "nodes",
-                 "line_mode", "aborted", "limit", "max_nodes", "stopped")
+    __slots__ = (
+        "n",
+        "masks",
+        "pats",
+        "distinct",
+        "k",
+        "keep",
+        "count",
+        "sols",
+        "nodes",
+        "line_mode",
+        "aborted",
+        "limit",
+        "max_nodes",
+        "stopped",
+    )
 
     def __init__(self, n: int, distinct: bool, k: int, keep: int) -> None:
         t = tables(n)
@@ -108,7 +122,7 @@ def _propagate(ctx: _Ctx, st, queue: int) -> bool:
             else:
                 continue
             km |= 1 << i
-            X = n + i if L < n else i          # the crossing line
+            X = n + i if L < n else i  # the crossing line
             if not (kmask[X] >> idx) & 1:
                 kmask[X] |= 1 << idx
                 doms[X] &= masks[idx][v]
@@ -204,7 +218,7 @@ def _search(ctx: _Ctx, st) -> None:
 
 # Search plans: (rule, budget) attempts, each searching afresh from the same propagated
 # state until one finishes within its budget of quarters·n²/4 nodes (None: no budget).
-PLAN_COUNT = (("cell", 64), ("line", None))              # 16·n², then unbounded: proofs dominate
+PLAN_COUNT = (("cell", 64), ("line", None))  # 16·n², then unbounded: proofs dominate
 PLAN_FIND = (("line", 1), ("cell", 128), ("line", None))  # n²/4, 32·n²: mostly finding a solution
 
 
@@ -218,9 +232,17 @@ def _run(ctx: _Ctx, st, plan=PLAN_COUNT) -> None:
             return
 
 
-def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *, distinct: bool = True,
-               keep: int | None = None, max_nodes: int = -1,
-               find: bool = False) -> tuple[int, list[tuple[int, ...]], int]:
+def count_rows(
+    n: int,
+    vals: list[int],
+    known: list[int],
+    k: int = 2,
+    *,
+    distinct: bool = True,
+    keep: int | None = None,
+    max_nodes: int = -1,
+    find: bool = False,
+) -> tuple[int, list[tuple[int, ...]], int]:
     """(count capped at k, up to ``keep`` solutions as row-int tuples in search order, nodes).
 
     With ``max_nodes >= 0`` the search stops once its node count passes max_nodes and the
@@ -236,8 +258,9 @@ def count_rows(n: int, vals: list[int], known: list[int], k: int = 2, *, distinc
     return (-1 if ctx.stopped else min(ctx.count, k)), ctx.sols, ctx.nodes
 
 
-def backbone_rows(n: int, vals: list[int], known: list[int], *,
-                  distinct: bool = True) -> tuple[bool, list[int], list[int], int]:
+def backbone_rows(
+    n: int, vals: list[int], known: list[int], *, distinct: bool = True
+) -> tuple[bool, list[int], list[int], int]:
     """(no_solution, backbone value rows, backbone known rows, nodes).
 
     The backbone is the set of cells on which every solution agrees. Method:
@@ -256,7 +279,7 @@ def backbone_rows(n: int, vals: list[int], known: list[int], *,
     if not ctx.sols:
         return True, [0] * n, [0] * n, ctx.nodes
     sol = ctx.sols[0]
-    varies = [0] * n                       # row ints: cells shown to differ between solutions
+    varies = [0] * n  # row ints: cells shown to differ between solutions
     for r in range(n):
         for c in range(n):
             if (root[1][r] >> c) & 1 or (varies[r] >> (n - 1 - c)) & 1:
@@ -271,7 +294,7 @@ def backbone_rows(n: int, vals: list[int], known: list[int], *,
                 other = ctx.sols[0]
                 for rr in range(n):
                     varies[rr] |= other[rr] ^ sol[rr]
-            else:                          # backbone cell: strengthen the root with it
+            else:  # backbone cell: strengthen the root with it
                 ok = _propagate(ctx, root, _restrict(ctx, root, r, c, v ^ 1))
                 assert ok, "a backbone cell cannot contradict a state that has a solution"
     full = (1 << n) - 1

@@ -39,7 +39,7 @@ def parse_puzzle(text: str, n: int | None = None) -> RowPuzzle:
     s, side = puzzle_text(text)
     if n is not None and side != n:
         raise BadInput(f"--n {n} does not match a puzzle string of side {side}")
-    rows = [s[i:i + side] for i in range(0, len(s), side)]
+    rows = [s[i : i + side] for i in range(0, len(s), side)]
     vals = tuple(int(r.replace(".", "0"), 2) for r in rows)
     known = tuple(int(r.replace("0", "1").replace(".", "0"), 2) for r in rows)
     return RowPuzzle(side, vals, known)

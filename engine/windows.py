@@ -60,7 +60,7 @@ class Answer:
     def window(self, x: int, y: int, n: int) -> np.ndarray:
         """The n×n grid of the window at board cell (x, y) in a FOUND answer."""
         ox, oy = self.origin
-        return self.grid[y - oy:y - oy + n, x - ox:x - ox + n].copy()
+        return self.grid[y - oy : y - oy + n, x - ox : x - ox + n].copy()
 
 
 def seed_of(stream: Stream) -> int:
@@ -90,8 +90,9 @@ def solve(problem: Windows, seed: int, max_nodes: int = MAX_NODES) -> Answer:
     exclude = [_excluded(e, wins) for e in problem.exclude]
     max_nodes = -1 if max_nodes < 0 else min(int(max_nodes), 2**62)
     try:
-        status, grid, nodes = c_kernel().complete_windows(y1 - y0, x1 - x0, v.tobytes(), k.tobytes(), local,
-                                                          exclude, seed & (2**64 - 1), max_nodes)
+        status, grid, nodes = c_kernel().complete_windows(
+            y1 - y0, x1 - x0, v.tobytes(), k.tobytes(), local, exclude, seed & (2**64 - 1), max_nodes
+        )
     except ValueError as err:
         raise BadInput(f"completion: {err}") from None
     if grid is not None:

@@ -44,7 +44,7 @@ def generate(params: GenParams, count: int, seed: bytes, *, workers: int = 1) ->
         for job in jobs:
             yield _one(job)
         return
-    import multiprocessing   # only when several processes run (start-up of a one-process run)
+    import multiprocessing  # only when several processes run (start-up of a one-process run)
 
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(min(workers, count)) as pool:
@@ -71,9 +71,16 @@ def new_seed() -> bytes:
     return secrets.token_bytes(32)
 
 
-def append_generated(library: str | Path, params: GenParams, count: int, seed: bytes, *,
-                     workers: int = 1, on_tile: Callable[[], None] | None = None,
-                     batch: int = 500) -> GenerateReport:
+def append_generated(
+    library: str | Path,
+    params: GenParams,
+    count: int,
+    seed: bytes,
+    *,
+    workers: int = 1,
+    on_tile: Callable[[], None] | None = None,
+    batch: int = 500,
+) -> GenerateReport:
     """Generate ``count`` tiles and append them to the library file (created if missing).
 
     Tiles are inserted in batches of ``batch`` as they arrive (one transaction

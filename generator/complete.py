@@ -34,9 +34,17 @@ class CompletionError(TilesError):
 DEFAULT_TIME_LIMIT = 60.0
 
 
-def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
-             *, exclude=(), time_limit: float = DEFAULT_TIME_LIMIT, tally: Tally | None = None,
-             max_nodes: int = MAX_NODES) -> np.ndarray | None:
+def complete(
+    n: int,
+    fixed_values,
+    fixed_known,
+    seed: bytes | Stream,
+    *,
+    exclude=(),
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    tally: Tally | None = None,
+    max_nodes: int = MAX_NODES,
+) -> np.ndarray | None:
     """A valid n×n grid equal to ``fixed_values`` wherever ``fixed_known`` is 1, or None if none exists.
 
     ``seed`` (bytes, or a Stream to draw from) fixes the answer. ``exclude``: grids the answer
@@ -49,8 +57,7 @@ def complete(n: int, fixed_values, fixed_known, seed: bytes | Stream,
     vals = _as_grid(fixed_values, n, "fixed_values")
     known = _as_grid(fixed_known, n, "fixed_known")
     stream = seed if isinstance(seed, Stream) else Stream(bytes(seed), "complete")
-    problem = Windows(vals, known, ((0, 0, n, True),),
-                      tuple((0, _as_grid(g, n, "excluded grid")) for g in exclude))
+    problem = Windows(vals, known, ((0, 0, n, True),), tuple((0, _as_grid(g, n, "excluded grid")) for g in exclude))
     got = decide(problem, stream, time_limit, tally=tally, max_nodes=max_nodes)
     if got.grids is not None:
         return got.grids[0]

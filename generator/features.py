@@ -19,8 +19,12 @@ from tilelib.tile import Features, pack_nibbles
 if TYPE_CHECKING:
     import numpy as np
 
-SIDE_SLICES = ((bits.TOP, (0, slice(None))), (bits.RIGHT, (slice(None), -1)),
-               (bits.BOTTOM, (-1, slice(None))), (bits.LEFT, (slice(None), 0)))
+SIDE_SLICES = (
+    (bits.TOP, (0, slice(None))),
+    (bits.RIGHT, (slice(None), -1)),
+    (bits.BOTTOM, (-1, slice(None))),
+    (bits.LEFT, (slice(None), 0)),
+)
 
 
 def differing_sides(a: np.ndarray, b: np.ndarray) -> int:
@@ -107,8 +111,7 @@ def ladder_puzzle(solution: np.ndarray, givens: np.ndarray, seam_mask: int) -> b
     return bits.Puzzle.from_grid(sol, known)
 
 
-def features(solution: np.ndarray, givens: np.ndarray, seam_mask: int,
-             solutions: list[np.ndarray], ladder) -> Features:
+def features(solution: np.ndarray, givens: np.ndarray, seam_mask: int, solutions: list[np.ndarray], ladder) -> Features:
     """The full ``Features`` of a tile; ``ladder`` is ``engine.ladder.rate(ladder_puzzle(...))``."""
     mf = multiplicity_features(solution, givens, solutions)
     return Features(

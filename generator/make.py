@@ -72,12 +72,14 @@ class Targets:
     needs_bifurcation: bool = False
     max_tries: int = 1000
     max_ladder: int = 5
-    level: int = 0       # 1..4: thin by the ladder at this level (Unruly's rule); 0: minimal unique
+    level: int = 0  # 1..4: thin by the ladder at this level (Unruly's rule); 0: minimal unique
 
     def met(self, lad) -> bool:
-        return (max(self.min_ladder, self.level) <= lad.ladder <= self.max_ladder
-                and (lad.needs_unique or not self.needs_unique)
-                and (lad.needs_bifurcation or not self.needs_bifurcation))
+        return (
+            max(self.min_ladder, self.level) <= lad.ladder <= self.max_ladder
+            and (lad.needs_unique or not self.needs_unique)
+            and (lad.needs_bifurcation or not self.needs_bifurcation)
+        )
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,7 @@ class GenParams:
     targets: Targets = Targets()
 
     @staticmethod
-    def make(n: int, m_max: int | None = None, seam_mask: int = 0,
-             targets: Targets | None = None) -> "GenParams":
+    def make(n: int, m_max: int | None = None, seam_mask: int = 0, targets: Targets | None = None) -> "GenParams":
         """Validated parameters (BadInput on a bad value); m_max defaults by n (FORMAT §4)."""
         if n not in VALID_N:
             raise BadInput(f"--n must be one of {', '.join(map(str, VALID_N))}, got {n}")
@@ -120,8 +121,11 @@ class GenParams:
         """What the thinning really applies, for one line of output: the m limit in force (1 when
         seam_mask is 0, whatever m_max says), the seam sides, and the difficulty window."""
         t = self.targets
-        m = (f"m <= {self.m_max}" if self.seam_mask
-             else f"m = 1 (seam_mask 0 pins nothing{'; m_max ' + str(self.m_max) + ' unused' if self.m_max > 1 else ''})")
+        m = (
+            f"m <= {self.m_max}"
+            if self.seam_mask
+            else f"m = 1 (seam_mask 0 pins nothing{'; m_max ' + str(self.m_max) + ' unused' if self.m_max > 1 else ''})"
+        )
         parts = [m, f"seam_mask {self.seam_mask}"]
         if t.level:
             parts.append(f"level {t.level}")
@@ -136,12 +140,13 @@ class MakeStats:
 
     tries: int
     rejected_start: int
-    rejected_easy: int       # outside the targets: too easy, or above max_ladder
+    rejected_easy: int  # outside the targets: too easy, or above max_ladder
     counts: int
 
 
-def make_tile(params: GenParams, stream: Stream, fixed: tuple | None = None, *,
-              solution: np.ndarray | None = None) -> Tile | None:
+def make_tile(
+    params: GenParams, stream: Stream, fixed: tuple | None = None, *, solution: np.ndarray | None = None
+) -> Tile | None:
     """One tile for ``params`` from ``stream``; see the module doc.
 
     ``fixed`` = (values, known) grids of cells the solution must show (a CP-SAT
@@ -153,8 +158,9 @@ def make_tile(params: GenParams, stream: Stream, fixed: tuple | None = None, *,
     return tile
 
 
-def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = None, *,
-                    solution: np.ndarray | None = None) -> tuple[Tile | None, MakeStats]:
+def make_tile_stats(
+    params: GenParams, stream: Stream, fixed: tuple | None = None, *, solution: np.ndarray | None = None
+) -> tuple[Tile | None, MakeStats]:
     """``make_tile`` plus its ``MakeStats``: each attempt takes a solution from its source, thins
     it, rates the canonical tile and keeps it when the targets are met."""
     t = params.targets
@@ -163,7 +169,7 @@ def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = Non
     for j in range(t.max_tries):
         sub = stream.child(f"try/{j}")
         rows = source.rows(sub)
-        if rows is None:       # CP-SAT proved that no completion exists: no seed can change that
+        if rows is None:  # CP-SAT proved that no completion exists: no seed can change that
             return None, MakeStats(j + 1, rejected_start, rejected_easy, counts)
         res = _thin(params, rows, sub.child("thin"))
         if res is None:
@@ -178,7 +184,8 @@ def make_tile_stats(params: GenParams, stream: Stream, fixed: tuple | None = Non
         return tile, MakeStats(j + 1, rejected_start, rejected_easy, counts)
     raise GenerationFailed(
         f"no n={params.n} tile met the targets in {t.max_tries} attempts "
-        f"({rejected_start} unpinnable starts, {rejected_easy} too easy or too hard)")
+        f"({rejected_start} unpinnable starts, {rejected_easy} too easy or too hard)"
+    )
 
 
 class _Drawn:
@@ -198,7 +205,7 @@ class _Given:
     """Every attempt thins the one given grid (only the thinning order differs)."""
 
     def __init__(self, n: int, solution, seam_mask: int) -> None:
-        import numpy as np   # a given grid only: the generate path draws row ints and never loads numpy
+        import numpy as np  # a given grid only: the generate path draws row ints and never loads numpy
 
         sol = np.asarray(solution, dtype=np.uint8)
         if sol.shape != (n, n) or violations(sol):
@@ -209,8 +216,9 @@ class _Given:
         return self.given
 
     def unpinnable(self) -> None:
-        raise GenerationFailed(f"the given solution's corners can swap unseen by seam_mask "
-                               f"{self.seam_mask}: no thinning can pin it")
+        raise GenerationFailed(
+            f"the given solution's corners can swap unseen by seam_mask {self.seam_mask}: no thinning can pin it"
+        )
 
 
 class _Completed:
@@ -219,11 +227,11 @@ class _Completed:
 
     def __init__(self, n: int, fixed: tuple, seam_mask: int) -> None:
         self.n, self.fixed, self.seam_mask = n, fixed, seam_mask
-        self.excluded: list = []   # completions whose corner-free start failed
+        self.excluded: list = []  # completions whose corner-free start failed
         self.last = None
 
     def rows(self, sub: Stream) -> list[int] | None:
-        from generator.complete import complete   # CP-SAT: imported only when a boundary is fixed
+        from generator.complete import complete  # CP-SAT: imported only when a boundary is fixed
 
         grid = complete(self.n, self.fixed[0], self.fixed[1], sub.child("complete"), exclude=self.excluded)
         if grid is None:
@@ -231,7 +239,8 @@ class _Completed:
                 return None
             raise GenerationFailed(
                 f"every completion of the boundary ({len(self.excluded)}) has corners that can swap "
-                f"unseen by seam_mask {self.seam_mask}")
+                f"unseen by seam_mask {self.seam_mask}"
+            )
         self.last = grid
         return row_ints(grid)
 
@@ -254,8 +263,7 @@ def _thin(params: GenParams, rows: list[int], stream: Stream) -> ThinResult | No
     n, t = params.n, params.targets
     if t.level:
         return thin_to_level(n, rows, stream, t.level, m_max=params.m_max, seam_mask=params.seam_mask)
-    return thin(n, rows, stream, m_max=params.m_max, seam_mask=params.seam_mask,
-                max_nodes=THIN_NODE_CAP * n * n)
+    return thin(n, rows, stream, m_max=params.m_max, seam_mask=params.seam_mask, max_nodes=THIN_NODE_CAP * n * n)
 
 
 def _rated(params: GenParams, rows: list[int], res: ThinResult) -> Tile | None:
@@ -280,8 +288,9 @@ def _bare(n: int) -> Features:
     return Features(flip=bytes(blob_len(n)))
 
 
-def thin_to_level(n: int, rows: list[int], stream: Stream, level: int, *, m_max: int = 1,
-                  seam_mask: int = 0) -> ThinResult | None:
+def thin_to_level(
+    n: int, rows: list[int], stream: Stream, level: int, *, m_max: int = 1, seam_mask: int = 0
+) -> ThinResult | None:
     """Unruly's thinning: from every cell but the corners, remove givens in the stream's order
     (``generator.thin.removal_order``) while the standard solve with ladder levels 1..level, on
     the givens plus the seam_mask sides, still finishes; with seam sides the givens alone must
@@ -292,8 +301,17 @@ def thin_to_level(n: int, rows: list[int], stream: Stream, level: int, *, m_max:
     the tile rates at most ``level`` (at least, too, once ``Targets`` rejects easier ones).
     """
     m_lim = m_max if seam_mask else 1
-    out = c_kernel().thin_ladder(n, list(rows), corner_free_mask(n), side_rows(n, seam_mask),
-                              removal_order(n, stream), level, seam_mask, m_lim, THIN_NODE_CAP * n * n)
+    out = c_kernel().thin_ladder(
+        n,
+        list(rows),
+        corner_free_mask(n),
+        side_rows(n, seam_mask),
+        removal_order(n, stream),
+        level,
+        seam_mask,
+        m_lim,
+        THIN_NODE_CAP * n * n,
+    )
     if out is None:
         return None
     if seam_mask:

@@ -51,7 +51,7 @@ def random_rows(n: int, stream: Stream, budget: int | None = None) -> list[int]:
 
 
 RESTART_FACTOR = 3
-TABLE_MAX_N = 6   # sides small enough to draw from the table of every valid grid
+TABLE_MAX_N = 6  # sides small enough to draw from the table of every valid grid
 
 
 @lru_cache(maxsize=None)
@@ -92,7 +92,7 @@ def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
     """One budgeted depth-first attempt; None when it ran out of budget. Row i is drawn uniformly
     (by ``stream``) from the valid lines the columns' automaton states still allow and no earlier
     row equals; a dead end backtracks; a full grid must also have distinct columns."""
-    fit = _kernel.fit_lines   # the candidate filter in C: ascending, like the comprehension it replaced
+    fit = _kernel.fit_lines  # the candidate filter in C: ascending, like the comprehension it replaced
     t0, t1, must0_of, must1_of, start = _column_automaton(n)
     rows: list[int] = []
     # states[i][b]: automaton state of the column at bit b (column n-1-b) after i rows.

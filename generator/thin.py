@@ -42,10 +42,10 @@ from tilelib.rng import Stream
 class ThinResult:
     """Row ints of the final givens mask, the solutions consistent with them, and work done."""
 
-    givens: list[int]          # known-mask rows (bit n-1-c = cell (r, c))
-    solutions: list[tuple]     # every solution consistent with the givens, as row-int tuples
-    counts: int                # engine counts made
-    nodes: int                 # engine nodes visited in total
+    givens: list[int]  # known-mask rows (bit n-1-c = cell (r, c))
+    solutions: list[tuple]  # every solution consistent with the givens, as row-int tuples
+    counts: int  # engine counts made
+    nodes: int  # engine nodes visited in total
 
 
 def corner_free_mask(n: int) -> list[int]:
@@ -62,7 +62,7 @@ def removal_order(n: int, stream: Stream) -> list[int]:
     sorted by (key, index): one hash per 8 cells instead of one draw per swap.
     """
     cells = _non_corners(n)
-    keys = struct.unpack(f">{len(cells)}I", stream.bytes(4 * len(cells)))   # big-endian 32-bit keys
+    keys = struct.unpack(f">{len(cells)}I", stream.bytes(4 * len(cells)))  # big-endian 32-bit keys
     return [c for _, c in sorted(zip(keys, cells))]
 
 
@@ -141,9 +141,18 @@ def _without(known: list[int], n: int, cells) -> list[int]:
     return out
 
 
-def thin(n: int, solution_rows: list[int], stream: Stream, *, m_max: int = 1, seam_mask: int = 0,
-         start: list[int] | None = None, method: str = "fast", max_nodes: int | None = None,
-         impl: str | None = None) -> ThinResult | None:
+def thin(
+    n: int,
+    solution_rows: list[int],
+    stream: Stream,
+    *,
+    m_max: int = 1,
+    seam_mask: int = 0,
+    start: list[int] | None = None,
+    method: str = "fast",
+    max_nodes: int | None = None,
+    impl: str | None = None,
+) -> ThinResult | None:
     """Thin the givens of a solution (row ints) in the stream's random order; see the module doc.
 
     ``start`` is the initial givens mask (default: all cells but the corners).
@@ -190,15 +199,31 @@ def _check_thin_args(n: int, m_max: int, method: str, impl: str | None) -> None:
         raise ValueError(f"unknown thinning implementation {impl!r}")
 
 
-def _thin_in_c(n: int, solution_rows: list[int], known: list[int], order: list[int], m_max: int,
-               seam_mask: int, max_nodes: int | None) -> ThinResult | None:
+def _thin_in_c(
+    n: int,
+    solution_rows: list[int],
+    known: list[int],
+    order: list[int],
+    m_max: int,
+    seam_mask: int,
+    max_nodes: int | None,
+) -> ThinResult | None:
     """The fast method whole in ``engine._kernel.thin_rows``: the same group and single phases, the
     same counts in the same order, from the same first group size and ``_group_room``."""
     given = sum(bin(k).count("1") for k in known)
     corners = bin(known[0] & _ENDS[n]).count("1") + bin(known[-1] & _ENDS[n]).count("1")
-    b = max(2, (given - corners) // GROUP_START_DIVISOR)   # the order's cells that are given
-    out = c_kernel().thin_rows(n, list(solution_rows), known, order, m_max, seam_mask, b,
-                               _group_room(n, known), -1 if max_nodes is None else max_nodes)
+    b = max(2, (given - corners) // GROUP_START_DIVISOR)  # the order's cells that are given
+    out = c_kernel().thin_rows(
+        n,
+        list(solution_rows),
+        known,
+        order,
+        m_max,
+        seam_mask,
+        b,
+        _group_room(n, known),
+        -1 if max_nodes is None else max_nodes,
+    )
     if out is None:
         return None
     giv, sols, counts, nodes = out
@@ -230,7 +255,7 @@ def _group_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]
         b = min(b, room - p)
         if b < 2:
             break
-        chunk = order[p:p + b]
+        chunk = order[p : p + b]
         trial = _without(known, n, chunk)
         got = chk.check(trial)
         if got is None:
@@ -253,7 +278,7 @@ def _single_phase(n: int, chk: _Checker, known: list[int], sols: list[tuple], ce
     for i in cells:
         r = i // n
         bit = 1 << (n - 1 - i % n)
-        vals[r] ^= bit                      # the cell's other value, still "known"
+        vals[r] ^= bit  # the cell's other value, still "known"
         room = m_max - len(sols)
         if room <= 0:
             cnt, new, nd = count_rows(n, vals, known, 1, keep=0, max_nodes=chk.max_nodes)
@@ -275,5 +300,5 @@ def _single_phase(n: int, chk: _Checker, known: list[int], sols: list[tuple], ce
 
 
 GROUP_START_DIVISOR = 8
-_ENDS = {n: (1 << (n - 1)) | 1 for n in range(2, 33, 2)}   # a row's first and last cell
+_ENDS = {n: (1 << (n - 1)) | 1 for n in range(2, 33, 2)}  # a row's first and last cell
 GROUP_MAX_BLANK = 0.5

@@ -54,7 +54,7 @@ from typing import Callable
 from tilelib import stock
 from tilelib.errors import BadInput
 
-SERVED = {"none": 0, "one": 1, "corner": 3, "opposite": 5}    # class -> the seam mask it is made with
+SERVED = {"none": 0, "one": 1, "corner": 3, "opposite": 5}  # class -> the seam mask it is made with
 MAX_NIGHTS = 365
 
 
@@ -72,8 +72,10 @@ def misses_mix(conn, nights: int) -> dict[int, dict[str, int]]:
     out: dict[int, dict[str, int]] = {n: {c: 0 for c in stock.CLASSES} for n in stock.HELD}
     if newest is None:
         return out
-    for n, mask, k in conn.execute("SELECT n, side_mask, sum(count) FROM misses WHERE last_seen >= ? AND n >= 10 "
-                                   "GROUP BY n, side_mask", (newest - nights * 86_400,)):
+    for n, mask, k in conn.execute(
+        "SELECT n, side_mask, sum(count) FROM misses WHERE last_seen >= ? AND n >= 10 GROUP BY n, side_mask",
+        (newest - nights * 86_400,),
+    ):
         if n in out:
             out[n][stock.CLASSES[stock.edge_class(mask)]] += int(k)
     return out
@@ -100,7 +102,7 @@ class Batch:
     n: int
     cls: str
     count: int
-    level: int = 0          # target ladder level (0: thin to a minimal puzzle)
+    level: int = 0  # target ladder level (0: thin to a minimal puzzle)
 
     @property
     def seam_mask(self) -> int:
@@ -112,9 +114,9 @@ class Plan:
     """What a top-up makes and why: per n the target, the stock it found, the misses mix."""
 
     nights: int
-    targets: dict[int, int]            # n -> distinct unspent solutions wanted
-    have: dict[int, int]               # n -> distinct unspent solutions found
-    mix: dict[int, dict[str, int]]     # n -> misses per class
+    targets: dict[int, int]  # n -> distinct unspent solutions wanted
+    have: dict[int, int]  # n -> distinct unspent solutions found
+    mix: dict[int, dict[str, int]]  # n -> misses per class
     batches: tuple[Batch, ...]
 
     @property
@@ -164,25 +166,35 @@ def _cpu() -> float:
 class TopUpReport:
     plan: Plan
     seed: bytes
-    made: dict[tuple[int, str], int] = field(default_factory=dict)     # (n, class) -> new rows
+    made: dict[tuple[int, str], int] = field(default_factory=dict)  # (n, class) -> new rows
     seconds: float = 0.0
     cpu_seconds: float = 0.0
-    after: dict | None = None                                          # the stock report afterwards
+    after: dict | None = None  # the stock report afterwards
 
     @property
     def inserted(self) -> int:
         return sum(self.made.values())
 
     def line(self) -> str:
-        per = "; ".join(f"n={n}: " + ", ".join(f"{k} {v:,}" for (m, k), v in self.made.items() if m == n)
-                        for n in sorted({n for n, _ in self.made}))
-        return (f"topped up {self.inserted:,} tiles ({per or 'the stock was not thin'}) in {self.seconds:.1f} s, "
-                f"CPU {self.cpu_seconds:.1f} s; seed {self.seed.hex()}")
+        per = "; ".join(
+            f"n={n}: " + ", ".join(f"{k} {v:,}" for (m, k), v in self.made.items() if m == n)
+            for n in sorted({n for n, _ in self.made})
+        )
+        return (
+            f"topped up {self.inserted:,} tiles ({per or 'the stock was not thin'}) in {self.seconds:.1f} s, "
+            f"CPU {self.cpu_seconds:.1f} s; seed {self.seed.hex()}"
+        )
 
 
-def top_up(library: Path, p: Plan, seed: bytes, *, workers: int = 1,
-           on_tile: Callable[[], None] | None = None, on_batch: Callable[[Batch, int, float], None] | None = None,
-           ) -> TopUpReport:
+def top_up(
+    library: Path,
+    p: Plan,
+    seed: bytes,
+    *,
+    workers: int = 1,
+    on_tile: Callable[[], None] | None = None,
+    on_batch: Callable[[Batch, int, float], None] | None = None,
+) -> TopUpReport:
     """Make ``p``'s batches into the library (each batch committed as it goes: an interrupted
     top-up keeps what it made); ``on_batch(batch, new rows, CPU seconds)`` after each."""
     from generator.batch import append_generated
@@ -196,8 +208,7 @@ def top_up(library: Path, p: Plan, seed: bytes, *, workers: int = 1,
         # max_ladder: a tile thinned at level 4 can rate 5 in its canonical orientation (L4's cell
         # order); the stock holds the profile's levels only, so such a tile is made again
         params = GenParams.make(b.n, None, b.seam_mask, Targets(level=b.level, max_ladder=b.level or 5))
-        got = append_generated(library, params, b.count, batch_seed(seed, b),
-                               workers=workers, on_tile=on_tile)
+        got = append_generated(library, params, b.count, batch_seed(seed, b), workers=workers, on_tile=on_tile)
         rep.made[(b.n, b.cls)] = rep.made.get((b.n, b.cls), 0) + got.inserted
         if on_batch is not None:
             on_batch(b, got.inserted, _cpu() - c1)
@@ -207,5 +218,17 @@ def top_up(library: Path, p: Plan, seed: bytes, *, workers: int = 1,
     return rep
 
 
-__all__ = ["Batch", "Plan", "SERVED", "TopUpReport", "batch_seed", "check_nights", "floor", "level_weights",
-           "misses_mix", "plan", "split", "top_up"]
+__all__ = [
+    "Batch",
+    "Plan",
+    "SERVED",
+    "TopUpReport",
+    "batch_seed",
+    "check_nights",
+    "floor",
+    "level_weights",
+    "misses_mix",
+    "plan",
+    "split",
+    "top_up",
+]

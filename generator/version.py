@@ -5,7 +5,7 @@ produces or how their features are computed: rows are never rewritten, a new
 version only adds rows.
 """
 
-GENERATOR_VERSION = 5   # 2: thinning counts capped at 2 n^2 nodes (generator.make.THIN_NODE_CAP)
+GENERATOR_VERSION = 5  # 2: thinning counts capped at 2 n^2 nodes (generator.make.THIN_NODE_CAP)
 # 3: generator.complete builds engine.cpsat's model (the one encoding the stitcher shares) with
 #    CP-SAT's presolve, LP, symmetry and probing off: other completions of the same boundary
 # 4: CP-SAT's SAT inprocessing off as well (engine.cpsat, lean): ~45% less solve time on these

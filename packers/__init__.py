@@ -82,5 +82,15 @@ def make_packing(name: str, G: int, seed: bytes, params: dict | None = None) -> 
     return get_packer(name).pack(G - 1, Stream(bytes(seed), "pack/" + name), p)
 
 
-__all__ = ["PACKERS", "DEFAULT_PACKER", "Packer", "Packing", "get_packer", "make_packing",
-           "validate_packing", "from_json", "check_size", "check_request"]
+__all__ = [
+    "PACKERS",
+    "DEFAULT_PACKER",
+    "Packer",
+    "Packing",
+    "get_packer",
+    "make_packing",
+    "validate_packing",
+    "from_json",
+    "check_size",
+    "check_request",
+]

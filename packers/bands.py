@@ -41,8 +41,13 @@ def seed_tile_at(squares: list, px: int, py: int) -> int:
     for i, (x, y, s) in enumerate(squares):
         if x <= px < x + s and y <= py < y + s:
             return i
-    return min(range(len(squares)), key=lambda i: ((2 * squares[i][0] + squares[i][2] - 2 * px) ** 2
-                                                   + (2 * squares[i][1] + squares[i][2] - 2 * py) ** 2, i))
+    return min(
+        range(len(squares)),
+        key=lambda i: (
+            (2 * squares[i][0] + squares[i][2] - 2 * px) ** 2 + (2 * squares[i][1] + squares[i][2] - 2 * py) ** 2,
+            i,
+        ),
+    )
 
 
 def fill_band(y: int, h: int, P: int, rng: Stream, sub: int, out: Out) -> None:
@@ -76,5 +81,12 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
             euclid_fill(0, y, P, h, out)
         y += h
     seed = seed_tile_at(out.squares, px, py) if out.squares else 0
-    return Packing(P=P, squares=tuple(out.squares), zones=group_zones(out.zones), seed_tile=seed,
-                   name=NAME, version=VERSION, params=p)
+    return Packing(
+        P=P,
+        squares=tuple(out.squares),
+        zones=group_zones(out.zones),
+        seed_tile=seed,
+        name=NAME,
+        version=VERSION,
+        params=p,
+    )

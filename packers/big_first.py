@@ -77,7 +77,7 @@ class BigPlan:
         self.cx = [sum(cols[:i]) for i in range(len(cols))]
         self.ry = [sum(rows[:i]) for i in range(len(rows))]
         self.by_col: dict[int, list[tuple[int, int, int]]] = {}  # col -> [(row, side, target x)] by row
-        for (r, c) in sorted(wants):
+        for r, c in sorted(wants):
             self.by_col.setdefault(c, []).append((r, *wants[(r, c)]))
         self.slack = slack
         self.placed: list[tuple[tuple[int, int], tuple[int, int, int]]] = []
@@ -142,5 +142,6 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     bigset = set(bigs)
     ordered = seed + [q for q in bigs if q not in seed] + [q for q in sq if q not in bigset]
     seed_id = 0 if seed else seed_tile_at(ordered, px, py)
-    return Packing(P=P, squares=tuple(ordered), zones=group_zones(zn), seed_tile=seed_id,
-                   name=NAME, version=VERSION, params=p)
+    return Packing(
+        P=P, squares=tuple(ordered), zones=group_zones(zn), seed_tile=seed_id, name=NAME, version=VERSION, params=p
+    )

@@ -78,8 +78,7 @@ def _splittable(L: int, parts: tuple[int, ...]) -> list[bool]:
 
 def check_weights(w, what: str) -> None:
     """A weight list per legal side: len(SIZES) non-negative ints, not all zero (else ValueError)."""
-    if (not isinstance(w, list) or len(w) != len(SIZES) or any(type(x) is not int or x < 0 for x in w)
-            or sum(w) == 0):
+    if not isinstance(w, list) or len(w) != len(SIZES) or any(type(x) is not int or x < 0 for x in w) or sum(w) == 0:
         raise ValueError(f"{what} must be {len(SIZES)} non-negative integers (for sides {SIZES}), not all 0")
 
 
@@ -205,8 +204,9 @@ FINISH = 45
 """Within this headroom of the ceiling, the skyline prefers a square that reaches it exactly."""
 
 
-def skyline_fill(L: int, T: int, rng: Stream, weights: dict[int, int], greedy: int = 0, align: int = 100,
-                 big=None) -> tuple[list, list]:
+def skyline_fill(
+    L: int, T: int, rng: Stream, weights: dict[int, int], greedy: int = 0, align: int = 100, big=None
+) -> tuple[list, list]:
     """Fill an L×T strip from its floor (v = 0) up to its ceiling (v = T) with a skyline.
 
     Local coordinates (u along the floor, v away from it). Repeatedly take the
@@ -300,7 +300,7 @@ def _drop(us: list, ws: list, hs: list, i: int, d: int, s: int) -> None:
         nu.insert(0, u), nw.insert(0, d), nh.insert(0, v)
     if W > d + s:
         nu.append(u + d + s), nw.append(W - d - s), nh.append(v)
-    us[i:i + 1], ws[i:i + 1], hs[i:i + 1] = nu, nw, nh
+    us[i : i + 1], ws[i : i + 1], hs[i : i + 1] = nu, nw, nh
     _merge_at(us, ws, hs, i, i + len(nu) - 1)
 
 
@@ -323,7 +323,7 @@ def place_strip(out: Out, side: str, x0: int, y0: int, L: int, T: int, squares: 
     "right" (+x), "left" (-x). For "up"/"left", (x0, y0) is the floor's start
     and the strip occupies the T units before it.
     """
-    for (u, v, s) in squares:
+    for u, v, s in squares:
         if side == "down":
             out.square(x0 + u, y0 + v, s)
         elif side == "up":
@@ -332,7 +332,7 @@ def place_strip(out: Out, side: str, x0: int, y0: int, L: int, T: int, squares: 
             out.square(x0 + v, y0 + u, s)
         else:
             out.square(x0 - v - s, y0 + u, s)
-    for (u, v, w, h) in zones:
+    for u, v, w, h in zones:
         if side == "down":
             out.zone(x0 + u, y0 + v, w, h)
         elif side == "up":

@@ -42,6 +42,7 @@ def check_params(params: dict) -> dict:
 
 def place_seed(P: int, rng: Stream, seed_weights: list[int]) -> tuple[int, int, int]:
     """Draw the seed square (x, y, s): side by weight among those that fit, then a position."""
+
     def good(s: int) -> list[int]:
         return [a for a in range(P - s + 1) if rep0(a) and rep0(P - s - a)]
 
@@ -63,11 +64,19 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     out = Out()
     # (side, floor start x, floor start y, floor length L, depth T)
     if chiral == 0:
-        strips = [("up", 0, b, a + s, b), ("right", a + s, 0, b + s, P - a - s),
-                  ("down", a, b + s, P - a, P - b - s), ("left", a, b, P - b, a)]
+        strips = [
+            ("up", 0, b, a + s, b),
+            ("right", a + s, 0, b + s, P - a - s),
+            ("down", a, b + s, P - a, P - b - s),
+            ("left", a, b, P - b, a),
+        ]
     else:
-        strips = [("up", a, b, P - a, b), ("left", a, 0, b + s, a),
-                  ("down", 0, b + s, a + s, P - b - s), ("right", a + s, b, P - b, P - a - s)]
+        strips = [
+            ("up", a, b, P - a, b),
+            ("left", a, 0, b + s, a),
+            ("down", 0, b + s, a + s, P - b - s),
+            ("right", a + s, b, P - b, P - a - s),
+        ]
     for side, x0, y0, L, T in strips:
         if L > 0 and T > 0:
             sq, zn = skyline_fill(L, T, rng, weights, greedy=p["greedy"], align=p["align"])
@@ -79,5 +88,6 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
         return (max(abs(2 * x + t - cx2), abs(2 * y + t - cy2)), y, x)
 
     squares = [(a, b, s)] + sorted(out.squares, key=dist)
-    return Packing(P=P, squares=tuple(squares), zones=group_zones(out.zones), seed_tile=0,
-                   name=NAME, version=VERSION, params=p)
+    return Packing(
+        P=P, squares=tuple(squares), zones=group_zones(out.zones), seed_tile=0, name=NAME, version=VERSION, params=p
+    )

@@ -39,8 +39,8 @@ from tilelib.rng import Stream
 
 NAME = "islands"
 VERSION = 1
-UNIT = 5          # the sea's pitch square: an n = 6 tile
-ISLAND = 3        # island side in units: 15 pitch, an n = 16 tile
+UNIT = 5  # the sea's pitch square: an n = 6 tile
+ISLAND = 3  # island side in units: 15 pitch, an n = 16 tile
 DEFAULTS = {"cell_min": 25, "cell_max": 30, "density": 100}
 
 
@@ -71,12 +71,12 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     p = check_params(params)
     px, py = rng.randbelow(P), rng.randbelow(P)
     rest = P % UNIT
-    ox = rest if rest and rng.randbelow(2) else 0      # the lattice's origin: after a left/top strip
+    ox = rest if rest and rng.randbelow(2) else 0  # the lattice's origin: after a left/top strip
     oy = rest if rest and rng.randbelow(2) else 0
     K = (P - rest) // UNIT
     cols = coarse_units(K, p["cell_min"] // UNIT, p["cell_max"] // UNIT, rng)
     rows = coarse_units(K, p["cell_min"] // UNIT, p["cell_max"] // UNIT, rng)
-    sx = min(max(0, (px - ox) // UNIT), K - 1)          # the seed point's lattice unit
+    sx = min(max(0, (px - ox) // UNIT), K - 1)  # the seed point's lattice unit
     sy = min(max(0, (py - oy) // UNIT), K - 1)
     taken = bytearray(K * K)
     seed, islands = [], []
@@ -89,7 +89,7 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
                 ix = ux + 1 + rng.randbelow(w - ISLAND - 1)
                 iy = uy + 1 + rng.randbelow(h - ISLAND - 1)
                 for a in range(iy, iy + ISLAND):
-                    taken[a * K + ix:a * K + ix + ISLAND] = b"\x01" * ISLAND
+                    taken[a * K + ix : a * K + ix + ISLAND] = b"\x01" * ISLAND
                 (seed if is_seed else islands).append((ox + ix * UNIT, oy + iy * UNIT, ISLAND * UNIT))
             ux += w
         uy += h
@@ -97,8 +97,9 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     squares = seed + islands + sea
     zones = []
     if rest:
-        zones.append((P - rest if ox == 0 else 0, 0, rest, P))          # the column strip, whole height
+        zones.append((P - rest if ox == 0 else 0, 0, rest, P))  # the column strip, whole height
         zones.append((ox, P - rest if oy == 0 else 0, P - rest, rest))  # the row strip, beside it
     seed_id = 0 if seed else seed_tile_at(squares, px, py)
-    return Packing(P=P, squares=tuple(squares), zones=group_zones(zones), seed_tile=seed_id,
-                   name=NAME, version=VERSION, params=p)
+    return Packing(
+        P=P, squares=tuple(squares), zones=group_zones(zones), seed_tile=seed_id, name=NAME, version=VERSION, params=p
+    )

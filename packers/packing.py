@@ -142,7 +142,9 @@ def from_json(obj: Any) -> Packing:
                 raise BadInput(f"packing JSON: tiles[{i}] lacks {key!r}")
         if _int(t["id"], f"tiles[{i}].id") != i:
             raise BadInput(f"packing JSON: tiles[{i}].id is {t['id']}, ids must equal list order")
-        squares.append((_int(t["x0"], f"tiles[{i}].x0"), _int(t["y0"], f"tiles[{i}].y0"), _int(t["n"], f"tiles[{i}].n") - 1))
+        squares.append(
+            (_int(t["x0"], f"tiles[{i}].x0"), _int(t["y0"], f"tiles[{i}].y0"), _int(t["n"], f"tiles[{i}].n") - 1)
+        )
     zones = []
     for i, z in enumerate(_list(obj["zones"], "zones")):
         z = _obj(z, f"zones[{i}]")
@@ -155,8 +157,15 @@ def from_json(obj: Any) -> Packing:
                 raise BadInput(f"packing JSON: zones[{i}].rects[{j}] must be [x, y, w, h]")
             rects.append(tuple(_int(v, f"zones[{i}].rects[{j}]") for v in r))
         zones.append(tuple(rects))
-    return Packing(P=pitch, squares=tuple(squares), zones=tuple(zones), seed_tile=seed_tile,
-                   name=name, version=version, params=dict(params))
+    return Packing(
+        P=pitch,
+        squares=tuple(squares),
+        zones=tuple(zones),
+        seed_tile=seed_tile,
+        name=name,
+        version=version,
+        params=dict(params),
+    )
 
 
 def validate_packing(packing: Packing, P: int) -> None:
@@ -181,7 +190,9 @@ def validate_packing(packing: Packing, P: int) -> None:
     for i, (x, y, s) in enumerate(packing.squares):
         if s not in SIZES:
             why = "even" if s % 2 == 0 else ("below 5" if s < 5 else "above 15")
-            raise VerificationFailed(f"packing: tile {i} at ({x},{y}) has side s={s} (n={s + 1}): {why}; s must be odd in 5..15")
+            raise VerificationFailed(
+                f"packing: tile {i} at ({x},{y}) has side s={s} (n={s + 1}): {why}; s must be odd in 5..15"
+            )
         if x < 0 or y < 0:
             raise VerificationFailed(f"packing: tile {i} at ({x},{y}) has a negative coordinate")
         if x + s > P or y + s > P:
@@ -215,8 +226,9 @@ def validate_packing(packing: Packing, P: int) -> None:
     free = np.flatnonzero(owner == 0)
     if free.size:
         y, x = divmod(int(free[0]), P)
-        raise VerificationFailed(f"packing: gap: pitch unit ({x},{y}) is covered by no tile and no zone "
-                                 f"({free.size} uncovered units)")
+        raise VerificationFailed(
+            f"packing: gap: pitch unit ({x},{y}) is covered by no tile and no zone ({free.size} uncovered units)"
+        )
 
 
 def group_zones(rects: Iterable[Rect]) -> tuple[tuple[Rect, ...], ...]:
@@ -265,21 +277,25 @@ def refinement_problem(drawn: Packing, actual: Packing) -> str | None:
     ``drawn``; every zone unit of ``drawn`` is still zone; and the seed tile's
     square is unchanged. Both packings must already pass ``validate_packing``.
     """
-    if (drawn.P, drawn.name, drawn.version, dict(drawn.params)) != \
-            (actual.P, actual.name, actual.version, dict(actual.params)):
+    if (drawn.P, drawn.name, drawn.version, dict(drawn.params)) != (
+        actual.P,
+        actual.name,
+        actual.version,
+        dict(actual.params),
+    ):
         return "board, packer, version or params differ from the ones drawn"
     P = drawn.P
     owner = np.full((P, P), -1, dtype=np.int32)
     for i, (x0, y0, s) in enumerate(drawn.squares):
-        owner[y0:y0 + s, x0:x0 + s] = i
+        owner[y0 : y0 + s, x0 : x0 + s] = i
     for i, (x0, y0, s) in enumerate(actual.squares):
-        region = owner[y0:y0 + s, x0:x0 + s]
+        region = owner[y0 : y0 + s, x0 : x0 + s]
         if region.min() < 0 or region.min() != region.max():
             return f"tile {i} at ({x0}, {y0}) side {s} is not inside one drawn square"
     zone = np.zeros((P, P), dtype=bool)
     for rects in actual.zones:
         for x, y, w, h in rects:
-            zone[y:y + h, x:x + w] = True
+            zone[y : y + h, x : x + w] = True
     lost = (owner < 0) & ~zone
     if lost.any():
         y, x = map(int, np.argwhere(lost)[0])
@@ -313,7 +329,7 @@ def adjacency(squares) -> list[list[int]]:
         for a in range(len(ids)):
             i = ids[a]
             xi, yi, si = squares[i]
-            for j in ids[a + 1:]:
+            for j in ids[a + 1 :]:
                 xj, yj, sj = squares[j]
                 if xi <= xj + sj and xj <= xi + si and yi <= yj + sj and yj <= yi + si:
                     nbrs[i].add(j)

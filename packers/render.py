@@ -23,8 +23,15 @@ import numpy as np
 from packers.packing import Packing, adjacency
 from tilelib.errors import TilesError
 
-HUES = [(0xE6, 0x6B, 0x5B), (0xF2, 0xB1, 0x4C), (0x9C, 0xC9, 0x5A), (0x4F, 0xB3, 0xA9),
-        (0x5B, 0x8F, 0xDB), (0x9B, 0x7B, 0xD4), (0xE0, 0x82, 0xC0)]
+HUES = [
+    (0xE6, 0x6B, 0x5B),
+    (0xF2, 0xB1, 0x4C),
+    (0x9C, 0xC9, 0x5A),
+    (0x4F, 0xB3, 0xA9),
+    (0x5B, 0x8F, 0xDB),
+    (0x9B, 0x7B, 0xD4),
+    (0xE0, 0x82, 0xC0),
+]
 
 
 class ColouringFailed(TilesError):
@@ -77,11 +84,13 @@ def png_bytes(index: np.ndarray, palette: list[tuple[int, int, int]]) -> bytes:
 
     raw = np.zeros((h, w + 1), dtype=np.uint8)  # filter byte 0 (None) on each row
     raw[:, 1:] = index
-    return (b"\x89PNG\r\n\x1a\n"
-            + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0))
-            + chunk(b"PLTE", bytes(c for rgb in palette for c in rgb))
-            + chunk(b"IDAT", zlib.compress(raw.tobytes(), 9))
-            + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0))
+        + chunk(b"PLTE", bytes(c for rgb in palette for c in rgb))
+        + chunk(b"IDAT", zlib.compress(raw.tobytes(), 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def default_scale(P: int) -> int:
@@ -99,12 +108,12 @@ def render_index(packing: Packing, scale: int | None = None) -> tuple[np.ndarray
 
     def box(x: int, y: int, w: int, h: int, fill: int, edge: int) -> None:
         X, Y, W, H = x * k, y * k, w * k, h * k
-        img[Y:Y + H, X:X + W] = edge
+        img[Y : Y + H, X : X + W] = edge
         if W > 2 and H > 2:
-            img[Y + 1:Y + H - 1, X + 1:X + W - 1] = fill
+            img[Y + 1 : Y + H - 1, X + 1 : X + W - 1] = fill
 
     for zone in packing.zones:
-        for (x, y, w, h) in zone:
+        for x, y, w, h in zone:
             box(x, y, w, h, g, gd)
     for (x, y, s), c in zip(packing.squares, colours):
         box(x, y, s, s, c, c + len(HUES))
@@ -112,10 +121,10 @@ def render_index(packing: Packing, scale: int | None = None) -> tuple[np.ndarray
         x, y, s = packing.squares[packing.seed_tile]
         X, Y, S = x * k, y * k, s * k
         t = max(1, k)  # a heavy dark outline, then a dot in the middle
-        img[Y:Y + S, X:X + t] = img[Y:Y + S, X + S - t:X + S] = mark
-        img[Y:Y + t, X:X + S] = img[Y + S - t:Y + S, X:X + S] = mark
+        img[Y : Y + S, X : X + t] = img[Y : Y + S, X + S - t : X + S] = mark
+        img[Y : Y + t, X : X + S] = img[Y + S - t : Y + S, X : X + S] = mark
         cx, cy, r = X + S // 2, Y + S // 2, max(1, S // 6)
-        img[cy - r:cy + r, cx - r:cx + r] = mark
+        img[cy - r : cy + r, cx - r : cx + r] = mark
     return img, palette
 
 

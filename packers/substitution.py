@@ -38,7 +38,7 @@ def check_params(params: dict) -> dict:
     """Merge defaults; reject unknown keys or bad values (ValueError)."""
     p = merge_params(NAME, DEFAULTS, params)
     b = p["blocks"]
-    if (not isinstance(b, list) or not b or any(type(x) is not int or not 15 <= x <= DP_MAX for x in b)):
+    if not isinstance(b, list) or not b or any(type(x) is not int or not 15 <= x <= DP_MAX for x in b):
         raise ValueError(f"blocks must be a non-empty list of integers in 15..{DP_MAX}")
     return p
 
@@ -115,5 +115,6 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
             x += w
         y += h
     seed = seed_tile_at(squares, px, py) if squares else 0
-    return Packing(P=P, squares=tuple(squares), zones=group_zones(zones), seed_tile=seed,
-                   name=NAME, version=VERSION, params=p)
+    return Packing(
+        P=P, squares=tuple(squares), zones=group_zones(zones), seed_tile=seed, name=NAME, version=VERSION, params=p
+    )

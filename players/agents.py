@@ -24,6 +24,7 @@ from engine.count import count_rows
 from engine.report import parse_puzzle, solution_text
 from referee.service import models as m
 
+
 class Session(Protocol):
     """One run as an agent plays it."""
 
@@ -69,13 +70,13 @@ class _Play:
     result: PlayResult
     progress: Callable[[str], None]
     t0: float = field(default_factory=time.perf_counter)
-    said: float = 0.0                  # when the last progress line went out
+    said: float = 0.0  # when the last progress line went out
 
     def submit(self, moves: list[tuple[int, str]]) -> list[m.Verdict]:
         out = []
         step = max(1, self.session.max_moves)
         for k in range(0, len(moves), step):
-            verdicts = self.session.submit(moves[k:k + step])
+            verdicts = self.session.submit(moves[k : k + step])
             self.result.batches += 1
             self.result.moves += len(verdicts)
             for v in verdicts:
@@ -94,8 +95,10 @@ class _Play:
     def _say(self) -> None:
         r = self.result
         self.said = time.perf_counter()
-        self.progress(f"round {r.rounds}: {r.solved}/{r.tiles} tiles, reward {r.reward}, {r.moves} moves, "
-                      f"{self.said - self.t0:.1f} s")
+        self.progress(
+            f"round {r.rounds}: {r.solved}/{r.tiles} tiles, reward {r.reward}, {r.moves} moves, "
+            f"{self.said - self.t0:.1f} s"
+        )
 
     def finish(self) -> PlayResult:
         """The result, after a last progress line."""
@@ -128,8 +131,8 @@ def play_solver(session: Session, progress: Callable[[str], None], *, seed: int 
     again only once a seam neighbour of it is solved; before giving up, every frontier tile is
     fetched once more (a cell can also come from a tile touching at a corner)."""
     play = _Play(session, PlayResult(session.day, session.run, "solver", None, session.tiles), progress)
-    order: list[int] = []                 # tiles solved, in order
-    waiting: dict[int, tuple[int, set[int]]] = {}   # tile -> (len(order) when last seen, its neighbours)
+    order: list[int] = []  # tiles solved, in order
+    waiting: dict[int, tuple[int, set[int]]] = {}  # tile -> (len(order) when last seen, its neighbours)
     refresh = False
     while True:
         ready = []
@@ -172,7 +175,7 @@ def play_random(session: Session, progress: Callable[[str], None], *, seed: int 
         if not frontier:
             break
         guesses = []
-        for t in frontier[:session.tiles - play.result.moves]:
+        for t in frontier[: session.tiles - play.result.moves]:
             v = views.get(t) or views.setdefault(t, session.view(t))
             guesses.append((t, "".join(ch if ch != "." else rng.choice("01") for ch in v.puzzle)))
         if any(v.correct for v in play.submit(guesses)):
@@ -184,8 +187,14 @@ def play_random(session: Session, progress: Callable[[str], None], *, seed: int 
 PLAYERS: dict[str, Callable[..., PlayResult]] = {"solver": play_solver, "random": play_random}
 
 
-def play(agent: str, session: Session, progress: Callable[[str], None] = lambda _line: None, *,
-         seed: int = 0, player: Optional[str] = None) -> PlayResult:
+def play(
+    agent: str,
+    session: Session,
+    progress: Callable[[str], None] = lambda _line: None,
+    *,
+    seed: int = 0,
+    player: Optional[str] = None,
+) -> PlayResult:
     """Play one run of ``session`` with the named agent; its result."""
     result = PLAYERS[agent](session, progress, seed=seed)
     result.player = player

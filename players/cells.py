@@ -39,14 +39,22 @@ from players.gym import SIDE, DayEnv
 from tilelib.errors import BadInput
 
 CELLS = SIDE * SIDE
-PASS = 2 * CELLS            # the last action: show another frontier tile
+PASS = 2 * CELLS  # the last action: show another frontier tile
 
 
 class CellsEnv(DayEnv):
     """One day's board, a cell per step (module doc: observation, action, mask, reward)."""
 
-    def __init__(self, manifest=None, library=None, url: Optional[str] = None, day: Optional[str] = None, *,
-                 shaped: bool = False, **kw) -> None:
+    def __init__(
+        self,
+        manifest=None,
+        library=None,
+        url: Optional[str] = None,
+        day: Optional[str] = None,
+        *,
+        shaped: bool = False,
+        **kw,
+    ) -> None:
         if shaped and url is not None:
             raise BadInput("shaped=True reads the solution: offline only (manifest=PATH, library=PATH), never online")
         super().__init__(manifest, library, url, day, **kw)
@@ -62,7 +70,7 @@ class CellsEnv(DayEnv):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         self._begin(seed)
         self._set = {}
-        self._settle()                  # a first tile already whole is judged here (info's reward)
+        self._settle()  # a first tile already whole is judged here (info's reward)
         return self._observation(), self._info_cells(None)
 
     def step(self, action: Any):
@@ -123,8 +131,11 @@ class CellsEnv(DayEnv):
     def shown_puzzle(self) -> str:
         """The tile's puzzle with the cells set this attempt filled in."""
         n, puzzle = self._view.n, self._view.puzzle
-        return "".join(str(self._set.get(r * SIDE + c, ".")) if puzzle[r * n + c] == "." else puzzle[r * n + c]
-                       for r in range(n) for c in range(n))
+        return "".join(
+            str(self._set.get(r * SIDE + c, ".")) if puzzle[r * n + c] == "." else puzzle[r * n + c]
+            for r in range(n)
+            for c in range(n)
+        )
 
     def action_masks(self) -> np.ndarray:
         """The legal actions: both values of each empty cell of the window, and the pass."""
@@ -181,8 +192,11 @@ class CellSolver:
     def __call__(self, obs: np.ndarray) -> int:
         puzzle = observation_puzzle(obs)
         n = int(round(len(puzzle) ** 0.5))
-        if self._grid is None or len(self._grid) != len(puzzle) or any(
-                p != "." and p != g for p, g in zip(puzzle, self._grid)):
+        if (
+            self._grid is None
+            or len(self._grid) != len(puzzle)
+            or any(p != "." and p != g for p, g in zip(puzzle, self._grid))
+        ):
             self._grid = solve_puzzle(puzzle, n)
         if self._grid is None:
             return PASS

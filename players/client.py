@@ -86,15 +86,15 @@ class Attempts:
     def failed(self, e: httpx.TransportError) -> str:
         base = self.client.http.base_url
         self.failures += 1
-        if isinstance(e, httpx.ConnectError):      # refused or unresolvable: the request never left
+        if isinstance(e, httpx.ConnectError):  # refused or unresolvable: the request never left
             self.last = f"cannot connect to {base} ({e})"
             return self.AGAIN
-        self.last = f"{type(e).__name__} talking to {base} ({e})"   # dropped or timed out mid-way
+        self.last = f"{type(e).__name__} talking to {base} ({e})"  # dropped or timed out mid-way
         return self.AGAIN if self.call.safe else self.DONE
 
     def answered(self, r: httpx.Response) -> tuple[str, Any]:
         """(AGAIN, None), (DONE, None) to give up, or (DONE, the typed answer); raises the error of a 4xx."""
-        if r.status_code == 429:              # a quota: nothing was stored; wait as told, then again
+        if r.status_code == 429:  # a quota: nothing was stored; wait as told, then again
             pause = _retry_after(r)
             if self.waited + pause > self.client.max_wait:
                 raise RateLimited(f"429: {_message(r)} (waited {self.waited:.0f} s in all)", retry_after=int(pause))
@@ -110,8 +110,10 @@ class Attempts:
         try:
             data = r.json()
         except ValueError:
-            raise Unreachable(f"{self.client.http.base_url}{self.call.path} answered {r.status_code} with a body "
-                              "that is not JSON: is this a tiles referee service?") from None
+            raise Unreachable(
+                f"{self.client.http.base_url}{self.call.path} answered {r.status_code} with a body "
+                "that is not JSON: is this a tiles referee service?"
+            ) from None
         out = _typed(self.call.model, data)
         return self.DONE, (self.call.then(out) if self.call.then else out)
 
@@ -123,29 +125,43 @@ class Endpoints:
     """Every endpoint as a method that describes its ``Call`` and hands it to ``_send`` — which
     ``Client`` answers with the typed answer and ``AsyncClient`` with an awaitable of it."""
 
-    HTTP: type = httpx.Client             # the httpx client class the subclass sends with
+    HTTP: type = httpx.Client  # the httpx client class the subclass sends with
 
-    def __init__(self, url: str, *, timeout: float = 30.0, retries: int = 4, backoff: float = 0.25,
-                 max_wait: float = 600.0, transport: Any = None, verify: Any = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = 30.0,
+        retries: int = 4,
+        backoff: float = 0.25,
+        max_wait: float = 600.0,
+        transport: Any = None,
+        verify: Any = True,
+    ) -> None:
         base = url.rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise BadInput(f"--url must be an http:// or https:// address, not {url[:80]!r}")
         self.base = base.removesuffix(API) + API
         self.retries, self.backoff, self.max_wait = retries, backoff, max_wait
-        self.waited = 0.0                     # seconds spent waiting out 429s (Retry-After)
-        self.tokens: dict[str, str] = {}      # run -> token, kept from create_run
-        self.requests = 0                     # HTTP requests sent, retries included
+        self.waited = 0.0  # seconds spent waiting out 429s (Retry-After)
+        self.tokens: dict[str, str] = {}  # run -> token, kept from create_run
+        self.requests = 0  # HTTP requests sent, retries included
         # verify: True (certifi's CAs, or SSL_CERT_FILE's: one context shared by every client of the process,
         # made once — building one took ~27 ms a client, even for http://), or an ssl.SSLContext of one's own
-        self.http = self.HTTP(base_url=self.base, timeout=timeout, transport=transport,
-                              verify=_default_tls() if verify is True else verify)
+        self.http = self.HTTP(
+            base_url=self.base,
+            timeout=timeout,
+            transport=transport,
+            verify=_default_tls() if verify is True else verify,
+        )
 
     def _send(self, call: Call) -> Any:
         raise NotImplementedError
 
     def _get(self, model: type, path: str, then=None, **params):
-        return self._send(Call("GET", path, model, params={k: v for k, v in params.items() if v is not None},
-                               then=then))
+        return self._send(
+            Call("GET", path, model, params={k: v for k, v in params.items() if v is not None}, then=then)
+        )
 
     def _auth(self, run: str) -> dict:
         token = self.tokens.get(run)
@@ -287,8 +303,9 @@ class AsyncClient(Endpoints):
                 await asyncio.sleep(pause)
             self.requests += 1
             try:
-                r = await self.http.request(call.method, call.path, json=call.json, params=call.params,
-                                            headers=call.headers)
+                r = await self.http.request(
+                    call.method, call.path, json=call.json, params=call.params, headers=call.headers
+                )
             except httpx.TransportError as e:
                 if tries.failed(e) == Attempts.DONE:
                     break
@@ -335,5 +352,6 @@ def _typed(model: type[T], data: Any) -> T:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise Unreachable(f"the service's answer is not a {model.__name__}: "
-                          f"{e.errors()[0].get('msg', 'invalid')}") from None
+        raise Unreachable(
+            f"the service's answer is not a {model.__name__}: {e.errors()[0].get('msg', 'invalid')}"
+        ) from None

@@ -57,7 +57,7 @@ from tilelib.errors import BadInput
 
 ENV_ID = "tiles/Takuzu-v0"
 CELLS_ID = "tiles/TakuzuCells-v0"
-SIDE = 16          # the largest tile side: every cell plane is SIDE × SIDE
+SIDE = 16  # the largest tile side: every cell plane is SIDE × SIDE
 PLANES = ("givens", "known", "zone", "values")
 
 
@@ -73,10 +73,18 @@ class DayEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, manifest: str | Path | None = None, library: str | Path | None = None,
-                 url: Optional[str] = None, day: Optional[str] = None, *, player: Optional[str] = None,
-                 runs: str | Path | None = None, max_steps: Optional[int] = None,
-                 render_mode: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        manifest: str | Path | None = None,
+        library: str | Path | None = None,
+        url: Optional[str] = None,
+        day: Optional[str] = None,
+        *,
+        player: Optional[str] = None,
+        runs: str | Path | None = None,
+        max_steps: Optional[int] = None,
+        render_mode: Optional[str] = None,
+    ) -> None:
         if (url is None) == (manifest is None):
             raise BadInput("give manifest=PATH with library=PATH (offline), or url=URL (online), not both or neither")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -105,7 +113,9 @@ class DayEnv(gym.Env):
 
     @spec.setter
     def spec(self, value: Optional[EnvSpec]) -> None:
-        self._spec = None if value is None else replace(value, max_episode_steps=value.max_episode_steps or self.max_steps)
+        self._spec = (
+            None if value is None else replace(value, max_episode_steps=value.max_episode_steps or self.max_steps)
+        )
 
     # ------------------------------------------------------------ the two backends
 
@@ -169,7 +179,7 @@ class DayEnv(gym.Env):
         if verdict.correct:
             self._reward += verdict.reward
             self._solved.add(tile)
-            self._shown.clear()                 # a solve can change the views of the tiles near it
+            self._shown.clear()  # a solve can change the views of the tiles near it
             self._frontier = self.session.frontier()
         return verdict
 
@@ -194,9 +204,15 @@ class DayEnv(gym.Env):
 
     def _info(self, verdict) -> dict[str, Any]:
         v = dict(NO_VERDICT) if verdict is None else {**verdict.model_dump(), "reason": verdict.reason or ""}
-        return {"tile": int(self._view.tile), "puzzle": self._view.puzzle, "frontier": len(self._frontier),
-                "solved": len(self._solved), "reward": self._reward, "judged": verdict is not None,
-                "verdict": v}
+        return {
+            "tile": int(self._view.tile),
+            "puzzle": self._view.puzzle,
+            "frontier": len(self._frontier),
+            "solved": len(self._solved),
+            "reward": self._reward,
+            "judged": verdict is not None,
+            "verdict": v,
+        }
 
     def render(self) -> Optional[str]:
         """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is."""
@@ -205,8 +221,10 @@ class DayEnv(gym.Env):
         from referee.service.boards import grid_text
 
         v = self._view
-        return (f"tile {v.tile} (n={v.n}, at row {v.y0}, col {v.x0}); solved {len(self._solved)}, "
-                f"reward {self._reward}\n{grid_text(self.shown_puzzle(), v.n)}\n")
+        return (
+            f"tile {v.tile} (n={v.n}, at row {v.y0}, col {v.x0}); solved {len(self._solved)}, "
+            f"reward {self._reward}\n{grid_text(self.shown_puzzle(), v.n)}\n"
+        )
 
     def shown_puzzle(self) -> str:
         """The shown tile's puzzle as the render draws it."""
@@ -235,12 +253,16 @@ class TakuzuEnv(DayEnv):
         super().__init__(*args, **kw)
         k = self.tiles
         plane = spaces.MultiBinary((SIDE, SIDE))
-        self.observation_space = spaces.Dict({
-            "tile": spaces.Discrete(k), "n": spaces.Discrete(SIDE - 5, start=6),
-            "position": spaces.Box(0, self.G - 1, shape=(2,), dtype=np.int64),
-            **{name: plane for name in PLANES},
-            "frontier": spaces.MultiBinary(k), "solved": spaces.MultiBinary(k),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "tile": spaces.Discrete(k),
+                "n": spaces.Discrete(SIDE - 5, start=6),
+                "position": spaces.Box(0, self.G - 1, shape=(2,), dtype=np.int64),
+                **{name: plane for name in PLANES},
+                "frontier": spaces.MultiBinary(k),
+                "solved": spaces.MultiBinary(k),
+            }
+        )
         self.action_space = spaces.Dict({"tile": spaces.Discrete(k + 1), "cells": spaces.MultiBinary((SIDE, SIDE))})
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
@@ -270,16 +292,22 @@ class TakuzuEnv(DayEnv):
         v = self._view
         planes = {name: np.zeros((SIDE, SIDE), dtype=np.int8) for name in PLANES}
         for name in ("givens", "known", "zone"):
-            planes[name][:v.n, :v.n] = _grid(getattr(v, name), v.n)
+            planes[name][: v.n, : v.n] = _grid(getattr(v, name), v.n)
         shown = (planes["givens"] | planes["known"]).astype(bool)
         values = _grid(v.puzzle.replace(".", "0"), v.n)
-        planes["values"][:v.n, :v.n] = np.where(shown[:v.n, :v.n], values, 0)
+        planes["values"][: v.n, : v.n] = np.where(shown[: v.n, : v.n], values, 0)
         frontier = np.zeros(self.tiles, dtype=np.int8)
         frontier[list(self._frontier)] = 1
         solved = np.zeros(self.tiles, dtype=np.int8)
         solved[sorted(self._solved)] = 1
-        return {"tile": int(v.tile), "n": int(v.n), "position": np.array([v.y0, v.x0], dtype=np.int64),
-                **planes, "frontier": frontier, "solved": solved}
+        return {
+            "tile": int(v.tile),
+            "n": int(v.n),
+            "position": np.array([v.y0, v.x0], dtype=np.int64),
+            **planes,
+            "frontier": frontier,
+            "solved": solved,
+        }
 
 
 def _grid(chars: str, n: int) -> np.ndarray:

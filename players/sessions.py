@@ -16,8 +16,14 @@ from referee.service.runs import RunStore
 class HttpSession:
     """A new run of ``day`` on the service behind ``client`` (or ``run``, whose token the client holds)."""
 
-    def __init__(self, client: Client, day: str, player: Optional[str] = None, max_moves: int = MAX_MOVES,
-                 run: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        day: str,
+        player: Optional[str] = None,
+        max_moves: int = MAX_MOVES,
+        run: Optional[str] = None,
+    ) -> None:
         self.client, self.day, self.max_moves = client, day, max_moves
         self.tiles = len(client.board(day).tiles)
         self.run = run if run is not None else client.create_run(day, player).run

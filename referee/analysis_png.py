@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 from typing import Optional
 
-RUN_COLOUR, DAY_COLOUR = "#3d7be0", "#e0a800"     # the page's colours (static/play.js)
+RUN_COLOUR, DAY_COLOUR = "#3d7be0", "#e0a800"  # the page's colours (static/play.js)
 
 
 def series(day: dict, run: Optional[dict]) -> dict[str, list[tuple[str, list[tuple[float, float]]]]]:
@@ -23,8 +23,7 @@ def series(day: dict, run: Optional[dict]) -> dict[str, list[tuple[str, list[tup
     mean_n = [("day", [(b["t"], b["mean_n"]) for b in day["time"] if b["mean_n"] is not None])]
     if run is not None:
         reward.append((f"run {run['run']}", [(b["batch"], b["reward"]) for b in run["batches"]]))
-        mean_n.append((f"run {run['run']}", [(b["t"], b["mean_n"]) for b in run["batches"]
-                                             if b["mean_n"] is not None]))
+        mean_n.append((f"run {run['run']}", [(b["t"], b["mean_n"]) for b in run["batches"] if b["mean_n"] is not None]))
     return {"reward": reward, "mean_n": mean_n}
 
 
@@ -40,10 +39,15 @@ def report_png(day: dict, leaderboard: list[dict], run: Optional[dict] = None, *
     _leaderboard(fig.add_subplot(grid[0, :]), day["day"], leaderboard[:top], None if run is None else run["run"])
     pts = series(day, run)
     _chart(fig.add_subplot(grid[1, 0]), "Reward per batch", "batch", "reward (Σ n²)", pts["reward"])
-    _chart(fig.add_subplot(grid[1, 1]), f"Mean n of solved tiles over time (day: {day['bucket']:g} s buckets)",
-           "seconds since start", "mean n", pts["mean_n"])
+    _chart(
+        fig.add_subplot(grid[1, 1]),
+        f"Mean n of solved tiles over time (day: {day['bucket']:g} s buckets)",
+        "seconds since start",
+        "mean n",
+        pts["mean_n"],
+    )
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})   # no version stamp: same data, same bytes
+    fig.savefig(buf, format="png", metadata={"Software": None})  # no version stamp: same data, same bytes
     return buf.getvalue()
 
 
@@ -53,10 +57,24 @@ def _leaderboard(ax, day: str, rows: list[dict], run: Optional[str]) -> None:
     if not rows:
         ax.text(0.0, 0.5, "no runs yet", color="#888", transform=ax.transAxes)
         return
-    cells = [[r["rank"], r["player"] if r["player"] is not None else "anonymous", r["run"], r["reward"],
-              r["solved"], r["moves"]] for r in rows]
-    table = ax.table(cellText=cells, colLabels=["#", "player", "run", "reward", "solved", "moves"],
-                     loc="upper left", cellLoc="left", colLoc="left")
+    cells = [
+        [
+            r["rank"],
+            r["player"] if r["player"] is not None else "anonymous",
+            r["run"],
+            r["reward"],
+            r["solved"],
+            r["moves"],
+        ]
+        for r in rows
+    ]
+    table = ax.table(
+        cellText=cells,
+        colLabels=["#", "player", "run", "reward", "solved", "moves"],
+        loc="upper left",
+        cellLoc="left",
+        colLoc="left",
+    )
     table.auto_set_font_size(False)
     table.set_fontsize(9)
     for (i, _j), cell in table.get_celld().items():

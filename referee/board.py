@@ -47,11 +47,11 @@ class Board:
     G: int
     squares: tuple[tuple[int, int, int], ...]
     seed_tile: int
-    solution: np.ndarray      # int8 G×G, -1 outside every tile window
-    owners: np.ndarray        # uint8 G×G
-    givens: np.ndarray        # bool G×G: tile givens ∪ zone givens ∪ clues
-    tile_givens: np.ndarray   # bool G×G: the placed tiles' own givens only
-    zone_givens: np.ndarray   # bool G×G
+    solution: np.ndarray  # int8 G×G, -1 outside every tile window
+    owners: np.ndarray  # uint8 G×G
+    givens: np.ndarray  # bool G×G: tile givens ∪ zone givens ∪ clues
+    tile_givens: np.ndarray  # bool G×G: the placed tiles' own givens only
+    zone_givens: np.ndarray  # bool G×G
     clues: tuple[tuple[int, int], ...]
 
     def window(self, i: int) -> tuple[slice, slice]:
@@ -79,8 +79,17 @@ class Board:
         givens = self.tile_givens | self.zone_givens
         for r, c in clues:
             givens[r, c] = True
-        return Board(self.G, self.squares, self.seed_tile, self.solution, self.owners, givens,
-                     self.tile_givens, self.zone_givens, clues)
+        return Board(
+            self.G,
+            self.squares,
+            self.seed_tile,
+            self.solution,
+            self.owners,
+            givens,
+            self.tile_givens,
+            self.zone_givens,
+            clues,
+        )
 
 
 _WEIGHTS = {n: (1 << np.arange(n - 1, -1, -1)).astype(np.int64) for n in range(6, 17, 2)}
@@ -102,7 +111,7 @@ def fetch_tiles(manifest: Manifest, lib: Library) -> dict[str, Tile]:
     or tampered, naming the first tile id that uses it)."""
     try:
         got = lib.get_many(manifest.hashes)
-    except CorruptLibrary:         # HashMismatch included: the loop names the first tile id with a bad row
+    except CorruptLibrary:  # HashMismatch included: the loop names the first tile id with a bad row
         got = {}
     out: dict[str, Tile] = {}
     for i, h in enumerate(manifest.hashes):
@@ -137,26 +146,31 @@ def assemble(manifest: Manifest, tiles: dict[str, Tile]) -> Board:
         h, t = manifest.hashes[i], manifest.transforms[i]
         tile = tiles[h]
         if tile.n != s + 1:
-            raise CheckFailed("tiles", f"tile {i}: the library tile {h[:12]}… has n={tile.n}, "
-                                       f"the square at ({x0},{y0}) needs n={s + 1}")
+            raise CheckFailed(
+                "tiles",
+                f"tile {i}: the library tile {h[:12]}… has n={tile.n}, the square at ({x0},{y0}) needs n={s + 1}",
+            )
         key = (h, t)
         if key not in cache:
             cache[key] = oriented_grids(tile, t)
         g, gv = cache[key]
-        win = sol[y0:y0 + s + 1, x0:x0 + s + 1]
+        win = sol[y0 : y0 + s + 1, x0 : x0 + s + 1]
         clash = (win >= 0) & (win != g)
         if clash.any():
             r, c = (int(v) for v in np.argwhere(clash)[0])
             other = _holder(p.squares[:i], y0 + r, x0 + c)
-            raise CheckFailed("seams", f"board cell (row {y0 + r}, col {x0 + c}) is {int(g[r, c])} in tile {i} "
-                                       f"but {int(win[r, c])} in tile {other}")
+            raise CheckFailed(
+                "seams",
+                f"board cell (row {y0 + r}, col {x0 + c}) is {int(g[r, c])} in tile {i} "
+                f"but {int(win[r, c])} in tile {other}",
+            )
         win[...] = g
-        owners[y0:y0 + s + 1, x0:x0 + s + 1] += 1
-        tgiv[y0:y0 + s + 1, x0:x0 + s + 1] |= gv.astype(bool)
+        owners[y0 : y0 + s + 1, x0 : x0 + s + 1] += 1
+        tgiv[y0 : y0 + s + 1, x0 : x0 + s + 1] |= gv.astype(bool)
     zgiv = np.zeros((G, G), dtype=bool)
     for zone in p.zones:
-        for (x, y, w, hh) in zone:
-            zgiv[y:y + hh + 1, x:x + w + 1] = True
+        for x, y, w, hh in zone:
+            zgiv[y : y + hh + 1, x : x + w + 1] = True
     zgiv &= owners > 0
     givens = tgiv | zgiv
     for r, c in manifest.clues:

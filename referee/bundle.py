@@ -37,20 +37,23 @@ from tilelib.spent import board_rows
 from tilelib.db import rows_by_hash
 from tilelib.store import TILE_COLUMNS, Library
 
+
 @dataclass(frozen=True)
 class BundleReport:
     """What ``write_bundle`` wrote."""
 
     day: str
-    manifest: Manifest              # the day's board, as the library stores it (gate-admitted)
+    manifest: Manifest  # the day's board, as the library stores it (gate-admitted)
     path: Path
     tiles: int
     spent: int
     bytes: int
 
     def line(self) -> str:
-        return (f"bundle of {self.day}: {self.tiles:,} tile rows, {self.spent:,} spent rows, "
-                f"{self.bytes:,} bytes -> {self.path}")
+        return (
+            f"bundle of {self.day}: {self.tiles:,} tile rows, {self.spent:,} spent rows, "
+            f"{self.bytes:,} bytes -> {self.path}"
+        )
 
 
 def _out_path(out: Path) -> Path:
@@ -77,16 +80,22 @@ def write_bundle(lib: Library, day: str, out: Path) -> BundleReport:
         raise NotFound(f"the library {lib.path} holds no manifest for {day} (build it, or pull)")
     tiles = check_tiles_present(m, lib)
     check_fresh(m, lib, tiles)
-    manifest_row = lib.conn.execute(f"SELECT {', '.join(MANIFEST_COLUMNS)} FROM manifests WHERE day = ?",
-                                    (day,)).fetchone()
+    manifest_row = lib.conn.execute(
+        f"SELECT {', '.join(MANIFEST_COLUMNS)} FROM manifests WHERE day = ?", (day,)
+    ).fetchone()
     rows = sorted(rows_by_hash(lib.conn, TILE_COLUMNS, m.hashes))
-    spent = [(r.solution, r.board, r.n, r.day, manifest_row[-1]) for r in board_rows(lib.conn, m.hashes, m.digest(), day)]
+    spent = [
+        (r.solution, r.board, r.n, r.day, manifest_row[-1]) for r in board_rows(lib.conn, m.hashes, m.digest(), day)
+    ]
     try:
         with staged(path) as tmp, Library.create(tmp) as b:
             with atomic(b.conn) as c:
-                c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [("kind", KIND), (DAY_KEY, day)])
-                c.executemany(f"INSERT INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES "
-                              f"({', '.join('?' * len(TILE_COLUMNS))})", rows)
+                c.executemany(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [("kind", KIND), (DAY_KEY, day)]
+                )
+                c.executemany(
+                    f"INSERT INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES ({', '.join('?' * len(TILE_COLUMNS))})", rows
+                )
                 c.execute(f"INSERT INTO manifests ({', '.join(MANIFEST_COLUMNS)}) VALUES (?, ?, ?, ?)", manifest_row)
                 c.executemany(f"INSERT INTO spent ({', '.join(SPENT_COLUMNS)}) VALUES (?, ?, ?, ?, ?)", spent)
             b.conn.execute("VACUUM")

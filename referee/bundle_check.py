@@ -11,8 +11,8 @@ from referee.manifest import Manifest
 from tilelib.spent import board_rows, live_boards
 from tilelib.store import Library
 
-KIND = "bundle"             # meta kind of a bundle (a delta's is "delta")
-DAY_KEY = "bundle_day"      # meta key naming the bundle's day
+KIND = "bundle"  # meta kind of a bundle (a delta's is "delta")
+DAY_KEY = "bundle_day"  # meta key naming the bundle's day
 
 
 def bundle_problem(m: Manifest, lib: Library) -> str | None:
@@ -36,18 +36,24 @@ def bundle_problem(m: Manifest, lib: Library) -> str | None:
             return f"tile {i}'s row {h[:12]}… is not in the bundle"
     extra = sorted(have - set(m.hashes))
     if extra:
-        return (f"the bundle holds {len(extra)} tile row(s) the manifest does not place (first "
-                f"{extra[0][:12]}…): a bundle carries only its day's tiles")
+        return (
+            f"the bundle holds {len(extra)} tile row(s) the manifest does not place (first "
+            f"{extra[0][:12]}…): a bundle carries only its day's tiles"
+        )
     misses = q("SELECT count(*) FROM misses").fetchone()[0]
     if misses:
         return f"the bundle holds {misses} misses row(s): a bundle carries only its day's rows"
-    want = {(r.solution, r.board, r.n, r.day)                        # from the bundle's own tiles, all present
-            for r in board_rows(lib.conn, m.hashes, m.digest(), m.day)}
+    want = {
+        (r.solution, r.board, r.n, r.day)  # from the bundle's own tiles, all present
+        for r in board_rows(lib.conn, m.hashes, m.digest(), m.day)
+    }
     got = set(q("SELECT solution, board, n, day FROM spent"))
     if got - want:
         first = min(got - want)
-        return (f"the bundle holds {len(got - want)} spent row(s) that are not this board's (first solution "
-                f"{str(first[0])[:12]}… of {first[3]})")
+        return (
+            f"the bundle holds {len(got - want)} spent row(s) that are not this board's (first solution "
+            f"{str(first[0])[:12]}… of {first[3]})"
+        )
     if want - got:
         first = min(want - got)
         return f"the bundle lacks {len(want - got)} of the board's spent rows (first solution {first[0][:12]}…)"
@@ -61,5 +67,6 @@ def check_bundle(m: Manifest, lib: Library) -> bool:
     if why is not None:
         raise CheckFailed("bundle", why)
     return lib.meta().get("kind") == KIND
+
 
 __all__ = ["DAY_KEY", "KIND", "bundle_problem", "check_bundle"]

@@ -63,8 +63,10 @@ class CheckReport:
     seconds: dict = field(default_factory=dict)
 
     def line(self) -> str:
-        return (f"{self.integrity} check ok, {self.rows_checked:,} of {self.rows_total:,} rows re-hashed, "
-                f"{self.manifests_checked} manifest(s) parsed")
+        return (
+            f"{self.integrity} check ok, {self.rows_checked:,} of {self.rows_total:,} rows re-hashed, "
+            f"{self.manifests_checked} manifest(s) parsed"
+        )
 
 
 def check_pages(conn: sqlite3.Connection, label: str, integrity: str = "quick") -> None:
@@ -83,8 +85,9 @@ def check_pages(conn: sqlite3.Connection, label: str, integrity: str = "quick") 
 def check_rows(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[int, int]:
     """Re-hash every tiles row with rowid > ``since``; HashMismatch/CorruptLibrary at the first bad one.
     Returns (rows checked, largest rowid seen)."""
-    cur = conn.execute("SELECT rowid, hash, n, solution, givens, seam_mask FROM tiles WHERE rowid > ? "
-                       "ORDER BY rowid", (since,))
+    cur = conn.execute(
+        "SELECT rowid, hash, n, solution, givens, seam_mask FROM tiles WHERE rowid > ? ORDER BY rowid", (since,)
+    )
     checked, top = 0, since
     try:
         while rows := cur.fetchmany(8192):
@@ -94,8 +97,10 @@ def check_rows(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[in
                 except (TypeError, ValueError) as err:
                     raise CorruptLibrary(f"{label}: tile row {rowid} ({h}) is malformed ({err})") from err
                 if actual != h:
-                    raise HashMismatch(f"{label}: tile row {rowid} ({h}) hashes to {actual}: its content "
-                                       "was changed after it was stored")
+                    raise HashMismatch(
+                        f"{label}: tile row {rowid} ({h}) hashes to {actual}: its content "
+                        "was changed after it was stored"
+                    )
             checked += len(rows)
             top = rows[-1][0]
     except sqlite3.DatabaseError as err:
@@ -127,8 +132,9 @@ def check_manifests(conn: sqlite3.Connection, label: str, since: int = 0) -> tup
     Returns (rows checked, largest rowid seen)."""
     checked, top = 0, since
     try:
-        rows = conn.execute("SELECT rowid, day, seed_commit, json FROM manifests WHERE rowid > ? ORDER BY rowid",
-                            (since,)).fetchall()
+        rows = conn.execute(
+            "SELECT rowid, day, seed_commit, json FROM manifests WHERE rowid > ? ORDER BY rowid", (since,)
+        ).fetchall()
     except sqlite3.DatabaseError as err:
         raise CorruptLibrary(f"{label} is damaged: reading manifests fails ({err})") from err
     for rowid, day, commit, text in rows:
@@ -141,8 +147,10 @@ def check_manifests(conn: sqlite3.Connection, label: str, since: int = 0) -> tup
 
 _HEX = "length({c}) = 64 AND NOT {c} GLOB '*[^0-9a-f]*'"
 # FORMAT §5's shape of a spent row, as one SQL condition (the publish check and ``referee.repair``)
-SPENT_SHAPE = (f"{_HEX.format(c='solution')} AND {_HEX.format(c='board')} AND n IN (10, 12, 14, 16) AND "
-               "typeof(day) = 'text' AND day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'")
+SPENT_SHAPE = (
+    f"{_HEX.format(c='solution')} AND {_HEX.format(c='board')} AND n IN (10, 12, 14, 16) AND "
+    "typeof(day) = 'text' AND day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'"
+)
 _SPENT_BAD = f"SELECT rowid, solution, board, n, day FROM spent WHERE NOT ({SPENT_SHAPE}) LIMIT 1"
 
 
@@ -156,13 +164,16 @@ def check_spent(conn: sqlite3.Connection, label: str) -> int:
     except sqlite3.DatabaseError as err:
         raise CorruptLibrary(f"{label} is damaged: reading spent fails ({err})") from err
     if bad is not None:
-        raise CorruptLibrary(f"{label}: spent row {bad[0]} is malformed (solution {bad[1]!r}, board {bad[2]!r}, "
-                             f"n {bad[3]!r}, day {bad[4]!r})")
+        raise CorruptLibrary(
+            f"{label}: spent row {bad[0]} is malformed (solution {bad[1]!r}, board {bad[2]!r}, "
+            f"n {bad[3]!r}, day {bad[4]!r})"
+        )
     return total
 
 
-def check_connection(conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since_tile: int = 0,
-                     since_manifest: int = 0) -> CheckReport:
+def check_connection(
+    conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since_tile: int = 0, since_manifest: int = 0
+) -> CheckReport:
     """Pages, the schema, then rows (rowid > since_tile), then manifests (rowid > since_manifest),
     then spent rows."""
     rep = CheckReport(integrity)
@@ -182,8 +193,9 @@ def check_connection(conn: sqlite3.Connection, label: str, *, integrity: str = "
     return rep
 
 
-def check_file(path: str | Path, *, integrity: str = "quick", since_tile: int = 0,
-               since_manifest: int = 0) -> CheckReport:
+def check_file(
+    path: str | Path, *, integrity: str = "quick", since_tile: int = 0, since_manifest: int = 0
+) -> CheckReport:
     """``check_connection`` on a file opened read-only; a missing, empty or non-SQLite file is an error."""
     p = Path(path)
     if not p.is_file() or p.stat().st_size == 0:
@@ -194,8 +206,7 @@ def check_file(path: str | Path, *, integrity: str = "quick", since_tile: int = 
     conn = connect(p, readonly=True)
     try:
         conn.execute(f"PRAGMA mmap_size = {1 << 31}")
-        return check_connection(conn, str(p), integrity=integrity, since_tile=since_tile,
-                                since_manifest=since_manifest)
+        return check_connection(conn, str(p), integrity=integrity, since_tile=since_tile, since_manifest=since_manifest)
     finally:
         conn.close()
 
@@ -235,8 +246,13 @@ def check_library(lib, mode: str = "new") -> CheckReport:
         if rows <= FULL_CHECK_MAX_ROWS:
             mode = "full"
     since_t, since_m = read_watermark(lib) if mode == "new" else (0, 0)
-    return check_connection(lib.conn, str(lib.path), integrity="quick" if mode == "new" else "full",
-                            since_tile=since_t, since_manifest=since_m)
+    return check_connection(
+        lib.conn,
+        str(lib.path),
+        integrity="quick" if mode == "new" else "full",
+        since_tile=since_t,
+        since_manifest=since_m,
+    )
 
 
 def mark_verified(lib, rep: CheckReport) -> None:
@@ -244,14 +260,16 @@ def mark_verified(lib, rep: CheckReport) -> None:
     file and never enter a snapshot)."""
     with atomic(lib.conn):
         lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
-        lib.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
-                         (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),))
+        lib.conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
+            (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),),
+        )
 
 
 @dataclass
 class AuditReport:
     rows: int
-    problems: list[tuple[str, str]]   # (hash, problem)
+    problems: list[tuple[str, str]]  # (hash, problem)
 
     @property
     def ok(self) -> bool:
@@ -290,6 +308,21 @@ def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> Au
     return AuditReport(rows, problems)
 
 
-__all__ = ["CHECK_MODES", "read_watermark", "check_library", "mark_verified", "CheckReport", "INTEGRITY_MODES", "check_pages", "check_rows", "check_manifests",
-           "check_connection", "check_file", "manifest_row_problem", "SPENT_SHAPE",
-           "AuditReport", "tile_row_problems", "verify_library"]
+__all__ = [
+    "CHECK_MODES",
+    "read_watermark",
+    "check_library",
+    "mark_verified",
+    "CheckReport",
+    "INTEGRITY_MODES",
+    "check_pages",
+    "check_rows",
+    "check_manifests",
+    "check_connection",
+    "check_file",
+    "manifest_row_problem",
+    "SPENT_SHAPE",
+    "AuditReport",
+    "tile_row_problems",
+    "verify_library",
+]

@@ -48,7 +48,7 @@ import numpy as np
 from engine import count_rows
 from packers.packing import adjacency, seam_neighbours
 from referee.board import Board, CheckFailed, grid_rows
-from referee.frontier import CLUE_SAMPLE, best_cell, clue_cells   # one sample size, one rule for both
+from referee.frontier import CLUE_SAMPLE, best_cell, clue_cells  # one sample size, one rule for both
 
 STEP = "closure"
 """The verify step's name (FORMAT §10)."""
@@ -59,12 +59,12 @@ class Closure:
     """The closure's state: the player's known cells, each tile's wave (0 = unsolved), the work done."""
 
     board: Board
-    known: np.ndarray                    # bool G×G: board givens in windows ∪ windows of solved tiles
-    wave: list[int]                      # per tile: the wave that solved it, 0 while unsolved
-    seams: list[set[int]]                # the judge's seam neighbours
-    touching: list[list[int]]            # tiles sharing at least one cell
-    pending: set[int] = field(default_factory=set)   # to count in the next wave
-    seen: dict[int, int] = field(default_factory=dict)   # tile -> view size at its last failed count
+    known: np.ndarray  # bool G×G: board givens in windows ∪ windows of solved tiles
+    wave: list[int]  # per tile: the wave that solved it, 0 while unsolved
+    seams: list[set[int]]  # the judge's seam neighbours
+    touching: list[list[int]]  # tiles sharing at least one cell
+    pending: set[int] = field(default_factory=set)  # to count in the next wave
+    seen: dict[int, int] = field(default_factory=dict)  # tile -> view size at its last failed count
     waves: int = 0
     calls: int = 0
     nodes: int = 0
@@ -99,12 +99,12 @@ def solved_cells(board: Board, solved, i: int, touching: list[set[int]] | None =
     if i in solved:
         out[...] = True
         return out
-    for j in (solved if touching is None else touching[i] & solved):
+    for j in solved if touching is None else touching[i] & solved:
         xj, yj, sj = board.squares[j]
         r0, r1 = max(y0, yj), min(y0 + s, yj + sj)
         c0, c1 = max(x0, xj), min(x0 + s, xj + sj)
         if r0 <= r1 and c0 <= c1:
-            out[r0 - y0:r1 - y0 + 1, c0 - x0:c1 - x0 + 1] = True
+            out[r0 - y0 : r1 - y0 + 1, c0 - x0 : c1 - x0 + 1] = True
     return out
 
 
@@ -118,8 +118,14 @@ def view_mask(board: Board, solved, i: int, touching: list[set[int]] | None = No
 def start(board: Board) -> Closure:
     """Nothing solved; the seed tile is the one tile to count first."""
     known = board.givens & board.tile_cells
-    return Closure(board, known.copy(), [0] * len(board.squares), seam_neighbours(board.squares),
-                   [sorted(nb) for nb in adjacency(board.squares)], pending={board.seed_tile})
+    return Closure(
+        board,
+        known.copy(),
+        [0] * len(board.squares),
+        seam_neighbours(board.squares),
+        [sorted(nb) for nb in adjacency(board.squares)],
+        pending={board.seed_tile},
+    )
 
 
 def _window(c: Closure, i: int) -> tuple[int, list[int], list[int], np.ndarray]:
@@ -137,8 +143,9 @@ def _count(c: Closure, i: int, k: int) -> tuple[int, list]:
     c.calls += 1
     c.nodes += nodes
     if got == 0:
-        raise CheckFailed(STEP, f"tile {i} has no solution agreeing with its view "
-                                "(internal error: its own solution should be one)")
+        raise CheckFailed(
+            STEP, f"tile {i} has no solution agreeing with its view (internal error: its own solution should be one)"
+        )
     return got, sols
 
 
@@ -153,7 +160,7 @@ def run(c: Closure) -> Closure:
                 continue
             size = int(c.known[b.window(i)].sum())
             if c.seen.get(i) == size:
-                continue                       # its view has not grown since it last failed
+                continue  # its view has not grown since it last failed
             if _count(c, i, 2)[0] == 1:
                 found.append(i)
             else:
@@ -162,7 +169,7 @@ def run(c: Closure) -> Closure:
         if not found:
             break
         c.waves += 1
-        for i in found:                        # views change only after the whole wave was counted
+        for i in found:  # views change only after the whole wave was counted
             c.wave[i] = c.waves
             c.known[b.window(i)] = True
         for i in found:
@@ -181,11 +188,16 @@ def stall_message(c: Closure, limit: int = 6) -> str:
     st = c.stalled()
     left = len(c.wave) - c.solved()
     if not st:
-        return (f"no tile is playable: {left} of {len(c.wave)} tiles are never reached"
-                if c.solved() == 0 else f"{left} tiles share no seam path with the solved ones")
+        return (
+            f"no tile is playable: {left} of {len(c.wave)} tiles are never reached"
+            if c.solved() == 0
+            else f"{left} tiles share no seam path with the solved ones"
+        )
     names = ", ".join(str(i) for i in st[:limit]) + (", …" if len(st) > limit else "")
-    return (f"a player solving one tile at a time stalls after {c.solved()} of {len(c.wave)} tiles "
-            f"({c.waves} waves): tiles {names} each keep more than one solution in their view")
+    return (
+        f"a player solving one tile at a time stalls after {c.solved()} of {len(c.wave)} tiles "
+        f"({c.waves} waves): tiles {names} each keep more than one solution in their view"
+    )
 
 
 # ---------------------------------------------------------------- clues
@@ -205,12 +217,14 @@ def add_play_clues(board: Board, c: Closure | None = None) -> list[tuple[int, in
             raise CheckFailed(STEP, stall_message(c))
         rc = _pick(c, stalled, cache)
         if rc is None:
-            raise CheckFailed("clues", f"tiles {stalled[:6]} stall and every cell their views lack is held "
-                                       "by 3+ tiles: no legal clue exists")
+            raise CheckFailed(
+                "clues",
+                f"tiles {stalled[:6]} stall and every cell their views lack is held by 3+ tiles: no legal clue exists",
+            )
         r, col = rc
         c.known[r, col] = True
         added.append((r, col))
-        c.pending = {i for i in stalled if _holds(board, i, r, col)}   # only their views grew
+        c.pending = {i for i in stalled if _holds(board, i, r, col)}  # only their views grew
         run(c)
     return added
 

@@ -65,8 +65,8 @@ class Frontier:
     """Propagation state: known cells and their values, rounds run, engine calls made."""
 
     board: Board
-    known: np.ndarray                  # bool G×G
-    values: np.ndarray                 # int8 G×G (valid where known)
+    known: np.ndarray  # bool G×G
+    values: np.ndarray  # int8 G×G (valid where known)
     rounds: int = 0
     calls: int = 0
     nodes: int = 0
@@ -93,7 +93,7 @@ class Settled:
     status: str
     rounds: int
     unknown: int
-    method: str          # "propagation" or "cp-sat"
+    method: str  # "propagation" or "cp-sat"
     components: int
     calls: int
     nodes: int
@@ -120,15 +120,19 @@ def _visit(f: Frontier, i: int) -> list[int]:
     f.calls += 1
     f.nodes += nodes
     if none:
-        raise CheckFailed("frontier", f"tile {i} has no solution consistent with the known cells "
-                                      "(internal error: its own solution should be one)")
+        raise CheckFailed(
+            "frontier",
+            f"tile {i} has no solution consistent with the known cells "
+            "(internal error: its own solution should be one)",
+        )
     newk = rows_grid(bk, n) & ~kw
     if not newk.any():
         return []
     newv = rows_grid(bv, n)
     if (newv[newk] != (b.solution[rs, cs][newk] == 1)).any():
-        raise CheckFailed("frontier", f"tile {i}: propagation derived a value that differs from the "
-                                      "board solution (internal error)")
+        raise CheckFailed(
+            "frontier", f"tile {i}: propagation derived a value that differs from the board solution (internal error)"
+        )
     f.known[rs, cs] |= newk
     f.values[rs, cs] = np.where(newk, newv, f.values[rs, cs])
     # wake the neighbours whose windows hold a newly known cell
@@ -140,9 +144,13 @@ def _visit(f: Frontier, i: int) -> list[int]:
         x0, y0, s = b.squares[j]
         if y0 > rmax or y0 + s < rmin or x0 > cmax or x0 + s < cmin:
             continue
-        if (newk[max(y0 - rs.start, 0):max(y0 + s + 1 - rs.start, 0),
-                 max(x0 - cs.start, 0):max(x0 + s + 1 - cs.start, 0)].any()
-                and not f.known[y0:y0 + s + 1, x0:x0 + s + 1].all()):
+        if (
+            newk[
+                max(y0 - rs.start, 0) : max(y0 + s + 1 - rs.start, 0),
+                max(x0 - cs.start, 0) : max(x0 + s + 1 - cs.start, 0),
+            ].any()
+            and not f.known[y0 : y0 + s + 1, x0 : x0 + s + 1].all()
+        ):
             wake.append(j)
     return wake
 
@@ -221,7 +229,7 @@ def _second_solution(f: Frontier, tiles: list[int]) -> bool:
         for line in lines:
             model.Add(sum(line) == n // 2)
             for j in range(n - 2):
-                trio = line[j:j + 3]
+                trio = line[j : j + 3]
                 if all(isinstance(x, int) for x in trio):
                     continue
                 model.AddBoolOr([x if not isinstance(x, int) else model.NewConstant(x) for x in trio])
@@ -239,8 +247,9 @@ def _second_solution(f: Frontier, tiles: list[int]) -> bool:
         return False
     if st in (cp_model.FEASIBLE, cp_model.OPTIMAL):
         return True
-    raise CheckFailed("frontier", f"CP-SAT could not settle a component of {len(tiles)} tiles "
-                                  f"({solver.StatusName(st)})")
+    raise CheckFailed(
+        "frontier", f"CP-SAT could not settle a component of {len(tiles)} tiles ({solver.StatusName(st)})"
+    )
 
 
 def _differ(model: cp_model.CpModel, a: list, b: list) -> None:
@@ -270,8 +279,9 @@ def settle(board: Board) -> tuple[Settled, Frontier]:
         return Settled("frontier", f.rounds, 0, "propagation", 0, f.calls, f.nodes, f.seconds), f
     t0 = time.perf_counter()
     status, ncomp = count_status(f)
-    return Settled(status, f.rounds, f.unknown_count(), "cp-sat", ncomp, f.calls, f.nodes,
-                   f.seconds + time.perf_counter() - t0), f
+    return Settled(
+        status, f.rounds, f.unknown_count(), "cp-sat", ncomp, f.calls, f.nodes, f.seconds + time.perf_counter() - t0
+    ), f
 
 
 def count_status(f: Frontier) -> tuple[str, int]:
@@ -298,8 +308,7 @@ def propose_clue(f: Frontier, cache: dict | None = None) -> tuple[int, int] | No
     best = None
     # tiles only ever gain known cells, so the stalled list can be narrowed instead of rebuilt
     prev = cache.get("stalled")
-    stalled = f.unknown_tiles() if prev is None else [
-        i for i in prev if not f.known[b.window(i)].all()]
+    stalled = f.unknown_tiles() if prev is None else [i for i in prev if not f.known[b.window(i)].all()]
     cache["stalled"] = stalled
     if not stalled:
         return None
@@ -313,8 +322,9 @@ def propose_clue(f: Frontier, cache: dict | None = None) -> tuple[int, int] | No
         if hit[1] is not None and (best is None or hit[1] > best[0]):
             best = (hit[1], hit[2])
     if best is None:
-        raise CheckFailed("clues", "propagation stalls and every unknown cell is held by 3+ tiles: "
-                                   "no legal clue exists")
+        raise CheckFailed(
+            "clues", "propagation stalls and every unknown cell is held by 3+ tiles: no legal clue exists"
+        )
     return best[1]
 
 

@@ -41,8 +41,8 @@ from tilelib.errors import BadInput
 
 MAX_RUN_NAME = 200
 MAX_CELLS_STORED = 256  # cells strings are stored up to this length (a 16×16 window)
-OFF_FRONTIER = "shares no seam with a solved tile"   # the reason of a move off the run's frontier
-MAX_MOVES = 4096        # moves per submission: a run spans many submissions, each one transaction
+OFF_FRONTIER = "shares no seam with a solved tile"  # the reason of a move off the run's frontier
+MAX_MOVES = 4096  # moves per submission: a run spans many submissions, each one transaction
 MAX_SUBMISSION_BYTES = 4 << 20
 
 
@@ -52,11 +52,10 @@ def parse_submission(text: str | bytes | dict) -> tuple[str, list]:
     if isinstance(obj, (bytes, bytearray, str)):
         obj = jsonin.parse(obj, "submission", MAX_SUBMISSION_BYTES)
     if not isinstance(obj, dict):
-        raise BadInput("submission: must be a JSON object {\"run\": ..., \"moves\": [...]}")
+        raise BadInput('submission: must be a JSON object {"run": ..., "moves": [...]}')
     run = obj.get("run")
     if not isinstance(run, str) or not run or len(run) > MAX_RUN_NAME or storable(run) != run:
-        raise BadInput(f"submission: 'run' must be a non-empty string of at most {MAX_RUN_NAME} "
-                       "chars of valid Unicode")
+        raise BadInput(f"submission: 'run' must be a non-empty string of at most {MAX_RUN_NAME} chars of valid Unicode")
     moves = obj.get("moves")
     if not isinstance(moves, list):
         raise BadInput("submission: 'moves' must be a list")
@@ -79,7 +78,7 @@ def _verdict(tile: Any, accepted: bool, correct: bool, reward: int, reason: str 
     return {"tile": tile, "accepted": accepted, "correct": correct, "reward": reward, "reason": reason}
 
 
-INSERT_ROWS = 500     # moves per INSERT statement: 8 values a row stays under SQLite's 32,766 variables
+INSERT_ROWS = 500  # moves per INSERT statement: 8 values a row stays under SQLite's 32,766 variables
 
 
 def _insert_moves(tx: Tx, rows: list[tuple]) -> list[int]:
@@ -87,8 +86,13 @@ def _insert_moves(tx: Tx, rows: list[tuple]) -> list[int]:
     ids. Within one run they ascend batch after batch (the run is locked); other runs' moves may take
     ids between them, so a batch is its id range *and* its run."""
     values = ",".join(["(?,?,?,?,?,?,?,?)"] * len(rows))
-    return [i for (i,) in tx.rows("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
-                                  f"VALUES {values} RETURNING id", [x for r in rows for x in r])]
+    return [
+        i
+        for (i,) in tx.rows(
+            f"INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) VALUES {values} RETURNING id",
+            [x for r in rows for x in r],
+        )
+    ]
 
 
 class Judge:
@@ -98,7 +102,7 @@ class Judge:
         self.manifest = manifest
         self.board = board
         self.digest = manifest.digest()
-        self.runs = runs                 # the runs database ``judge`` and ``score`` open: a path or a URL
+        self.runs = runs  # the runs database ``judge`` and ``score`` open: a path or a URL
         self.nbrs = seam_neighbours(board.squares)
         self._truth: dict[int, str] = {}
 
@@ -111,7 +115,7 @@ class Judge:
     def judge_move(self, move: Any, solved: set[int]) -> dict:
         """The verdict on one raw move given the run's solved tiles (updated when correct)."""
         if not isinstance(move, dict):
-            return _verdict(None, False, False, 0, "a move must be an object {\"tile\": id, \"cells\": \"01…\"}")
+            return _verdict(None, False, False, 0, 'a move must be an object {"tile": id, "cells": "01…"}')
         tile = move.get("tile")
         shown = tile if type(tile) is int else (tile[:40] if isinstance(tile, str) else None)
         if type(tile) is not int:
@@ -122,19 +126,22 @@ class Judge:
         if tile not in solved and tile != self.board.seed_tile and not (self.nbrs[tile] & solved):
             # before the cells' form: a move off the frontier is off it whatever it holds (the service
             # refuses its whole batch on this reason, so a malformed one must not hide it)
-            return _verdict(tile, False, False, 0, f"tile {tile} is not the seed tile "
-                                                   f"({self.board.seed_tile}) and {OFF_FRONTIER}")
+            return _verdict(
+                tile, False, False, 0, f"tile {tile} is not the seed tile ({self.board.seed_tile}) and {OFF_FRONTIER}"
+            )
         cells = move.get("cells")
         if not isinstance(cells, str):
             return _verdict(tile, False, False, 0, "'cells' must be a string of '0' and '1'")
         n = self.board.squares[tile][2] + 1
         if len(cells) != n * n:
-            return _verdict(tile, False, False, 0, f"'cells' holds {len(cells)} characters; tile {tile} "
-                                                   f"(n={n}) needs {n * n}")
+            return _verdict(
+                tile, False, False, 0, f"'cells' holds {len(cells)} characters; tile {tile} (n={n}) needs {n * n}"
+            )
         bad = next((j for j, ch in enumerate(cells) if ch not in "01"), None)
         if bad is not None:
-            return _verdict(tile, False, False, 0, f"'cells' may hold only '0' and '1' "
-                                                   f"({cells[bad]!r} at position {bad})")
+            return _verdict(
+                tile, False, False, 0, f"'cells' may hold only '0' and '1' ({cells[bad]!r} at position {bad})"
+            )
         if tile in solved:
             return _verdict(tile, False, False, 0, f"tile {tile} is already solved in this run (replay)")
         if cells != self.truth(tile):
@@ -150,8 +157,10 @@ class Judge:
 
     def _judge_in(self, tx: Tx, run: str, moves: list) -> list[dict]:
         # made if new (two judges making one run: the second waits for the first, then finds it), then locked
-        tx.write("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?) ON CONFLICT (run) DO NOTHING",
-                (run, self.digest, self.manifest.day, int(time.time())))
+        tx.write(
+            "INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?) ON CONFLICT (run) DO NOTHING",
+            (run, self.digest, self.manifest.day, int(time.time())),
+        )
         row = tx.lock_run(run)
         if row[0] != self.digest:
             raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
@@ -173,20 +182,24 @@ class Judge:
             tile = v["tile"] if type(v["tile"]) is int and 0 <= v["tile"] < len(self.board.squares) else None
             rows.append((run, tile, cells, int(v["accepted"]), int(v["correct"]), v["reward"], v["reason"], int(now)))
             out.append(v)
-        ids = [i for k in range(0, len(rows), INSERT_ROWS) for i in _insert_moves(tx, rows[k:k + INSERT_ROWS])]
+        ids = [i for k in range(0, len(rows), INSERT_ROWS) for i in _insert_moves(tx, rows[k : k + INSERT_ROWS])]
         if ids:
-            tx.write("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)",
-                    (run, min(ids), max(ids), now))
+            tx.write(
+                "INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)", (run, min(ids), max(ids), now)
+            )
             cleared = len(solved) == len(self.board.squares)
             # both backends read the row's old values on the right of an UPDATE: the snapshot is old + asked
-            tx.write("UPDATE runs SET nmoves = nmoves + ?, requests = requests + ?, cleared_requests = CASE WHEN "
-                    "cleared_requests IS NULL AND ? = 1 THEN requests + ? ELSE cleared_requests END WHERE run = ?",
-                    (len(out), asked, int(cleared), asked, run))
+            tx.write(
+                "UPDATE runs SET nmoves = nmoves + ?, requests = requests + ?, cleared_requests = CASE WHEN "
+                "cleared_requests IS NULL AND ? = 1 THEN requests + ? ELSE cleared_requests END WHERE run = ?",
+                (len(out), asked, int(cleared), asked, run),
+            )
         return out
 
     def score(self, run: str) -> dict:
         """A run's totals so far: solved tiles and reward."""
         with opened(self.runs) as db:
             ((solved, reward),) = db.read(
-                "SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ? AND correct = 1", (run,))
+                "SELECT count(*), coalesce(sum(reward), 0) FROM moves WHERE run = ? AND correct = 1", (run,)
+            )
         return {"run": run, "solved": solved, "reward": reward}

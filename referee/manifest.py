@@ -43,13 +43,24 @@ from tilelib.spent import Reuse
 
 FORMAT = "tiles-manifest/1"
 STATUSES = ("frontier", "unique", "ambiguous")
-KEY_ORDER = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones",
-             "clues", "status", "stats")
-MAX_MANIFEST_BYTES = 64 << 20   # a G=4096 board (the largest) is ~16 MB
-OPTIONAL_KEYS = ("difficulty", "reuse", "play", "build")   # written after KEY_ORDER in this order, only when set
-REUSE_POLICIES = tuple(p.value for p in Reuse)   # "fresh", "any"
-TILE_BY_TILE = "tile-by-tile"   # the play rule of FORMAT §10's step closure (referee.closure)
-PROPAGATION = "propagation"     # the rule before it: the frontier proof alone (the key absent)
+KEY_ORDER = (
+    "format",
+    "day",
+    "board",
+    "seed_commit",
+    "packer",
+    "seed_tile",
+    "tiles",
+    "zones",
+    "clues",
+    "status",
+    "stats",
+)
+MAX_MANIFEST_BYTES = 64 << 20  # a G=4096 board (the largest) is ~16 MB
+OPTIONAL_KEYS = ("difficulty", "reuse", "play", "build")  # written after KEY_ORDER in this order, only when set
+REUSE_POLICIES = tuple(p.value for p in Reuse)  # "fresh", "any"
+TILE_BY_TILE = "tile-by-tile"  # the play rule of FORMAT §10's step closure (referee.closure)
+PROPAGATION = "propagation"  # the rule before it: the frontier proof alone (the key absent)
 PLAY_RULES = (TILE_BY_TILE, PROPAGATION)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -66,10 +77,10 @@ class Manifest:
     clues: tuple[tuple[int, int], ...] = ()
     status: str = "frontier"
     stats: Mapping[str, Any] = field(default_factory=dict)
-    difficulty: Mapping[str, Any] | None = None   # stitcher.profile JSON form; None: no profile
-    reuse: str | None = None                 # the fair rule's policy, "fresh" or "any"; None: absent (any)
-    play: str | None = None                  # the play rule, "tile-by-tile"; None: absent (propagation)
-    build: Mapping[str, Any] | None = None   # FORMAT §13: the start state and versions, for replay
+    difficulty: Mapping[str, Any] | None = None  # stitcher.profile JSON form; None: no profile
+    reuse: str | None = None  # the fair rule's policy, "fresh" or "any"; None: absent (any)
+    play: str | None = None  # the play rule, "tile-by-tile"; None: absent (propagation)
+    build: Mapping[str, Any] | None = None  # FORMAT §13: the start state and versions, for replay
 
     __hash__ = None  # stats/params are dicts: compares by content, not hashable
 
@@ -100,31 +111,37 @@ class Manifest:
 
     def with_clues(self, clues, status: str | None = None, stats: Mapping | None = None) -> "Manifest":
         """A copy with other clues (and optionally status / stats); ``build`` is kept."""
-        return replace(self, clues=tuple((int(r), int(c)) for r, c in clues),
-                       status=self.status if status is None else status,
-                       stats=dict(self.stats) if stats is None else dict(stats))
+        return replace(
+            self,
+            clues=tuple((int(r), int(c)) for r, c in clues),
+            status=self.status if status is None else status,
+            stats=dict(self.stats) if stats is None else dict(stats),
+        )
 
     # ------------------------------------------------------------ JSON
 
     def to_dict(self) -> dict:
         """The manifest as a JSON-ready dict with keys in FORMAT order."""
         p = self.packing
-        return {
-            "format": FORMAT,
-            "day": self.day,
-            "board": {"cells": p.P + 1, "pitch": p.P},
-            "seed_commit": self.seed_commit,
-            "packer": {"name": p.name, "version": p.version, "params": dict(p.params)},
-            "seed_tile": p.seed_tile,
-            "tiles": [self.tile(i) for i in range(len(p.squares))],
-            "zones": [{"id": i, "rects": [list(r) for r in z]} for i, z in enumerate(p.zones)],
-            "clues": [[r, c] for r, c in self.clues],
-            "status": self.status,
-            "stats": dict(self.stats),
-        } | ({} if self.difficulty is None else {"difficulty": dict(self.difficulty)}) \
-          | ({} if self.reuse is None else {"reuse": self.reuse}) \
-          | ({} if self.play is None else {"play": self.play}) \
-          | ({} if self.build is None else {"build": dict(self.build)})
+        return (
+            {
+                "format": FORMAT,
+                "day": self.day,
+                "board": {"cells": p.P + 1, "pitch": p.P},
+                "seed_commit": self.seed_commit,
+                "packer": {"name": p.name, "version": p.version, "params": dict(p.params)},
+                "seed_tile": p.seed_tile,
+                "tiles": [self.tile(i) for i in range(len(p.squares))],
+                "zones": [{"id": i, "rects": [list(r) for r in z]} for i, z in enumerate(p.zones)],
+                "clues": [[r, c] for r, c in self.clues],
+                "status": self.status,
+                "stats": dict(self.stats),
+            }
+            | ({} if self.difficulty is None else {"difficulty": dict(self.difficulty)})
+            | ({} if self.reuse is None else {"reuse": self.reuse})
+            | ({} if self.play is None else {"play": self.play})
+            | ({} if self.build is None else {"build": dict(self.build)})
+        )
 
     def to_json(self) -> str:
         """The one JSON text of this manifest (see the module docstring for its layout)."""
@@ -206,9 +223,20 @@ def from_json(obj: Any) -> Manifest:
     reuse = _one_of(obj.get("reuse"), REUSE_POLICIES, "reuse", "a policy")
     play = _one_of(obj.get("play"), PLAY_RULES, "play", "a rule")
     build = _build(obj["build"]) if "build" in obj else None
-    return Manifest(day=day, seed_commit=sc, packing=packing, hashes=tuple(hashes),
-                    transforms=tuple(transforms), clues=tuple(clues), status=status, stats=dict(stats),
-                    difficulty=difficulty, reuse=reuse, play=play, build=build)
+    return Manifest(
+        day=day,
+        seed_commit=sc,
+        packing=packing,
+        hashes=tuple(hashes),
+        transforms=tuple(transforms),
+        clues=tuple(clues),
+        status=status,
+        stats=dict(stats),
+        difficulty=difficulty,
+        reuse=reuse,
+        play=play,
+        build=build,
+    )
 
 
 def _tile_refs(tiles: list) -> tuple[list[str], list[int]]:
@@ -278,13 +306,21 @@ def _build(b: Any) -> dict:
     if snap is not None and (not isinstance(snap, str) or not _HEX64.fullmatch(snap)):
         raise _bad("build.snapshot must be null or 64 lower-case hex digits")
     deltas = b.get("deltas", [])
-    if not isinstance(deltas, list) or len(deltas) > 256 or \
-            not all(isinstance(d, str) and _HEX64.fullmatch(d) for d in deltas):
+    if (
+        not isinstance(deltas, list)
+        or len(deltas) > 256
+        or not all(isinstance(d, str) and _HEX64.fullmatch(d) for d in deltas)
+    ):
         raise _bad("build.deltas must be a list of up to 256 sha256 hex digests")
     ver = b.get("versions", {})
-    if not isinstance(ver, dict) or len(ver) > 16 or not all(
+    if (
+        not isinstance(ver, dict)
+        or len(ver) > 16
+        or not all(
             isinstance(k, str) and len(k) <= 32 and (type(v) is int or (isinstance(v, str) and len(v) <= 64))
-            for k, v in ver.items()):
+            for k, v in ver.items()
+        )
+    ):
         raise _bad("build.versions must map up to 16 names to short strings or integers")
     return {"snapshot": snap, "deltas": list(deltas), "versions": dict(ver)}
 

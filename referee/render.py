@@ -82,13 +82,13 @@ def board_image(board: Board, scale: int | None = None) -> np.ndarray:
         """A w-pixel ring just inside the pixel box [Y0, Y1) × [X0, X1), clipped to the image."""
         y0, y1, x0, x1 = max(Y0, 0), min(Y1, H), max(X0, 0), min(X1, H)
         if Y0 >= 0:
-            img[Y0:Y0 + w, x0:x1] = colour
+            img[Y0 : Y0 + w, x0:x1] = colour
         if Y1 <= H:
-            img[Y1 - w:Y1, x0:x1] = colour
+            img[Y1 - w : Y1, x0:x1] = colour
         if X0 >= 0:
-            img[y0:y1, X0:X0 + w] = colour
+            img[y0:y1, X0 : X0 + w] = colour
         if X1 <= H:
-            img[y0:y1, X1 - w:X1] = colour
+            img[y0:y1, X1 - w : X1] = colour
 
     # clues: a ring in the clue's colour on the outer pixels of the 3×3 cells around it (the
     # neighbours' centres stay visible), so ~1 clue per 100 tiles is findable at 3 px per cell
@@ -108,8 +108,9 @@ def board_png(board: Board, scale: int | None = None) -> bytes:
     return png_bytes(board_image(board, scale), PALETTE)
 
 
-def render_board_png(manifest: Manifest, lib: Library, path: str | Path, *, board: Board | None = None,
-                     scale: int | None = None) -> Path:
+def render_board_png(
+    manifest: Manifest, lib: Library, path: str | Path, *, board: Board | None = None, scale: int | None = None
+) -> Path:
     """Rebuild the board (unless given) and write its picture to ``path`` atomically; return the path."""
     b = board if board is not None else build_board(manifest, lib)
     data = board_png(b, scale)

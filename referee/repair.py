@@ -34,7 +34,7 @@ from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
 from tilelib.schema import SCHEMA_VERSION, differences, file_version, read_objects
 from tilelib.store import SQLITE_MAGIC, TILE_COLUMNS, Library
 
-KEPT_META = ("stock:",)       # meta keys a repaired file keeps (by prefix); the rest is per file
+KEPT_META = ("stock:",)  # meta keys a repaired file keeps (by prefix); the rest is per file
 BATCH = 4096
 
 
@@ -44,9 +44,9 @@ class RepairReport:
 
     source: Path
     out: Path
-    kept: dict[str, int] = field(default_factory=dict)           # table -> rows written
-    schema: list[str] = field(default_factory=list)              # schema objects left behind
-    dropped: list[tuple[str, str, str]] = field(default_factory=list)   # (table, row, why)
+    kept: dict[str, int] = field(default_factory=dict)  # table -> rows written
+    schema: list[str] = field(default_factory=list)  # schema objects left behind
+    dropped: list[tuple[str, str, str]] = field(default_factory=list)  # (table, row, why)
     unread: list[tuple[str, str]] = field(default_factory=list)  # (table, why) where reading stopped
 
     def lines(self, limit: int = 20) -> list[str]:
@@ -61,9 +61,14 @@ class RepairReport:
         return out
 
     def as_json(self) -> dict:
-        return {"source": str(self.source), "out": str(self.out), "kept": self.kept, "schema": self.schema,
-                "unread": [{"table": t, "why": w} for t, w in self.unread],
-                "dropped": [{"table": t, "row": r, "why": w} for t, r, w in self.dropped]}
+        return {
+            "source": str(self.source),
+            "out": str(self.out),
+            "kept": self.kept,
+            "schema": self.schema,
+            "unread": [{"table": t, "why": w} for t, w in self.unread],
+            "dropped": [{"table": t, "row": r, "why": w} for t, r, w in self.dropped],
+        }
 
 
 def default_out(source: Path) -> Path:
@@ -86,8 +91,14 @@ def _check_paths(source: Path, out: Path) -> None:
         raise BadInput(f"cannot write {out}: no directory {out.parent}")
 
 
-def _read(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], rep: RepairReport,
-          order: str = "rowid", extra: str | None = None) -> Iterator[tuple]:
+def _read(
+    conn: sqlite3.Connection,
+    table: str,
+    columns: tuple[str, ...],
+    rep: RepairReport,
+    order: str = "rowid",
+    extra: str | None = None,
+) -> Iterator[tuple]:
     """The named columns of every row of ``table`` (and the SQL expression ``extra`` after them), in
     batches; where SQLite cannot read on (a missing column, a damaged page), the reason goes to
     ``rep.unread`` and the rows so far stand."""
@@ -150,8 +161,9 @@ _TABLES: dict[str, tuple[tuple[str, ...], str | None, Callable[[tuple], str], Ca
 }
 
 
-def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str, rep: RepairReport,
-                on_row: Callable[[], None] | None) -> None:
+def _copy_table(
+    src: sqlite3.Connection, dst: sqlite3.Connection, table: str, rep: RepairReport, on_row: Callable[[], None] | None
+) -> None:
     """Copy the rows of ``table`` that verify from ``src`` to ``dst``; each one left behind is reported."""
     columns, verdict, name, problem = _TABLES[table]
     quoted = ", ".join('"' + c + '"' for c in columns)
@@ -162,7 +174,7 @@ def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str, re
         if why is None:
             before = dst.total_changes
             try:
-                dst.execute(insert, row[:len(columns)])
+                dst.execute(insert, row[: len(columns)])
             except sqlite3.Error as err:
                 why = f"not storable ({err})"
             else:
@@ -184,8 +196,9 @@ def _copy_meta(src: sqlite3.Connection, dst: sqlite3.Connection, rep: RepairRepo
         if isinstance(key, str) and isinstance(value, str) and key.startswith(KEPT_META):
             dst.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
         else:
-            rep.dropped.append(("meta", str(key), "per-file bookkeeping (sync state, verified marks): "
-                                "it names rowids of the old file"))
+            rep.dropped.append(
+                ("meta", str(key), "per-file bookkeeping (sync state, verified marks): it names rowids of the old file")
+            )
 
 
 def _schema_left_out(src: sqlite3.Connection, label: str, rep: RepairReport) -> None:
@@ -207,8 +220,7 @@ def _schema_left_out(src: sqlite3.Connection, label: str, rep: RepairReport) -> 
     rep.schema = differences(found, version)
 
 
-def repair(source: str | Path, out: str | Path | None = None,
-           on_row: Callable[[], None] | None = None) -> RepairReport:
+def repair(source: str | Path, out: str | Path | None = None, on_row: Callable[[], None] | None = None) -> RepairReport:
     """Write a clean library at ``out`` (default ``default_out``) from ``source``; see the module
     docstring. The result passes the full check (``referee.checks``) before it is moved into place."""
     src_path = Path(source)

@@ -74,9 +74,9 @@ class VerifyReport:
     engine_nodes: int
     seed_checked: bool
     timings: dict = field(default_factory=dict)
-    packing_vs_seed: str | None = None   # "reproduced" or "refined" (stitcher splits) when a seed was given
-    waves: int | None = None             # the closure's waves (tile-by-tile manifests), else None
-    bundle: bool = False                 # checked from the day's bundle (step bundle passed)
+    packing_vs_seed: str | None = None  # "reproduced" or "refined" (stitcher splits) when a seed was given
+    waves: int | None = None  # the closure's waves (tile-by-tile manifests), else None
+    bundle: bool = False  # checked from the day's bundle (step bundle passed)
 
     def line(self) -> str:
         """The one-line summary the CLI prints, e.g. ``frontier: 1234 tiles, 17 rounds, 0 clues``."""
@@ -106,11 +106,13 @@ def _known_packer(m: Manifest, step: str) -> None:
     p = m.packing
     packer = PACKERS.get(p.name)
     if packer is None:
-        raise CheckFailed(step, f"unknown packer {p.name!r} (known: {', '.join(sorted(PACKERS))}): the "
-                                "packing cannot be re-drawn")
+        raise CheckFailed(
+            step, f"unknown packer {p.name!r} (known: {', '.join(sorted(PACKERS))}): the packing cannot be re-drawn"
+        )
     if packer.version != p.version:
-        raise CheckFailed(step, f"packer {p.name} is version {packer.version} here; the manifest was packed "
-                                f"with version {p.version}")
+        raise CheckFailed(
+            step, f"packer {p.name} is version {packer.version} here; the manifest was packed with version {p.version}"
+        )
 
 
 def check_claims(m: Manifest) -> None:
@@ -126,8 +128,9 @@ def check_claims(m: Manifest) -> None:
     if "zone_fraction" in st:
         zf = round(p.zone_fraction(), 6)
         if not isinstance(st["zone_fraction"], (int, float)) or abs(st["zone_fraction"] - zf) > 1e-6:
-            raise CheckFailed("claims", f"stats.zone_fraction is {st['zone_fraction']!r} but the packing's "
-                                        f"zone share is {zf}")
+            raise CheckFailed(
+                "claims", f"stats.zone_fraction is {st['zone_fraction']!r} but the packing's zone share is {zf}"
+            )
 
 
 def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -> dict[str, Tile]:
@@ -137,7 +140,7 @@ def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -
     tiles by hash."""
     tiles: dict[str, Tile] = {}
     try:
-        got = lib.get_many(m.hashes)    # one read of every row; errors are raised below, in id order
+        got = lib.get_many(m.hashes)  # one read of every row; errors are raised below, in id order
     except CorruptLibrary:
         got = {}
     for i, (x0, y0, s) in enumerate(m.packing.squares):
@@ -148,13 +151,16 @@ def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -
             try:
                 tile = tiles[h] = got[h] if h in got else lib.get(h)
             except UnknownTile:
-                raise LibraryOutOfDate(f"tiles: tile {i}: the library {lib.path} has no tile {h}: library out "
-                                       "of date, run `tiles library pull`") from None
+                raise LibraryOutOfDate(
+                    f"tiles: tile {i}: the library {lib.path} has no tile {h}: library out "
+                    "of date, run `tiles library pull`"
+                ) from None
             except CorruptLibrary as e:  # HashMismatch included
                 raise type(e)(f"tiles: tile {i}: library row {h} is corrupt ({e})") from e
         if tile.n != s + 1:
-            raise CheckFailed("tiles", f"tile {i}: library tile {h[:12]}… has n={tile.n}, "
-                                       f"the square at ({x0},{y0}) needs n={s + 1}")
+            raise CheckFailed(
+                "tiles", f"tile {i}: library tile {h[:12]}… has n={tile.n}, the square at ({x0},{y0}) needs n={s + 1}"
+            )
         if fresh and inspect is not None:
             inspect(i, h, tile)
         if on_tile is not None:
@@ -185,11 +191,18 @@ def tile_row_problems(tile: Tile, deep: bool = False) -> list[str]:
         # order, so bifurcation counts depend on orientation); library tiles are canonical.
         want = (f.ladder, f.bifurcations, f.used_unique, f.needs_unique, f.needs_bifurcation)
         lad = rate(ladder_puzzle(tile.solution_grid, tile.givens_grid, tile.seam_mask))
-        got = (int(lad.ladder), int(lad.bifurcations), int(bool(lad.used_unique)),
-               int(bool(lad.needs_unique)), int(bool(lad.needs_bifurcation)))
+        got = (
+            int(lad.ladder),
+            int(lad.bifurcations),
+            int(bool(lad.used_unique)),
+            int(bool(lad.needs_unique)),
+            int(bool(lad.needs_bifurcation)),
+        )
         if got != want:
-            return [f"ladder features (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation) "
-                    f"are {want}; rating the tile gives {got}"]
+            return [
+                f"ladder features (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation) "
+                f"are {want}; rating the tile gives {got}"
+            ]
     return []
 
 
@@ -197,6 +210,7 @@ def check_tiles(m: Manifest, lib: Library, deep: bool = False, on_tile=None) -> 
     """Step 2, in tile id order: ``check_tiles_present`` (row exists, untampered, fits its square) and,
     once per distinct hash, ``tile_row_problems``. Returns the canonical tiles by hash. ``on_tile()`` is
     called after each tile (progress bars)."""
+
     def inspect(i: int, h: str, tile: Tile) -> None:
         probs = tile_row_problems(tile, deep)
         if probs:
@@ -210,8 +224,11 @@ def check_fresh(m: Manifest, lib: Library, tiles: dict[str, Tile]) -> None:
     published board used (``tilelib.spent.unfair``); an ``any`` manifest is not held to it."""
     if m.policy != Reuse.FRESH.value:
         return
-    placed = [(i, tiles[h].n, solution_hash(tiles[h].n, tiles[h].solution))    # the rows read in step 2
-              for i, h in enumerate(m.hashes) if held(tiles[h].n)]
+    placed = [
+        (i, tiles[h].n, solution_hash(tiles[h].n, tiles[h].solution))  # the rows read in step 2
+        for i, h in enumerate(m.hashes)
+        if held(tiles[h].n)
+    ]
     why = unfair(lib.conn, m.day, placed)
     if why is not None:
         raise CheckFailed("fresh", why)
@@ -223,19 +240,26 @@ def check_clues(board: Board) -> None:
         if board.owners[r, c] == 0:
             raise CheckFailed("clues", f"clue [{r}, {c}] lies in no tile window")
         if board.owners[r, c] >= 3:
-            raise CheckFailed("clues", f"clue [{r}, {c}] is on a cell held by {board.owners[r, c]} tiles "
-                                       "(a T-junction or corner)")
+            raise CheckFailed(
+                "clues", f"clue [{r}, {c}] is on a cell held by {board.owners[r, c]} tiles (a T-junction or corner)"
+            )
 
 
 def check_frontier(m: Manifest, board: Board, check_status: bool = True) -> Settled:
     """Step 4."""
     st, _f = settle(board)
     if st.status == "ambiguous":
-        raise CheckFailed("frontier", f"propagation stalls with {st.unknown} unknown cells and the board "
-                                      f"has at least two solutions (after {st.rounds} rounds)")
+        raise CheckFailed(
+            "frontier",
+            f"propagation stalls with {st.unknown} unknown cells and the board "
+            f"has at least two solutions (after {st.rounds} rounds)",
+        )
     if check_status and st.status != m.status:
-        raise CheckFailed("frontier", f"the manifest claims status {m.status!r} but the board is {st.status!r} "
-                                      f"({st.unknown} cells unknown after {st.rounds} rounds of propagation)")
+        raise CheckFailed(
+            "frontier",
+            f"the manifest claims status {m.status!r} but the board is {st.status!r} "
+            f"({st.unknown} cells unknown after {st.rounds} rounds of propagation)",
+        )
     return st
 
 
@@ -268,18 +292,32 @@ def check_seed(m: Manifest, seed: bytes) -> str:
         again = make_packing(p.name, p.P + 1, seed, dict(p.params))
     except TilesError as e:
         raise CheckFailed("seed", f"re-running packer {p.name} fails: {e}") from None
-    if (again.squares, again.zones, again.seed_tile, dict(again.params)) == \
-            (p.squares, p.zones, p.seed_tile, dict(p.params)):
+    if (again.squares, again.zones, again.seed_tile, dict(again.params)) == (
+        p.squares,
+        p.zones,
+        p.seed_tile,
+        dict(p.params),
+    ):
         return "reproduced"
     problem = refinement_problem(again, p)
     if problem is not None:
-        raise CheckFailed("seed", f"the packing is neither the one packer {p.name} draws from the seed nor "
-                                  f"a refinement of it by stitcher fallbacks: {problem}")
+        raise CheckFailed(
+            "seed",
+            f"the packing is neither the one packer {p.name} draws from the seed nor "
+            f"a refinement of it by stitcher fallbacks: {problem}",
+        )
     return "refined"
 
 
-def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep: bool = False,
-           check_status: bool = True, on_tile=None) -> VerifyReport:
+def verify(
+    manifest: Manifest,
+    lib: Library,
+    seed: bytes | None = None,
+    *,
+    deep: bool = False,
+    check_status: bool = True,
+    on_tile=None,
+) -> VerifyReport:
     """Run FORMAT §10's checks; CheckFailed at the first failure, else a VerifyReport.
 
     ``on_tile()`` is called once per tile during step 2 (the CLI's progress bar)."""
@@ -309,12 +347,36 @@ def verify(manifest: Manifest, lib: Library, seed: bytes | None = None, *, deep:
     if seed is not None:
         seed_result = check_seed(manifest, seed)
         tm["seed"] = time.perf_counter() - t4
-    return VerifyReport(status=st.status, rounds=st.rounds, tiles=manifest.tile_count(),
-                        distinct_tiles=len(tiles), clues=len(manifest.clues),
-                        unknown_after_propagation=st.unknown, method=st.method, engine_calls=st.calls,
-                        engine_nodes=st.nodes, seed_checked=seed is not None, timings=tm,
-                        packing_vs_seed=seed_result, waves=waves, bundle=bundled)
+    return VerifyReport(
+        status=st.status,
+        rounds=st.rounds,
+        tiles=manifest.tile_count(),
+        distinct_tiles=len(tiles),
+        clues=len(manifest.clues),
+        unknown_after_propagation=st.unknown,
+        method=st.method,
+        engine_calls=st.calls,
+        engine_nodes=st.nodes,
+        seed_checked=seed is not None,
+        timings=tm,
+        packing_vs_seed=seed_result,
+        waves=waves,
+        bundle=bundled,
+    )
 
 
-__all__ = ["VerifyReport", "verify", "check_packing", "check_claims", "check_tiles_present", "LibraryOutOfDate", "check_tiles", "check_fresh", "check_clues", "check_frontier", "check_closure",
-           "check_seed", "tile_row_problems"]
+__all__ = [
+    "VerifyReport",
+    "verify",
+    "check_packing",
+    "check_claims",
+    "check_tiles_present",
+    "LibraryOutOfDate",
+    "check_tiles",
+    "check_fresh",
+    "check_clues",
+    "check_frontier",
+    "check_closure",
+    "check_seed",
+    "tile_row_problems",
+]

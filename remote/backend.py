@@ -136,10 +136,12 @@ BACKENDS: dict[str, type[Backend]] = {}
 
 def register(*schemes: str):
     """Class decorator: the backend for these URL schemes."""
+
     def add(cls: type[Backend]) -> type[Backend]:
         for scheme in schemes:
             BACKENDS[scheme] = cls
         return cls
+
     return add
 
 

@@ -91,14 +91,23 @@ class CatchUp:
     bytes: int = 0
     cloned: bool = False
     notes: list[str] = field(default_factory=list)
-    conflicting: list = field(default_factory=list)   # MergeStats.conflicting of every merge, in order
+    conflicting: list = field(default_factory=list)  # MergeStats.conflicting of every merge, in order
 
     def note(self) -> str | None:
         return "; ".join(self.notes) or None
 
 
-def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, st: SyncState | None,
-              work: Path, progress, verify: str, integrity: str) -> CatchUp:
+def catch_up(
+    lib: Library | None,
+    path: Path,
+    backend: Backend,
+    info: HeadInfo,
+    st: SyncState | None,
+    work: Path,
+    progress,
+    verify: str,
+    integrity: str,
+) -> CatchUp:
     """Merge what HEAD has and this file has not: only new deltas when the base is already merged,
     else the (newest sound) base and its deltas. A bad delta stops the chain there (HEAD is then
     marked bad). Marks advance only when nothing local was waiting to be pushed."""
@@ -106,11 +115,12 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
     mark = read_mark(lib, url) if lib is not None else None
     waiting = lib is None or mark is None or pending(lib, mark)
     heads = tuple(d.sha for d in info.deltas)
-    have_base = st is not None and not st.head_bad and st.snapshot == info.snapshot and \
-        heads[:len(st.deltas)] == st.deltas
+    have_base = (
+        st is not None and not st.head_bad and st.snapshot == info.snapshot and heads[: len(st.deltas)] == st.deltas
+    )
     cu_added, nbytes, notes, cloned, bad, conflicting = 0, 0, [], False, False, []
     if have_base:
-        base, merged, todo = info.snapshot, st.deltas, info.deltas[len(st.deltas):]
+        base, merged, todo = info.snapshot, st.deltas, info.deltas[len(st.deltas) :]
     else:
         got = _fetch(backend, info, work, progress, integrity)
         base, merged, todo = got.snapshot, (), info.deltas_of(got.snapshot)
@@ -122,7 +132,7 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
             lib, cloned = Library.open(path), True
             cu_added = lib.count_tiles()
         else:
-            lib = lib or Library.open(path, create=True)   # a file appeared (or was empty): merge instead
+            lib = lib or Library.open(path, create=True)  # a file appeared (or was empty): merge instead
             with _bad_rows_are_remote_errors(url):
                 ms = merge_file(lib, got.path, verify=verify)
             cu_added += ms.tiles_added
@@ -137,8 +147,10 @@ def catch_up(lib: Library | None, path: Path, backend: Backend, info: HeadInfo, 
             conflicting += ms.conflicting
             p.unlink()
         except BadSnapshot as err:
-            notes.append(f"HEAD's delta {d.sha[:12]}… is bad ({str(err).split(': ', 1)[-1]}); using the "
-                         f"{len(merged)} delta(s) before it")
+            notes.append(
+                f"HEAD's delta {d.sha[:12]}… is bad ({str(err).split(': ', 1)[-1]}); using the "
+                f"{len(merged)} delta(s) before it"
+            )
             bad = True
             break
         nbytes += d.size

@@ -34,10 +34,10 @@ from tilelib.spent import has_table as has_spent
 from tilelib.schema import SCHEMA_VERSION, SYNC_SCHEMA, version_statements
 from tilelib.store import TILE_COLUMNS, Library
 
-BASE, DELTA = "base", "delta"     # the two kinds of file a remote holds (a delta's meta kind)
+BASE, DELTA = "base", "delta"  # the two kinds of file a remote holds (a delta's meta kind)
 MAX_DELTAS = 16
 COMPACT_FRACTION = 0.25
-COMPACT_MIN_BYTES = 4 << 20   # below this, deltas are not worth compacting for their size alone
+COMPACT_MIN_BYTES = 4 << 20  # below this, deltas are not worth compacting for their size alone
 
 
 @dataclass(frozen=True)
@@ -70,17 +70,22 @@ def read_mark(lib: Library, url: str) -> Mark | None:
 
 def current_mark(conn: sqlite3.Connection) -> Mark:
     q = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-    return Mark(q("SELECT coalesce(max(rowid), 0) FROM tiles"), q("SELECT coalesce(max(rowid), 0) FROM manifests"),
-                q("SELECT coalesce(max(id), 0) FROM misses"),
-                q("SELECT coalesce(max(rowid), 0) FROM spent") if has_spent(conn) else 0)
+    return Mark(
+        q("SELECT coalesce(max(rowid), 0) FROM tiles"),
+        q("SELECT coalesce(max(rowid), 0) FROM manifests"),
+        q("SELECT coalesce(max(id), 0) FROM misses"),
+        q("SELECT coalesce(max(rowid), 0) FROM spent") if has_spent(conn) else 0,
+    )
 
 
 def write_mark(conn: sqlite3.Connection, url: str, mark: Mark, *, clear_touched: bool) -> None:
     """Record that rows up to ``mark`` are on the remote (and, after a push, that no misses row is
     changed since)."""
     with atomic(conn):
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                     (f"remote_mark:{url}", json.dumps([mark.tiles, mark.manifests, mark.misses, mark.spent])))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            (f"remote_mark:{url}", json.dumps([mark.tiles, mark.manifests, mark.misses, mark.spent])),
+        )
         if clear_touched and has_touched(conn):
             conn.execute("DELETE FROM misses_touched")
 
@@ -94,9 +99,13 @@ def pending(lib: Library, mark: Mark) -> bool:
     q = lib.conn.execute
     touched = " OR EXISTS (SELECT 1 FROM misses_touched)" if has_touched(lib.conn) else ""
     spent = f" OR EXISTS (SELECT 1 FROM spent WHERE rowid > {int(mark.spent)})" if has_spent(lib.conn) else ""
-    return bool(q("SELECT EXISTS (SELECT 1 FROM tiles WHERE rowid > ?) OR EXISTS (SELECT 1 FROM manifests "
-                  "WHERE rowid > ?) OR EXISTS (SELECT 1 FROM misses WHERE id > ?)" + touched + spent,
-                  (mark.tiles, mark.manifests, mark.misses)).fetchone()[0])
+    return bool(
+        q(
+            "SELECT EXISTS (SELECT 1 FROM tiles WHERE rowid > ?) OR EXISTS (SELECT 1 FROM manifests "
+            "WHERE rowid > ?) OR EXISTS (SELECT 1 FROM misses WHERE id > ?)" + touched + spent,
+            (mark.tiles, mark.manifests, mark.misses),
+        ).fetchone()[0]
+    )
 
 
 def make_delta(lib: Library, mark: Mark, workdir: Path) -> tuple[Path, Mark, int, int]:
@@ -120,20 +129,30 @@ def make_delta(lib: Library, mark: Mark, workdir: Path) -> tuple[Path, Mark, int
     try:
         with atomic(src):
             tc = ", ".join(TILE_COLUMNS)
-            tiles = src.execute(f"INSERT INTO delta.tiles ({tc}) SELECT {tc} FROM main.tiles "
-                                "WHERE rowid > ? AND rowid <= ? ORDER BY rowid", (mark.tiles, reach.tiles)).rowcount
+            tiles = src.execute(
+                f"INSERT INTO delta.tiles ({tc}) SELECT {tc} FROM main.tiles "
+                "WHERE rowid > ? AND rowid <= ? ORDER BY rowid",
+                (mark.tiles, reach.tiles),
+            ).rowcount
             mc = ", ".join(MANIFEST_COLUMNS)
-            src.execute(f"INSERT INTO delta.manifests ({mc}) SELECT {mc} FROM main.manifests "
-                        "WHERE rowid > ? AND rowid <= ?", (mark.manifests, reach.manifests))
+            src.execute(
+                f"INSERT INTO delta.manifests ({mc}) SELECT {mc} FROM main.manifests WHERE rowid > ? AND rowid <= ?",
+                (mark.manifests, reach.manifests),
+            )
             xc = ", ".join(f'"{c}"' for c in MISS_COLUMNS)
             touched = " OR id IN (SELECT id FROM main.misses_touched)" if has_touched(src) else ""
-            misses = src.execute(f"INSERT INTO delta.misses ({xc}) SELECT {xc} FROM main.misses "
-                                 f"WHERE (id > ? AND id <= ?){touched} ORDER BY id",
-                                 (mark.misses, reach.misses)).rowcount
+            misses = src.execute(
+                f"INSERT INTO delta.misses ({xc}) SELECT {xc} FROM main.misses "
+                f"WHERE (id > ? AND id <= ?){touched} ORDER BY id",
+                (mark.misses, reach.misses),
+            ).rowcount
             if has_spent(src):
                 sc = ", ".join(SPENT_COLUMNS)
-                src.execute(f"INSERT INTO delta.spent ({sc}) SELECT {sc} FROM main.spent "
-                            "WHERE rowid > ? AND rowid <= ? ORDER BY rowid", (mark.spent, reach.spent))
+                src.execute(
+                    f"INSERT INTO delta.spent ({sc}) SELECT {sc} FROM main.spent "
+                    "WHERE rowid > ? AND rowid <= ? ORDER BY rowid",
+                    (mark.spent, reach.spent),
+                )
     finally:
         src.execute("DETACH DATABASE delta")
     return out, reach, tiles, misses
@@ -147,5 +166,18 @@ def kind_of(conn: sqlite3.Connection) -> str:
     return DELTA if row is not None and row[0] == DELTA else BASE
 
 
-__all__ = ["BASE", "COMPACT_FRACTION", "COMPACT_MIN_BYTES", "DELTA", "MAX_DELTAS", "Mark", "current_mark", "ensure_sync_schema",
-           "kind_of", "make_delta", "pending", "read_mark", "write_mark"]
+__all__ = [
+    "BASE",
+    "COMPACT_FRACTION",
+    "COMPACT_MIN_BYTES",
+    "DELTA",
+    "MAX_DELTAS",
+    "Mark",
+    "current_mark",
+    "ensure_sync_schema",
+    "kind_of",
+    "make_delta",
+    "pending",
+    "read_mark",
+    "write_mark",
+]

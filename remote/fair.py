@@ -34,9 +34,10 @@ def refuse_lost_boards(lib: Library, since: int, conflicting) -> None:
     differently (``MergeStats.conflicting``)."""
     from referee.manifest import from_json
 
-    theirs = {r[0]: tuple(r) for r in conflicting}     # day -> (day, seed_commit, json, created)
-    rows = lib.conn.execute("SELECT rowid, day, json FROM manifests WHERE rowid > ? ORDER BY rowid",
-                            (since,)).fetchall()
+    theirs = {r[0]: tuple(r) for r in conflicting}  # day -> (day, seed_commit, json, created)
+    rows = lib.conn.execute(
+        "SELECT rowid, day, json FROM manifests WHERE rowid > ? ORDER BY rowid", (since,)
+    ).fetchall()
     for _rowid, day, text in rows:
         m = from_json(text)
         if m.policy != "fresh":
@@ -50,9 +51,12 @@ def refuse_lost_boards(lib: Library, since: int, conflicting) -> None:
             continue
         with atomic(lib.conn):
             if day in theirs:
-                lib.conn.execute("INSERT OR REPLACE INTO manifests (day, seed_commit, json, created) "
-                                 "VALUES (?,?,?,?)", theirs[day])
+                lib.conn.execute(
+                    "INSERT OR REPLACE INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)", theirs[day]
+                )
             else:
                 lib.conn.execute("DELETE FROM manifests WHERE day = ?", (day,))
-        raise BoardLostRace(f"push refused, the remote is untouched: the fresh board of {day} lost a race ({why}); "
-                            f"it is withdrawn from the library: build {day} again")
+        raise BoardLostRace(
+            f"push refused, the remote is untouched: the fresh board of {day} lost a race ({why}); "
+            f"it is withdrawn from the library: build {day} again"
+        )

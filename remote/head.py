@@ -20,7 +20,7 @@ from tilelib.errors import RemoteError
 from remote.backend import SHA_RE, Head
 
 MAX_HEAD_BYTES = 64 * 1024
-HISTORY = 16          # older bases a HEAD names besides its parent
+HISTORY = 16  # older bases a HEAD names besides its parent
 MAX_LISTED_DELTAS = 256
 
 
@@ -41,8 +41,8 @@ class HeadInfo:
     tiles: int
     parent: str | None
     etag: str
-    history: tuple[str, ...] = ()          # older bases, newest first (after ``parent``)
-    deltas: tuple[DeltaRef, ...] = ()       # applied on top of ``snapshot``, in order
+    history: tuple[str, ...] = ()  # older bases, newest first (after ``parent``)
+    deltas: tuple[DeltaRef, ...] = ()  # applied on top of ``snapshot``, in order
     parent_deltas: tuple[DeltaRef, ...] = ()
 
     def chain(self) -> list[str]:
@@ -73,15 +73,21 @@ def _deltas(v, bad) -> tuple[DeltaRef, ...]:
         raise bad("'deltas' must be a list of {sha, size}")
     out = []
     for d in v:
-        if not isinstance(d, dict) or not isinstance(d.get("sha"), str) or not SHA_RE.match(d["sha"]) \
-                or type(d.get("size")) is not int or d["size"] < 0:
-            raise bad("each delta must be {\"sha\": sha256 hex, \"size\": bytes}")
+        if (
+            not isinstance(d, dict)
+            or not isinstance(d.get("sha"), str)
+            or not SHA_RE.match(d["sha"])
+            or type(d.get("size")) is not int
+            or d["size"] < 0
+        ):
+            raise bad('each delta must be {"sha": sha256 hex, "size": bytes}')
         out.append(DeltaRef(d["sha"], d["size"]))
     return tuple(out)
 
 
 def parse_head(head: Head, where: str) -> HeadInfo:
     """Validate HEAD.json bytes; BadHead with the reason if anything is off."""
+
     def bad(why: str) -> BadHead:
         return BadHead(f"remote {where}: HEAD.json is malformed ({why}); refusing to use it")
 
@@ -103,22 +109,48 @@ def parse_head(head: Head, where: str) -> HeadInfo:
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise bad(f"{key!r} must be a non-negative integer")
     hist = doc.get("history", [])
-    if not isinstance(hist, list) or len(hist) > 4 * HISTORY or \
-            not all(isinstance(h, str) and SHA_RE.match(h) for h in hist):
+    if (
+        not isinstance(hist, list)
+        or len(hist) > 4 * HISTORY
+        or not all(isinstance(h, str) and SHA_RE.match(h) for h in hist)
+    ):
         raise bad("'history' must be a list of sha256 hex digests")
-    return HeadInfo(snap, doc["size"], doc["tiles"], parent, head.etag, tuple(hist),
-                    _deltas(doc.get("deltas"), bad), _deltas(doc.get("parent_deltas"), bad))
+    return HeadInfo(
+        snap,
+        doc["size"],
+        doc["tiles"],
+        parent,
+        head.etag,
+        tuple(hist),
+        _deltas(doc.get("deltas"), bad),
+        _deltas(doc.get("parent_deltas"), bad),
+    )
 
 
-def head_body(snapshot: str, size: int, tiles: int, parent: str | None, library_id: str | None,
-              history: list[str] | tuple[str, ...] = (), deltas: tuple[DeltaRef, ...] = (),
-              parent_deltas: tuple[DeltaRef, ...] = ()) -> bytes:
+def head_body(
+    snapshot: str,
+    size: int,
+    tiles: int,
+    parent: str | None,
+    library_id: str | None,
+    history: list[str] | tuple[str, ...] = (),
+    deltas: tuple[DeltaRef, ...] = (),
+    parent_deltas: tuple[DeltaRef, ...] = (),
+) -> bytes:
     """HEAD.json bytes (see the module docstring)."""
     ref = lambda ds: [{"sha": d.sha, "size": d.size} for d in ds]  # noqa: E731
-    doc = {"snapshot": snapshot, "size": size, "deltas": ref(deltas), "tiles": tiles, "parent": parent,
-           "parent_deltas": ref(parent_deltas), "history": list(history)[:HISTORY],
-           "library_id": library_id, "pushed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "nonce": uuid.uuid4().hex}
+    doc = {
+        "snapshot": snapshot,
+        "size": size,
+        "deltas": ref(deltas),
+        "tiles": tiles,
+        "parent": parent,
+        "parent_deltas": ref(parent_deltas),
+        "history": list(history)[:HISTORY],
+        "library_id": library_id,
+        "pushed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "nonce": uuid.uuid4().hex,
+    }
     return (json.dumps(doc, indent=1) + "\n").encode()
 
 

@@ -19,10 +19,20 @@ from pathlib import Path
 
 from tilelib.errors import RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, bounded, Head, file_name, ProgressFactory, SnapshotInfo, register, snapshot_name)
+from remote.backend import (
+    Backend,
+    HEAD_NAME,
+    bounded,
+    Head,
+    file_name,
+    ProgressFactory,
+    SnapshotInfo,
+    register,
+    snapshot_name,
+)
 from remote.url import RemoteURL
 
-TIMEOUT = 10.0          # seconds per connect and per read: a silent host fails well inside 30 s
+TIMEOUT = 10.0  # seconds per connect and per read: a silent host fails well inside 30 s
 CHUNK = 1 << 20
 MAX_HEAD = 64 * 1024
 
@@ -75,8 +85,11 @@ class HttpBackend(Backend):
         size = int(resp.headers.get("Content-Length") or 0) or None
         done = 0
         try:
-            with resp, open(dest, "wb") as out, \
-                    (progress(f"pulling {sha[:12]}…", size) if progress else nullcontext()) as bar:
+            with (
+                resp,
+                open(dest, "wb") as out,
+                progress(f"pulling {sha[:12]}…", size) if progress else nullcontext() as bar,
+            ):
                 while chunk := resp.read(CHUNK):
                     out.write(chunk)
                     done += len(chunk)
@@ -94,11 +107,13 @@ class HttpBackend(Backend):
         return True
 
     def list_snapshots(self) -> list[SnapshotInfo]:
-        return []            # a static host cannot list; fallback follows HEAD's own chain
+        return []  # a static host cannot list; fallback follows HEAD's own chain
 
     def _read_only(self, what: str):
-        raise ReadOnlyRemote(f"remote {self.url} is read-only (https://): cannot {what}; push to the "
-                             "s3:// or file:// remote that it mirrors")
+        raise ReadOnlyRemote(
+            f"remote {self.url} is read-only (https://): cannot {what}; push to the "
+            "s3:// or file:// remote that it mirrors"
+        )
 
     def prepare(self) -> None:
         self._read_only("write")

@@ -23,8 +23,20 @@ from pathlib import Path
 from tilelib.errors import BadInput, RemoteError
 from tilelib.fsio import install, no_follow_open
 
-from remote.backend import (Backend, HEAD_NAME, bounded, file_name, Head, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
-                            SnapshotInfo, register, snapshot_name)
+from remote.backend import (
+    Backend,
+    HEAD_NAME,
+    bounded,
+    file_name,
+    Head,
+    LostRace,
+    ProgressFactory,
+    SHA_RE,
+    SNAPSHOT_DIR,
+    SnapshotInfo,
+    register,
+    snapshot_name,
+)
 from remote.url import RemoteURL
 
 CHUNK = 1 << 20
@@ -39,7 +51,7 @@ def copy_with_progress(src: Path, dst_fh, progress: ProgressFactory | None, labe
     """Copy the file ``src`` into the open binary file ``dst_fh`` in 1 MiB chunks; return bytes copied."""
     size = src.stat().st_size
     done = 0
-    with (progress(label, size) if progress else nullcontext()) as bar, open(src, "rb") as fh:
+    with progress(label, size) if progress else nullcontext() as bar, open(src, "rb") as fh:
         while chunk := fh.read(CHUNK):
             dst_fh.write(chunk)
             done += len(chunk)
@@ -132,8 +144,9 @@ class LocalBackend(Backend):
         final = self.root / snapshot_name(sha)
         if final.is_file():
             return False
-        return self._write_atomic(final, lambda fh: copy_with_progress(Path(src), fh, progress, "upload"),
-                                  replace=False)
+        return self._write_atomic(
+            final, lambda fh: copy_with_progress(Path(src), fh, progress, "upload"), replace=False
+        )
 
     def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
         src = self.root / snapshot_name(sha)
@@ -174,7 +187,7 @@ class LocalBackend(Backend):
             raise RemoteError(f"remote {self.url}: cannot create {final.parent}: {err.strerror or err}") from err
         self._write_atomic(final, lambda fh: copy_with_progress(Path(src), fh, None, "upload"), replace=True)
         try:
-            final.chmod(0o644)          # a mirror is for reading: a static server runs as another user
+            final.chmod(0o644)  # a mirror is for reading: a static server runs as another user
         except OSError as err:
             raise RemoteError(f"remote {self.url}: cannot make {name} readable: {err.strerror or err}") from err
 

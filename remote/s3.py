@@ -31,24 +31,59 @@ from botocore.config import Config
 
 from tilelib.errors import BadInput, RemoteError
 
-from remote.backend import (Backend, HEAD_NAME, bounded, Head, file_name, LostRace, ProgressFactory, SHA_RE, SNAPSHOT_DIR,
-                            SnapshotInfo, register, snapshot_name)
+from remote.backend import (
+    Backend,
+    HEAD_NAME,
+    bounded,
+    Head,
+    file_name,
+    LostRace,
+    ProgressFactory,
+    SHA_RE,
+    SNAPSHOT_DIR,
+    SnapshotInfo,
+    register,
+    snapshot_name,
+)
 from remote.url import RemoteURL
 
 MiB = 1 << 20
 LOST_RACE_CODES = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
-AUTH_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken",
-              "InvalidToken", "InvalidClientTokenId", "Unauthorized", "403", "401"}
-NETWORK_ERRORS = (bex.EndpointConnectionError, bex.ConnectTimeoutError, bex.ReadTimeoutError,
-                  bex.ConnectionClosedError, bex.ProxyConnectionError, bex.SSLError)
+AUTH_CODES = {
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "AccessDenied",
+    "ExpiredToken",
+    "InvalidToken",
+    "InvalidClientTokenId",
+    "Unauthorized",
+    "403",
+    "401",
+}
+NETWORK_ERRORS = (
+    bex.EndpointConnectionError,
+    bex.ConnectTimeoutError,
+    bex.ReadTimeoutError,
+    bex.ConnectionClosedError,
+    bex.ProxyConnectionError,
+    bex.SSLError,
+)
 
 
 # Making a boto3 client costs 0.1-1 s (it loads the service model), so clients are
 # cached per process, keyed by every environment variable that shapes them; a
 # boto3 client is thread-safe, so concurrent pushes may share one.
-_ENV_KEYS = ("TILES_S3_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
-             "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_CONFIG_FILE",
-             "AWS_SHARED_CREDENTIALS_FILE")
+_ENV_KEYS = (
+    "TILES_S3_ENDPOINT",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+)
 _clients: dict[tuple, object] = {}
 _clients_lock = threading.Lock()
 
@@ -68,8 +103,9 @@ def check_endpoint(endpoint: str) -> str:
 # Timeouts: a server that accepts connections but never answers must fail in well under 30 s
 # (2 attempts x (4 s connect + 6 s per read) + backoff). Each read of a large transfer is a
 # separate 6 s window, so big snapshots still stream.
-def make_client(endpoint: str | None = None, *, max_attempts: int = 2, connect_timeout: float = 4,
-                read_timeout: float = 6):
+def make_client(
+    endpoint: str | None = None, *, max_attempts: int = 2, connect_timeout: float = 4, read_timeout: float = 6
+):
     """A boto3 S3 client configured for R2/S3/moto from the environment (cached per configuration)."""
     endpoint = endpoint if endpoint is not None else (os.environ.get("TILES_S3_ENDPOINT") or None)
     if endpoint is not None:
@@ -101,13 +137,22 @@ def _code(err: bex.ClientError) -> tuple[str, int]:
 
 @register("s3")
 class S3Backend(Backend):
-    def __init__(self, url: RemoteURL, client=None, *, multipart_threshold: int = 8 * MiB,
-                 multipart_chunksize: int = 8 * MiB, max_concurrency: int = 10) -> None:
+    def __init__(
+        self,
+        url: RemoteURL,
+        client=None,
+        *,
+        multipart_threshold: int = 8 * MiB,
+        multipart_chunksize: int = 8 * MiB,
+        max_concurrency: int = 10,
+    ) -> None:
         self.url = url
         self.client = client if client is not None else make_client()
-        self.transfer = TransferConfig(multipart_threshold=multipart_threshold,
-                                       multipart_chunksize=multipart_chunksize,
-                                       max_concurrency=max_concurrency)
+        self.transfer = TransferConfig(
+            multipart_threshold=multipart_threshold,
+            multipart_chunksize=multipart_chunksize,
+            max_concurrency=max_concurrency,
+        )
         self.endpoint = self.client.meta.endpoint_url
 
     # ------------------------------------------------------------ errors
@@ -118,15 +163,18 @@ class S3Backend(Backend):
         if isinstance(err, NETWORK_ERRORS):
             return RemoteError(f"{where}: cannot reach {self.endpoint} while {doing} ({type(err).__name__})")
         if isinstance(err, (bex.NoCredentialsError, bex.PartialCredentialsError)):
-            return RemoteError(f"{where}: no S3 credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-                               f"or AWS_PROFILE)")
+            return RemoteError(
+                f"{where}: no S3 credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)"
+            )
         if isinstance(err, bex.ClientError):
             code, status = _code(err)
             if code == "NoSuchBucket":
                 return RemoteError(f"{where}: bucket {self.url.bucket!r} does not exist at {self.endpoint}")
             if code in AUTH_CODES or status in (401, 403):
-                return RemoteError(f"{where}: access denied while {doing} ({code or status}); check the "
-                                   f"credentials and the bucket's permissions")
+                return RemoteError(
+                    f"{where}: access denied while {doing} ({code or status}); check the "
+                    f"credentials and the bucket's permissions"
+                )
             msg = err.response.get("Error", {}).get("Message", "")
             return RemoteError(f"{where}: {doing} failed: {code or status} {msg}".rstrip())
         if isinstance(err, S3UploadFailedError):
@@ -165,17 +213,26 @@ class S3Backend(Backend):
         def get():
             r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME))
             return Head(r["Body"].read(), r["ETag"])
+
         return self._call("reading HEAD.json", get, missing=None)
 
     def put_head(self, body: bytes, if_match: str | None) -> str:
         cond = {"IfMatch": if_match} if if_match is not None else {"IfNoneMatch": "*"}
-        return self._call("writing HEAD.json", lambda: self.client.put_object(
-            Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME), Body=body, ContentType="application/json",
-            **cond)["ETag"], race=True, race_on_missing=if_match is not None)
+        return self._call(
+            "writing HEAD.json",
+            lambda: self.client.put_object(
+                Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME), Body=body, ContentType="application/json", **cond
+            )["ETag"],
+            race=True,
+            race_on_missing=if_match is not None,
+        )
 
     def has_snapshot(self, sha: str) -> bool:
-        return self._call("checking a snapshot", lambda: self.client.head_object(
-            Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha))) is not None, missing=False)
+        return self._call(
+            "checking a snapshot",
+            lambda: self.client.head_object(Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha))) is not None,
+            missing=False,
+        )
 
     def put_snapshot(self, sha: str, src: Path, progress: ProgressFactory | None = None) -> bool:
         if self.has_snapshot(sha):
@@ -189,12 +246,18 @@ class S3Backend(Backend):
                 with progress("upload", size) as bar:
                     self._upload(src, sha, bar.advance)
             return True
+
         return self._call("uploading the snapshot", upload)
 
     def _upload(self, src: Path, sha: str, callback) -> None:
-        self.client.upload_file(str(src), self.url.bucket, self.url.key(snapshot_name(sha)),
-                                ExtraArgs={"ContentType": "application/vnd.sqlite3"},
-                                Config=self.transfer, Callback=callback)
+        self.client.upload_file(
+            str(src),
+            self.url.bucket,
+            self.url.key(snapshot_name(sha)),
+            ExtraArgs={"ContentType": "application/vnd.sqlite3"},
+            Config=self.transfer,
+            Callback=callback,
+        )
 
     def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
         key = self.url.key(snapshot_name(sha))
@@ -205,11 +268,13 @@ class S3Backend(Backend):
             else:
                 size = self.client.head_object(Bucket=self.url.bucket, Key=key)["ContentLength"]
                 with progress("download", size) as bar:
-                    self.client.download_file(self.url.bucket, key, str(dest), Config=self.transfer,
-                                              Callback=bar.advance)
+                    self.client.download_file(
+                        self.url.bucket, key, str(dest), Config=self.transfer, Callback=bar.advance
+                    )
 
         def missing():
             raise RemoteError(f"remote {self.url}: HEAD names snapshot {sha[:12]}… but it is missing")
+
         self._call("downloading the snapshot", download, missing=missing)
         return Path(dest).stat().st_size
 
@@ -218,27 +283,34 @@ class S3Backend(Backend):
 
         def listing() -> list[SnapshotInfo]:
             out = []
-            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.url.bucket,
-                                                                               Prefix=prefix):
+            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.url.bucket, Prefix=prefix):
                 for obj in page.get("Contents", []):
-                    name = obj["Key"][len(prefix):]
+                    name = obj["Key"][len(prefix) :]
                     sha = name.removesuffix(".sqlite")
                     if name.endswith(".sqlite") and SHA_RE.match(sha):
                         out.append(SnapshotInfo(sha, int(obj["Size"]), obj["LastModified"].timestamp()))
             return out
+
         return sorted(self._call("listing snapshots", listing), key=lambda s: (s.modified, s.sha))
 
     def delete_snapshot(self, sha: str) -> None:
-        self._call("deleting a snapshot", lambda: self.client.delete_object(
-            Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha))))
+        self._call(
+            "deleting a snapshot",
+            lambda: self.client.delete_object(Bucket=self.url.bucket, Key=self.url.key(snapshot_name(sha))),
+        )
 
     def put_file(self, name: str, src: Path, content_type: str) -> None:
         key = self.url.key(file_name(name))
-        self._call(f"uploading {name}", lambda: self.client.upload_file(
-            str(src), self.url.bucket, key, ExtraArgs={"ContentType": content_type}, Config=self.transfer))
+        self._call(
+            f"uploading {name}",
+            lambda: self.client.upload_file(
+                str(src), self.url.bucket, key, ExtraArgs={"ContentType": content_type}, Config=self.transfer
+            ),
+        )
 
     def get_file(self, name: str, limit: int) -> bytes | None:
         def get():
             r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(file_name(name)))
             return bounded(self.url, name, r["Body"].read(limit + 1), limit)
+
         return self._call(f"reading {name}", get, missing=None)

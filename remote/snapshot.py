@@ -72,8 +72,16 @@ def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tup
     return out, sha256_file(out), out.stat().st_size, tiles, fp
 
 
-def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: ProgressFactory | None,
-                   integrity: str = "full", size: int | None = None, *, kind: str) -> Path:
+def fetch_verified(
+    backend: Backend,
+    sha: str,
+    workdir: Path,
+    progress: ProgressFactory | None,
+    integrity: str = "full",
+    size: int | None = None,
+    *,
+    kind: str,
+) -> Path:
     """Download snapshot ``sha`` into ``workdir`` and prove it a sound ``kind`` (BASE or DELTA),
     else BadSnapshot. Returns its path.
 
@@ -94,19 +102,22 @@ def fetch_verified(backend: Backend, sha: str, workdir: Path, progress: Progress
             raise BadSnapshot(f"{where}: snapshot {short}… is {got} bytes but HEAD says {size}; refusing it")
         actual = sha256_file(dest)
         if actual != sha:
-            raise BadSnapshot(f"{where}: snapshot {short}… fails its sha256 check (the bytes hash to "
-                              f"{actual[:12]}…): it was altered or damaged; refusing it")
+            raise BadSnapshot(
+                f"{where}: snapshot {short}… fails its sha256 check (the bytes hash to "
+                f"{actual[:12]}…): it was altered or damaged; refusing it"
+            )
         conn = connect(dest, readonly=True)
         try:
             # integrity_check cross-checks every index against its table: memory-mapping the
             # file and a large page cache make it ~1.8x faster (bench_sync).
             conn.execute(f"PRAGMA mmap_size = {1 << 31}")
             conn.execute("PRAGMA cache_size = -262144")
-            check_schema(conn, f"snapshot {short}…")   # before meta is read: it may not be a table
-            got_kind = kind_of(conn)     # before the row checks: a wrong kind is refused unread
+            check_schema(conn, f"snapshot {short}…")  # before meta is read: it may not be a table
+            got_kind = kind_of(conn)  # before the row checks: a wrong kind is refused unread
             if got_kind != kind:
-                raise BadSnapshot(f"{where}: {short}… is a {_KIND_WORDS[got_kind]} where a "
-                                  f"{_KIND_WORDS[kind]} was named; refusing it")
+                raise BadSnapshot(
+                    f"{where}: {short}… is a {_KIND_WORDS[got_kind]} where a {_KIND_WORDS[kind]} was named; refusing it"
+                )
             check_connection(conn, f"snapshot {short}…", integrity=integrity)
         finally:
             conn.close()
@@ -132,8 +143,8 @@ _KIND_WORDS = {BASE: "base snapshot", DELTA: "delta"}
 class Fetched:
     """The snapshot a pull or push will merge: HEAD's own, or the newest sound one before it."""
 
-    head: str                                  # the snapshot HEAD names
-    snapshot: str                              # the snapshot fetched and proven sound
+    head: str  # the snapshot HEAD names
+    snapshot: str  # the snapshot fetched and proven sound
     path: Path
     skipped: tuple[tuple[str, str], ...] = ()  # (sha, why) of snapshots that failed, newest first
 
@@ -146,8 +157,10 @@ class Fetched:
         if not self.healed:
             return None
         why = self.skipped[0][1] if self.skipped else "it failed its checks"
-        return (f"HEAD's snapshot {self.head[:12]}… is bad ({why}); using {self.snapshot[:12]}…, "
-                f"{len(self.skipped)} snapshot(s) back")
+        return (
+            f"HEAD's snapshot {self.head[:12]}… is bad ({why}); using {self.snapshot[:12]}…, "
+            f"{len(self.skipped)} snapshot(s) back"
+        )
 
 
 def fallback_order(backend: Backend, chain: list[str]) -> list[str]:
@@ -163,8 +176,14 @@ def fallback_order(backend: Backend, chain: list[str]) -> list[str]:
     return out[:MAX_FALLBACK]
 
 
-def fetch_good(backend: Backend, chain: list[str], head_size: int | None, workdir: Path,
-               progress: ProgressFactory | None, integrity: str = "full") -> Fetched:
+def fetch_good(
+    backend: Backend,
+    chain: list[str],
+    head_size: int | None,
+    workdir: Path,
+    progress: ProgressFactory | None,
+    integrity: str = "full",
+) -> Fetched:
     """Fetch the newest sound snapshot along ``chain`` (HEAD's snapshot first); BadSnapshot if none is."""
     head = chain[0]
     skipped: list[tuple[str, str]] = []
@@ -172,13 +191,12 @@ def fetch_good(backend: Backend, chain: list[str], head_size: int | None, workdi
     order = [head] + [s for s in fallback_order(backend, chain) if s != head]
     for i, sha in enumerate(order):
         try:
-            path = fetch_verified(backend, sha, workdir, progress, integrity, head_size if i == 0 else None,
-                                  kind=BASE)
+            path = fetch_verified(backend, sha, workdir, progress, integrity, head_size if i == 0 else None, kind=BASE)
         except BadSnapshot as err:
             first_err = first_err or err
             skipped.append((sha, str(err).split(": ", 1)[-1]))
             continue
-        except RemoteError as err:       # e.g. an ancestor already pruned
+        except RemoteError as err:  # e.g. an ancestor already pruned
             if i == 0:
                 raise
             skipped.append((sha, str(err)))
@@ -188,5 +206,17 @@ def fetch_good(backend: Backend, chain: list[str], head_size: int | None, workdi
     raise BadSnapshot(f"{first_err}; and none of the {len(order) - 1} earlier snapshot(s) passes either")
 
 
-__all__ = ["BASE", "DELTA", "BadSnapshot", "Fetched", "MAX_FALLBACK", "STATE_PREFIXES", "fetch_good", "fetch_verified",
-           "fallback_order", "make_snapshot", "sha256_file", "strip_state"]
+__all__ = [
+    "BASE",
+    "DELTA",
+    "BadSnapshot",
+    "Fetched",
+    "MAX_FALLBACK",
+    "STATE_PREFIXES",
+    "fetch_good",
+    "fetch_verified",
+    "fallback_order",
+    "make_snapshot",
+    "sha256_file",
+    "strip_state",
+]

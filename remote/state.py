@@ -48,16 +48,30 @@ def read_state(lib: Library, url: str) -> SyncState | None:
         return None
     try:
         d = json.loads(row[0])
-        return SyncState(d["etag"], d["snapshot"], tuple(d["fingerprint"]), d.get("used"),
-                         tuple(d.get("deltas", ())), bool(d.get("bad", False)))
+        return SyncState(
+            d["etag"],
+            d["snapshot"],
+            tuple(d["fingerprint"]),
+            d.get("used"),
+            tuple(d.get("deltas", ())),
+            bool(d.get("bad", False)),
+        )
     except (ValueError, KeyError, TypeError):
         return None  # unreadable bookkeeping only costs a re-merge
 
 
 def write_state(conn: sqlite3.Connection, url: str, state: SyncState) -> None:
-    doc = json.dumps({"etag": state.etag, "snapshot": state.snapshot, "fingerprint": list(state.fingerprint),
-                      "used": state.used, "deltas": list(state.deltas), "bad": state.bad,
-                      "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    doc = json.dumps(
+        {
+            "etag": state.etag,
+            "snapshot": state.snapshot,
+            "fingerprint": list(state.fingerprint),
+            "used": state.used,
+            "deltas": list(state.deltas),
+            "bad": state.bad,
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+    )
     with atomic(conn):
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_etag:{url}", state.etag))
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"remote_state:{url}", doc))

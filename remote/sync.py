@@ -47,11 +47,20 @@ from tilelib.store import Library
 from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
 from remote.catchup import STALE_WORKDIR_SECONDS, catch_up, local_missing, workdir
 from remote.fair import refuse_lost_boards
-from remote.delta import (COMPACT_FRACTION, COMPACT_MIN_BYTES, MAX_DELTAS, Mark, current_mark, ensure_sync_schema,
-                          make_delta, pending, read_mark, write_mark)
+from remote.delta import (
+    COMPACT_FRACTION,
+    COMPACT_MIN_BYTES,
+    MAX_DELTAS,
+    Mark,
+    current_mark,
+    ensure_sync_schema,
+    make_delta,
+    pending,
+    read_mark,
+    write_mark,
+)
 from remote.head import BadHead, DeltaRef, HeadInfo, head_body, parse_head
-from remote.snapshot import (BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file,
-                             strip_state)
+from remote.snapshot import BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file, strip_state
 from remote.state import SyncState, ahead, read_state, write_state
 
 
@@ -84,16 +93,22 @@ def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
 
 @dataclass(frozen=True)
 class PullResult:
-    status: str            # "empty" | "up_to_date" | "cloned" | "merged"
-    snapshot: str | None   # the base merged (HEAD's, or the sound one a fallback found)
+    status: str  # "empty" | "up_to_date" | "cloned" | "merged"
+    snapshot: str | None  # the base merged (HEAD's, or the sound one a fallback found)
     tiles_added: int
-    bytes: int             # bytes downloaded
+    bytes: int  # bytes downloaded
     seconds: float
     note: str | None = None  # one line when HEAD's base or a delta was bad and an earlier state was used
 
 
-def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
-         verify: str = "new", integrity: str = "full") -> PullResult:
+def pull(
+    library: str | Path,
+    backend: Backend,
+    *,
+    progress: ProgressFactory | None = None,
+    verify: str = "new",
+    integrity: str = "full",
+) -> PullResult:
     """Merge the remote's state into the local library (creating it if absent): only the deltas it
     lacks when its base is current. A bad HEAD is healed around (``PullResult.note`` says how) and
     remembered, so the next push publishes a good HEAD on top of it."""
@@ -108,16 +123,28 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
         info = parse_head(head, url)
         st = read_state(lib, url) if lib is not None else None
         if st is not None and st.synced_with(info):
-            note = (f"HEAD on the remote is bad; this file holds the sound state before it (base "
+            note = (
+                (
+                    f"HEAD on the remote is bad; this file holds the sound state before it (base "
                     f"{(st.used or st.snapshot)[:12]}…, {len(st.deltas)} delta(s)); a push publishes a good "
-                    "HEAD") if st.head_bad else None
+                    "HEAD"
+                )
+                if st.head_bad
+                else None
+            )
             return PullResult("up_to_date", st.used or info.snapshot, 0, 0, time.perf_counter() - t0, note=note)
         work = workdir(path)
         try:
             cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
             lib = cu.lib
-            return PullResult("cloned" if cu.cloned else "merged", cu.state.used, cu.added, cu.bytes,
-                              time.perf_counter() - t0, note=cu.note())
+            return PullResult(
+                "cloned" if cu.cloned else "merged",
+                cu.state.used,
+                cu.added,
+                cu.bytes,
+                time.perf_counter() - t0,
+                note=cu.note(),
+            )
         finally:
             shutil.rmtree(work, ignore_errors=True)
     finally:
@@ -130,16 +157,16 @@ def pull(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
 
 @dataclass(frozen=True)
 class PushResult:
-    status: str            # "pushed" | "up_to_date"
-    snapshot: str | None   # the object uploaded (a delta or a full snapshot), or HEAD's base
-    new_tiles: int         # tiles the new HEAD has that the previous HEAD lacked
-    merged_tiles: int      # tiles merged from the remote into the local file on the way
-    bytes: int             # bytes uploaded (0 if the object already existed)
+    status: str  # "pushed" | "up_to_date"
+    snapshot: str | None  # the object uploaded (a delta or a full snapshot), or HEAD's base
+    new_tiles: int  # tiles the new HEAD has that the previous HEAD lacked
+    merged_tiles: int  # tiles merged from the remote into the local file on the way
+    bytes: int  # bytes uploaded (0 if the object already existed)
     attempts: int
     seconds: float
-    note: str | None = None        # one line when HEAD was bad and a good HEAD replaced it
+    note: str | None = None  # one line when HEAD was bad and a good HEAD replaced it
     check: CheckReport | None = None
-    kind: str = "snapshot"         # "delta" or "snapshot" (a full one: first push, compaction, healing)
+    kind: str = "snapshot"  # "delta" or "snapshot" (a full one: first push, compaction, healing)
 
 
 def backoff(attempt: int, base: float = 0.05, cap: float = 2.0) -> float:
@@ -150,14 +177,22 @@ def backoff(attempt: int, base: float = 0.05, cap: float = 2.0) -> float:
 def _compact(info: HeadInfo | None, mark: Mark | None, st: SyncState | None) -> bool:
     """Whether this push must write a full snapshot instead of a delta."""
     big = info is not None and info.delta_bytes >= max(COMPACT_MIN_BYTES, COMPACT_FRACTION * info.size)
-    return (info is None or mark is None or st is None or st.head_bad or len(info.deltas) >= MAX_DELTAS
-            or big)
+    return info is None or mark is None or st is None or st.head_bad or len(info.deltas) >= MAX_DELTAS or big
 
 
-def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | None = None,
-         verify: str = "new", integrity: str = "full", check: str = "new", max_attempts: int = 20,
-         before_swap: Callable[[], None] | None = None, compact: bool = False,
-         sleep: Callable[[float], None] = time.sleep) -> PushResult:
+def push(
+    library: str | Path,
+    backend: Backend,
+    *,
+    progress: ProgressFactory | None = None,
+    verify: str = "new",
+    integrity: str = "full",
+    check: str = "new",
+    max_attempts: int = 20,
+    before_swap: Callable[[], None] | None = None,
+    compact: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> PushResult:
     """Publish the local library on the remote, merging whatever others pushed first.
 
     First the local file must pass ``check_before_publish`` (exit 3, remote untouched). Then only
@@ -194,28 +229,33 @@ def push(library: str | Path, backend: Backend, *, progress: ProgressFactory | N
                         if legacy_same:
                             write_mark(lib.conn, url, current_mark(lib.conn), clear_touched=True)
                         mark_verified(lib, rep)
-                        return PushResult("up_to_date", info.snapshot, 0, merged, 0, attempt,
-                                          time.perf_counter() - t0, check=rep)
+                        return PushResult(
+                            "up_to_date", info.snapshot, 0, merged, 0, attempt, time.perf_counter() - t0, check=rep
+                        )
                 if compact or _compact(info, mark, st):
                     res = _push_full(lib, backend, info, st, work, progress, library_id, before_swap)
                 else:
                     res = _push_delta(lib, backend, info, st, mark, work, progress, library_id, before_swap)
-                if res is None:                       # lost the race: someone moved HEAD
+                if res is None:  # lost the race: someone moved HEAD
                     sleep(backoff(attempt))
                     continue
                 mark_verified(lib, rep)
                 sha, sent, new_tiles, kind = res
                 note = ("; ".join(notes) + "; published a good HEAD on top") if notes else None
-                return PushResult("pushed", sha, new_tiles, merged, sent, attempt, time.perf_counter() - t0,
-                                  note, rep, kind)
+                return PushResult(
+                    "pushed", sha, new_tiles, merged, sent, attempt, time.perf_counter() - t0, note, rep, kind
+                )
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    raise RemoteError(f"remote {url}: HEAD kept changing; gave up after {max_attempts} attempts "
-                      f"(local rows merged so far are kept; run push again)")
+    raise RemoteError(
+        f"remote {url}: HEAD kept changing; gave up after {max_attempts} attempts "
+        f"(local rows merged so far are kept; run push again)"
+    )
 
 
-def _swap(lib: Library, backend: Backend, info: HeadInfo | None, body: bytes, state: SyncState,
-          reach: Mark, before_swap) -> bool:
+def _swap(
+    lib: Library, backend: Backend, info: HeadInfo | None, body: bytes, state: SyncState, reach: Mark, before_swap
+) -> bool:
     if before_swap is not None:
         before_swap()
     try:
@@ -225,12 +265,11 @@ def _swap(lib: Library, backend: Backend, info: HeadInfo | None, body: bytes, st
     url = str(backend.url)
     write_state(lib.conn, url, SyncState(etag, state.snapshot, state.fingerprint, state.used, state.deltas))
     write_mark(lib.conn, url, reach, clear_touched=True)
-    ensure_sync_schema(lib.conn)     # from now on misses updates are tracked for the next delta
+    ensure_sync_schema(lib.conn)  # from now on misses updates are tracked for the next delta
     return True
 
 
-def _push_delta(lib, backend, info: HeadInfo, st: SyncState, mark: Mark, work, progress, library_id,
-                before_swap):
+def _push_delta(lib, backend, info: HeadInfo, st: SyncState, mark: Mark, work, progress, library_id, before_swap):
     """Upload the rows past ``mark`` as one delta on top of HEAD's state; None if the race was lost."""
     dpath, reach, _, _ = make_delta(lib, mark, work)
     with _refused():
@@ -240,16 +279,14 @@ def _push_delta(lib, backend, info: HeadInfo, st: SyncState, mark: Mark, work, p
     dpath.unlink()
     deltas = info.deltas + (DeltaRef(sha, size),)
     tiles = lib.count_tiles()
-    body = head_body(info.snapshot, info.size, tiles, info.parent, library_id, info.history, deltas,
-                     info.parent_deltas)
+    body = head_body(info.snapshot, info.size, tiles, info.parent, library_id, info.history, deltas, info.parent_deltas)
     state = SyncState("", info.snapshot, tuple(fingerprint(lib.conn)), info.snapshot, tuple(d.sha for d in deltas))
     if not _swap(lib, backend, info, body, state, reach, before_swap):
         return None
     return sha, (size if sent else 0), tiles - info.tiles, "delta"
 
 
-def _push_full(lib, backend, info: HeadInfo | None, st: SyncState | None, work, progress, library_id,
-               before_swap):
+def _push_full(lib, backend, info: HeadInfo | None, st: SyncState | None, work, progress, library_id, before_swap):
     """Upload a full snapshot as the new base; None if the race was lost."""
     reach = current_mark(lib.conn)
     snap, sha, size, tiles, fp = make_snapshot(lib, work)
@@ -261,7 +298,7 @@ def _push_full(lib, backend, info: HeadInfo | None, st: SyncState | None, work, 
         merged = set(st.deltas) if st is not None else set()
         parent_deltas = tuple(d for d in info.deltas_of(parent) if d.sha in merged)
         chain = info.chain()
-        history = chain[chain.index(parent) + 1:] if parent in chain else []
+        history = chain[chain.index(parent) + 1 :] if parent in chain else []
     body = head_body(sha, size, tiles, parent, library_id, history, (), parent_deltas)
     if not _swap(lib, backend, info, body, SyncState("", sha, fp, sha, ()), reach, before_swap):
         return None
@@ -278,24 +315,27 @@ class SyncStatus:
     url: str
     head: HeadInfo | None
     head_pushed_at: str | None
-    synced_at: str | None          # when this file last merged from or wrote to the remote
+    synced_at: str | None  # when this file last merged from or wrote to the remote
     ahead_tiles: int
     ahead_manifests: int
-    behind: bool                   # HEAD moved since this file last synced
+    behind: bool  # HEAD moved since this file last synced
     head_bad: bool
     last_day: str | None
-    spent: int = 0                 # solutions the local file holds as spent (the fair rule)
-    ahead_spent: int = 0           # spent rows a push would add
+    spent: int = 0  # solutions the local file holds as spent (the fair rule)
+    ahead_spent: int = 0  # spent rows a push would add
 
     def line(self) -> str:
         if self.head is None:
             where = f"remote {self.url} is empty"
         else:
-            where = f"remote {self.url}: HEAD {self.head.snapshot[:12]}… ({self.head.tiles:,} tiles" + \
-                    (f", pushed {self.head_pushed_at})" if self.head_pushed_at else ")")
+            where = f"remote {self.url}: HEAD {self.head.snapshot[:12]}… ({self.head.tiles:,} tiles" + (
+                f", pushed {self.head_pushed_at})" if self.head_pushed_at else ")"
+            )
         if self.ahead_tiles or self.ahead_manifests:
-            ahead = (f"local is ahead of remote by {self.ahead_tiles:,} tiles, {self.ahead_manifests} "
-                     f"manifest{'s' if self.ahead_manifests != 1 else ''} (push)")
+            ahead = (
+                f"local is ahead of remote by {self.ahead_tiles:,} tiles, {self.ahead_manifests} "
+                f"manifest{'s' if self.ahead_manifests != 1 else ''} (push)"
+            )
         else:
             ahead = "local has nothing the remote lacks"
         parts = [where, ahead, "behind: HEAD moved since the last sync (pull)" if self.behind else "not behind"]
@@ -329,15 +369,24 @@ def status(library: str | Path, backend: Backend) -> SyncStatus:
             q = lib.conn.execute
             ahead_t = q("SELECT count(*) FROM tiles WHERE rowid > ?", (mark.tiles,)).fetchone()[0]
             ahead_m = q("SELECT count(*) FROM manifests WHERE rowid > ?", (mark.manifests,)).fetchone()[0]
-            ahead_s = q("SELECT count(*) FROM spent WHERE rowid > ?", (mark.spent,)).fetchone()[0] \
-                if spent_rows else 0
+            ahead_s = q("SELECT count(*) FROM spent WHERE rowid > ?", (mark.spent,)).fetchone()[0] if spent_rows else 0
         else:
             fp = fingerprint(lib.conn)
             base = st.fingerprint if st is not None else (0, 0)
             ahead_t, ahead_m = max(0, fp[0] - base[0]), max(0, fp[1] - base[1])
-    return SyncStatus(url, info, pushed_at, synced, ahead_t, ahead_m,
-                      info is not None and (st is None or st.etag != info.etag), bool(st and st.head_bad), last,
-                      spent_sols, ahead_s)
+    return SyncStatus(
+        url,
+        info,
+        pushed_at,
+        synced,
+        ahead_t,
+        ahead_m,
+        info is not None and (st is None or st.etag != info.etag),
+        bool(st and st.head_bad),
+        last,
+        spent_sols,
+        ahead_s,
+    )
 
 
 # ---------------------------------------------------------------- snapshots
@@ -348,8 +397,9 @@ def current_snapshot(backend: Backend) -> str | None:
     return parse_head(head, str(backend.url)).snapshot if head is not None else None
 
 
-def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | None = None
-          ) -> tuple[list[SnapshotInfo], list[SnapshotInfo]]:
+def prune(
+    backend: Backend, keep: int, min_age: float = 3600.0, now: float | None = None
+) -> tuple[list[SnapshotInfo], list[SnapshotInfo]]:
     """Delete all but the ``keep`` newest snapshots (deltas count as snapshots); never HEAD's base, its
     deltas, its parent or the parent's deltas, nor any younger than ``min_age`` seconds (a concurrent
     push may be about to point HEAD at it). Returns (deleted, kept)."""
@@ -362,7 +412,7 @@ def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | Non
         info = parse_head(head, str(backend.url))
         protect = {info.snapshot, info.parent, *(d.sha for d in info.deltas + info.parent_deltas)}
     snaps = backend.list_snapshots()
-    newest = {s.sha for s in snaps[len(snaps) - keep:]} if keep else set()
+    newest = {s.sha for s in snaps[len(snaps) - keep :]} if keep else set()
     deleted, kept = [], []
     for s in snaps:
         if s.sha in newest or s.sha in protect or now - s.modified < min_age:
@@ -373,7 +423,31 @@ def prune(backend: Backend, keep: int, min_age: float = 3600.0, now: float | Non
     return deleted, kept
 
 
-__all__ = ["BadHead", "BadSnapshot", "HeadInfo", "PullResult", "PushResult", "SyncState", "SyncStatus",
-           "parse_head", "head_body", "pull", "push", "prune", "current_snapshot", "make_snapshot",
-           "fetch_verified", "fetch_good", "sha256_file", "strip_state", "Fetched", "read_state", "ahead",
-           "check_before_publish", "read_watermark", "status", "STALE_WORKDIR_SECONDS", "write_state"]
+__all__ = [
+    "BadHead",
+    "BadSnapshot",
+    "HeadInfo",
+    "PullResult",
+    "PushResult",
+    "SyncState",
+    "SyncStatus",
+    "parse_head",
+    "head_body",
+    "pull",
+    "push",
+    "prune",
+    "current_snapshot",
+    "make_snapshot",
+    "fetch_verified",
+    "fetch_good",
+    "sha256_file",
+    "strip_state",
+    "Fetched",
+    "read_state",
+    "ahead",
+    "check_before_publish",
+    "read_watermark",
+    "status",
+    "STALE_WORKDIR_SECONDS",
+    "write_state",
+]

@@ -26,9 +26,9 @@ class RemoteURL:
 
     scheme: str
     bucket: str = ""
-    prefix: str = ""   # no leading or trailing slash; "" means the bucket root
-    path: str = ""     # absolute directory for file://
-    base: str = ""     # http(s)://host[:port][/prefix] without a trailing slash, for https://
+    prefix: str = ""  # no leading or trailing slash; "" means the bucket root
+    path: str = ""  # absolute directory for file://
+    base: str = ""  # http(s)://host[:port][/prefix] without a trailing slash, for https://
 
     def __str__(self) -> str:
         if self.scheme in ("http", "https"):

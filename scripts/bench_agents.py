@@ -43,9 +43,26 @@ import httpx
 from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
-COLUMNS = ("G", "agent", "mode", "tiles", "reward", "reward = Σn²", "cleared", "wall median s", "wall p99 s",
-           "wall max s", "in-play s", "moves/s", "requests", "requests / tile", "client CPU s",
-           "service CPU s", "service RSS max MB", "service RSS at rest MB")
+COLUMNS = (
+    "G",
+    "agent",
+    "mode",
+    "tiles",
+    "reward",
+    "reward = Σn²",
+    "cleared",
+    "wall median s",
+    "wall p99 s",
+    "wall max s",
+    "in-play s",
+    "moves/s",
+    "requests",
+    "requests / tile",
+    "client CPU s",
+    "service CPU s",
+    "service RSS max MB",
+    "service RSS at rest MB",
+)
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -55,7 +72,7 @@ def loadavg() -> str:
 
 def p99(xs: list[float]) -> float:
     s = sorted(xs)
-    return s[max(0, math.ceil(0.99 * len(s)) - 1)]          # nearest rank
+    return s[max(0, math.ceil(0.99 * len(s)) - 1)]  # nearest rank
 
 
 def rss_mb(pid: int) -> float:
@@ -67,8 +84,7 @@ def rss_mb(pid: int) -> float:
 
 def cpu_s(pid: int) -> float:
     f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / TICK                  # utime, stime (fields 14, 15)
-
+    return (int(f[11]) + int(f[12])) / TICK  # utime, stime (fields 14, 15)
 
 
 def build(tiles: Path, work: Path, g: int, day: str) -> tuple[Path, Path, float | None]:
@@ -82,8 +98,26 @@ def build(tiles: Path, work: Path, g: int, day: str) -> tuple[Path, Path, float 
     print(f"building G={g} day {day} (log {work / 'build.log'}) …", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     with open(work / "build.log", "w") as log, open(work / "build.json", "w") as js:
-        r = subprocess.run([str(tiles), "daily", "build", "--date", day, "--size", str(g), "--seed", seed,
-                            "-L", str(lib), "--out", str(out), "--json"], stdout=js, stderr=log)
+        r = subprocess.run(
+            [
+                str(tiles),
+                "daily",
+                "build",
+                "--date",
+                day,
+                "--size",
+                str(g),
+                "--seed",
+                seed,
+                "-L",
+                str(lib),
+                "--out",
+                str(out),
+                "--json",
+            ],
+            stdout=js,
+            stderr=log,
+        )
     wall = time.perf_counter() - t0
     if r.returncode != 0 or not manifest.exists():
         sys.exit(f"G={g}: daily build exit {r.returncode}; see {work / 'build.log'}")
@@ -115,10 +149,14 @@ def run_play(cmd: list[str], server: int | None) -> dict:
     lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
     if r.returncode != 0 or not lines:
         sys.exit(f"tiles play failed (exit {r.returncode}): {' '.join(cmd)}\nstdout: {r.stdout}\nstderr: {r.stderr}")
-    return {"res": json.loads(lines[-1]), "wall": wall, "cmd": cmd,
-            "client_cpu": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
-            "server_cpu": cpu_s(server) - srv0 if server else None,
-            "rss_max": max(samples) if samples else None}
+    return {
+        "res": json.loads(lines[-1]),
+        "wall": wall,
+        "cmd": cmd,
+        "client_cpu": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
+        "server_cpu": cpu_s(server) - srv0 if server else None,
+        "rss_max": max(samples) if samples else None,
+    }
 
 
 def leaderboard_reward(base: str, day: str, run: str) -> int | None:
@@ -140,8 +178,20 @@ class Table:
         self.line("| " + " | ".join(str(c) for c in cells) + " |")
 
 
-def measure(table: Table, g: int, agent: str, mode: str, cmd: list[str], repeats: int, total: int,
-            base: str | None, day: str, server: int | None, at_rest: float | None, problems: list[str]) -> dict:
+def measure(
+    table: Table,
+    g: int,
+    agent: str,
+    mode: str,
+    cmd: list[str],
+    repeats: int,
+    total: int,
+    base: str | None,
+    day: str,
+    server: int | None,
+    at_rest: float | None,
+    problems: list[str],
+) -> dict:
     got = [run_play(cmd, server) for _ in range(repeats)]
     for x in got:
         res = x["res"]
@@ -158,14 +208,28 @@ def measure(table: Table, g: int, agent: str, mode: str, cmd: list[str], repeats
     exact = all(r["reward"] == total and (x["board"] in (None, total)) for r, x in zip(res, got))
     med = statistics.median
     reqs = med([r["requests"] for r in res])
-    table.row((g, agent, mode, res[0]["tiles"], "/".join(f"{w:,}" for w in rewards), "yes" if exact else "no",
-               f"{sum(r['cleared'] for r in res)}/{len(res)}", f"{med(walls):.2f}", f"{p99(walls):.2f}",
-               f"{max(walls):.2f}", f"{med([r['wall_s'] for r in res]):.2f}",
-               f"{med([r['moves_per_s'] for r in res]):,.0f}", f"{reqs:,.0f}", f"{reqs / res[0]['tiles']:.2f}",
-               f"{med([x['client_cpu'] for x in got]):.2f}",
-               "—" if server is None else f"{med([x['server_cpu'] for x in got]):.2f}",
-               "—" if server is None else f"{max(x['rss_max'] for x in got):.0f}",
-               "—" if at_rest is None else f"{at_rest:.0f}"))
+    table.row(
+        (
+            g,
+            agent,
+            mode,
+            res[0]["tiles"],
+            "/".join(f"{w:,}" for w in rewards),
+            "yes" if exact else "no",
+            f"{sum(r['cleared'] for r in res)}/{len(res)}",
+            f"{med(walls):.2f}",
+            f"{p99(walls):.2f}",
+            f"{max(walls):.2f}",
+            f"{med([r['wall_s'] for r in res]):.2f}",
+            f"{med([r['moves_per_s'] for r in res]):,.0f}",
+            f"{reqs:,.0f}",
+            f"{reqs / res[0]['tiles']:.2f}",
+            f"{med([x['client_cpu'] for x in got]):.2f}",
+            "—" if server is None else f"{med([x['server_cpu'] for x in got]):.2f}",
+            "—" if server is None else f"{max(x['rss_max'] for x in got):.0f}",
+            "—" if at_rest is None else f"{at_rest:.0f}",
+        )
+    )
     return {"wall": med(walls), "play": med([r["wall_s"] for r in res])}
 
 
@@ -184,10 +248,13 @@ def main() -> None:
     tiles = Path(sys.executable).with_name("tiles")
     args.work.mkdir(parents=True, exist_ok=True)
     table = Table(args.out or args.work / "bench_agents.md")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).resolve().parent).stdout.strip()
-    table.line(f"{cpu_model()}, {os.cpu_count()} cores; load average {loadavg()} at the start; commit {commit}; "
-               f"{args.repeats} repeats per row, whole commands (start-up included)")
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).resolve().parent
+    ).stdout.strip()
+    table.line(
+        f"{cpu_model()}, {os.cpu_count()} cores; load average {loadavg()} at the start; commit {commit}; "
+        f"{args.repeats} repeats per row, whole commands (start-up included)"
+    )
     table.line()
     table.row(COLUMNS)
     table.line("|" + "---|" * len(COLUMNS))
@@ -203,35 +270,81 @@ def main() -> None:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         srv_log = open(work / "serve.log", "w")
-        proc = subprocess.Popen([str(tiles), "referee", "serve", "-L", str(lib), "--runs", str(runs),
-                                 "--port", str(port)], stdout=srv_log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [str(tiles), "referee", "serve", "-L", str(lib), "--runs", str(runs), "--port", str(port)],
+            stdout=srv_log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             ready = wait_until_up(proc, base, work / "serve.log")
             rest0 = rss_mb(proc.pid)
             online = ["--url", base, "--day", day, "-q"]
-            on = measure(table, g, "solver", "online", [str(tiles), "play", *online, "--agent", "solver"],
-                         args.repeats, total, base, day, proc.pid, rest0, problems)
-            off = measure(table, g, "solver", "offline", [str(tiles), "play", "--manifest", str(manifest), "-L",
-                                                          str(lib), "--agent", "solver", "-q"],
-                          args.repeats, total, None, day, None, None, problems)
-            measure(table, g, "random", "online", [str(tiles), "play", *online, "--agent", "random"],
-                    args.repeats, total, base, day, proc.pid, rss_mb(proc.pid), problems)
+            on = measure(
+                table,
+                g,
+                "solver",
+                "online",
+                [str(tiles), "play", *online, "--agent", "solver"],
+                args.repeats,
+                total,
+                base,
+                day,
+                proc.pid,
+                rest0,
+                problems,
+            )
+            off = measure(
+                table,
+                g,
+                "solver",
+                "offline",
+                [str(tiles), "play", "--manifest", str(manifest), "-L", str(lib), "--agent", "solver", "-q"],
+                args.repeats,
+                total,
+                None,
+                day,
+                None,
+                None,
+                problems,
+            )
+            measure(
+                table,
+                g,
+                "random",
+                "online",
+                [str(tiles), "play", *online, "--agent", "random"],
+                args.repeats,
+                total,
+                base,
+                day,
+                proc.pid,
+                rss_mb(proc.pid),
+                problems,
+            )
             rest1 = rss_mb(proc.pid)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
             srv_log.close()
-        notes.append(f"G={g} (day {day}, Σn² = {total:,}{'' if built is None else f', built in {built:.0f} s'}): "
-                     f"service ready in {ready:.1f} s, RSS at rest {rest0:.0f} MB before the plays, "
-                     f"{rest1:.0f} MB after; solver online / offline = {on['wall'] / off['wall']:.2f}x whole "
-                     f"command, {on['play'] / off['play']:.2f}x in play")
+        notes.append(
+            f"G={g} (day {day}, Σn² = {total:,}{'' if built is None else f', built in {built:.0f} s'}): "
+            f"service ready in {ready:.1f} s, RSS at rest {rest0:.0f} MB before the plays, "
+            f"{rest1:.0f} MB after; solver online / offline = {on['wall'] / off['wall']:.2f}x whole "
+            f"command, {on['play'] / off['play']:.2f}x in play"
+        )
     table.line()
     for n in notes:
         table.line("- " + n)
     table.line(f"- load average {loadavg()} at the end")
-    table.line("- checks: " + ("the solver cleared every run with reward = Σn² on the leaderboard (online) and "
-                               "in its own result; every online run's leaderboard reward = the agent's"
-                               if not problems else "; ".join(problems)))
+    table.line(
+        "- checks: "
+        + (
+            "the solver cleared every run with reward = Σn² on the leaderboard (online) and "
+            "in its own result; every online run's leaderboard reward = the agent's"
+            if not problems
+            else "; ".join(problems)
+        )
+    )
     if problems:
         sys.exit(1)
 

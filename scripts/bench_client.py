@@ -51,10 +51,12 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     print("| what | n | median ms | p99 ms | max ms |")
     print("|---|---:|---:|---:|---:|")
-    for name, fn in (("Client(url), http://", lambda: made_sync("http://127.0.0.1:9")),
-                     ("Client(url), https://", lambda: made_sync("https://127.0.0.1:9")),
-                     ("AsyncClient(url), http://", lambda: made_async("http://127.0.0.1:9")),
-                     ("AsyncClient(url), https://", lambda: made_async("https://127.0.0.1:9"))):
+    for name, fn in (
+        ("Client(url), http://", lambda: made_sync("http://127.0.0.1:9")),
+        ("Client(url), https://", lambda: made_sync("https://127.0.0.1:9")),
+        ("AsyncClient(url), http://", lambda: made_async("http://127.0.0.1:9")),
+        ("AsyncClient(url), https://", lambda: made_async("https://127.0.0.1:9")),
+    ):
         first = fn()
         xs = [fn() for _ in range(a.n)]
         print(f"| {name} (the first: {first:.1f} ms) | {a.n} | {stats(xs)} |")

@@ -53,7 +53,7 @@ def capture_night(start: Path, work: Path, args) -> list:
     real = completion.decide
 
     def spy(problem, stream, time_limit, **kw):
-        with open(spool / f"{os.getpid()}.pkl", "ab") as fh:       # forked workers write their own
+        with open(spool / f"{os.getpid()}.pkl", "ab") as fh:  # forked workers write their own
             pickle.dump((problem, copy.deepcopy(stream), time_limit), fh)
         return real(problem, stream, time_limit, **kw)
 
@@ -62,8 +62,23 @@ def capture_night(start: Path, work: Path, args) -> list:
     from tiles_cli.app import main as tiles
 
     try:
-        tiles(["daily", "build", "--date", args.day, "--size", str(args.size), "--library",
-               str(lib), "--out", str(work / "out"), "--reuse", args.reuse, "--force"])
+        tiles(
+            [
+                "daily",
+                "build",
+                "--date",
+                args.day,
+                "--size",
+                str(args.size),
+                "--library",
+                str(lib),
+                "--out",
+                str(work / "out"),
+                "--reuse",
+                args.reuse,
+                "--force",
+            ]
+        )
     finally:
         gen_complete.decide = joint_mod.decide = real
     calls = []
@@ -84,8 +99,8 @@ def kind_of(problem) -> str:
 def valid(problem, grids) -> bool:
     """Each distinct window a valid grid, every window keeps its known cells."""
     for (x, y, n, d), g in zip(problem.windows, grids):
-        k = problem.known[y:y + n, x:x + n] == 1
-        if (d and violations(g)) or (g[k] != problem.values[y:y + n, x:x + n][k]).any():
+        k = problem.known[y : y + n, x : x + n] == 1
+        if (d and violations(g)) or (g[k] != problem.values[y : y + n, x : x + n][k]).any():
             return False
     return True
 
@@ -129,22 +144,27 @@ def stats(xs: list[float]) -> tuple[float, float, float]:
 def table(name: str, res: dict) -> int:
     """Print one library's table; the number of disagreements and invalid grids."""
     print(f"\n**{name}**\n")
-    print("| kind | n | completions | C ms median / p99 / max | CP-SAT ms median / p99 / max | CP-SAT / C "
-          "(medians) | none (proofs) | fallbacks | disagree |")
+    print(
+        "| kind | n | completions | C ms median / p99 / max | CP-SAT ms median / p99 / max | CP-SAT / C "
+        "(medians) | none (proofs) | fallbacks | disagree |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     bad = 0
     for kind in ("drain", "window-aware"):
         keys = [k for k in res if k[0] == kind]
         for key in keys + [(kind, "all")]:
-            r = res.get(key) or {f: (sum((res[k][f] for k in keys), []) if f in ("c", "cp")
-                                     else sum(res[k][f] for k in keys)) for f in ("c", "cp", "none", "fallback",
-                                                                                 "disagree", "invalid")}
+            r = res.get(key) or {
+                f: (sum((res[k][f] for k in keys), []) if f in ("c", "cp") else sum(res[k][f] for k in keys))
+                for f in ("c", "cp", "none", "fallback", "disagree", "invalid")
+            }
             if not r["c"]:
                 continue
             c, p = stats(r["c"]), stats(r["cp"])
-            print(f"| {kind} | {key[1]} | {len(r['c']):,} | {c[0]:.2f} / {c[1]:.2f} / {c[2]:.2f} | "
-                  f"{p[0]:.2f} / {p[1]:.2f} / {p[2]:.2f} | {p[0] / c[0]:.1f} | {r['none']:,} | {r['fallback']:,} | "
-                  f"{r['disagree']} |")
+            print(
+                f"| {kind} | {key[1]} | {len(r['c']):,} | {c[0]:.2f} / {c[1]:.2f} / {c[2]:.2f} | "
+                f"{p[0]:.2f} / {p[1]:.2f} / {p[2]:.2f} | {p[0] / c[0]:.1f} | {r['none']:,} | {r['fallback']:,} | "
+                f"{r['disagree']} |"
+            )
             if key[1] == "all":
                 bad += r["disagree"] + r["invalid"]
     return bad
@@ -161,15 +181,20 @@ def main() -> None:
     a = ap.parse_args()
     load0 = os.getloadavg()
     bad = 0
-    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; G = {a.size}, {a.day}, --reuse {a.reuse}; "
-          f"C node budget {MAX_NODES}; CPU ms of this process per completion, each decided alone")
+    print(
+        f"machine: {cpu_model()}, {os.cpu_count()} cores; G = {a.size}, {a.day}, --reuse {a.reuse}; "
+        f"C node budget {MAX_NODES}; CPU ms of this process per completion, each decided alone"
+    )
     for lib in a.lib:
         t0 = time.perf_counter()
         calls = capture_night(lib.resolve(), a.work / lib.stem, a)
         t1 = time.perf_counter()
         res = replay(calls, a.max)
-        bad += table(f"{lib.name}: {len(calls):,} completions in one night (build {t1 - t0:.0f} s, "
-                     f"replay {time.perf_counter() - t1:.0f} s)", res)
+        bad += table(
+            f"{lib.name}: {len(calls):,} completions in one night (build {t1 - t0:.0f} s, "
+            f"replay {time.perf_counter() - t1:.0f} s)",
+            res,
+        )
     load1 = os.getloadavg()
     print(f"\nload average before {load0[0]:.2f}, after {load1[0]:.2f} (1 min); disagreements and invalid grids: {bad}")
     if bad:

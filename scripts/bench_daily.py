@@ -47,26 +47,41 @@ def main() -> None:
             with Library.open(lib) as L:
                 before = L.count_tiles()
         t0 = time.perf_counter()
-        res = build(BuildOptions(day=day, library=lib, out_dir=work / "out", size=args.size,
-                                 packer=args.packer, secret="bench-daily-secret",
-                                 remote=f"file://{work / 'remote'}", force=True),
-                    log=lambda line: print("   ", line, flush=True))
+        res = build(
+            BuildOptions(
+                day=day,
+                library=lib,
+                out_dir=work / "out",
+                size=args.size,
+                packer=args.packer,
+                secret="bench-daily-secret",
+                remote=f"file://{work / 'remote'}",
+                force=True,
+            ),
+            log=lambda line: print("   ", line, flush=True),
+        )
         total = time.perf_counter() - t0
         s = res.stitch
         rows.append((day, "cold" if before == 0 else f"warm ({before:,} tiles)", res, s, total))
         print(f"{day}: {res.verify_line} in {total:.0f} s", flush=True)
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"\nmachine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"G={args.size} {args.packer}; load average at end {os.getloadavg()[0]:.1f}\n")
-    print("| day | library | " + " | ".join(f"{s} s" for s in STAGES) + " | total s | tiles | first-pass hits | "
-          "misses | drained | nofit | fallbacks | final fill | clues/100 tiles | status |")
+    print(
+        f"\nmachine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"G={args.size} {args.packer}; load average at end {os.getloadavg()[0]:.1f}\n"
+    )
+    print(
+        "| day | library | " + " | ".join(f"{s} s" for s in STAGES) + " | total s | tiles | first-pass hits | "
+        "misses | drained | nofit | fallbacks | final fill | clues/100 tiles | status |"
+    )
     print("|---|---|" + "---:|" * (len(STAGES) + 9) + "---|")
     for day, kind, res, s, total in rows:
         secs = " | ".join(f"{res.seconds.get(k, 0):.1f}" for k in STAGES)
-        print(f"| {day} | {kind} | {secs} | {total:.0f} | {res.tiles:,} | {s['hits_first']:,} | "
-              f"{s['misses_first']:,} | {s['drained']:,} | {s['nofit']:,} | {s['fallbacks']:,} | "
-              f"{100 * s['final_fill']:.2f}% | {100 * res.clues / max(1, res.tiles):.2f} | {res.status} |")
+        print(
+            f"| {day} | {kind} | {secs} | {total:.0f} | {res.tiles:,} | {s['hits_first']:,} | "
+            f"{s['misses_first']:,} | {s['drained']:,} | {s['nofit']:,} | {s['fallbacks']:,} | "
+            f"{100 * s['final_fill']:.2f}% | {100 * res.clues / max(1, res.tiles):.2f} | {res.status} |"
+        )
 
 
 if __name__ == "__main__":

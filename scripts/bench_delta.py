@@ -45,8 +45,30 @@ def add_rows(path: Path, count: int, seed: int) -> None:
     for i in range(count):
         sol, giv, flip = (bytes(blobs[i, j]) for j in range(3))
         seam = int(rng.integers(0, 16))
-        rows.append((content_hash(N, sol, giv, seam), N, 1, seam, *map(int, rng.integers(0, 1 << 16, 4)),
-                     1, 0.5, 2, 0, 0, 0, 0, 0, 0, 0, sol, giv, flip, b"", 1_700_000_000))
+        rows.append(
+            (
+                content_hash(N, sol, giv, seam),
+                N,
+                1,
+                seam,
+                *map(int, rng.integers(0, 1 << 16, 4)),
+                1,
+                0.5,
+                2,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                sol,
+                giv,
+                flip,
+                b"",
+                1_700_000_000,
+            )
+        )
     with Library.open(path) as lib, lib.conn:
         lib.conn.executemany(sql, rows)
 
@@ -58,8 +80,10 @@ def main() -> None:
     ap.add_argument("--nights", type=int, default=3)
     args = ap.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
-    print("| tiles | library MB | full push (anchor) | full clone | nightly push: MB, s (median / max) | "
-          "nightly pull: MB, s (median / max) | nightly bytes / library |")
+    print(
+        "| tiles | library MB | full push (anchor) | full clone | nightly push: MB, s (median / max) | "
+        "nightly pull: MB, s (median / max) | nightly bytes / library |"
+    )
     print("|---|---|---|---|---|---|---|")
     for count in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory(dir=ROOT) as tmp:
@@ -88,12 +112,15 @@ def main() -> None:
 
             def fmt(xs):
                 mb = statistics.median(x[0] for x in xs) / 1e6
-                return (f"{mb:.2f} MB, {statistics.median(x[1] for x in xs):.2f} / "
-                        f"{max(x[1] for x in xs):.2f} s")
+                return f"{mb:.2f} MB, {statistics.median(x[1] for x in xs):.2f} / {max(x[1] for x in xs):.2f} s"
+
             worst = max(max(x[0] for x in pushes), max(x[0] for x in pulls))
-            print(f"| {count:,} | {size / 1e6:.0f} | {full.bytes / 1e6:.0f} MB, {t_full:.1f} s | "
-                  f"{clone.bytes / 1e6:.0f} MB, {t_clone:.1f} s | {fmt(pushes)} | {fmt(pulls)} | "
-                  f"{100 * worst / size:.2f}% |", flush=True)
+            print(
+                f"| {count:,} | {size / 1e6:.0f} | {full.bytes / 1e6:.0f} MB, {t_full:.1f} s | "
+                f"{clone.bytes / 1e6:.0f} MB, {t_clone:.1f} s | {fmt(pushes)} | {fmt(pulls)} | "
+                f"{100 * worst / size:.2f}% |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -98,14 +98,21 @@ def bench(per_n: int, seed: int, repeat: int) -> list[dict]:
             py.append(_time_per_call(lambda: count_rows(n, v, k, 2, impl="python"), max(1, repeat // 50)))
             bb.append(_time_per_call(lambda: engine.backbone(p), max(1, repeat // 20)))
             lad.append(_time_per_call(lambda: rate(p), max(1, repeat // 20)))
-        rows.append({
-            "n": n, "given": statistics.mean(given), "nodes": statistics.mean(nodes),
-            "nodes_max": max(nodes), "c_rows_us": 1e6 * statistics.mean(c_rows),
-            "c_api_us": 1e6 * statistics.mean(c_api), "py_us": 1e6 * statistics.mean(py),
-            "ratio": statistics.mean(py) / statistics.mean(c_rows),
-            "backbone_us": 1e6 * statistics.mean(bb), "ladder_us": 1e6 * statistics.mean(lad),
-            "thin_ms": 1e3 * statistics.mean(thin),
-        })
+        rows.append(
+            {
+                "n": n,
+                "given": statistics.mean(given),
+                "nodes": statistics.mean(nodes),
+                "nodes_max": max(nodes),
+                "c_rows_us": 1e6 * statistics.mean(c_rows),
+                "c_api_us": 1e6 * statistics.mean(c_api),
+                "py_us": 1e6 * statistics.mean(py),
+                "ratio": statistics.mean(py) / statistics.mean(c_rows),
+                "backbone_us": 1e6 * statistics.mean(bb),
+                "ladder_us": 1e6 * statistics.mean(lad),
+                "thin_ms": 1e3 * statistics.mean(thin),
+            }
+        )
     return rows
 
 
@@ -117,13 +124,17 @@ def main() -> None:
     a = ap.parse_args()
     rows = bench(a.per_n, a.seed, a.repeat)
     print(f"{a.per_n} minimal unique puzzles per n (seed {a.seed}); means per puzzle\n")
-    print("| n | givens | nodes (mean / max) | C count_rows µs | C count() µs | Python µs | Py/C "
-          "| backbone µs | ladder rate µs | thinning pass ms |")
+    print(
+        "| n | givens | nodes (mean / max) | C count_rows µs | C count() µs | Python µs | Py/C "
+        "| backbone µs | ladder rate µs | thinning pass ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['n']} | {r['given']:.1f} | {r['nodes']:.1f} / {r['nodes_max']} | {r['c_rows_us']:.1f} | "
-              f"{r['c_api_us']:.1f} | {r['py_us']:.0f} | {r['ratio']:.0f}× | {r['backbone_us']:.0f} | "
-              f"{r['ladder_us']:.0f} | {r['thin_ms']:.2f} |")
+        print(
+            f"| {r['n']} | {r['given']:.1f} | {r['nodes']:.1f} / {r['nodes_max']} | {r['c_rows_us']:.1f} | "
+            f"{r['c_api_us']:.1f} | {r['py_us']:.0f} | {r['ratio']:.0f}× | {r['backbone_us']:.0f} | "
+            f"{r['ladder_us']:.0f} | {r['thin_ms']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -22,15 +22,45 @@ from pathlib import Path
 from machine import cpu_model, timed_run  # noqa: E402  (scripts/machine.py)
 
 POLICIES = ("fresh", "any")
-COLUMNS = ("night", "policy", "wall s", "CPU s", "drained", "nofit", "fallbacks", "final fill", "zone",
-           "clues", "made", "n>=10 tiles", "n>=10 repeated share", "all repeated share")
+COLUMNS = (
+    "night",
+    "policy",
+    "wall s",
+    "CPU s",
+    "drained",
+    "nofit",
+    "fallbacks",
+    "final fill",
+    "zone",
+    "clues",
+    "made",
+    "n>=10 tiles",
+    "n>=10 repeated share",
+    "all repeated share",
+)
 
 
 def night(tiles: Path, lib: Path, out: Path, day: str, size: int, policy: str) -> dict:
     """One ``tiles daily build`` as a subprocess: its --json summary, wall and CPU seconds."""
-    r, wall, cpu = timed_run([str(tiles), "daily", "build", "--date", day, "--size", str(size), "-L", str(lib),
-                              "--out", str(out), "--reuse", policy, "--json"],
-                             env=dict(os.environ, TILES_SECRET="bench-fair-secret"))
+    r, wall, cpu = timed_run(
+        [
+            str(tiles),
+            "daily",
+            "build",
+            "--date",
+            day,
+            "--size",
+            str(size),
+            "-L",
+            str(lib),
+            "--out",
+            str(out),
+            "--reuse",
+            policy,
+            "--json",
+        ],
+        env=dict(os.environ, TILES_SECRET="bench-fair-secret"),
+    )
     if r.returncode != 0:
         raise SystemExit(f"{policy} {day}: exit {r.returncode}: {r.stderr.strip().splitlines()[-1]}")
     return {"summary": json.loads(r.stdout), "wall": wall, "cpu": cpu}
@@ -40,10 +70,22 @@ def row(k: int, policy: str, got: dict, manifest: dict) -> list:
     s, st = got["summary"], manifest["stats"]
     fair = s["fairness"]
     held = sum(d["tiles"] for n, d in fair["per_n"].items() if int(n) >= 10)
-    return [k, policy, f"{got['wall']:.1f}", f"{got['cpu']:.1f}", st["stitch"]["drained"], st["stitch"]["nofit"],
-            st["stitch"]["fallbacks"], f"{st['stitch']['final_fill']:.4f}", f"{st['zone_fraction']:.4f}",
-            st["clues"], s["stitch"]["made"], held, f"{100 * fair['repeated_share']['held']:.1f}%",
-            f"{100 * fair['repeated_share']['all']:.1f}%"]
+    return [
+        k,
+        policy,
+        f"{got['wall']:.1f}",
+        f"{got['cpu']:.1f}",
+        st["stitch"]["drained"],
+        st["stitch"]["nofit"],
+        st["stitch"]["fallbacks"],
+        f"{st['stitch']['final_fill']:.4f}",
+        f"{st['zone_fraction']:.4f}",
+        st["clues"],
+        s["stitch"]["made"],
+        held,
+        f"{100 * fair['repeated_share']['held']:.1f}%",
+        f"{100 * fair['repeated_share']['all']:.1f}%",
+    ]
 
 
 def main() -> None:
@@ -55,8 +97,10 @@ def main() -> None:
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     tiles = Path(sys.executable).with_name("tiles")
-    print(f"G = {args.size}, {args.nights} nights from an empty library; {cpu_model()}, {os.cpu_count()} cores; "
-          f"{dt.date.today()}\n")
+    print(
+        f"G = {args.size}, {args.nights} nights from an empty library; {cpu_model()}, {os.cpu_count()} cores; "
+        f"{dt.date.today()}\n"
+    )
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS), flush=True)
     start = dt.date(2026, 10, 1)

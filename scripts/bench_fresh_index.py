@@ -46,8 +46,28 @@ def _rows(rng: random.Random, k: int, created: int):
         n = rng.choices(SIZES, SHARE)[0]
         bl = blob_len(n)
         sol = rng.randbytes(bl)
-        yield (rng.randbytes(32).hex(), n, 4, 0, *(rng.getrandbits(n) for _ in range(4)), 1, 0.5, 2, 0, 0, 0,
-               0, 0, 0, 0, sol, bytes(bl), bytes(bl), b"", created)
+        yield (
+            rng.randbytes(32).hex(),
+            n,
+            4,
+            0,
+            *(rng.getrandbits(n) for _ in range(4)),
+            1,
+            0.5,
+            2,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            sol,
+            bytes(bl),
+            bytes(bl),
+            b"",
+            created,
+        )
 
 
 def make(path: Path, tiles: int, seed: int = 1) -> None:
@@ -63,8 +83,14 @@ def make(path: Path, tiles: int, seed: int = 1) -> None:
     rng.shuffle(held)
     want = min(len(held), tiles // 4)
     with atomic(conn):
-        spent.record(conn, [spent.SpentRow(s, hashlib.sha256(b"%d" % (i % 300)).hexdigest(), 10, "2026-01-01")
-                            for i, s in enumerate(held[:want])], now=1)
+        spent.record(
+            conn,
+            [
+                spent.SpentRow(s, hashlib.sha256(b"%d" % (i % 300)).hexdigest(), 10, "2026-01-01")
+                for i, s in enumerate(held[:want])
+            ],
+            now=1,
+        )
     conn.close()
 
 
@@ -101,9 +127,19 @@ def measure(path: Path) -> dict:
         same = all(act[n].hashes.tolist() == want[n].hashes.tolist() for n in SIZES)
         _idx, index_s = timed(lambda: MemoryIndex.from_active(act, SIZES))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    return {"tiles": tiles, "spent": spent_rows, "any cold s": any_cold, "fresh cold s": fresh_cold,
-            "any warm s": any_warm, "fresh warm s": fresh_warm, "dropped": info.dropped, "same as scan": same,
-            "index build s": index_s, "active n>=10": sum(len(act[n]) for n in (10, 12, 14, 16)), "peak RSS MB": rss}
+    return {
+        "tiles": tiles,
+        "spent": spent_rows,
+        "any cold s": any_cold,
+        "fresh cold s": fresh_cold,
+        "any warm s": any_warm,
+        "fresh warm s": fresh_warm,
+        "dropped": info.dropped,
+        "same as scan": same,
+        "index build s": index_s,
+        "active n>=10": sum(len(act[n]) for n in (10, 12, 14, 16)),
+        "peak RSS MB": rss,
+    }
 
 
 def main() -> None:
@@ -113,8 +149,20 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    cols = ("tiles", "spent", "make s", "any cold s", "fresh cold s", "any warm s", "fresh warm s", "dropped",
-            "same as scan", "index build s", "active n>=10", "peak RSS MB")
+    cols = (
+        "tiles",
+        "spent",
+        "make s",
+        "any cold s",
+        "fresh cold s",
+        "any warm s",
+        "fresh warm s",
+        "dropped",
+        "same as scan",
+        "index build s",
+        "active n>=10",
+        "peak RSS MB",
+    )
     print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols), flush=True)
     for label in args.sizes.split(","):
         k = int(float(label.rstrip("kM")) * (1000 if label.endswith("k") else 1_000_000 if label.endswith("M") else 1))
@@ -123,10 +171,21 @@ def main() -> None:
             p.unlink()
         _, make_s = timed(lambda: make(path, k))
         pid = os.fork()
-        if pid == 0:                         # its own process: its own peak RSS
+        if pid == 0:  # its own process: its own peak RSS
             r = measure(path) | {"make s": make_s}
-            print("| " + " | ".join(f"{r[c]:.2f}" if isinstance(r[c], float) else f"{r[c]:,}" if isinstance(r[c], int)
-                                    and not isinstance(r[c], bool) else str(r[c]) for c in cols) + " |", flush=True)
+            print(
+                "| "
+                + " | ".join(
+                    f"{r[c]:.2f}"
+                    if isinstance(r[c], float)
+                    else f"{r[c]:,}"
+                    if isinstance(r[c], int) and not isinstance(r[c], bool)
+                    else str(r[c])
+                    for c in cols
+                )
+                + " |",
+                flush=True,
+            )
             os._exit(0)
         os.waitpid(pid, 0)
 

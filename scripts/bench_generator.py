@@ -93,10 +93,14 @@ def bench_cli_vs_unruly(ns, seed: bytes, unruly: str | None, count: int, rounds:
     print(f"### Whole tile on the CLI path vs Unruly ({src})\n")
     print(f"CPU ms per tile/puzzle, {count} each per n in {rounds} interleaved rounds; uptime at start: {load}\n")
     if not unruly:
-        print("**warning: Unruly was not run; its column holds the stored means, not a same-run median.**\n",
-              file=sys.stderr)
-    head = ("| n | mode | ours median | p99 | max | p99/median | blank | ladder 1/2/3/4/5 "
-            "| Unruly median | p99 | max | clues | ratio (median) |")
+        print(
+            "**warning: Unruly was not run; its column holds the stored means, not a same-run median.**\n",
+            file=sys.stderr,
+        )
+    head = (
+        "| n | mode | ours median | p99 | max | p99/median | blank | ladder 1/2/3/4/5 "
+        "| Unruly median | p99 | max | clues | ratio (median) |"
+    )
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
     modes = [("default", Targets())] + [(f"level {lv}", Targets(level=lv)) for lv in levels]
@@ -105,7 +109,7 @@ def bench_cli_vs_unruly(ns, seed: bytes, unruly: str | None, count: int, rounds:
         u_ts: list[float] = []
         u_clues: list[int] = []
         per = max(1, count // rounds)
-        for m, tg in modes:       # warm-up outside the clock: tables, caches
+        for m, tg in modes:  # warm-up outside the clock: tables, caches
             make_tile_stats(GenParams.make(n, targets=tg), Stream(seed, "warm-up"))
         for r in range(rounds):
             if unruly:
@@ -123,17 +127,19 @@ def bench_cli_vs_unruly(ns, seed: bytes, unruly: str | None, count: int, rounds:
             blank = statistics.mean(t.features.blank for t in tiles)
             if unruly:
                 um = statistics.median(u_ts)
-                ucols = f"{um:.3f} | {pct(u_ts, .99):.3f} | {max(u_ts):.3f} | {statistics.mean(u_clues) / n**2:.3f}"
+                ucols = f"{um:.3f} | {pct(u_ts, 0.99):.3f} | {max(u_ts):.3f} | {statistics.mean(u_clues) / n**2:.3f}"
             else:
                 um = UNRULY_MS[n]
                 ucols = f"{um} (stored mean) | – | – | 0.23"
-            print(f"| {n} | {m} | {med:.3f} | {pct(ts, .99):.3f} | {max(ts):.3f} | {pct(ts, .99) / med:.1f} "
-                  f"| {blank:.3f} | {'/'.join(map(str, lad))} | {ucols} | {um / med:.2f} |", flush=True)
+            print(
+                f"| {n} | {m} | {med:.3f} | {pct(ts, 0.99):.3f} | {max(ts):.3f} | {pct(ts, 0.99) / med:.1f} "
+                f"| {blank:.3f} | {'/'.join(map(str, lad))} | {ucols} | {um / med:.2f} |",
+                flush=True,
+            )
     print()
 
 
-def bench_tiles(n: int, m_max: int, seam: int, seed: bytes, budget: float, min_k: int = 5,
-                max_k: int = 2000) -> dict:
+def bench_tiles(n: int, m_max: int, seam: int, seed: bytes, budget: float, min_k: int = 5, max_k: int = 2000) -> dict:
     """Generate tiles until ``budget`` CPU seconds pass; split the time into its stages."""
     root = Stream(seed, f"bench/{n}/{m_max}/{seam}")
     # Warm-up outside the clock: one-off tables (all 4140 grids for n=6, line
@@ -153,7 +159,7 @@ def bench_tiles(n: int, m_max: int, seam: int, seed: bytes, budget: float, min_k
         t2 = cpu()
         t_sol += t1 - t0
         t_thin += t2 - t1
-        if res is None:           # corner swap not pinned: a real generator redraws
+        if res is None:  # corner swap not pinned: a real generator redraws
             continue
         counts += res.counts
         sol, giv = rows_to_grid(rows, n), rows_to_grid(res.givens, n)
@@ -161,11 +167,19 @@ def bench_tiles(n: int, m_max: int, seam: int, seed: bytes, budget: float, min_k
         features(sol, giv, seam, [rows_to_grid(x, n) for x in res.solutions], lad)
         t_feat += cpu() - t2
         tiles += 1
-        blanks.append(1 - int(giv.sum()) / n ** 2)
+        blanks.append(1 - int(giv.sum()) / n**2)
     per = lambda x: 1000 * x / tiles  # noqa: E731
-    return dict(tiles=tiles, tries=tries, sol=per(t_sol), thin=per(t_thin), feat=per(t_feat),
-                puzzle=per(t_sol + t_thin), total=per(t_sol + t_thin + t_feat),
-                counts=counts / tiles, blank=float(np.mean(blanks)))
+    return dict(
+        tiles=tiles,
+        tries=tries,
+        sol=per(t_sol),
+        thin=per(t_thin),
+        feat=per(t_feat),
+        puzzle=per(t_sol + t_thin),
+        total=per(t_sol + t_thin + t_feat),
+        counts=counts / tiles,
+        blank=float(np.mean(blanks)),
+    )
 
 
 def _random_line_boundary(n: int, s: Stream) -> tuple[np.ndarray, np.ndarray]:
@@ -221,25 +235,34 @@ def main() -> None:
     a = ap.parse_args()
     seed = bytes.fromhex(a.seed)
     ns = [int(x) for x in a.ns.split(",")]
-    print(f"machine: {cpu_model()}, python {platform.python_version()}, "
-          f"CPU time per configuration ~{a.budget}s (process_time, one core)\n")
+    print(
+        f"machine: {cpu_model()}, python {platform.python_version()}, "
+        f"CPU time per configuration ~{a.budget}s (process_time, one core)\n"
+    )
     levels = [int(x) for x in a.levels.split(",") if x]
     bench_cli_vs_unruly(ns, seed, a.unruly, a.count, a.rounds, levels)
     if a.cli_only:
         return
-    for label, cfg in (("m_max=1, seam_mask=0 (Unruly's job)", lambda n: (1, 0)),
-                       ("m_max(n), seam_mask=15", lambda n: (default_m_max(n), 15))):
+    for label, cfg in (
+        ("m_max=1, seam_mask=0 (Unruly's job)", lambda n: (1, 0)),
+        ("m_max(n), seam_mask=15", lambda n: (default_m_max(n), 15)),
+    ):
         print(f"### Tile generation, {label}\n")
-        print("| n | tiles | solution ms | thinning ms | counts/tile | ladder+features ms | puzzle ms | tile ms "
-              "| blank | Unruly ms (stored) | ratio (puzzle) | ratio (tile) |")
+        print(
+            "| n | tiles | solution ms | thinning ms | counts/tile | ladder+features ms | puzzle ms | tile ms "
+            "| blank | Unruly ms (stored) | ratio (puzzle) | ratio (tile) |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for n in ns:
             m_max, seam = cfg(n)
             r = bench_tiles(n, m_max, seam, seed, a.budget)
             u = UNRULY_MS[n]
-            print(f"| {n} | {r['tiles']} | {r['sol']:.3f} | {r['thin']:.3f} | {r['counts']:.0f} | {r['feat']:.2f} "
-                  f"| {r['puzzle']:.3f} | {r['total']:.2f} | {r['blank']:.3f} | {u} | {u / r['puzzle']:.2f} "
-                  f"| {u / r['total']:.3f} |", flush=True)
+            print(
+                f"| {n} | {r['tiles']} | {r['sol']:.3f} | {r['thin']:.3f} | {r['counts']:.0f} | {r['feat']:.2f} "
+                f"| {r['puzzle']:.3f} | {r['total']:.2f} | {r['blank']:.3f} | {u} | {u / r['puzzle']:.2f} "
+                f"| {u / r['total']:.3f} |",
+                flush=True,
+            )
         print()
     print("### CP-SAT seam-prefilled completion, four sides fixed\n")
     print("| n | tile edges: mean ms | max ms | random valid lines: mean ms | max ms | nofit share | samples |")
@@ -248,8 +271,10 @@ def main() -> None:
         c = bench_complete(n, seed, a.budget)
         t, li = c["tile"], c["lines"]
         assert t[2] == 0, "edges of a valid tile must always complete"
-        print(f"| {n} | {t[0]:.1f} | {t[1]:.1f} | {li[0]:.1f} | {li[1]:.1f} | {100 * li[2]:.0f}% | {t[3]}+{li[3]} |",
-              flush=True)
+        print(
+            f"| {n} | {t[0]:.1f} | {t[1]:.1f} | {li[0]:.1f} | {li[1]:.1f} | {100 * li[2]:.0f}% | {t[3]}+{li[3]} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

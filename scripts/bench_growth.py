@@ -42,9 +42,26 @@ from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 SECRET = "bench-growth-secret"
 HELD = ("10", "12", "14", "16")
-COLUMNS = ("night", "policy", "build wall s", "build CPU s", "top-up CPU s", "drained", "nofit", "fallbacks",
-           "final fill", "zone", "clues", "stock 10/12/14/16", "rows", "MB", "pushed KB",
-           "rep. n>=10", "rep. n=6/8", "rep. all")
+COLUMNS = (
+    "night",
+    "policy",
+    "build wall s",
+    "build CPU s",
+    "top-up CPU s",
+    "drained",
+    "nofit",
+    "fallbacks",
+    "final fill",
+    "zone",
+    "clues",
+    "stock 10/12/14/16",
+    "rows",
+    "MB",
+    "pushed KB",
+    "rep. n>=10",
+    "rep. n=6/8",
+    "rep. all",
+)
 
 
 def run(tiles: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
@@ -68,26 +85,69 @@ def night(tiles: Path, d: Path, day: str, args, policy: str) -> dict:
     lib, remote = d / "tiles.sqlite", d / "remote"
     env = {"TILES_SECRET": SECRET, "TILES_LIBRARY": str(lib), "TILES_REMOTE": remote.as_uri()}
     pushed0 = tree_bytes(remote)
-    build = ["daily", "build", "--date", day, "--size", str(args.G), "--out", str(d / "out"), "--reuse", policy,
-             "--workers", str(args.workers), "--json", "--packer", args.packer] + (
-                 ["--profile", args.profile] if args.profile else []) + (["--params", args.params] if args.params else [])
+    build = (
+        [
+            "daily",
+            "build",
+            "--date",
+            day,
+            "--size",
+            str(args.G),
+            "--out",
+            str(d / "out"),
+            "--reuse",
+            policy,
+            "--workers",
+            str(args.workers),
+            "--json",
+            "--packer",
+            args.packer,
+        ]
+        + (["--profile", args.profile] if args.profile else [])
+        + (["--params", args.params] if args.params else [])
+    )
     r, wall, cpu = run(tiles, *build, env=env)
     s = json.loads(r.stdout)
     top_cpu, stock = None, s["stock"]
     if policy == "fresh":
-        t, _w, top_cpu = run(tiles, "library", "generate", "--stock", "--nights", str(args.stock_nights),
-                             "--workers", str(args.workers), "--seed", f"{day.replace('-', '')}{'0' * 56}", env=env)
+        t, _w, top_cpu = run(
+            tiles,
+            "library",
+            "generate",
+            "--stock",
+            "--nights",
+            str(args.stock_nights),
+            "--workers",
+            str(args.workers),
+            "--seed",
+            f"{day.replace('-', '')}{'0' * 56}",
+            env=env,
+        )
         run(tiles, "library", "push", env=env)
         st, _w, _c = run(tiles, "library", "stock", "--json", env=env)
         stock = json.loads(st.stdout)
     m = json.loads((d / "out" / f"{day}.json").read_text())["stats"]
-    return {"day": day, "policy": policy, "wall": wall, "cpu": cpu, "topup_cpu": top_cpu,
-            "drained": m["stitch"]["drained"], "nofit": m["stitch"]["nofit"], "fallbacks": m["stitch"]["fallbacks"],
-            "fill": m["stitch"]["final_fill"], "zone": m["zone_fraction"], "clues": m["clues"], "tiles": m["tiles"],
-            "stock": {n: stock["per_n"][n]["solutions"] for n in HELD}, "emptied": s["stock"]["empty"],
-            "drawn": {n: s["stock"]["per_n"][n]["drawn_per_night"] for n in HELD},
-            "rows": _rows(lib), "bytes": lib.stat().st_size, "pushed": tree_bytes(remote) - pushed0,
-            "repeated": s["fairness"]["repeated_share"]}
+    return {
+        "day": day,
+        "policy": policy,
+        "wall": wall,
+        "cpu": cpu,
+        "topup_cpu": top_cpu,
+        "drained": m["stitch"]["drained"],
+        "nofit": m["stitch"]["nofit"],
+        "fallbacks": m["stitch"]["fallbacks"],
+        "fill": m["stitch"]["final_fill"],
+        "zone": m["zone_fraction"],
+        "clues": m["clues"],
+        "tiles": m["tiles"],
+        "stock": {n: stock["per_n"][n]["solutions"] for n in HELD},
+        "emptied": s["stock"]["empty"],
+        "drawn": {n: s["stock"]["per_n"][n]["drawn_per_night"] for n in HELD},
+        "rows": _rows(lib),
+        "bytes": lib.stat().st_size,
+        "pushed": tree_bytes(remote) - pushed0,
+        "repeated": s["fairness"]["repeated_share"],
+    }
 
 
 def _rows(lib: Path) -> int:
@@ -98,14 +158,29 @@ def _rows(lib: Path) -> int:
 
 
 def cells(k: int, g: dict) -> list:
-    dry = [n for n in HELD if not g["stock"][n]] if g["policy"] == "fresh" else []   # any: no stock to keep
+    dry = [n for n in HELD if not g["stock"][n]] if g["policy"] == "fresh" else []  # any: no stock to keep
     stock = "/".join(f"{g['stock'][n]:,}" for n in HELD) + (f" DRY {','.join(dry)}" if dry else "")
     rep = g["repeated"]
-    return [k, g["policy"], f"{g['wall']:.1f}", f"{g['cpu']:.1f}",
-            "—" if g["topup_cpu"] is None else f"{g['topup_cpu']:.1f}", g["drained"], g["nofit"], g["fallbacks"],
-            f"{g['fill']:.4f}", f"{g['zone']:.4f}", g["clues"], stock, f"{g['rows']:,}", f"{g['bytes'] / 1e6:.1f}",
-            f"{g['pushed'] / 1e3:,.0f}", f"{100 * rep['held']:.1f}%", f"{100 * rep['small']:.1f}%",
-            f"{100 * rep['all']:.1f}%"]
+    return [
+        k,
+        g["policy"],
+        f"{g['wall']:.1f}",
+        f"{g['cpu']:.1f}",
+        "—" if g["topup_cpu"] is None else f"{g['topup_cpu']:.1f}",
+        g["drained"],
+        g["nofit"],
+        g["fallbacks"],
+        f"{g['fill']:.4f}",
+        f"{g['zone']:.4f}",
+        g["clues"],
+        stock,
+        f"{g['rows']:,}",
+        f"{g['bytes'] / 1e6:.1f}",
+        f"{g['pushed'] / 1e3:,.0f}",
+        f"{100 * rep['held']:.1f}%",
+        f"{100 * rep['small']:.1f}%",
+        f"{100 * rep['all']:.1f}%",
+    ]
 
 
 def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
@@ -127,12 +202,17 @@ def projection(rows: list[dict], k_nights: int, target: int = 365) -> list[str]:
     tail = list(range(k // 2, k)) if k >= 4 else list(range(k))
     xs = [i + 1 for i in tail]
     out = []
-    for label, key, scale, unit in (("library rows", "rows", 1, ""), ("library MB", "bytes", 1e-6, " MB"),
-                                    ("build wall", "wall", 1, " s")):
+    for label, key, scale, unit in (
+        ("library rows", "rows", 1, ""),
+        ("library MB", "bytes", 1e-6, " MB"),
+        ("build wall", "wall", 1, " s"),
+    ):
         ys = [rows[i][key] * scale for i in tail]
         a, b = fit(xs, ys)
-        out.append(f"{label}: {ys[-1]:,.1f}{unit} on night {k}, {b:+,.2f}{unit} a night -> "
-                   f"{max(0.0, a + b * target):,.1f}{unit} on night {target}")
+        out.append(
+            f"{label}: {ys[-1]:,.1f}{unit} on night {k}, {b:+,.2f}{unit} a night -> "
+            f"{max(0.0, a + b * target):,.1f}{unit} on night {target}"
+        )
     topped = rows[-1]["topup_cpu"] is not None
     drawn = rows[-1]["drawn"]
     for n in HELD:
@@ -140,16 +220,22 @@ def projection(rows: list[dict], k_nights: int, target: int = 365) -> list[str]:
         per = (last - first) / max(1, k - 1)
         if topped:
             hold = max(floor(int(n)), -(-k_nights * (drawn[n] or 0) // 1))
-            out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night); drawn {drawn[n] or 0:,.0f} a night, "
-                       f"replaced by the top-up each night (never below {hold:,.0f}: {k_nights} nights of draws, "
-                       f"floor {floor(int(n))}); it grows by what the drains leave unplaced")
+            out.append(
+                f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night); drawn {drawn[n] or 0:,.0f} a night, "
+                f"replaced by the top-up each night (never below {hold:,.0f}: {k_nights} nights of draws, "
+                f"floor {floor(int(n))}); it grows by what the drains leave unplaced"
+            )
         else:
-            out.append(f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night) -> "
-                       f"{max(0, last + per * (target - k)):,.0f} on night {target}")
+            out.append(
+                f"stock n={n}: {first:,} -> {last:,} ({per:+,.1f} a night) -> "
+                f"{max(0, last + per * (target - k)):,.0f} on night {target}"
+            )
     if topped:
         cpu = sorted(r["topup_cpu"] for r in rows)
-        out.append(f"top-up CPU: median {cpu[len(cpu) // 2]:.1f} s, max {cpu[-1]:.1f} s; it makes what a night "
-                   f"draws: {sum((drawn[n] or 0) for n in HELD):,.0f} tiles a night now, flat while the draw is")
+        out.append(
+            f"top-up CPU: median {cpu[len(cpu) // 2]:.1f} s, max {cpu[-1]:.1f} s; it makes what a night "
+            f"draws: {sum((drawn[n] or 0) for n in HELD):,.0f} tiles a night now, flat while the draw is"
+        )
     return out
 
 
@@ -211,11 +297,17 @@ def main() -> None:
         (d / "remote").mkdir(parents=True)
         if start_lib is not None:
             shutil.copyfile(start_lib, d / "tiles.sqlite")
-            run(tiles, "library", "push", env={"TILES_LIBRARY": str(d / "tiles.sqlite"),
-                                               "TILES_REMOTE": (d / "remote").as_uri()})
-    print(f"G = {args.G}, {args.packer}, {args.days} nights, {', '.join(policies)}, from "
-          f"{'an empty library' if start_lib is None else f'{_rows(start_lib):,} tiles'}; top-up --nights "
-          f"{args.stock_nights}; {cpu_model()}, {os.cpu_count()} cores; {dt.date.today()}\n")
+            run(
+                tiles,
+                "library",
+                "push",
+                env={"TILES_LIBRARY": str(d / "tiles.sqlite"), "TILES_REMOTE": (d / "remote").as_uri()},
+            )
+    print(
+        f"G = {args.G}, {args.packer}, {args.days} nights, {', '.join(policies)}, from "
+        f"{'an empty library' if start_lib is None else f'{_rows(start_lib):,} tiles'}; top-up --nights "
+        f"{args.stock_nights}; {cpu_model()}, {os.cpu_count()} cores; {dt.date.today()}\n"
+    )
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS), flush=True)
     got: dict[str, list[dict]] = {p: [] for p in policies}

@@ -47,7 +47,7 @@ def day_seed(d: int) -> bytes:
 def subset_copy(src: str, dst: str, f: Fraction) -> None:
     """Copy src to dst keeping the tiles whose hash prefix falls below f (and no misses)."""
     shutil.copy(src, dst)
-    cut = int(f * 16 ** 8)
+    cut = int(f * 16**8)
     with Library.open(dst) as lib:
         keep = [h for (h,) in lib.conn.execute("SELECT hash FROM tiles") if int(h[:8], 16) < cut]
         with atomic(lib.conn):
@@ -64,8 +64,7 @@ def measure(path: str, G: int, days: list[int]) -> tuple[dict, dict]:
     with Library.open(path) as lib:
         sizes = {n: lib.count_tiles(n) for n in NS}
         for d in days:
-            res = stitch(make_packing("big-first", G, day_seed(d)), lib, Stream(day_seed(d), "stitch"),
-                         drain=False)
+            res = stitch(make_packing("big-first", G, day_seed(d)), lib, Stream(day_seed(d), "stitch"), drain=False)
             for n, c in res.stats.per_n.items():
                 if n in hits:
                     hits[n] += c["hits_first"]
@@ -88,7 +87,7 @@ def main() -> None:
     if not all(0 < f <= 1 for f in fracs):
         ap.error("every --fractions value must be in (0, 1]")
     try:
-        Library.open(a.lib).close()   # a clear error for a missing file or a non-library
+        Library.open(a.lib).close()  # a clear error for a missing file or a non-library
     except TilesError as e:
         ap.error(str(e))
     print(f"# bench_hitcurve: {a.lib}, G={a.G}, big-first days {days}, drain off (frozen library)\n")
@@ -109,9 +108,15 @@ def main() -> None:
     print()
     for n in NS:
         reached = [s[n] for s, r in rows if r.get(n, 0) >= 0.95]
-        print(f"- n={n}: " + (f"95% first-pass hits with {min(reached)} tiles" if reached
-                              else f"95% not reached (best {max(r.get(n, 0) for _s, r in rows):.3f} "
-                                   f"with {max(s[n] for s, _r in rows)} tiles)"))
+        print(
+            f"- n={n}: "
+            + (
+                f"95% first-pass hits with {min(reached)} tiles"
+                if reached
+                else f"95% not reached (best {max(r.get(n, 0) for _s, r in rows):.3f} "
+                f"with {max(s[n] for s, _r in rows)} tiles)"
+            )
+        )
 
 
 if __name__ == "__main__":

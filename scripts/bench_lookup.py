@@ -40,7 +40,7 @@ def random_tiles(count: int, stream: Stream):
     for i in range(count):
         n = SIZES[i % len(SIZES)]
         sol = random_solution(n, stream)
-        giv = np.frombuffer(stream.bytes(n * n), dtype=np.uint8).reshape(n, n) < 77   # ~30% given
+        giv = np.frombuffer(stream.bytes(n * n), dtype=np.uint8).reshape(n, n) < 77  # ~30% given
         giv = giv.astype(np.uint8)
         giv[0, 0] = giv[0, -1] = giv[-1, 0] = giv[-1, -1] = 0
         blank = 1 - giv.sum() / (n * n)
@@ -64,12 +64,15 @@ def build_b(src: Path, dst: Path) -> None:
     with atomic(conn):
         conn.execute("CREATE TABLE tiles AS SELECT * FROM a.tiles")
         conn.execute("CREATE UNIQUE INDEX tiles_hash ON tiles (hash)")
-        conn.execute("CREATE TABLE orient (n INTEGER, t INTEGER, top INTEGER, right INTEGER, "
-                     "bottom INTEGER, left INTEGER, tile INTEGER)")
+        conn.execute(
+            "CREATE TABLE orient (n INTEGER, t INTEGER, top INTEGER, right INTEGER, "
+            "bottom INTEGER, left INTEGER, tile INTEGER)"
+        )
         rows = conn.execute("SELECT rowid, n, top, right, bottom, left FROM tiles").fetchall()
-        conn.executemany("INSERT INTO orient VALUES (?,?,?,?,?,?,?)",
-                         ((n, t, *transform_edges(e, n, t), rid)
-                          for rid, n, *e in rows for t in TRANSFORMS))
+        conn.executemany(
+            "INSERT INTO orient VALUES (?,?,?,?,?,?,?)",
+            ((n, t, *transform_edges(e, n, t), rid) for rid, n, *e in rows for t in TRANSFORMS),
+        )
         for a, b in (("top", "right"), ("right", "bottom"), ("bottom", "left"), ("left", "top")):
             conn.execute(f"CREATE INDEX o_{a}_{b} ON orient (n, {a}, {b})")
     conn.execute("DETACH DATABASE a")
@@ -79,11 +82,15 @@ def build_b(src: Path, dst: Path) -> None:
 
 def query_b(conn, n: int, top: int, left: int | None):
     if left is None:
-        sql = ("SELECT tiles.hash, o.t FROM orient o JOIN tiles ON tiles.rowid = o.tile "
-               "WHERE o.n = ? AND o.top = ? ORDER BY tiles.hash, o.t")
+        sql = (
+            "SELECT tiles.hash, o.t FROM orient o JOIN tiles ON tiles.rowid = o.tile "
+            "WHERE o.n = ? AND o.top = ? ORDER BY tiles.hash, o.t"
+        )
         return conn.execute(sql, (n, top)).fetchall()
-    sql = ("SELECT tiles.hash, o.t FROM orient o JOIN tiles ON tiles.rowid = o.tile "
-           "WHERE o.n = ? AND o.top = ? AND o.left = ? ORDER BY tiles.hash, o.t")
+    sql = (
+        "SELECT tiles.hash, o.t FROM orient o JOIN tiles ON tiles.rowid = o.tile "
+        "WHERE o.n = ? AND o.top = ? AND o.left = ? ORDER BY tiles.hash, o.t"
+    )
     return conn.execute(sql, (n, top, left)).fetchall()
 
 
@@ -144,17 +151,21 @@ def main() -> None:
     tiles = lib.count_tiles()
     size = {"A": pa.stat().st_size / tiles, "B": pb.stat().st_size / tiles}
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"SQLite {sqlite3.sqlite_version}; {tiles:,} tiles (n uniform 6..16), {args.queries} queries"
-          + (f"; library built in {build_s:.0f} s" if build_s else ""))
+    print(
+        f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}; {tiles:,} tiles (n uniform 6..16), {args.queries} queries"
+        + (f"; library built in {build_s:.0f} s" if build_s else "")
+    )
     print()
     print("| design | query | n | p50 µs | p99 µs | mean hits | bytes/tile |")
     print("|---|---|---|---:|---:|---:|---:|")
     for (design, q), per in results.items():
         for key in [None, *SIZES]:
             p50, p99, hits, k = per[key]
-            print(f"| {design[:1]} | {q} | {'all' if key is None else key} | {p50:.0f} | {p99:.0f} | "
-                  f"{hits / k:,.0f} | {size[design[0]]:.0f} |")
+            print(
+                f"| {design[:1]} | {q} | {'all' if key is None else key} | {p50:.0f} | {p99:.0f} | "
+                f"{hits / k:,.0f} | {size[design[0]]:.0f} |"
+            )
     a2 = results[("A canonical + 16-way expansion", "two edges")][None][0]
     b2 = results[("B 16 oriented edge tuples", "two edges")][None][0]
     print(f"\nA: {list(results)[0][0]}; B: {list(results)[2][0]}")

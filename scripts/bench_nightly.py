@@ -56,26 +56,53 @@ def one_night(code: Path, start: Path, work: Path, args) -> dict:
     """Run the command once with ``code`` on a fresh copy; its wall, CPU, summary and manifest."""
     lib = fresh_copy(start, work)
     out = work / "out"
-    cmd = [sys.executable, "-m", "tiles_cli.app", "daily", "build", "--date", args.day, "--size", str(args.size),
-           "--library", str(lib), "--out", str(out), "--reuse", args.reuse, "--force", "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tiles_cli.app",
+        "daily",
+        "build",
+        "--date",
+        args.day,
+        "--size",
+        str(args.size),
+        "--library",
+        str(lib),
+        "--out",
+        str(out),
+        "--reuse",
+        args.reuse,
+        "--force",
+        "--json",
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILES_")}
     env.update(PYTHONPATH=str(code), TILES_SECRET=SECRET)
     r, wall, cpu = timed_run(cmd, cwd=code, env=env)
     if r.returncode != 0:
         raise SystemExit(f"{code}: exit {r.returncode}: {r.stderr[-1500:]}")
     summary = json.loads(r.stdout)
-    return {"wall": wall, "cpu": cpu, "stitch": summary["stages"]["stitch"]["seconds"],
-            "rss_mb": summary["peak_rss_bytes"] / 2**20, "manifest": (out / f"{args.day}.json").read_bytes(),
-            "board": board_quality(summary)}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "stitch": summary["stages"]["stitch"]["seconds"],
+        "rss_mb": summary["peak_rss_bytes"] / 2**20,
+        "manifest": (out / f"{args.day}.json").read_bytes(),
+        "board": board_quality(summary),
+    }
 
 
 def board_quality(summary: dict) -> dict:
     """What a night's board is, from its ``--json`` summary (see the module doc)."""
     st = summary["stitch"]
-    total = {k: sum(d.get(k, 0) for d in st["per_n"].values())
-             for k in ("drained", "nofit", "decided_c", "decided_cpsat")}
-    return {"fill %": 100 * st["final_fill"], "zone %": 100 * st["zone_fraction_after"],
-            "clues / 100 tiles": 100 * summary["clues"] / max(summary["tiles"], 1), **total}
+    total = {
+        k: sum(d.get(k, 0) for d in st["per_n"].values()) for k in ("drained", "nofit", "decided_c", "decided_cpsat")
+    }
+    return {
+        "fill %": 100 * st["final_fill"],
+        "zone %": 100 * st["zone_fraction_after"],
+        "clues / 100 tiles": 100 * summary["clues"] / max(summary["tiles"], 1),
+        **total,
+    }
 
 
 def main() -> None:
@@ -96,23 +123,35 @@ def main() -> None:
         for name in order:
             got = one_night(codes[name], args.lib, args.work / name, args)
             runs[name].append(got)
-            print(f"round {r + 1} {name:8}: wall {got['wall']:7.1f} s, cpu {got['cpu']:7.1f} s, "
-                  f"stitch {got['stitch']:6.1f} s, peak RSS {got['rss_mb']:.0f} MB", flush=True)
+            print(
+                f"round {r + 1} {name:8}: wall {got['wall']:7.1f} s, cpu {got['cpu']:7.1f} s, "
+                f"stitch {got['stitch']:6.1f} s, peak RSS {got['rss_mb']:.0f} MB",
+                flush=True,
+            )
     same = all(a["manifest"] == b["manifest"] for a, b in zip(runs["baseline"], runs["this"]))
-    print(f"\nmachine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.size}, "
-          f"{args.day}, --reuse {args.reuse}, {args.rounds} rounds, start library {args.lib.name} "
-          f"({args.lib.stat().st_size / 2**20:.1f} MB); manifests identical between the codes: {same}\n")
-    print("| code | wall median s | wall p99 | wall max | CPU median s | CPU p99 | CPU max | stitch median s | "
-          "peak RSS MB |")
+    print(
+        f"\nmachine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.size}, "
+        f"{args.day}, --reuse {args.reuse}, {args.rounds} rounds, start library {args.lib.name} "
+        f"({args.lib.stat().st_size / 2**20:.1f} MB); manifests identical between the codes: {same}\n"
+    )
+    print(
+        "| code | wall median s | wall p99 | wall max | CPU median s | CPU p99 | CPU max | stitch median s | "
+        "peak RSS MB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name, rs in runs.items():
         w, c, s = [x["wall"] for x in rs], [x["cpu"] for x in rs], [x["stitch"] for x in rs]
-        print(f"| {name} | {statistics.median(w):.1f} | {pct(w, 99):.1f} | {max(w):.1f} | {statistics.median(c):.1f} | "
-              f"{pct(c, 99):.1f} | {max(c):.1f} | {statistics.median(s):.1f} | {max(x['rss_mb'] for x in rs):.0f} |")
-    med = {k: (statistics.median(x["wall"] for x in rs), statistics.median(x["cpu"] for x in rs))
-           for k, rs in runs.items()}
-    print(f"| ratio this / baseline | {med['this'][0] / med['baseline'][0]:.3f} | | | "
-          f"{med['this'][1] / med['baseline'][1]:.3f} | | | | |")
+        print(
+            f"| {name} | {statistics.median(w):.1f} | {pct(w, 99):.1f} | {max(w):.1f} | {statistics.median(c):.1f} | "
+            f"{pct(c, 99):.1f} | {max(c):.1f} | {statistics.median(s):.1f} | {max(x['rss_mb'] for x in rs):.0f} |"
+        )
+    med = {
+        k: (statistics.median(x["wall"] for x in rs), statistics.median(x["cpu"] for x in rs)) for k, rs in runs.items()
+    }
+    print(
+        f"| ratio this / baseline | {med['this'][0] / med['baseline'][0]:.3f} | | | "
+        f"{med['this'][1] / med['baseline'][1]:.3f} | | | | |"
+    )
     if args.new_output:
         keys = list(runs["this"][0]["board"])
         print("\n| code | " + " | ".join(keys) + " |")

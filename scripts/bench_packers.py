@@ -31,7 +31,9 @@ def main() -> None:
     a = ap.parse_args()
     seeds = [hashlib.sha256(b"bench-%d" % k).digest() for k in range(a.seeds)]
     print(f"G = {a.size}, {a.seeds} seeds, CPU: {cpu_model()}, Python {platform.python_version()}\n")
-    print("| packer | v | median s | max s | validate s | zone % mean | zone % max | tiles mean | tiles min..max | zones mean |")
+    print(
+        "| packer | v | median s | max s | validate s | zone % mean | zone % max | tiles mean | tiles min..max | zones mean |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     hist_rows = []
     for name, packer in PACKERS.items():
@@ -48,11 +50,13 @@ def main() -> None:
             zones.append(100 * p.zone_fraction())
             tiles.append(len(p.squares))
             nzones.append(len(p.zones))
-            for (_x, _y, s) in p.squares:
+            for _x, _y, s in p.squares:
                 hist[s + 1] += 1
-        print(f"| {name} | {packer.version} | {statistics.median(times):.3f} | {max(times):.3f} | "
-              f"{statistics.median(vtimes):.3f} | {statistics.mean(zones):.3f} | {max(zones):.3f} | "
-              f"{statistics.mean(tiles):.0f} | {min(tiles)}..{max(tiles)} | {statistics.mean(nzones):.1f} |")
+        print(
+            f"| {name} | {packer.version} | {statistics.median(times):.3f} | {max(times):.3f} | "
+            f"{statistics.median(vtimes):.3f} | {statistics.mean(zones):.3f} | {max(zones):.3f} | "
+            f"{statistics.mean(tiles):.0f} | {min(tiles)}..{max(tiles)} | {statistics.mean(nzones):.1f} |"
+        )
         total = sum(hist.values())
         hist_rows.append(f"| {name} | " + " | ".join(f"{100 * hist[n] / total:.1f}" for n in sorted(hist)) + " |")
     print("\nTile sides n, % of tiles (all seeds):\n")

@@ -29,8 +29,22 @@ from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-COLUMNS = ("secret", "build s", "tiles", "clues", "play clues", "per 100 tiles", "final fill", "zone",
-           "waves", "frontier s", "closure s", "player", "player s", "player without play clues")
+COLUMNS = (
+    "secret",
+    "build s",
+    "tiles",
+    "clues",
+    "play clues",
+    "per 100 tiles",
+    "final fill",
+    "zone",
+    "waves",
+    "frontier s",
+    "closure s",
+    "player",
+    "player s",
+    "player without play clues",
+)
 
 
 def build_board(tiles: Path, work: Path, secret: str, size: int, reuse: str) -> tuple[Path, Path, dict, float]:
@@ -39,9 +53,27 @@ def build_board(tiles: Path, work: Path, secret: str, size: int, reuse: str) -> 
     lib, out = work / "lib.sqlite", work / "out"
     for day, g in (("2026-10-01", 61), ("2026-10-02", size)):
         t0 = time.perf_counter()
-        r = subprocess.run([str(tiles), "daily", "build", "--date", day, "--size", str(g), "-L", str(lib),
-                            "--out", str(out), "--json", "--reuse", reuse], capture_output=True, text=True,
-                           env=dict(os.environ, TILES_SECRET=secret))
+        r = subprocess.run(
+            [
+                str(tiles),
+                "daily",
+                "build",
+                "--date",
+                day,
+                "--size",
+                str(g),
+                "-L",
+                str(lib),
+                "--out",
+                str(out),
+                "--json",
+                "--reuse",
+                reuse,
+            ],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, TILES_SECRET=secret),
+        )
         wall = time.perf_counter() - t0
         if r.returncode != 0:
             raise SystemExit(f"{secret} {day}: exit {r.returncode}: {r.stderr.strip().splitlines()[-1]}")
@@ -65,8 +97,9 @@ def measure(manifest: Path, lib: Path, runs: Path, play_clues: int) -> dict:
         secs = time.perf_counter() - t0
         bare = None
         if play_clues:
-            stripped = m.with_clues(m.clues[:len(m.clues) - play_clues],
-                                    stats=dict(m.stats) | {"clues": len(m.clues) - play_clues})
+            stripped = m.with_clues(
+                m.clues[: len(m.clues) - play_clues], stats=dict(m.stats) | {"clues": len(m.clues) - play_clues}
+            )
             bare = tile_player.play(tile_player.Local(DayBoard.load(load_manifest(stripped.to_json()), lb, runs)))
     return {"report": rep, "player": got, "player_s": secs, "manifest": m, "bare": bare}
 
@@ -80,9 +113,11 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/tiles-bench-play")
     args = ap.parse_args()
     tiles = Path(sys.executable).with_name("tiles")
-    print(f"G = {args.size}, {args.boards} boards (day 1 G=61, then day 2), each from an empty library, "
-          f"--reuse {args.reuse}; "
-          f"{cpu_model()}, {os.cpu_count()} cores; {dt.date.today()}\n")
+    print(
+        f"G = {args.size}, {args.boards} boards (day 1 G=61, then day 2), each from an empty library, "
+        f"--reuse {args.reuse}; "
+        f"{cpu_model()}, {os.cpu_count()} cores; {dt.date.today()}\n"
+    )
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS), flush=True)
     added, per100, closure_s, frontier_s, cleared = [], [], [], [], 0
@@ -100,19 +135,40 @@ def main() -> None:
         closure_s.append(rep.timings["closure"])
         frontier_s.append(rep.timings["frontier"])
         cleared += p.cleared
-        print("| " + " | ".join(str(x) for x in (
-            secret, f"{wall:.1f}", m.tile_count(), len(m.clues), summary["play_clues"], f"{per100[-1]:.2f}",
-            f"{st['stitch']['final_fill']:.4f}", f"{st['zone_fraction']:.4f}", rep.waves,
-            f"{frontier_s[-1]:.2f}", f"{closure_s[-1]:.2f}",
-            "cleared" if p.cleared else f"stuck at {p.stuck[:4]}", f"{got['player_s']:.1f}",
-            "—" if got["bare"] is None else
-            f"stuck after {got['bare'].solved} of {m.tile_count()} at {got['bare'].stuck[:4]}")) + " |", flush=True)
+        print(
+            "| "
+            + " | ".join(
+                str(x)
+                for x in (
+                    secret,
+                    f"{wall:.1f}",
+                    m.tile_count(),
+                    len(m.clues),
+                    summary["play_clues"],
+                    f"{per100[-1]:.2f}",
+                    f"{st['stitch']['final_fill']:.4f}",
+                    f"{st['zone_fraction']:.4f}",
+                    rep.waves,
+                    f"{frontier_s[-1]:.2f}",
+                    f"{closure_s[-1]:.2f}",
+                    "cleared" if p.cleared else f"stuck at {p.stuck[:4]}",
+                    f"{got['player_s']:.1f}",
+                    "—"
+                    if got["bare"] is None
+                    else f"stuck after {got['bare'].solved} of {m.tile_count()} at {got['bare'].stuck[:4]}",
+                )
+            )
+            + " |",
+            flush=True,
+        )
         shutil.rmtree(work, ignore_errors=True)
-    p99 = sorted(added)[max(0, math.ceil(0.99 * len(added)) - 1)]      # nearest rank
-    print(f"\ncleared {cleared} of {len(added)}; play clues per board: median {statistics.median(added)}, "
-          f"p99 {p99}, max {max(added)}, boards with any {sum(1 for a in added if a)}; clues per 100 "
-          f"tiles max {max(per100):.2f}; closure / frontier seconds: median "
-          f"{statistics.median(closure_s) / statistics.median(frontier_s):.2f}x")
+    p99 = sorted(added)[max(0, math.ceil(0.99 * len(added)) - 1)]  # nearest rank
+    print(
+        f"\ncleared {cleared} of {len(added)}; play clues per board: median {statistics.median(added)}, "
+        f"p99 {p99}, max {max(added)}, boards with any {sum(1 for a in added if a)}; clues per 100 "
+        f"tiles max {max(per100):.2f}; closure / frontier seconds: median "
+        f"{statistics.median(closure_s) / statistics.median(frontier_s):.2f}x"
+    )
 
 
 if __name__ == "__main__":

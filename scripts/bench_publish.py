@@ -63,10 +63,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--new", type=int, default=6000, help="rows added since the last verified push")
     args = ap.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.2f}; sqlite {sqlite3.sqlite_version}")
-    print("| tiles | file MB | snapshot+sha256 (anchor) | quick_check | integrity_check | rows, all | "
-          "rows, new only | manifests | full check / anchor | incremental / anchor |")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.2f}; sqlite {sqlite3.sqlite_version}"
+    )
+    print(
+        "| tiles | file MB | snapshot+sha256 (anchor) | quick_check | integrity_check | rows, all | "
+        "rows, new only | manifests | full check / anchor | incremental / anchor |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for count in (int(s) for s in args.sizes.split(",")):
         path = library(count)
@@ -88,9 +92,11 @@ def main() -> None:
         full_total = full[0] + rows[0] + mans[0]
         inc_total = quick[0] + new[0] + mans[0]
         fmt = lambda t: f"{t[0]:.2f} s (max {t[1]:.2f})"  # noqa: E731
-        print(f"| {count:,} | {path.stat().st_size / 1e6:.0f} | {fmt(anchor)} | {fmt(quick)} | {fmt(full)} | "
-              f"{fmt(rows)} | {fmt(new)} | {fmt(mans)} | {full_total / anchor[0]:.2f} | "
-              f"{inc_total / anchor[0]:.2f} |")
+        print(
+            f"| {count:,} | {path.stat().st_size / 1e6:.0f} | {fmt(anchor)} | {fmt(quick)} | {fmt(full)} | "
+            f"{fmt(rows)} | {fmt(new)} | {fmt(mans)} | {full_total / anchor[0]:.2f} | "
+            f"{inc_total / anchor[0]:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,7 @@ CHAIN_MAX_S = 11
 """Bands of squares up to this side are chained (neighbours share a column); bigger squares get
 1-unit zone gaps, because the engine's first-solution search from a bare column has a heavy tail at
 n >= 14 (seconds to minutes) and CP-SAT completion is too slow for thousands of bench tiles."""
-NO_LADDER = SimpleNamespace(ladder=0, bifurcations=0, used_unique=False, needs_unique=False,
-                            needs_bifurcation=False)
+NO_LADDER = SimpleNamespace(ladder=0, bifurcations=0, used_unique=False, needs_unique=False, needs_bifurcation=False)
 
 
 def band_packing(G: int, stream: Stream) -> Packing:
@@ -67,7 +66,7 @@ def band_packing(G: int, stream: Stream) -> Packing:
     for s in order:
         if y + s > P:
             break
-        step = s if s <= CHAIN_MAX_S else s + 1   # big squares stand apart: 1-unit zone gaps
+        step = s if s <= CHAIN_MAX_S else s + 1  # big squares stand apart: 1-unit zone gaps
         k = (P + step - s) // step
         squares += [(i * step, y, s) for i in range(k)]
         if step > s:
@@ -81,8 +80,9 @@ def band_packing(G: int, stream: Stream) -> Packing:
             y += 1
     if y < P:
         rects.append((0, y, P, P - y))
-    return Packing(P=P, squares=tuple(squares), zones=group_zones(rects), seed_tile=0,
-                   name="bench-bands", version=0, params={})
+    return Packing(
+        P=P, squares=tuple(squares), zones=group_zones(rects), seed_tile=0, name="bench-bands", version=0, params={}
+    )
 
 
 def grid_of(rows, n):
@@ -91,7 +91,7 @@ def grid_of(rows, n):
 
 def make_tile_left(n: int, left: list[int] | None, stream: Stream) -> Tile:
     """A thinned tile whose column 0 equals ``left`` (cells top→bottom), or any tile if None."""
-    for attempt in range(10 ** 6):
+    for attempt in range(10**6):
         r = random_rows(n, stream.child(f"grid/{attempt}"))
         if left is not None:
             # left column fixed; top row taken from a random valid grid (its first cell from the column)
@@ -139,8 +139,14 @@ def build(G: int, cache: Path, seed: bytes) -> tuple[Manifest, Path]:
             ts.append(t)
             if i % 2000 == 0:
                 print(f"  built {i}/{len(packing.squares)} tiles, {time.time() - t0:.0f}s", file=sys.stderr)
-    m = Manifest(day="2026-11-29", seed_commit=hashlib.sha256(seed).hexdigest(), packing=packing,
-                 hashes=tuple(hashes), transforms=tuple(ts), status="frontier")
+    m = Manifest(
+        day="2026-11-29",
+        seed_commit=hashlib.sha256(seed).hexdigest(),
+        packing=packing,
+        hashes=tuple(hashes),
+        transforms=tuple(ts),
+        status="frontier",
+    )
     with Library.open(lpath) as lib:
         b = build_board(m, lib)
         clues = fr.add_clues(b)
@@ -164,8 +170,10 @@ def per_call_costs(board, f0) -> dict:
         t = time.perf_counter()
         backbone_rows(n, vv, kk)
         out.setdefault(n, []).append(time.perf_counter() - t)
-    return {n: (len(v), 1e6 * float(np.mean(v)), 1e6 * float(np.percentile(v, 99)), 1e6 * max(v))
-            for n, v in sorted(out.items())}
+    return {
+        n: (len(v), 1e6 * float(np.mean(v)), 1e6 * float(np.percentile(v, 99)), 1e6 * max(v))
+        for n, v in sorted(out.items())
+    }
 
 
 def main() -> None:
@@ -175,8 +183,14 @@ def main() -> None:
     ap.add_argument("--manifest", type=Path, help="verify this manifest instead of the synthetic board")
     ap.add_argument("--library", type=Path)
     args = ap.parse_args()
-    cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True)
-                .stdout.splitlines() if l.startswith("Model name")), platform.processor())
+    cpu = next(
+        (
+            l.split(":", 1)[1].strip()
+            for l in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+            if l.startswith("Model name")
+        ),
+        platform.processor(),
+    )
     print(f"machine: {cpu}, python {platform.python_version()}")
     if args.manifest:
         m, lpath = from_json(args.manifest.read_bytes()), args.library
@@ -189,14 +203,18 @@ def main() -> None:
         rep = verify(m, lib)
         total = time.perf_counter() - t0
         board = build_board(m, lib)
-    print(f"\nG={m.G}: {rep.tiles} tiles ({rep.distinct_tiles} distinct), {len(m.clues)} clues "
-          f"({100 * len(m.clues) / rep.tiles:.2f} per 100 tiles), status {rep.status}, {rep.rounds} rounds")
+    print(
+        f"\nG={m.G}: {rep.tiles} tiles ({rep.distinct_tiles} distinct), {len(m.clues)} clues "
+        f"({100 * len(m.clues) / rep.tiles:.2f} per 100 tiles), status {rep.status}, {rep.rounds} rounds"
+    )
     print("\n| verify step | seconds |\n|---|---:|")
     for k, v in rep.timings.items():
         print(f"| {k} | {v:.2f} |")
     print(f"| **total** | **{total:.2f}** |")
-    print(f"\nfrontier: {rep.engine_calls} backbone calls, {rep.engine_nodes} nodes, "
-          f"{1e6 * rep.timings['frontier'] / max(rep.engine_calls, 1):.0f} µs per call all-in")
+    print(
+        f"\nfrontier: {rep.engine_calls} backbone calls, {rep.engine_nodes} nodes, "
+        f"{1e6 * rep.timings['frontier'] / max(rep.engine_calls, 1):.0f} µs per call all-in"
+    )
     f0 = fr.start(board.with_clues(()))
     print("\n| n | first-round calls | mean µs | p99 µs | max µs |\n|---:|---:|---:|---:|---:|")
     for n, (k, mean, p99, mx) in per_call_costs(board, f0).items():
@@ -207,8 +225,10 @@ def main() -> None:
     left = f.unknown_count()
     clues = fr.add_clues(board.with_clues(()), f)
     t2 = time.perf_counter()
-    print(f"\nadd_clues from no clues: propagation {t1 - t0:.2f}s ({left} cells left), "
-          f"clue placement {t2 - t1:.2f}s, {len(clues)} clues")
+    print(
+        f"\nadd_clues from no clues: propagation {t1 - t0:.2f}s ({left} cells left), "
+        f"clue placement {t2 - t1:.2f}s, {len(clues)} clues"
+    )
     print(json.dumps({"G": m.G, "tiles": rep.tiles, "verify_s": round(total, 2), "timings": rep.timings}))
 
 

@@ -35,11 +35,22 @@ def one(size: int, warm_days: int, work: Path) -> tuple[float, float, bool, int]
     url = f"file://{remote}"
     lib = work / f"lib-{size}.sqlite"
     for d in range(warm_days):
-        build(BuildOptions(day=f"2026-10-{d + 1:02d}", library=lib, out_dir=work / "out", size=size,
-                           seed=bytes([d + 1]) * 32, remote=url), log=lambda s: None)
+        build(
+            BuildOptions(
+                day=f"2026-10-{d + 1:02d}",
+                library=lib,
+                out_dir=work / "out",
+                size=size,
+                seed=bytes([d + 1]) * 32,
+                remote=url,
+            ),
+            log=lambda s: None,
+        )
     t0 = time.perf_counter()
-    res = build(BuildOptions(day="2026-11-20", library=lib, out_dir=work / "out", size=size, seed=SEED,
-                             remote=url), log=lambda s: None)
+    res = build(
+        BuildOptions(day="2026-11-20", library=lib, out_dir=work / "out", size=size, seed=SEED, remote=url),
+        log=lambda s: None,
+    )
     t_build = time.perf_counter() - t0
     m = load(res.manifest_path)
     t0 = time.perf_counter()
@@ -59,8 +70,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=ROOT) as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
             tb, tr, same, tiles = one(size, args.warm_days, Path(tmp))
-            print(f"| {size} | {tiles:,} | {tb:.1f} s | {tr:.1f} s | {tr / tb:.2f} | {'yes' if same else 'NO'} | "
-                  f"{os.getloadavg()[0]:.2f} |", flush=True)
+            print(
+                f"| {size} | {tiles:,} | {tb:.1f} s | {tr:.1f} s | {tr / tb:.2f} | {'yes' if same else 'NO'} | "
+                f"{os.getloadavg()[0]:.2f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

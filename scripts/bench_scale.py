@@ -64,6 +64,7 @@ def pct(xs, q):
 
 # ------------------------------------------------------------------ child: index, lookups, adds
 
+
 def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> dict:
     import numpy as np
 
@@ -79,8 +80,12 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
     else:
         idx = MemoryIndex.load(conn, NS)
     load_s = time.perf_counter() - t0
-    out = {"load_s": load_s, "load_cpu_s": time.process_time() - c0, "rss_after_load_mb": peak_rss_mb(),
-           "active": {n: idx.sizes[n].size // 16 for n in NS}}
+    out = {
+        "load_s": load_s,
+        "load_cpu_s": time.process_time() - c0,
+        "rss_after_load_mb": peak_rss_mb(),
+        "active": {n: idx.sizes[n].size // 16 for n in NS},
+    }
     info = getattr(idx, "info", None)
     if info is not None:
         out["source"] = info.source
@@ -93,7 +98,8 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
         rows = conn.execute(
             f"SELECT top, right, bottom, left FROM tiles WHERE n = ? AND rowid IN "
             f"({','.join(str(int(r)) for r in rng.integers(1, maxrow + 1, size=queries * 8))}) LIMIT ?",
-            (n, queries)).fetchall()
+            (n, queries),
+        ).fetchall()
         si = idx.sizes[n]
         for kind in ("one", "two"):
             times, dts = [], []
@@ -113,8 +119,9 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
     out["lookup_us"], out["draw_us"] = look, draw
     adds = {}
     for n in NS:
-        rows = conn.execute("SELECT top, right, bottom, left, m, alt_sides FROM tiles WHERE n = ? LIMIT 400",
-                            (n,)).fetchall()
+        rows = conn.execute(
+            "SELECT top, right, bottom, left, m, alt_sides FROM tiles WHERE n = ? LIMIT 400", (n,)
+        ).fetchall()
         times = []
         t_end = time.perf_counter() + add_budget
         for k, (t_, r_, b_, l_, m, alt) in enumerate(rows):
@@ -132,6 +139,7 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
 
 # ------------------------------------------------------------------ child: the daily build
 
+
 def child_build(lib_path: Path, out: Path, G: int) -> dict:
     from daily.build import BuildOptions, build
 
@@ -139,29 +147,46 @@ def child_build(lib_path: Path, out: Path, G: int) -> dict:
     n0 = sqlite3.connect(lib_path).execute("SELECT count(*) FROM tiles").fetchone()[0]
     io0 = io_counters()
     t0 = time.perf_counter()
-    profile = os.environ.get("BENCH_PROFILE") or None     # the nightly job's CLI default is "human"
+    profile = os.environ.get("BENCH_PROFILE") or None  # the nightly job's CLI default is "human"
     kw = {"profile": profile} if profile else {}
-    res = build(BuildOptions(day=DAY, library=lib_path, out_dir=out, size=G, seed=SEED, force=True, **kw),
-                log=lambda line: print(line, file=sys.stderr, flush=True))
+    res = build(
+        BuildOptions(day=DAY, library=lib_path, out_dir=out, size=G, seed=SEED, force=True, **kw),
+        log=lambda line: print(line, file=sys.stderr, flush=True),
+    )
     wall = time.perf_counter() - t0
     io1 = io_counters()
     n1 = sqlite3.connect(lib_path).execute("SELECT count(*) FROM tiles").fetchone()[0]
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    rc = resource.getrusage(resource.RUSAGE_CHILDREN)     # the stitch's half workers (forked)
+    rc = resource.getrusage(resource.RUSAGE_CHILDREN)  # the stitch's half workers (forked)
     cpu, child_cpu = ru.ru_utime + ru.ru_stime, rc.ru_utime + rc.ru_stime
-    halves = [v for k, v in sorted(getattr(res, "stitch_detail", {}).get("seconds", {}).items())
-              if k.startswith("half") and k.endswith("_cpu")]
-    return {"wall_s": wall, "cpu_s": cpu + child_cpu, "child_cpu_s": child_cpu,
-            # on an idle 2-core machine the halves overlap: the wall is about all CPU less the shorter half
-            "critical_cpu_s": cpu + child_cpu - (min(halves) if len(halves) == 2 else 0.0),
-            "child_peak_rss_mb": rc.ru_maxrss / 1024, "seconds": res.seconds, "stitch": res.stitch,
-            "stitch_detail": getattr(res, "stitch_detail", {}), "status": res.status,
-            "peak_rss_mb": peak_rss_mb(), "write_bytes": io1.get("write_bytes", 0) - io0.get("write_bytes", 0),
-            "wchar": io1.get("wchar", 0) - io0.get("wchar", 0), "lib_bytes_before": size0,
-            "lib_bytes_after": lib_path.stat().st_size, "tiles_before": n0, "new_tiles": n1 - n0}
+    halves = [
+        v
+        for k, v in sorted(getattr(res, "stitch_detail", {}).get("seconds", {}).items())
+        if k.startswith("half") and k.endswith("_cpu")
+    ]
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu + child_cpu,
+        "child_cpu_s": child_cpu,
+        # on an idle 2-core machine the halves overlap: the wall is about all CPU less the shorter half
+        "critical_cpu_s": cpu + child_cpu - (min(halves) if len(halves) == 2 else 0.0),
+        "child_peak_rss_mb": rc.ru_maxrss / 1024,
+        "seconds": res.seconds,
+        "stitch": res.stitch,
+        "stitch_detail": getattr(res, "stitch_detail", {}),
+        "status": res.status,
+        "peak_rss_mb": peak_rss_mb(),
+        "write_bytes": io1.get("write_bytes", 0) - io0.get("write_bytes", 0),
+        "wchar": io1.get("wchar", 0) - io0.get("wchar", 0),
+        "lib_bytes_before": size0,
+        "lib_bytes_after": lib_path.stat().st_size,
+        "tiles_before": n0,
+        "new_tiles": n1 - n0,
+    }
 
 
 # ------------------------------------------------------------------ parent
+
 
 def mark_as_published(lib_path: Path) -> None:
     """Give the cached library the publish check's watermark once, as a nightly library has from
@@ -177,8 +202,14 @@ def mark_as_published(lib_path: Path) -> None:
 
 def run_child(code_root: Path, args: list[str], profile: str | None = None) -> dict:
     env = dict(os.environ, BENCH_CODE_ROOT=str(code_root), PYTHONPATH=str(code_root), BENCH_PROFILE=profile or "")
-    p = subprocess.run([sys.executable, str(HERE / "bench_scale.py"), "--child", *args], env=env,
-                       stdout=subprocess.PIPE, stderr=None, text=True, check=True)
+    p = subprocess.run(
+        [sys.executable, str(HERE / "bench_scale.py"), "--child", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=None,
+        text=True,
+        check=True,
+    )
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -207,12 +238,17 @@ def main() -> None:
     ap.add_argument("--baseline", default=None)
     ap.add_argument("--baseline-max", default="1M")
     ap.add_argument("--skip-build", action="store_true", help="index/lookups/adds only")
-    ap.add_argument("--profile", default="human",
-                    help="difficulty profile of the builds: the nightly job's default (human), or none")
-    ap.add_argument("--baseline-build", action="store_true",
-                    help="also run the G = 1000 build with the --baseline code (same library, same run)")
-    ap.add_argument("--build-only", action="store_true",
-                    help="only the sidecar (one timed open) and the daily build")
+    ap.add_argument(
+        "--profile",
+        default="human",
+        help="difficulty profile of the builds: the nightly job's default (human), or none",
+    )
+    ap.add_argument(
+        "--baseline-build",
+        action="store_true",
+        help="also run the G = 1000 build with the --baseline code (same library, same run)",
+    )
+    ap.add_argument("--build-only", action="store_true", help="only the sidecar (one timed open) and the daily build")
     ap.add_argument("--child", nargs="*", default=None)
     args = ap.parse_args()
     args.profile = None if args.profile == "none" else args.profile
@@ -231,14 +267,17 @@ def main() -> None:
     cache, work = Path(args.cache), Path(args.work)
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"SQLite {sqlite3.sqlite_version}; G = {args.G}; profile {args.profile}; load average at start {uptime()}",
-          flush=True)
+    print(
+        f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}; G = {args.G}; profile {args.profile}; load average at start {uptime()}",
+        flush=True,
+    )
     results = {}
     for size in sorted(sizes):
         t0 = time.perf_counter()
-        src = scale_libs.build_library(cache, size, workers=args.workers,
-                                       log=lambda m: print(m, file=sys.stderr, flush=True))
+        src = scale_libs.build_library(
+            cache, size, workers=args.workers, log=lambda m: print(m, file=sys.stderr, flush=True)
+        )
         built_s = time.perf_counter() - t0
         mark_as_published(src)
         conn = sqlite3.connect(src)
@@ -251,29 +290,36 @@ def main() -> None:
         d.mkdir(parents=True)
         lib = d / "lib.sqlite"
         shutil.copyfile(src, lib)
-        os.sync()   # else the copy's dirty pages are written back when the build fsyncs the file,
+        os.sync()  # else the copy's dirty pages are written back when the build fsyncs the file,
         #             and /proc/self/io charges them to the build's write_bytes
-        r = {"tiles": tiles, "distinct_solutions": distinct, "per_n": per_n, "file_mb": lib.stat().st_size / 1e6,
-             "lib_ready_s": built_s, "load_at_start": uptime()}
+        r = {
+            "tiles": tiles,
+            "distinct_solutions": distinct,
+            "per_n": per_n,
+            "file_mb": lib.stat().st_size / 1e6,
+            "lib_ready_s": built_s,
+            "load_at_start": uptime(),
+        }
         t1 = time.perf_counter()
         if not args.build_only:
-            r["cold"] = run_child(ROOT, ["micro", str(lib), "cold"])       # a scan; writes no sidecar
+            r["cold"] = run_child(ROOT, ["micro", str(lib), "cold"])  # a scan; writes no sidecar
         r["warm_first"] = run_child(ROOT, ["micro", str(lib), "warm"])  # scan + write the sidecar
         if not args.build_only:
-            r["warm"] = run_child(ROOT, ["micro", str(lib), "warm"])    # the sidecar: a nightly open
+            r["warm"] = run_child(ROOT, ["micro", str(lib), "warm"])  # the sidecar: a nightly open
         r["micro_s"] = time.perf_counter() - t1
         if args.baseline and size <= parse_size(args.baseline_max):
             r["base"] = run_child(Path(args.baseline), ["micro", str(lib), "cold"])
         if not args.skip_build:
-            if args.baseline and args.baseline_build:     # the anchor: the baseline code's build, same run
+            if args.baseline and args.baseline_build:  # the anchor: the baseline code's build, same run
                 base_lib = d / "base-lib.sqlite"
                 shutil.copyfile(src, base_lib)
                 for side in (Path(str(src) + ".stitch-index"),):
                     if side.exists():
                         shutil.copyfile(side, Path(str(base_lib) + ".stitch-index"))
                 os.sync()
-                r["base_build"] = run_child(Path(args.baseline), ["build", str(base_lib), str(d / "base-out")],
-                                            args.profile)
+                r["base_build"] = run_child(
+                    Path(args.baseline), ["build", str(base_lib), str(d / "base-out")], args.profile
+                )
                 base_lib.unlink()
             r["build"] = run_child(ROOT, ["build", str(lib), str(d)], args.profile)
         r["load_at_end"] = uptime()
@@ -290,8 +336,10 @@ def report(results: dict) -> None:
     build = results
     results = micro
     print("\n### Libraries and the index (wall s / CPU s of the loading process)\n")
-    print("| tiles | distinct solutions | file MB | index cold (scan) | index warm (sidecar) | "
-          "baseline index | RSS after warm load MB | baseline RSS MB | active tiles (all n) |")
+    print(
+        "| tiles | distinct solutions | file MB | index cold (scan) | index warm (sidecar) | "
+        "baseline index | RSS after warm load MB | baseline RSS MB | active tiles (all n) |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
     def ws(d):
@@ -299,22 +347,30 @@ def report(results: dict) -> None:
 
     for size, r in results.items():
         b = r.get("base", {})
-        print(f"| {r['tiles']:,} | {r['distinct_solutions']:,} | {r['file_mb']:.0f} | {ws(r['cold'])} | "
-              f"{ws(r['warm'])} | {ws(b)} | "
-              f"{r['warm']['rss_after_load_mb']:.0f} | {b.get('rss_after_load_mb', float('nan')):.0f} | "
-              f"{sum(r['warm']['active'].values()):,} |")
+        print(
+            f"| {r['tiles']:,} | {r['distinct_solutions']:,} | {r['file_mb']:.0f} | {ws(r['cold'])} | "
+            f"{ws(r['warm'])} | {ws(b)} | "
+            f"{r['warm']['rss_after_load_mb']:.0f} | {b.get('rss_after_load_mb', float('nan')):.0f} | "
+            f"{sum(r['warm']['active'].values()):,} |"
+        )
     print("\n### Lookups and draws (µs, p50 / p99), this code vs baseline\n")
-    print("| tiles | n | one edge | two edges | draw, two edges | baseline one edge | baseline two edges | "
-          "baseline draw |")
+    print(
+        "| tiles | n | one edge | two edges | draw, two edges | baseline one edge | baseline two edges | "
+        "baseline draw |"
+    )
     print("|---:|---:|---|---|---|---|---|---|")
     for size, r in results.items():
         w, b = r["warm"], r.get("base")
         for n in NS:
+
             def f(d, k):
                 return f"{d[k][0]:.0f} / {d[k][1]:.0f}" if d and k in d else "–"
-            print(f"| {r['tiles']:,} | {n} | {f(w['lookup_us'], f'{n}/one')} | {f(w['lookup_us'], f'{n}/two')} | "
-                  f"{f(w['draw_us'], f'{n}/two')} | {f(b and b['lookup_us'], f'{n}/one')} | "
-                  f"{f(b and b['lookup_us'], f'{n}/two')} | {f(b and b['draw_us'], f'{n}/two')} |")
+
+            print(
+                f"| {r['tiles']:,} | {n} | {f(w['lookup_us'], f'{n}/one')} | {f(w['lookup_us'], f'{n}/two')} | "
+                f"{f(w['draw_us'], f'{n}/two')} | {f(b and b['lookup_us'], f'{n}/one')} | "
+                f"{f(b and b['lookup_us'], f'{n}/two')} | {f(b and b['draw_us'], f'{n}/two')} |"
+            )
     print("\n### Adding one drained tile to the index (ms: median / mean / max, adds timed)\n")
     print("| tiles | n | this code | baseline |")
     print("|---:|---:|---|---|")
@@ -327,8 +383,10 @@ def report(results: dict) -> None:
     results = build
     if any("build" in r for r in results.values()):
         print("\n### G = 1000 daily build, drain on: this code against the baseline in the same run\n")
-        print("| tiles | code | wall s | CPU s, all processes | critical-path CPU s (idle 2-core wall) | "
-              "halves' CPU s | new tiles | CP-SAT calls | final fill | parent / worker peak RSS MB |")
+        print(
+            "| tiles | code | wall s | CPU s, all processes | critical-path CPU s (idle 2-core wall) | "
+            "halves' CPU s | new tiles | CP-SAT calls | final fill | parent / worker peak RSS MB |"
+        )
         print("|---:|---|---:|---:|---:|---|---:|---:|---:|---|")
         for size, r in results.items():
             for name, key in (("baseline", "base_build"), ("this", "build")):
@@ -336,33 +394,45 @@ def report(results: dict) -> None:
                 if not bd:
                     continue
                 sd = bd.get("stitch_detail", {})
-                hv = [f"{v:.0f}" for k, v in sorted(sd.get("seconds", {}).items()) if k.startswith("half") and k.endswith("_cpu")]
-                print(f"| {r['tiles']:,} | {name} | {bd['wall_s']:.0f} | {bd['cpu_s']:.0f} | "
-                      f"{bd.get('critical_cpu_s', bd['cpu_s']):.0f} | {' + '.join(hv) or '–'} | {bd['new_tiles']:,} | "
-                      f"{sd.get('cp_calls', 0):,} | {bd['stitch'].get('final_fill', float('nan')):.4f} | "
-                      f"{bd['peak_rss_mb']:.0f} / {bd.get('child_peak_rss_mb', 0):.0f} |")
+                hv = [
+                    f"{v:.0f}"
+                    for k, v in sorted(sd.get("seconds", {}).items())
+                    if k.startswith("half") and k.endswith("_cpu")
+                ]
+                print(
+                    f"| {r['tiles']:,} | {name} | {bd['wall_s']:.0f} | {bd['cpu_s']:.0f} | "
+                    f"{bd.get('critical_cpu_s', bd['cpu_s']):.0f} | {' + '.join(hv) or '–'} | {bd['new_tiles']:,} | "
+                    f"{sd.get('cp_calls', 0):,} | {bd['stitch'].get('final_fill', float('nan')):.4f} | "
+                    f"{bd['peak_rss_mb']:.0f} / {bd.get('child_peak_rss_mb', 0):.0f} |"
+                )
             if r.get("base_build") and r.get("build"):
                 b, t = r["base_build"], r["build"]
-                print(f"| | ratio this / baseline | {t['wall_s'] / b['wall_s']:.2f} | {t['cpu_s'] / b['cpu_s']:.2f} | "
-                      f"{t.get('critical_cpu_s', t['cpu_s']) / b.get('critical_cpu_s', b['cpu_s']):.2f} | | "
-                      f"{t['new_tiles'] / max(b['new_tiles'], 1):.2f} | | | |")
+                print(
+                    f"| | ratio this / baseline | {t['wall_s'] / b['wall_s']:.2f} | {t['cpu_s'] / b['cpu_s']:.2f} | "
+                    f"{t.get('critical_cpu_s', t['cpu_s']) / b.get('critical_cpu_s', b['cpu_s']):.2f} | | "
+                    f"{t['new_tiles'] / max(b['new_tiles'], 1):.2f} | | | |"
+                )
         print("\n### G = 1000 daily build, stages (this code)\n")
-        print("| tiles | wall s | CPU s | pack | stitch | of which index | place | drain | index adds | ledger | clues | "
-              "verify | peak RSS MB | written MB (write_bytes / wchar) | library MB before → after | new tiles | final fill | "
-              "load avg start → end |")
+        print(
+            "| tiles | wall s | CPU s | pack | stitch | of which index | place | drain | index adds | ledger | clues | "
+            "verify | peak RSS MB | written MB (write_bytes / wchar) | library MB before → after | new tiles | final fill | "
+            "load avg start → end |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
         for size, r in results.items():
             bd = r.get("build")
             if not bd:
                 continue
             s, sd = bd["seconds"], bd.get("stitch_detail", {}).get("seconds", {})
-            print(f"| {r['tiles']:,} | {bd['wall_s']:.0f} | {bd.get('cpu_s', float('nan')):.0f} | {s.get('pack', 0):.1f} | {s.get('stitch', 0):.1f} | "
-                  f"{sd.get('index', float('nan')):.2f} | {sd.get('place', float('nan')):.1f} | "
-                  f"{sd.get('drain', float('nan')):.1f} | {sd.get('index_add', float('nan')):.2f} | "
-                  f"{sd.get('ledger', float('nan')):.2f} | {s.get('clues', 0):.1f} | {s.get('verify', 0):.1f} | "
-                  f"{bd['peak_rss_mb']:.0f} | {bd['write_bytes'] / 1e6:.1f} / {bd['wchar'] / 1e6:.1f} | "
-                  f"{bd['lib_bytes_before'] / 1e6:.0f} → {bd['lib_bytes_after'] / 1e6:.0f} | {bd['new_tiles']:,} | "
-                  f"{bd['stitch'].get('final_fill', float('nan')):.4f} | {r['load_at_start']} → {r['load_at_end']} |")
+            print(
+                f"| {r['tiles']:,} | {bd['wall_s']:.0f} | {bd.get('cpu_s', float('nan')):.0f} | {s.get('pack', 0):.1f} | {s.get('stitch', 0):.1f} | "
+                f"{sd.get('index', float('nan')):.2f} | {sd.get('place', float('nan')):.1f} | "
+                f"{sd.get('drain', float('nan')):.1f} | {sd.get('index_add', float('nan')):.2f} | "
+                f"{sd.get('ledger', float('nan')):.2f} | {s.get('clues', 0):.1f} | {s.get('verify', 0):.1f} | "
+                f"{bd['peak_rss_mb']:.0f} | {bd['write_bytes'] / 1e6:.1f} / {bd['wchar'] / 1e6:.1f} | "
+                f"{bd['lib_bytes_before'] / 1e6:.0f} → {bd['lib_bytes_after'] / 1e6:.0f} | {bd['new_tiles']:,} | "
+                f"{bd['stitch'].get('final_fill', float('nan')):.4f} | {r['load_at_start']} → {r['load_at_end']} |"
+            )
 
 
 if __name__ == "__main__":

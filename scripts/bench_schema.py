@@ -86,8 +86,12 @@ def main() -> None:
         rows.append(("open: bare connection + read meta (before)", runs(lambda: bare_open(lib), a.repeat)))
         rows.append(("open: Library.open with the schema proof", runs(lambda: proven_open(lib), a.repeat)))
         cmd = [sys.executable, "-m", "tiles_cli.app", "library", "stats", "-L", str(lib)]
-        rows.append(("`tiles library stats` (whole command)",
-                     [timed_run(cmd, cwd=ROOT)[1] for _ in range(max(3, a.repeat // 4))]))
+        rows.append(
+            (
+                "`tiles library stats` (whole command)",
+                [timed_run(cmd, cwd=ROOT)[1] for _ in range(max(3, a.repeat // 4))],
+            )
+        )
 
         target = work / "target.sqlite"
         shutil.copy(lib, target)
@@ -103,17 +107,26 @@ def main() -> None:
                 merge_file(t, delta, verify="none")
 
         check = merge._check_stored
-        rows.append((f"merge a {a.delta:,}-row delta, with the stored-rows check",
-                     runs(merge_delta, a.repeat, restore)))
+        rows.append(
+            (f"merge a {a.delta:,}-row delta, with the stored-rows check", runs(merge_delta, a.repeat, restore))
+        )
         merge._check_stored = lambda conn, label: None
         try:
             rows.append((f"merge a {a.delta:,}-row delta, without it", runs(merge_delta, a.repeat, restore)))
-            rows.append((f"clone by rebuild: {a.tiles:,} rows merged into a new file, without the check",
-                         runs(lambda: merged_into_fresh(lib, work), max(3, a.repeat // 4))))
+            rows.append(
+                (
+                    f"clone by rebuild: {a.tiles:,} rows merged into a new file, without the check",
+                    runs(lambda: merged_into_fresh(lib, work), max(3, a.repeat // 4)),
+                )
+            )
         finally:
             merge._check_stored = check
-        rows.append((f"clone by rebuild: {a.tiles:,} rows merged into a new file, with the check",
-                     runs(lambda: merged_into_fresh(lib, work), max(3, a.repeat // 4))))
+        rows.append(
+            (
+                f"clone by rebuild: {a.tiles:,} rows merged into a new file, with the check",
+                runs(lambda: merged_into_fresh(lib, work), max(3, a.repeat // 4)),
+            )
+        )
 
         def link():
             dst = work / "linked.sqlite"
@@ -122,8 +135,10 @@ def main() -> None:
 
         rows.append(("clone by adopting the proven file (os.link)", runs(link, a.repeat)))
         size = lib.stat().st_size
-    print(f"Machine: {cpu_model()}, {os.cpu_count()} cores; library {a.tiles:,} rows ({size / 1e6:.0f} MB); "
-          f"{a.repeat} runs each (fewer for the whole-file ones)\n")
+    print(
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores; library {a.tiles:,} rows ({size / 1e6:.0f} MB); "
+        f"{a.repeat} runs each (fewer for the whole-file ones)\n"
+    )
     print("| what | median ms | p99 ms | max ms |\n|---|---:|---:|---:|")
     for name, samples in rows:
         med, p99, mx = stats(samples)

@@ -72,13 +72,18 @@ def say(line: str = "") -> None:
 
 def machine_lines(args) -> None:
     mem = next((int(x.split()[1]) // 1024 for x in open("/proc/meminfo") if x.startswith("MemTotal")), 0)
-    say(f"machine: {cpu_model()}, {os.cpu_count()} cpus, {mem:,} MB RAM; {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    say(
+        f"machine: {cpu_model()}, {os.cpu_count()} cpus, {mem:,} MB RAM; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     import pg_support
 
     pg = pg_support.pg_bin()
-    vers = [subprocess.run([str(pg / "postgres"), "--version"], capture_output=True, text=True).stdout.strip()
-            if pg else "no PostgreSQL"]
+    vers = [
+        subprocess.run([str(pg / "postgres"), "--version"], capture_output=True, text=True).stdout.strip()
+        if pg
+        else "no PostgreSQL"
+    ]
     if setups.nginx_bin():
         vers.append(subprocess.run([setups.nginx_bin(), "-v"], capture_output=True, text=True).stderr.strip())
     say(f"software: {'; '.join(vers)}")
@@ -106,8 +111,10 @@ def baselines(db: DayBoard, manifest, lib_path: Path, work: Path) -> None:
         t0 = time.perf_counter()
         build_board(manifest, lib)
         rebuild = time.perf_counter() - t0
-    say(f"in-process: judging core {t / len(order) * 1e6:.1f} us/move; CLI judge {np.median(times) * 1e3:.2f} ms "
-        f"per 1-move submission; board rebuild {rebuild * 1e3:.0f} ms")
+    say(
+        f"in-process: judging core {t / len(order) * 1e6:.1f} us/move; CLI judge {np.median(times) * 1e3:.2f} ms "
+        f"per 1-move submission; board rebuild {rebuild * 1e3:.0f} ms"
+    )
 
 
 def fmt3(rec: loadgen.Recorder, kind: str, since: int = 0) -> str:
@@ -147,10 +154,21 @@ def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
 
     async def main():
         try:
-            return await loadgen.play(n, "127.0.0.1", svc.port, ctx["day"], ctx["judge"], rec, seconds=seconds,
-                                      batch=args.batch, wrong=args.wrong, retries=args.retries, tls=svc.tls,
-                                      ramp=args.ramp,
-                                      during=[d(rec) for d in during])
+            return await loadgen.play(
+                n,
+                "127.0.0.1",
+                svc.port,
+                ctx["day"],
+                ctx["judge"],
+                rec,
+                seconds=seconds,
+                batch=args.batch,
+                wrong=args.wrong,
+                retries=args.retries,
+                tls=svc.tls,
+                ramp=args.ramp,
+                during=[d(rec) for d in during],
+            )
         finally:
             end_rss.extend(svc.rss())
 
@@ -175,21 +193,25 @@ def loaded(svc, ctx, load):
 
 def audit_line(svc, rec, ctx) -> tuple[str, bool]:
     a = audit(svc.target, ctx["judge"], rec.runs)
-    text = f"lost {a.lost}, twice {a.twice}" + ("" if a.ok() else
-                                                 f", extra {a.extra}, replay {a.mismatch}, score {a.score}; "
-                                                 + "; ".join(a.notes[:2]))
+    text = f"lost {a.lost}, twice {a.twice}" + (
+        "" if a.ok() else f", extra {a.extra}, replay {a.mismatch}, score {a.score}; " + "; ".join(a.notes[:2])
+    )
     if rec.frontier_wrong:
         text += f"; {rec.frontier_wrong} frontiers not as the player's verdicts make them"
     return text, a.ok() and not rec.frontier_wrong
 
 
 def matrix(args, ctx) -> bool:
-    say(f"\n{args.seconds:.0f} s per cell; players arriving over its first {args.ramp:g} s; "
+    say(
+        f"\n{args.seconds:.0f} s per cell; players arriving over its first {args.ramp:g} s; "
         f"batches of up to {args.batch} moves; wrong moves {args.wrong:.0%}; "
         f"quotas {'on (serve defaults)' if args.quotas else 'off'}; access log {args.access_log}; "
-        "latencies p50 / p99 / max ms; fairness = slowest player's moves/s over the median's\n")
-    say("| set-up | clients | moves/s | runs cleared | create | frontier | tile | moves | errors | 429s | "
-        "fairness | RSS MB (processes) | cores: service / PostgreSQL | load gen CPU | audit |")
+        "latencies p50 / p99 / max ms; fairness = slowest player's moves/s over the median's\n"
+    )
+    say(
+        "| set-up | clients | moves/s | runs cleared | create | frontier | tile | moves | errors | 429s | "
+        "fairness | RSS MB (processes) | cores: service / PostgreSQL | load gen CPU | audit |"
+    )
     say("|---|---:|---:|---:|---|---|---|---|---:|---:|---|---|---|---:|---|")
     ok, notes = True, []
     for name in args.setups:
@@ -197,17 +219,30 @@ def matrix(args, ctx) -> bool:
             notes.append(f"{name}: skipped: {why}")
             continue
         for n in args.clients:
-            svc = setups.start(name, ctx["work"] / f"{name}-{n}", args.library, args.manifest, quotas=args.quotas,
-                               access_log=args.access_log, proxy_workers=args.proxy_workers)
-            (rec, wall, cpu, rss, cores), text, good = loaded(svc, ctx, lambda: run_load(svc, n, args.seconds, args, ctx))
+            svc = setups.start(
+                name,
+                ctx["work"] / f"{name}-{n}",
+                args.library,
+                args.manifest,
+                quotas=args.quotas,
+                access_log=args.access_log,
+                proxy_workers=args.proxy_workers,
+            )
+            (rec, wall, cpu, rss, cores), text, good = loaded(
+                svc, ctx, lambda: run_load(svc, n, args.seconds, args, ctx)
+            )
             ok &= good
-            say(f"| {setups.describe(name, args.proxy_workers)} | {n} | {rec.moves() / wall:,.0f} | "
+            say(
+                f"| {setups.describe(name, args.proxy_workers)} | {n} | {rec.moves() / wall:,.0f} | "
                 f"{len(rec.finished)} | {fmt3(rec, 'create')} | {fmt3(rec, 'frontier')} | {fmt3(rec, 'tile')} | "
                 f"{fmt3(rec, 'moves')} | {errors(rec)} | {errors(rec, rec.r429)} | {fairness(rec, wall)} | "
-                f"{rss_text(rss)} | {cores[0]:.2f} / {cores[1]:.2f} | {gen_cpu(rec, cpu, wall)} | {text} |")
+                f"{rss_text(rss)} | {cores[0]:.2f} / {cores[1]:.2f} | {gen_cpu(rec, cpu, wall)} | {text} |"
+            )
             if rec.why or rec.gave_up or rec.frontier_wrong:
-                notes.append(f"{name} x {n}: failed attempts {dict(rec.why)}; abandoned {dict(rec.gave_up)}; "
-                             f"frontiers not as expected {rec.frontier_wrong}")
+                notes.append(
+                    f"{name} x {n}: failed attempts {dict(rec.why)}; abandoned {dict(rec.gave_up)}; "
+                    f"frontiers not as expected {rec.frontier_wrong}"
+                )
     for line in notes:
         say(f"- {line}")
     return ok
@@ -215,10 +250,14 @@ def matrix(args, ctx) -> bool:
 
 def faults(args, ctx) -> bool:
     n = args.clients[0]
-    say(f"\nfaults under load: {n} players + {args.ref_players} players.client players, {args.seconds:.0f} s each, "
-        f"the fault at {args.seconds / 3:.0f} s; audit = every run's history replayed through the judging core\n")
-    say("| fault | set-up | what happened | moves/s | longest stall s | errors | retries | abandoned | "
-        "dropped | players.client runs | audit |")
+    say(
+        f"\nfaults under load: {n} players + {args.ref_players} players.client players, {args.seconds:.0f} s each, "
+        f"the fault at {args.seconds / 3:.0f} s; audit = every run's history replayed through the judging core\n"
+    )
+    say(
+        "| fault | set-up | what happened | moves/s | longest stall s | errors | retries | abandoned | "
+        "dropped | players.client runs | audit |"
+    )
     say("|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     ok, notes = True, []
     for fault in args.faults:
@@ -226,8 +265,15 @@ def faults(args, ctx) -> bool:
         if (why := setups.why_not(name)) is not None:
             say(f"| {fault} | {name} | skipped: {why} | | | | | | | | |")
             continue
-        svc = setups.start(name, ctx["work"] / f"fault-{fault}", args.library, args.manifest, quotas=args.quotas,
-                           access_log=args.access_log, proxy_workers=args.proxy_workers)
+        svc = setups.start(
+            name,
+            ctx["work"] / f"fault-{fault}",
+            args.library,
+            args.manifest,
+            quotas=args.quotas,
+            access_log=args.access_log,
+            proxy_workers=args.proxy_workers,
+        )
         what, at = [], args.seconds / 3
 
         def inject(rec):
@@ -240,10 +286,12 @@ def faults(args, ctx) -> bool:
                     rec.drop_rate = 0.0
                     what.append(f"{args.drop_rate:.0%} of moves requests dropped for {args.seconds / 3:.0f} s")
                 else:
-                    call = {"kill-worker": svc.kill_worker, "restart-db": svc.restart_db,
-                            "kill-host": svc.kill_host}[fault]
+                    call = {"kill-worker": svc.kill_worker, "restart-db": svc.restart_db, "kill-host": svc.kill_host}[
+                        fault
+                    ]
                     what.append(await asyncio.to_thread(call))
                 what.append(t)
+
             return go
 
         refs: dict = {}
@@ -251,7 +299,9 @@ def faults(args, ctx) -> bool:
         def with_refs(rec):
             async def go(until):
                 refs["threads"], refs["outcomes"] = loadgen.ref_players(
-                    args.ref_players, svc.base, ctx["day"], until, rec, verify=str(svc.cert) if svc.cert else True)
+                    args.ref_players, svc.base, ctx["day"], until, rec, verify=str(svc.cert) if svc.cert else True
+                )
+
             return go
 
         def load():
@@ -269,10 +319,12 @@ def faults(args, ctx) -> bool:
         bad = [o for o in outcomes if o != "cleared"]
         good &= not bad
         ok &= good
-        say(f"| {fault} | {setups.describe(name, args.proxy_workers)} | "
+        say(
+            f"| {fault} | {setups.describe(name, args.proxy_workers)} | "
             f"{'; '.join(w for w in what if isinstance(w, str))} | {rec.moves() / wall:,.0f} | {stall:.2f} | "
             f"{errors(rec)} | {rec.retries} | {sum(rec.gave_up.values())} | {rec.dropped} | "
-            f"{cleared} cleared" + (f", {len(bad)} failed: {bad[0]}" if bad else "") + f" | {text} |")
+            f"{cleared} cleared" + (f", {len(bad)} failed: {bad[0]}" if bad else "") + f" | {text} |"
+        )
         if rec.why or rec.gave_up:
             notes.append(f"{fault}: failed attempts {dict(rec.why)}; abandoned {dict(rec.gave_up)}")
     for line in notes:
@@ -284,12 +336,23 @@ def soak(args, ctx) -> bool:
     name, n = args.setups[0], args.clients[0]
     if (why := setups.why_not(name)) is not None:
         sys.exit(f"soak on {name}: {why}")
-    svc = setups.start(name, ctx["work"] / f"soak-{name}", args.library, args.manifest, quotas=args.quotas,
-                       access_log=args.access_log, proxy_workers=args.proxy_workers)
-    say(f"\nsoak: {setups.describe(name, args.proxy_workers)}, {n} players, {args.soak:g} min, a line every "
-        f"{args.every:.0f} s (latencies p50 / p99 / max ms of that interval)\n")
-    say("| minute | runs cleared | moves/s | moves | create | frontier | tile | errors | 429s | "
-        "RSS MB (processes) | load gen CPU |")
+    svc = setups.start(
+        name,
+        ctx["work"] / f"soak-{name}",
+        args.library,
+        args.manifest,
+        quotas=args.quotas,
+        access_log=args.access_log,
+        proxy_workers=args.proxy_workers,
+    )
+    say(
+        f"\nsoak: {setups.describe(name, args.proxy_workers)}, {n} players, {args.soak:g} min, a line every "
+        f"{args.every:.0f} s (latencies p50 / p99 / max ms of that interval)\n"
+    )
+    say(
+        "| minute | runs cleared | moves/s | moves | create | frontier | tile | errors | 429s | "
+        "RSS MB (processes) | load gen CPU |"
+    )
     say("|---:|---:|---:|---|---|---|---|---:|---:|---|---:|")
     marks: dict[int, list] = {}
 
@@ -309,18 +372,24 @@ def soak(args, ctx) -> bool:
                 rss = await asyncio.to_thread(svc.rss)
                 moves, err, r = rec.moves(), sum(rec.errors.values()), sum(rec.r429.values())
                 c1 = time.thread_time()
-                say(f"| {tick * args.every / 60:.1f} | {len(rec.finished)} | {(moves - moves0) / args.every:,.0f} | "
+                say(
+                    f"| {tick * args.every / 60:.1f} | {len(rec.finished)} | {(moves - moves0) / args.every:,.0f} | "
                     + " | ".join(fmt3(rec, k, since[k]) for k in ("moves", "create", "frontier", "tile"))
-                    + f" | {err - err0} | {r - r0} | {rss_text(rss)} | {(c1 - c0) / args.every:.2f} |")
+                    + f" | {err - err0} | {r - r0} | {rss_text(rss)} | {(c1 - c0) / args.every:.2f} |"
+                )
                 since = {k: len(rec.lat[k]) for k in loadgen.KINDS}
                 moves0, err0, r0, c0 = moves, err, r, c1
+
         return go
 
-    (rec, wall, cpu, rss, _cores), text, ok = loaded(svc, ctx, lambda: run_load(svc, n, args.soak * 60 + 3, args, ctx,
-                                                                         during=(sampler,)))
-    say(f"\nsoak total: {rec.moves():,} moves in {wall:.0f} s = {rec.moves() / wall:,.0f} moves/s, {len(rec.finished)} "
+    (rec, wall, cpu, rss, _cores), text, ok = loaded(
+        svc, ctx, lambda: run_load(svc, n, args.soak * 60 + 3, args, ctx, during=(sampler,))
+    )
+    say(
+        f"\nsoak total: {rec.moves():,} moves in {wall:.0f} s = {rec.moves() / wall:,.0f} moves/s, {len(rec.finished)} "
         f"runs cleared; moves p50/p99/max {fmt3(rec, 'moves')} ms, create {fmt3(rec, 'create')} ms; errors "
-        f"{errors(rec)}, 429s {errors(rec, rec.r429)}; load gen CPU {gen_cpu(rec, cpu, wall)}; RSS at the end {rss_text(rss)} MB")
+        f"{errors(rec)}, 429s {errors(rec, rec.r429)}; load gen CPU {gen_cpu(rec, cpu, wall)}; RSS at the end {rss_text(rss)} MB"
+    )
     for mark, r in sorted(marks.items()):
         say(f"RSS after {mark:,} runs cleared: {rss_text(r)} MB")
     if 100 in marks and 1000 in marks:
@@ -337,16 +406,25 @@ def main() -> None:
     ap.add_argument("--setups", default="sqlite,pg1,pg2,proxy", help="comma-separated: " + ", ".join(setups.SETUPS))
     ap.add_argument("--clients", default="32,128,256", help="comma-separated player counts")
     ap.add_argument("--seconds", type=float, default=60, help="seconds of load per cell (and per fault)")
-    ap.add_argument("--ramp", type=float, default=5.0,
-                    help="seconds over which the players arrive, evenly spaced (0: all at once, in step)")
+    ap.add_argument(
+        "--ramp",
+        type=float,
+        default=5.0,
+        help="seconds over which the players arrive, evenly spaced (0: all at once, in step)",
+    )
     ap.add_argument("--batch", type=int, default=64, help="most moves per request (the service's --max-moves)")
     ap.add_argument("--wrong", type=float, default=0.0, help="share of moves sent with a wrong cell")
     ap.add_argument("--retries", type=int, default=6, help="attempts after a failure (players.client: 4)")
     ap.add_argument("--quotas", action="store_true", help="serve with its default quotas (429s counted apart)")
     ap.add_argument("--access-log", default="off", choices=("off", "text", "json"))
     ap.add_argument("--proxy-workers", type=int, default=1, help="workers of each host of the proxy set-up")
-    ap.add_argument("--faults", nargs="?", const=",".join(setups.FAULTS), default=None,
-                    help="comma-separated: " + ", ".join(setups.FAULTS) + " (alone: all)")
+    ap.add_argument(
+        "--faults",
+        nargs="?",
+        const=",".join(setups.FAULTS),
+        default=None,
+        help="comma-separated: " + ", ".join(setups.FAULTS) + " (alone: all)",
+    )
     ap.add_argument("--drop-rate", type=float, default=0.2, help="share of moves requests dropped by the drop fault")
     ap.add_argument("--ref-players", type=int, default=2, help="players.client players beside the faults' load")
     ap.add_argument("--soak", type=float, default=None, metavar="MINUTES")
@@ -370,8 +448,10 @@ def main() -> None:
         db = DayBoard.load(m, lib, work / "unused.sqlite")
         load_s = time.perf_counter() - t0
     machine_lines(args)
-    say(f"board: day {m.day}, G={m.G}, {m.tile_count()} tiles (rebuilt in {load_s:.1f} s); "
-        f"command: {' '.join(sys.argv[1:])}")
+    say(
+        f"board: day {m.day}, G={m.G}, {m.tile_count()} tiles (rebuilt in {load_s:.1f} s); "
+        f"command: {' '.join(sys.argv[1:])}"
+    )
     if args.baselines:
         baselines(db, m, args.library, work)
     ctx = {"day": m.day, "judge": db.judge, "work": work}

@@ -35,9 +35,11 @@ class Audit:
         return not (self.lost or self.extra or self.twice or self.mismatch or self.score)
 
     def line(self) -> str:
-        return (f"{self.runs} runs, {self.stored} moves stored, {self.told} told: lost {self.lost}, "
-                f"scored twice {self.twice}, extra {self.extra}, replay mismatches {self.mismatch}, "
-                f"score mismatches {self.score}")
+        return (
+            f"{self.runs} runs, {self.stored} moves stored, {self.told} told: lost {self.lost}, "
+            f"scored twice {self.twice}, extra {self.extra}, replay mismatches {self.mismatch}, "
+            f"score mismatches {self.score}"
+        )
 
 
 def audit(target, judge, runs: dict) -> Audit:
@@ -46,9 +48,14 @@ def audit(target, judge, runs: dict) -> Audit:
     a = Audit()
     with opened(target) as db:
         stored_runs = {r for (r,) in db.read("SELECT run FROM runs")}
-        for run in sorted(stored_runs | set(runs)):        # one run at a time: a soak stores millions of moves
-            check_run(a, judge, run, db.read("SELECT tile, cells, accepted, correct, reward FROM moves "
-                                             "WHERE run = ? ORDER BY id", (run,)), *runs.get(run, ((), None)))
+        for run in sorted(stored_runs | set(runs)):  # one run at a time: a soak stores millions of moves
+            check_run(
+                a,
+                judge,
+                run,
+                db.read("SELECT tile, cells, accepted, correct, reward FROM moves WHERE run = ? ORDER BY id", (run,)),
+                *runs.get(run, ((), None)),
+            )
     return a
 
 

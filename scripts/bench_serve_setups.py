@@ -32,20 +32,24 @@ from typing import Optional
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.append(str(ROOT / "tests"))           # pg_support, serve_support
+sys.path.append(str(ROOT / "tests"))  # pg_support, serve_support
 
 from serve_support import worker_pids  # noqa: E402
 from serving import free_port  # noqa: E402  (scripts/serving.py)
 
 SETUPS = ("sqlite", "pg1", "pg2", "proxy")
-FAULTS = {"kill-worker": "pg2", "restart-db": "pg2", "kill-host": "proxy", "drop": "pg2"}   # fault -> set-up
+FAULTS = {"kill-worker": "pg2", "restart-db": "pg2", "kill-host": "proxy", "drop": "pg2"}  # fault -> set-up
 NGINX_TEMPLATE = ROOT / "deploy" / "nginx.conf"
 QUOTAS_OFF = ("--quota-runs", "0", "--quota-moves", "0", "--quota-address-moves", "0")
 
 
 def describe(name: str, proxy_workers: int = 1) -> str:
-    return {"sqlite": "SQLite, 1 worker", "pg1": "PostgreSQL, 1 worker", "pg2": "PostgreSQL, 2 workers",
-            "proxy": f"2 hosts x {proxy_workers} worker(s), nginx TLS, PostgreSQL"}[name]
+    return {
+        "sqlite": "SQLite, 1 worker",
+        "pg1": "PostgreSQL, 1 worker",
+        "pg2": "PostgreSQL, 2 workers",
+        "proxy": f"2 hosts x {proxy_workers} worker(s), nginx TLS, PostgreSQL",
+    }[name]
 
 
 def why_not(name: str) -> Optional[str]:
@@ -93,7 +97,7 @@ class Service:
     target: object
     hosts: list = field(default_factory=list)
     cluster: object = None
-    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)   # nginx, when proxied
+    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # nginx, when proxied
     port: int = 0
     tls: Optional[ssl.SSLContext] = None
     cert: Optional[Path] = None
@@ -119,11 +123,12 @@ class Service:
     def cpu(self) -> tuple[float, float]:
         """CPU seconds used so far by (the serve processes, this machine's PostgreSQL processes): read
         before and after a load, their difference over its wall time says how busy each side was."""
+
         def used(pid: int) -> float:
             try:
                 with open(f"/proc/{pid}/stat") as fh:
                     f = fh.read().rsplit(")", 1)[1].split()
-                return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")    # utime + stime
+                return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
             except (OSError, IndexError, ValueError):
                 return 0.0
 
@@ -198,9 +203,26 @@ class Service:
 
 
 def _serve_cmd(lib: Path, target, manifest: Path, port: int, workers: int, quotas: bool, access_log: str) -> list:
-    return [sys.executable, "-m", "tiles_cli.app", "referee", "serve", "-L", str(lib), "--runs", str(target),
-            "--manifest", str(manifest), "--port", str(port), "--workers", str(workers),
-            "--access-log", access_log, *([] if quotas else QUOTAS_OFF)]
+    return [
+        sys.executable,
+        "-m",
+        "tiles_cli.app",
+        "referee",
+        "serve",
+        "-L",
+        str(lib),
+        "--runs",
+        str(target),
+        "--manifest",
+        str(manifest),
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--access-log",
+        access_log,
+        *([] if quotas else QUOTAS_OFF),
+    ]
 
 
 def _wait_up(url: str, procs: list[Host], verify, timeout: float = 120) -> float:
@@ -219,8 +241,16 @@ def _wait_up(url: str, procs: list[Host], verify, timeout: float = 120) -> float
         time.sleep(0.1)
 
 
-def start(name: str, work: Path, lib: Path, manifest: Path, *, quotas: bool = False, access_log: str = "off",
-          proxy_workers: int = 1) -> Service:
+def start(
+    name: str,
+    work: Path,
+    lib: Path,
+    manifest: Path,
+    *,
+    quotas: bool = False,
+    access_log: str = "off",
+    proxy_workers: int = 1,
+) -> Service:
     """Start set-up ``name`` (module doc) fresh in ``work``; returns it once it answers."""
     work.mkdir(parents=True, exist_ok=True)
     cluster, target = None, work / "runs.sqlite"
@@ -237,8 +267,12 @@ def start(name: str, work: Path, lib: Path, manifest: Path, *, quotas: bool = Fa
         port = free_port()
         log = work / f"serve{i + 1}.log"
         with open(log, "w") as out:
-            proc = subprocess.Popen(_serve_cmd(lib, target, manifest, port, workers, quotas, access_log),
-                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                _serve_cmd(lib, target, manifest, port, workers, quotas, access_log),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         svc.hosts.append(Host(proc, port, log))
     try:
         if name == "proxy":
@@ -268,8 +302,13 @@ def nginx(folder: Path, upstreams: list[int], cert: Path, key: Path):
     refuse players past ~128, each holding a connection in and one out). Yields the port."""
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    values = {"TILES_SERVER_NAME": "localhost", "TILES_LISTEN": f"127.0.0.1:{port}", "TILES_CERT": str(cert),
-              "TILES_KEY": str(key), **{f"TILES_UPSTREAM_{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(upstreams)}}
+    values = {
+        "TILES_SERVER_NAME": "localhost",
+        "TILES_LISTEN": f"127.0.0.1:{port}",
+        "TILES_CERT": str(cert),
+        "TILES_KEY": str(key),
+        **{f"TILES_UPSTREAM_{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(upstreams)},
+    }
     site = NGINX_TEMPLATE.read_text()
     for k, v in values.items():
         site = site.replace("${" + k + "}", v)
@@ -277,9 +316,11 @@ def nginx(folder: Path, upstreams: list[int], cert: Path, key: Path):
     temps = "".join(f"    {t}_temp_path {folder / t};\n" for t in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
     (folder / "nginx.conf").write_text(
         f"daemon off;\nworker_processes auto;\nworker_rlimit_nofile 16384;\npid {folder / 'nginx.pid'};\n"
-        f"error_log {folder / 'error.log'} warn;\n" + ("user root;\n" if os.geteuid() == 0 else "")
+        f"error_log {folder / 'error.log'} warn;\n"
+        + ("user root;\n" if os.geteuid() == 0 else "")
         + f"events {{ worker_connections 4096; }}\nhttp {{\n    access_log off;\n{temps}"
-        f"    include {folder / 'tiles.conf'};\n}}\n")
+        f"    include {folder / 'tiles.conf'};\n}}\n"
+    )
     cmd = [nginx_bin(), "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(folder / "nginx.conf")]
     test = subprocess.run([*cmd, "-t"], capture_output=True, text=True, timeout=30)
     if test.returncode != 0:

@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PUZZLE = "01..10..0.1..0..1..0..1.0...1..0..1..01..0...1..01..1..0..1..0.."   # 8x8
+PUZZLE = "01..10..0.1..0..1..0..1.0...1..0..1..01..0...1..01..1..0..1..0.."  # 8x8
 SEED = "ab" * 32
 
 IN_PROCESS = """
@@ -67,8 +67,9 @@ def run(cmd: list[str], env: dict, cwd: str | None = None) -> tuple[float, float
     """(wall s, child CPU s, stdout) of one whole process."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
-                         cwd=cwd)
+    out = subprocess.run(
+        cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True, cwd=cwd
+    )
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), out.stdout
@@ -83,16 +84,26 @@ def stats(xs: list[float]) -> str:
 def build_wheel_venv(tmp: str) -> str:
     """A venv holding a wheel (non-editable) install of this project; returns its python."""
     dist, venv = os.path.join(tmp, "dist"), os.path.join(tmp, "venv")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, str(ROOT)],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, str(ROOT)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     py = os.path.join(venv, "bin", "python")
-    purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     Path(purelib, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    wheel = next(Path(dist).glob("*.whl"))   # tiles_takuzu-<version>-…whl
-    subprocess.run([sys.executable, "-m", "pip", "--python", py, "install", "-q", "--no-deps", "--no-index",
-                    str(wheel)], check=True, stdout=subprocess.DEVNULL)
+    wheel = next(Path(dist).glob("*.whl"))  # tiles_takuzu-<version>-…whl
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", py, "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return py
 
 
@@ -109,8 +120,14 @@ def one_round(label: str, py: str, a, tmp: str, r: int, env: dict, rows: dict, c
     add("tiles --help", *run([*tiles, "--help"], env, cwd)[:2])
     add("tiles solve (one 8x8)", *run([*tiles, "solve", "--givens", PUZZLE], env, cwd)[:2])
     lib = os.path.join(tmp, f"{label}-p{r}.sqlite")
-    add(f"{gen} (process)", *run([*tiles, "library", "generate", "--n", str(a.n), "--count", str(a.count),
-                                  "--seed", SEED, "-L", lib], env, cwd)[:2])
+    add(
+        f"{gen} (process)",
+        *run(
+            [*tiles, "library", "generate", "--n", str(a.n), "--count", str(a.count), "--seed", SEED, "-L", lib],
+            env,
+            cwd,
+        )[:2],
+    )
     lib2 = os.path.join(tmp, f"{label}-i{r}.sqlite")
     _, _, out = run([py, "-c", IN_PROCESS, lib2, str(a.n), str(a.count), SEED], env, cwd)
     wall, cpu = map(float, out.split())
@@ -136,14 +153,16 @@ def main() -> None:
             installs.append(("wheel", build_wheel_venv(tmp), None))
         if a.baseline:
             installs += [("this (-m)", sys.executable, str(ROOT)), ("baseline (-m)", sys.executable, a.baseline)]
-        for label, py, cwd in installs:   # warm-up: bytecode caches, page cache
+        for label, py, cwd in installs:  # warm-up: bytecode caches, page cache
             one_round(label, py, a, tmp, -1, env, {}, cwd)
         for r in range(a.runs):
-            for label, py, cwd in installs[r % len(installs):] + installs[:r % len(installs)]:
+            for label, py, cwd in installs[r % len(installs) :] + installs[: r % len(installs)]:
                 one_round(label, py, a, tmp, r, env, rows, cwd)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"{a.runs} interleaved runs; PYTHONDONTWRITEBYTECODE "
-          f"{'as given' if a.keep_env else 'unset'}; uptime at the end: {load}\n")
+    print(
+        f"{a.runs} interleaved runs; PYTHONDONTWRITEBYTECODE "
+        f"{'as given' if a.keep_env else 'unset'}; uptime at the end: {load}\n"
+    )
     print("| command | wall median s | p99 | max | CPU median s | p99 | max |")
     print("|---|---|---|---|---|---|---|")
     for k, xs in rows.items():

@@ -61,25 +61,39 @@ def run_row(label: str, G: int, day: int, lib, drain=True, index=None) -> tuple[
     sec = st.seconds
     sq = len(packing.squares)
     hits1 = st.total("hits_first")
-    drained = lib.count_tiles() - sum(sizes.values())   # new library tiles made by this run
+    drained = lib.count_tiles() - sum(sizes.values())  # new library tiles made by this run
     row = {
-        "run": label, "G": G, "day": day, "lib": sum(sizes.values()), "squares": sq,
-        "wall s": round(wall, 1), "place s": round(sec["place"], 2),
+        "run": label,
+        "G": G,
+        "day": day,
+        "lib": sum(sizes.values()),
+        "squares": sq,
+        "wall s": round(wall, 1),
+        "place s": round(sec["place"], 2),
         "placements/s": round(st.placements / sec["place"]) if sec["place"] else 0,
-        "index s": round(sec["index"], 2), "ledger s": round(sec["ledger"], 2),
-        "hit 1st": f"{hits1 / sq:.3f}", "fill 1st": f"{st.first_fill:.4f}",
-        "final fill": f"{st.final_fill:.4f}", "new tiles": drained,
+        "index s": round(sec["index"], 2),
+        "ledger s": round(sec["ledger"], 2),
+        "hit 1st": f"{hits1 / sq:.3f}",
+        "fill 1st": f"{st.first_fill:.4f}",
+        "final fill": f"{st.final_fill:.4f}",
+        "new tiles": drained,
         "drain s/tile": round(sec["drain"] / drained, 3) if drained else "-",
-        "nofit": st.total("nofit"), "settled": st.total("settled"), "failed": st.total("failed"),
+        "nofit": st.total("nofit"),
+        "settled": st.total("settled"),
+        "failed": st.total("failed"),
         "repaired": st.total("repaired"),
-        "fallbacks": st.total("fallbacks"), "zone after": f"{st.zone_fraction_after:.4f}",
+        "fallbacks": st.total("fallbacks"),
+        "zone after": f"{st.zone_fraction_after:.4f}",
     }
     curve = {}
     for n in NS:
         d = st.per_n.get(n)
         if d and d["hits_first"] + d["misses_first"]:
-            curve[n] = (sizes[n], d["hits_first"] / (d["hits_first"] + d["misses_first"]),
-                        d["hits_first"] + d["misses_first"])
+            curve[n] = (
+                sizes[n],
+                d["hits_first"] / (d["hits_first"] + d["misses_first"]),
+                d["hits_first"] + d["misses_first"],
+            )
     return row, curve
 
 
@@ -94,8 +108,9 @@ def warm_copies(path: str, G: int, days: list[int], packers: list[str]) -> None:
     """Drain-off stitches on fresh copies of one library (see the module doc)."""
     import shutil
 
-    print(f"# bench_stitch --warm-lib\n\nmachine: {cpu_model()}, {os.cpu_count()} cores (shared); "
-          f"library {path}, G={G}\n")
+    print(
+        f"# bench_stitch --warm-lib\n\nmachine: {cpu_model()}, {os.cpu_count()} cores (shared); library {path}, G={G}\n"
+    )
     rows = []
     for name in packers:
         for k, day in enumerate([days[0] - 1] + days):
@@ -110,13 +125,20 @@ def warm_copies(path: str, G: int, days: list[int], packers: list[str]) -> None:
             lib.close()
             shutil.rmtree(tmp)
             if k == 0:
-                continue   # warm-up: process-level caches
+                continue  # warm-up: process-level caches
             st = res.stats
-            rows.append({"packer": name, "day": day, "path": "C" if stitcher_core is not None else "python",
-                         "placements": st.placements,
-                         "place s": round(st.seconds["place"], 3),
-                         "placements/s": round(st.placements / st.seconds["place"]),
-                         "stitch cpu s": round(cpu, 3), "load": round(os.getloadavg()[0], 2)})
+            rows.append(
+                {
+                    "packer": name,
+                    "day": day,
+                    "path": "C" if stitcher_core is not None else "python",
+                    "placements": st.placements,
+                    "place s": round(st.seconds["place"], 3),
+                    "placements/s": round(st.placements / st.seconds["place"]),
+                    "stitch cpu s": round(cpu, 3),
+                    "load": round(os.getloadavg()[0], 2),
+                }
+            )
             print(table([rows[-1]]).splitlines()[-1] if len(rows) > 1 else table([rows[-1]]), flush=True)
     print("\n" + table(rows))
 
@@ -133,15 +155,18 @@ def main() -> None:
     a = ap.parse_args()
     if a.warm_lib:
         try:
-            Library.open(a.warm_lib).close()   # a clear error for a missing file or a non-library
+            Library.open(a.warm_lib).close()  # a clear error for a missing file or a non-library
         except TilesError as e:
             ap.error(str(e))
         warm_copies(a.warm_lib, a.speed_G, [int(d) for d in a.days.split(",")], a.packers.split(","))
         return
     path = a.lib or os.path.join(tempfile.mkdtemp(), "bench.sqlite")
     lib = Library.create(path)
-    print(f"# bench_stitch\n\nmachine: {cpu_model()}, {os.cpu_count()} cores (shared with other "
-          f"helpers: timings are noisy); library {path}\n", flush=True)
+    print(
+        f"# bench_stitch\n\nmachine: {cpu_model()}, {os.cpu_count()} cores (shared with other "
+        f"helpers: timings are noisy); library {path}\n",
+        flush=True,
+    )
     rows, curves = [], []
     day = a.first_day
     for part in filter(None, a.plan.split(",")):
@@ -159,8 +184,10 @@ def main() -> None:
     # speed: a later day, no drain, both indexes
     if a.speed_G:
         speed = []
-        for name, make_index in (("memory", lambda: MemoryIndex.load(lib.conn, NS)),
-                                 ("sqlite", lambda: SqlIndex(lib.conn))):
+        for name, make_index in (
+            ("memory", lambda: MemoryIndex.load(lib.conn, NS)),
+            ("sqlite", lambda: SqlIndex(lib.conn)),
+        ):
             t0 = time.perf_counter()
             idx = make_index()
             load = time.perf_counter() - t0
@@ -177,8 +204,14 @@ def main() -> None:
         print(f"| {r['run']} G={r['G']} day {r['day']} | " + " | ".join(cells) + " |")
     for n in NS:
         reached = [c[n][0] for c in curves if n in c and c[n][1] >= 0.95]
-        print(f"- n={n}: " + (f"95% first-pass hits first seen with {min(reached)} tiles" if reached
-                              else "95% first-pass hits not reached in these runs"))
+        print(
+            f"- n={n}: "
+            + (
+                f"95% first-pass hits first seen with {min(reached)} tiles"
+                if reached
+                else "95% first-pass hits not reached in these runs"
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from machine import cpu_model  # noqa: E402
 from tilelib import stock  # noqa: E402
 from tilelib.db import atomic, connect, statements  # noqa: E402
 
-MIX = {6: 6428, 8: 3425, 10: 3493, 12: 2191, 14: 2472, 16: 1134}    # a real drained library's sizes
+MIX = {6: 6428, 8: 3425, 10: 3493, 12: 2191, 14: 2472, 16: 1134}  # a real drained library's sizes
 
 
 def _size(text: str) -> int:
@@ -53,8 +53,10 @@ def _add(conn, rng: random.Random, tiles: int, spent_share: float = 0.25, spent_
     pick = rng.sample(held, spent_rows if spent_rows is not None else int(len(held) * spent_share))
     with atomic(conn):
         conn.executemany("INSERT INTO tiles (hash, n, seam_mask, solution) VALUES (?,?,?,?)", rows)
-        conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) "
-                         "VALUES (?, 'b', 10, 'd', 0)", [(s,) for s in pick])
+        conn.executemany(
+            "INSERT OR IGNORE INTO spent (solution, board, n, day, created) VALUES (?, 'b', 10, 'd', 0)",
+            [(s,) for s in pick],
+        )
 
 
 def make(path: Path, size: int) -> None:
@@ -114,18 +116,24 @@ def main() -> None:
         for k in range(args.repeat):
             conn = connect(path)
             _add(conn, random.Random(1000 + k), 5_000, spent_rows=0)
-            base = [s for (s,) in conn.execute(
-                "SELECT hash FROM tiles WHERE n >= 10 ORDER BY random() LIMIT 4000")]   # any 4,000 keys
+            base = [
+                s for (s,) in conn.execute("SELECT hash FROM tiles WHERE n >= 10 ORDER BY random() LIMIT 4000")
+            ]  # any 4,000 keys
             with atomic(conn):
-                conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) "
-                                 "VALUES (?, 'night', 10, 'd', 0)", [(b,) for b in base])
+                conn.executemany(
+                    "INSERT OR IGNORE INTO spent (solution, board, n, day, created) VALUES (?, 'night', 10, 'd', 0)",
+                    [(b,) for b in base],
+                )
             conn.close()
             night.append(timed(path)[0])
         held = sum(c["rows"] for c in rep["per_n"].values())
         side = Path(str(path) + stock.SUFFIX)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"| {size:,} | {held:,} | {cold:.2f} | {stats(warm)} | {stats(night)} | "
-              f"{side.stat().st_size / 1e6:.1f} | {rss:.0f} |", flush=True)
+        print(
+            f"| {size:,} | {held:,} | {cold:.2f} | {stats(warm)} | {stats(night)} | "
+            f"{side.stat().st_size / 1e6:.1f} | {rss:.0f} |",
+            flush=True,
+        )
         path.unlink()
 
 

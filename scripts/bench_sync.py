@@ -63,9 +63,33 @@ def fill(path: Path, count: int, seed: int) -> None:
                 alts = b"".join(bytes(blobs[i, 3 + j]) for j in range(m - 1))
                 seam = int(ints[i, 1] % 16)
                 h = content_hash(N, sol, giv, seam)
-                rows.append((h, N, 1, seam, int(ints[i, 0]), int(ints[i, 1]), int(ints[i, 2]), int(ints[i, 3]),
-                             m, 0.5, int(ints[i, 2] % 5), 0, 0, 0, 0, 0, 0, 0, sol, giv, flip, alts,
-                             1_700_000_000))
+                rows.append(
+                    (
+                        h,
+                        N,
+                        1,
+                        seam,
+                        int(ints[i, 0]),
+                        int(ints[i, 1]),
+                        int(ints[i, 2]),
+                        int(ints[i, 3]),
+                        m,
+                        0.5,
+                        int(ints[i, 2] % 5),
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        sol,
+                        giv,
+                        flip,
+                        alts,
+                        1_700_000_000,
+                    )
+                )
             with atomic(lib.conn):
                 lib.conn.executemany(sql, rows)
             done += k
@@ -89,8 +113,13 @@ def main() -> None:
     args = ap.parse_args()
 
     endpoint = moto_endpoint()
-    os.environ.update(TILES_S3_ENDPOINT=endpoint, AWS_ACCESS_KEY_ID=DUMMY_KEY, AWS_SECRET_ACCESS_KEY=DUMMY_SECRET,
-                      AWS_DEFAULT_REGION=REGION, AWS_EC2_METADATA_DISABLED="true")
+    os.environ.update(
+        TILES_S3_ENDPOINT=endpoint,
+        AWS_ACCESS_KEY_ID=DUMMY_KEY,
+        AWS_SECRET_ACCESS_KEY=DUMMY_SECRET,
+        AWS_DEFAULT_REGION=REGION,
+        AWS_EC2_METADATA_DISABLED="true",
+    )
     work = Path(tempfile.mkdtemp(prefix="bench-sync-", dir=ROOT))
     rows: list[tuple[str, str, str]] = []
     try:
@@ -108,10 +137,12 @@ def main() -> None:
 
         # --- phases of push, measured alone
         with Library.open(lib_path) as lib:
+
             def vac():
                 d = Path(tempfile.mkdtemp(dir=work))
                 make_snapshot(lib, d)
                 shutil.rmtree(d)
+
             t_vac = timed(vac, args.repeat)
         t_sha = timed(lambda: sha256_file(lib_path), args.repeat)
 
@@ -121,6 +152,7 @@ def main() -> None:
             conn.execute("PRAGMA cache_size = -262144")
             assert conn.execute(f"PRAGMA {pragma}").fetchall() == [("ok",)]
             conn.close()
+
         t_ic = timed(lambda: check("integrity_check"), args.repeat)
         t_qc = timed(lambda: check("quick_check"), args.repeat)
 
@@ -131,8 +163,7 @@ def main() -> None:
         k = iter(range(1000))
         client.upload_file(str(probe), bucket, "warm-up", Config=tc)  # first-use costs out of the timings
         t_up = timed(lambda: client.upload_file(str(lib_path), bucket, f"plain/{next(k)}", Config=tc), args.repeat)
-        t_down = timed(lambda: client.download_file(bucket, "plain/0", str(work / "plain.bin"), Config=tc),
-                       args.repeat)
+        t_down = timed(lambda: client.download_file(bucket, "plain/0", str(work / "plain.bin"), Config=tc), args.repeat)
 
         fresh = iter([new_bucket(endpoint) for _ in range(args.repeat)])
 
@@ -141,6 +172,7 @@ def main() -> None:
             r = push(lib_path, open_backend(f"s3://{b}/lib"))
             assert r.status == "pushed" and r.bytes > 0
             s3_push.last = b
+
         t_push = timed(s3_push, args.repeat)
         url = f"s3://{s3_push.last}/lib"
 
@@ -149,6 +181,7 @@ def main() -> None:
             dest.unlink(missing_ok=True)
             r = pull(dest, open_backend(u), verify=verify, integrity=integrity)
             assert r.status == "cloned" and r.tiles_added == count
+
         t_clone = timed(lambda: clone(url, "new"), args.repeat)
         t_clone_quick = timed(lambda: clone(url, "sample", "quick"), args.repeat)
 
@@ -159,6 +192,7 @@ def main() -> None:
             fill(small, 1000, 3)
             r = pull(small, open_backend(url))
             assert r.status == "merged" and r.tiles_added == count
+
         t_pull_merge = timed(pull_merge, 1)
 
         # --- file:// baseline vs push/pull
@@ -166,6 +200,7 @@ def main() -> None:
             shutil.copyfile(lib_path, work / "copy.bin")
             with open(work / "copy.bin", "rb") as fh:
                 os.fsync(fh.fileno())
+
         t_copy = timed(file_copy, args.repeat)
 
         def file_push():
@@ -173,6 +208,7 @@ def main() -> None:
             r = push(lib_path, open_backend(f"file://{d}"))
             assert r.status == "pushed"
             file_push.last = d
+
         t_fpush = timed(file_push, args.repeat)
         t_fclone = timed(lambda: clone(f"file://{file_push.last}"), args.repeat)
 
@@ -189,6 +225,7 @@ def main() -> None:
                 dt = time.perf_counter() - t0
                 assert st.tiles_added == args.merge_tiles and lib.count_tiles() == 2 * args.merge_tiles
             return dt
+
         t_merge = statistics.median(merge("new") for _ in range(args.repeat))
         t_merge_none = statistics.median(merge("none") for _ in range(args.repeat))
 
@@ -196,32 +233,52 @@ def main() -> None:
             ("VACUUM INTO snapshot (push phase)", f"{t_vac:.2f} s", f"{mb / t_vac:.0f} MB/s"),
             ("sha256 of the file (push/pull phase)", f"{t_sha:.2f} s", f"{mb / t_sha:.0f} MB/s"),
             ("S3 plain boto3 upload_file", f"{t_up:.2f} s", f"{mb / t_up:.0f} MB/s"),
-            ("S3 `push` (vacuum+sha+upload+HEAD swap)", f"{t_push:.2f} s",
-             f"{mb / t_push:.0f} MB/s, ratio {t_up / t_push:.2f}"),
+            (
+                "S3 `push` (vacuum+sha+upload+HEAD swap)",
+                f"{t_push:.2f} s",
+                f"{mb / t_push:.0f} MB/s, ratio {t_up / t_push:.2f}",
+            ),
             ("S3 plain boto3 download_file", f"{t_down:.2f} s", f"{mb / t_down:.0f} MB/s"),
             ("PRAGMA integrity_check (pull phase)", f"{t_ic:.2f} s", f"{mb / t_ic:.0f} MB/s"),
             ("PRAGMA quick_check (pull phase with --integrity quick)", f"{t_qc:.2f} s", f"{mb / t_qc:.0f} MB/s"),
-            ("S3 `pull` into no local file (defaults: verify=new, integrity=full)", f"{t_clone:.2f} s",
-             f"{mb / t_clone:.0f} MB/s, ratio {t_down / t_clone:.2f}"),
-            ("S3 `pull` into no local file, verify=sample, integrity=quick", f"{t_clone_quick:.2f} s",
-             f"{mb / t_clone_quick:.0f} MB/s, ratio {t_down / t_clone_quick:.2f}"),
+            (
+                "S3 `pull` into no local file (defaults: verify=new, integrity=full)",
+                f"{t_clone:.2f} s",
+                f"{mb / t_clone:.0f} MB/s, ratio {t_down / t_clone:.2f}",
+            ),
+            (
+                "S3 `pull` into no local file, verify=sample, integrity=quick",
+                f"{t_clone_quick:.2f} s",
+                f"{mb / t_clone_quick:.0f} MB/s, ratio {t_down / t_clone_quick:.2f}",
+            ),
             ("S3 `pull` merging into a 1k-tile library", f"{t_pull_merge:.2f} s", f"{mb / t_pull_merge:.0f} MB/s"),
             ("file:// plain copy + fsync", f"{t_copy:.2f} s", f"{mb / t_copy:.0f} MB/s"),
             ("file:// `push`", f"{t_fpush:.2f} s", f"{mb / t_fpush:.0f} MB/s, ratio {t_copy / t_fpush:.2f}"),
-            ("file:// `pull` into no local file", f"{t_fclone:.2f} s",
-             f"{mb / t_fclone:.0f} MB/s, ratio {t_copy / t_fclone:.2f}"),
-            (f"merge {args.merge_tiles:,} + {args.merge_tiles:,} tiles, verify=new", f"{t_merge:.2f} s",
-             f"{args.merge_tiles / t_merge:,.0f} rows/s"),
-            (f"merge {args.merge_tiles:,} + {args.merge_tiles:,} tiles, verify=none", f"{t_merge_none:.2f} s",
-             f"{args.merge_tiles / t_merge_none:,.0f} rows/s"),
+            (
+                "file:// `pull` into no local file",
+                f"{t_fclone:.2f} s",
+                f"{mb / t_fclone:.0f} MB/s, ratio {t_copy / t_fclone:.2f}",
+            ),
+            (
+                f"merge {args.merge_tiles:,} + {args.merge_tiles:,} tiles, verify=new",
+                f"{t_merge:.2f} s",
+                f"{args.merge_tiles / t_merge:,.0f} rows/s",
+            ),
+            (
+                f"merge {args.merge_tiles:,} + {args.merge_tiles:,} tiles, verify=none",
+                f"{t_merge_none:.2f} s",
+                f"{args.merge_tiles / t_merge_none:,.0f} rows/s",
+            ),
         ]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-    print(f"\nbench_sync: library {mb:.1f} MB ({count:,} rows of n={N}), median of {args.repeat}; "
-          f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, moto on 127.0.0.1; "
-          f"multipart above {tc.multipart_threshold // MiB} MiB\n")
+    print(
+        f"\nbench_sync: library {mb:.1f} MB ({count:,} rows of n={N}), median of {args.repeat}; "
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, moto on 127.0.0.1; "
+        f"multipart above {tc.multipart_threshold // MiB} MiB\n"
+    )
     print("| operation | time | rate |")
     print("|---|---|---|")
     for r in rows:

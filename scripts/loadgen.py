@@ -59,8 +59,11 @@ class Http:
     async def _open(self) -> None:
         try:
             self.r, self.w = await asyncio.wait_for(
-                asyncio.open_connection(self.host, self.port, ssl=self.tls,
-                                        server_hostname="localhost" if self.tls else None), self.timeout)
+                asyncio.open_connection(
+                    self.host, self.port, ssl=self.tls, server_hostname="localhost" if self.tls else None
+                ),
+                self.timeout,
+            )
         except (ConnectionRefusedError, asyncio.TimeoutError) as e:
             raise Dropped(f"connect: {type(e).__name__}", refused=True) from None
         except (OSError, ssl.SSLError) as e:
@@ -71,8 +74,9 @@ class Http:
             self.w.transport.abort()
         self.r = self.w = None
 
-    async def send(self, method: str, path: str, body: bytes = b"", headers: str = "",
-                   drop: int = 0) -> tuple[int, dict, bytes]:
+    async def send(
+        self, method: str, path: str, body: bytes = b"", headers: str = "", drop: int = 0
+    ) -> tuple[int, dict, bytes]:
         """(status, {header: value} lower-case, body) of one request. ``drop``: the client goes away
         mid-request instead (1: after the whole request, 2: halfway through the body); raises Dropped."""
         if self.w is None:
@@ -83,20 +87,27 @@ class Http:
         data = head.encode() + b"\r\n" + body
         try:
             if drop:
-                self.w.write(data if drop == 1 else data[:len(data) - len(body) // 2])
+                self.w.write(data if drop == 1 else data[: len(data) - len(body) // 2])
                 await self.w.drain()
                 self.close()
                 raise Dropped("dropped by the client")
             self.w.write(data)
-            async with asyncio.timeout(self.timeout):         # no task per request, unlike wait_for
+            async with asyncio.timeout(self.timeout):  # no task per request, unlike wait_for
                 return await self._answer()
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ValueError,
-                IndexError, ssl.SSLError) as e:
+        except (
+            OSError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            asyncio.TimeoutError,
+            ValueError,
+            IndexError,
+            ssl.SSLError,
+        ) as e:
             self.close()
             raise Dropped(f"{type(e).__name__}") from None
 
     async def _answer(self) -> tuple[int, dict, bytes]:
-        head = await self.r.readuntil(b"\r\n\r\n")       # the status line and headers in one read
+        head = await self.r.readuntil(b"\r\n\r\n")  # the status line and headers in one read
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split()[1])
         hdrs = {}
@@ -105,7 +116,7 @@ class Http:
             hdrs[k.strip().lower()] = v.strip()
         if hdrs.get("transfer-encoding", "").lower() == "chunked":
             body = b""
-            while (size := int((await self.r.readline()).split(b";")[0], 16)):
+            while size := int((await self.r.readline()).split(b";")[0], 16):
                 body += await self.r.readexactly(size)
                 await self.r.readline()
             while (await self.r.readline()) not in (b"\r\n", b""):
@@ -123,20 +134,20 @@ class Recorder:
 
     clients: int
     lat: dict = field(default_factory=lambda: {k: array("d") for k in KINDS})
-    at: dict = field(default_factory=lambda: {k: array("d") for k in KINDS})   # when each answer came
-    errors: Counter = field(default_factory=Counter)      # failed attempts (not 429) by kind
-    why: Counter = field(default_factory=Counter)         # failed attempts by what failed
-    r429: Counter = field(default_factory=Counter)        # 429 answers by kind
+    at: dict = field(default_factory=lambda: {k: array("d") for k in KINDS})  # when each answer came
+    errors: Counter = field(default_factory=Counter)  # failed attempts (not 429) by kind
+    why: Counter = field(default_factory=Counter)  # failed attempts by what failed
+    r429: Counter = field(default_factory=Counter)  # 429 answers by kind
     retries: int = 0
-    gave_up: Counter = field(default_factory=Counter)     # calls abandoned after every retry, by kind
-    dropped: int = 0                                      # requests the players dropped on purpose
-    frontier_wrong: int = 0                               # a frontier other than the one the player expects
-    finished: array = field(default_factory=lambda: array("d"))   # when each cleared run ended
-    runs: dict = field(default_factory=dict)              # run -> (verdicts told as ints, score read or None)
-    drop_rate: float = 0.0                                # share of moves requests to drop (a fault)
+    gave_up: Counter = field(default_factory=Counter)  # calls abandoned after every retry, by kind
+    dropped: int = 0  # requests the players dropped on purpose
+    frontier_wrong: int = 0  # a frontier other than the one the player expects
+    finished: array = field(default_factory=lambda: array("d"))  # when each cleared run ended
+    runs: dict = field(default_factory=dict)  # run -> (verdicts told as ints, score read or None)
+    drop_rate: float = 0.0  # share of moves requests to drop (a fault)
 
     def __post_init__(self) -> None:
-        self.acked = [0] * self.clients                   # moves acknowledged per player
+        self.acked = [0] * self.clients  # moves acknowledged per player
 
     def stats(self, kind: str, since: int = 0) -> tuple[int, float, float, float]:
         """(count, p50, p99, max) in ms of ``kind``'s latencies from index ``since``."""
@@ -152,8 +163,19 @@ class Recorder:
 class Player:
     """One player (module doc): ``play`` until ``until`` (time.monotonic)."""
 
-    def __init__(self, k: int, http: Http, day: str, judge, rec: Recorder, *, batch: int, wrong: float,
-                 retries: int, until: float) -> None:
+    def __init__(
+        self,
+        k: int,
+        http: Http,
+        day: str,
+        judge,
+        rec: Recorder,
+        *,
+        batch: int,
+        wrong: float,
+        retries: int,
+        until: float,
+    ) -> None:
         self.k, self.http, self.day, self.judge, self.rec = k, http, day, judge, rec
         self.batch, self.wrong, self.retries, self.until = batch, wrong, retries, until
         self.rng = random.Random(1000 + k)
@@ -162,13 +184,22 @@ class Player:
     def live(self) -> bool:
         return time.monotonic() < self.until
 
-    async def call(self, kind: str, method: str, path: str, obj=None, token: Optional[str] = None,
-                   key: Optional[str] = None, safe: bool = True) -> Optional[tuple[int, object]]:
+    async def call(
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        obj=None,
+        token: Optional[str] = None,
+        key: Optional[str] = None,
+        safe: bool = True,
+    ) -> Optional[tuple[int, object]]:
         """(status, JSON) of a call, with ``players.client``'s retries (module doc); None if abandoned
         (every attempt failed, or the bench's time ran out while waiting)."""
         body = b"" if obj is None else json.dumps(obj, separators=(",", ":")).encode()
-        hdrs = (f"Authorization: Bearer {token}\r\n" if token else "") + \
-               (f'Idempotency-Key: "{key}"\r\n' if key else "")
+        hdrs = (f"Authorization: Bearer {token}\r\n" if token else "") + (
+            f'Idempotency-Key: "{key}"\r\n' if key else ""
+        )
         rec, failures = self.rec, 0
         while failures <= self.retries:
             if failures:
@@ -194,7 +225,7 @@ class Player:
             if status == 429:
                 rec.r429[kind] += 1
                 pause = float(h.get("retry-after", "1")) if h.get("retry-after", "").isdigit() else 1.0
-                if time.monotonic() + pause > self.until:          # waits out the bench instead
+                if time.monotonic() + pause > self.until:  # waits out the bench instead
                     await asyncio.sleep(max(0.0, self.until - time.monotonic()))
                     return None
                 await asyncio.sleep(pause)
@@ -221,8 +252,7 @@ class Player:
 
     async def play(self) -> None:
         while self.live():
-            got = await self.call("create", "POST", f"/days/{self.day}/runs", {"player": f"bench-{self.k}"},
-                                  safe=False)
+            got = await self.call("create", "POST", f"/days/{self.day}/runs", {"player": f"bench-{self.k}"}, safe=False)
             if got is None or got[0] != 201:
                 await asyncio.sleep(0.1)
                 continue
@@ -241,14 +271,14 @@ class Player:
             if got is None or got[0] != 200:
                 continue
             tiles = got[1]["tiles"]
-            if set(tiles) != expect:                      # counted, then played from the service's view
+            if set(tiles) != expect:  # counted, then played from the service's view
                 rec.frontier_wrong += 1
                 expect, solved = set(tiles), set(got[1]["solved"])
             if not tiles:
                 cleared = True
                 break
             ready = []
-            for t in tiles:                               # the solver reads every frontier tile's view
+            for t in tiles:  # the solver reads every frontier tile's view
                 if not self.live():
                     return
                 got = await self.call("tile", "GET", f"/runs/{run}/tiles/{t}")
@@ -257,13 +287,19 @@ class Player:
                 cells = judge.truth(t)
                 if self.wrong and self.rng.random() < self.wrong:
                     i = self.rng.randrange(len(cells))
-                    cells = cells[:i] + ("1" if cells[i] == "0" else "0") + cells[i + 1:]
+                    cells = cells[:i] + ("1" if cells[i] == "0" else "0") + cells[i + 1 :]
                 ready.append({"tile": t, "cells": cells})
             for i in range(0, len(ready), self.batch):
                 if not self.live():
                     return
-                got = await self.call("moves", "POST", f"/runs/{run}/moves", {"moves": ready[i:i + self.batch]},
-                                      token, key=uuid.uuid4().hex)
+                got = await self.call(
+                    "moves",
+                    "POST",
+                    f"/runs/{run}/moves",
+                    {"moves": ready[i : i + self.batch]},
+                    token,
+                    key=uuid.uuid4().hex,
+                )
                 if got is None or got[0] != 200:
                     continue
                 for v in got[1]["verdicts"]:
@@ -281,9 +317,22 @@ class Player:
                 rec.runs[run] = (told, got[1])
 
 
-async def play(n: int, host: str, port: int, day: str, judge, rec: Recorder, *, seconds: float, batch: int,
-               wrong: float, retries: int, tls: Optional[ssl.SSLContext] = None, during=None,
-               ramp: float = 0.0) -> float:
+async def play(
+    n: int,
+    host: str,
+    port: int,
+    day: str,
+    judge,
+    rec: Recorder,
+    *,
+    seconds: float,
+    batch: int,
+    wrong: float,
+    retries: int,
+    tls: Optional[ssl.SSLContext] = None,
+    during=None,
+    ramp: float = 0.0,
+) -> float:
     """Run ``n`` players for ``seconds``; the wall seconds they took. ``during``: coroutines (a fault,
     the soak's sampler) run beside them, given the deadline, cancelled when the players are done.
     ``ramp``: the players arrive one by one over its first seconds, evenly spaced (0: all at once).
@@ -295,8 +344,9 @@ async def play(n: int, host: str, port: int, day: str, judge, rec: Recorder, *, 
     different times; the ramp is how the bench plays them (DECISIONS, issue 52)."""
     until = time.monotonic() + seconds
     conns = [Http(host, port, tls) for _ in range(n)]
-    players = [Player(k, conns[k], day, judge, rec, batch=batch, wrong=wrong, retries=retries, until=until)
-               for k in range(n)]
+    players = [
+        Player(k, conns[k], day, judge, rec, batch=batch, wrong=wrong, retries=retries, until=until) for k in range(n)
+    ]
     side = [asyncio.ensure_future(c(until)) for c in (during or [])]
     t0 = time.perf_counter()
     try:
@@ -363,7 +413,7 @@ def ref_players(n: int, base: str, day: str, until: float, rec: Recorder, verify
                     r = play_solver(s, lambda _line: None)
                     rec.runs[run] = (rec.runs[run][0], c.score(run).model_dump())
                     outcomes.append("cleared" if r.cleared else "not cleared")
-                except Exception as e:            # the outcome reported: a player that did not finish
+                except Exception as e:  # the outcome reported: a player that did not finish
                     outcomes.append(f"{type(e).__name__}: {str(e)[:120]}")
 
     threads = [threading.Thread(target=loop, args=(k,), daemon=True) for k in range(n)]

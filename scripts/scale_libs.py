@@ -43,7 +43,7 @@ from tilelib.store import TILE_COLUMNS, Library, tile_to_row
 from tilelib.symmetry import TRANSFORMS, apply_grid
 from tilelib.tile import content_hash
 
-BUILDER = "scale-libs/1"           # bump when the row sequence changes (cached files are rebuilt)
+BUILDER = "scale-libs/1"  # bump when the row sequence changes (cached files are rebuilt)
 SEED = b"tiles-bench-scale".ljust(32, b"\x00")
 N_MIX = {6: 6428, 8: 3425, 10: 3493, 12: 2191, 14: 2472, 16: 1134}
 REAL = 100_000
@@ -182,7 +182,7 @@ def _built(cache: Path, size: int) -> int | None:
 def _connect(path: Path):
     conn = connect(path)
     conn.execute("PRAGMA synchronous = OFF")
-    conn.execute("PRAGMA cache_size = -2000000")     # 2 GB: random-hash inserts into a 700 MB file
+    conn.execute("PRAGMA cache_size = -2000000")  # 2 GB: random-hash inserts into a 700 MB file
     return conn
 
 
@@ -232,8 +232,8 @@ def build_library(cache: Path, size: int, *, workers: int = 2, log=print) -> Pat
         return path
     reals = build_reals(cache, workers=workers, log=log)
     tmp = cache / f"lib-{size}.partial.sqlite"
-    for stale in (tmp, tmp.with_name(tmp.name + "-journal")):   # a killed build's hot journal would
-        if stale.exists():                                       # "roll back" onto the fresh copy
+    for stale in (tmp, tmp.with_name(tmp.name + "-journal")):  # a killed build's hot journal would
+        if stale.exists():  # "roll back" onto the fresh copy
             stale.unlink()
     t0 = time.perf_counter()
     conn = _connect(reals)
@@ -247,8 +247,11 @@ def build_library(cache: Path, size: int, *, workers: int = 2, log=print) -> Pat
         conn.execute("VACUUM")
         have, slot = conn.execute("SELECT count(*) FROM tiles").fetchone()[0], REAL
     else:
-        smaller = sorted(s for s in (int(p.stem.split("-")[1]) for p in cache.glob("lib-*.built"))
-                         if nreal < s < size and _built(cache, s) is not None)
+        smaller = sorted(
+            s
+            for s in (int(p.stem.split("-")[1]) for p in cache.glob("lib-*.built"))
+            if nreal < s < size and _built(cache, s) is not None
+        )
         src = cache / f"lib-{smaller[-1]}.sqlite" if smaller else reals
         slot = _built(cache, smaller[-1]) if smaller else REAL
         shutil.copyfile(src, tmp)

@@ -45,8 +45,10 @@ def build_days(work: Path, count: int, size: int) -> tuple[list[Path], Path, Pat
     for day, seed in days:
         path = work / f"{day}.json"
         if not path.exists():
-            build(BuildOptions(day=day, library=lib, out_dir=work, size=size, seed=bytes.fromhex(seed * 32)),
-                  log=lambda _line: None)
+            build(
+                BuildOptions(day=day, library=lib, out_dir=work, size=size, seed=bytes.fromhex(seed * 32)),
+                log=lambda _line: None,
+            )
         paths.append(path)
     return paths[:-1], paths[-1], lib
 
@@ -67,8 +69,12 @@ def evaluate(act, manifest: Path, lib: Path, steps: int, seed: int) -> dict:
         if term or trunc:
             obs, info = env.reset()
     env.close()
-    return {"cells set": right + wrong, "cells right": right / max(1, right + wrong),
-            "reward/1k": 1000 * judged / steps, "solved": solved}
+    return {
+        "cells set": right + wrong,
+        "cells right": right / max(1, right + wrong),
+        "reward/1k": 1000 * judged / steps,
+        "solved": solved,
+    }
 
 
 def random_policy(seed: int):
@@ -77,6 +83,7 @@ def random_policy(seed: int):
     def act(_obs, mask):
         legal = np.flatnonzero(mask[:PASS])
         return int(rng.choice(legal)) if len(legal) else PASS
+
     return act
 
 
@@ -111,16 +118,30 @@ def main(argv=None) -> int:
         return 2
     t0 = time.perf_counter()
     train, held, lib = build_days(a.work, max(1, min(a.days, len(TRAIN_SEEDS))), a.size)
-    print(f"days built or found in {time.perf_counter() - t0:.0f} s: train {[p.stem for p in train]}, "
-          f"held out {held.stem}, G={a.size}")
-    venv = DummyVecEnv([lambda p=p: gymnasium.make(CELLS_ID, manifest=str(p), library=str(lib), shaped=True)
-                        for p in train])
+    print(
+        f"days built or found in {time.perf_counter() - t0:.0f} s: train {[p.stem for p in train]}, "
+        f"held out {held.stem}, G={a.size}"
+    )
+    venv = DummyVecEnv(
+        [lambda p=p: gymnasium.make(CELLS_ID, manifest=str(p), library=str(lib), shaped=True) for p in train]
+    )
     algo = MaskablePPO if a.algo == "maskable" else PPO
-    model = algo("MlpPolicy", venv, n_steps=512, batch_size=128, learning_rate=3e-4, ent_coef=0.01,
-                 seed=a.seed, device="cpu", verbose=0)
-    rows = [("random", 0, evaluate(random_policy(a.seed), held, lib, a.eval_steps, a.seed), 0.0),
-            ("solver", 0, evaluate(solver_policy(), held, lib, a.eval_steps, a.seed), 0.0),
-            (a.algo, 0, evaluate(model_policy(model, a.algo == "maskable"), held, lib, a.eval_steps, a.seed), 0.0)]
+    model = algo(
+        "MlpPolicy",
+        venv,
+        n_steps=512,
+        batch_size=128,
+        learning_rate=3e-4,
+        ent_coef=0.01,
+        seed=a.seed,
+        device="cpu",
+        verbose=0,
+    )
+    rows = [
+        ("random", 0, evaluate(random_policy(a.seed), held, lib, a.eval_steps, a.seed), 0.0),
+        ("solver", 0, evaluate(solver_policy(), held, lib, a.eval_steps, a.seed), 0.0),
+        (a.algo, 0, evaluate(model_policy(model, a.algo == "maskable"), held, lib, a.eval_steps, a.seed), 0.0),
+    ]
     done, trained_s = 0, 0.0
     while done < a.steps:
         chunk = min(a.eval_every, a.steps - done)
@@ -128,15 +149,27 @@ def main(argv=None) -> int:
         model.learn(chunk, reset_num_timesteps=False)
         trained_s += time.perf_counter() - t
         done += chunk
-        rows.append((a.algo, done, evaluate(model_policy(model, a.algo == "maskable"), held, lib, a.eval_steps,
-                                            a.seed), trained_s))
-    print(f"\nheld-out day {held.stem}, {a.eval_steps} steps per evaluation; training on {len(train)} days, "
-          f"{a.steps} steps in {trained_s:.0f} s\n")
-    print("| policy | trained steps | cells set | of them right | judge's reward per 1,000 steps | tiles solved "
-          "| training s |")
+        rows.append(
+            (
+                a.algo,
+                done,
+                evaluate(model_policy(model, a.algo == "maskable"), held, lib, a.eval_steps, a.seed),
+                trained_s,
+            )
+        )
+    print(
+        f"\nheld-out day {held.stem}, {a.eval_steps} steps per evaluation; training on {len(train)} days, "
+        f"{a.steps} steps in {trained_s:.0f} s\n"
+    )
+    print(
+        "| policy | trained steps | cells set | of them right | judge's reward per 1,000 steps | tiles solved "
+        "| training s |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, steps, r, secs in rows:
-        print(f"| {name} | {steps:,} | {r['cells set']:,} | {r['cells right']:.3f} | {r['reward/1k']:.1f} | {r['solved']} | {secs:.0f} |")
+        print(
+            f"| {name} | {steps:,} | {r['cells set']:,} | {r['cells right']:.3f} | {r['reward/1k']:.1f} | {r['solved']} | {secs:.0f} |"
+        )
     venv.close()
     return 0
 

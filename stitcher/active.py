@@ -43,9 +43,9 @@ from tilelib import cache, spent
 from tilelib.bits import VALID_N
 from tilelib.tile import nibbles
 
-FORMAT = "tiles-stitch-index/2"   # /2: with each tile's ladder level (profiled builds)
+FORMAT = "tiles-stitch-index/2"  # /2: with each tile's ladder level (profiled builds)
 FRESH_FORMAT = "tiles-stitch-index-fresh/1"
-ACTIVE_CAP = 32_768       # tiles per size: 524,288 oriented entries in the C table
+ACTIVE_CAP = 32_768  # tiles per size: 524,288 oriented entries in the C table
 SUFFIX = ".stitch-index"
 FRESH_SUFFIX = ".stitch-index-fresh"
 _CHUNK = 50_000
@@ -64,12 +64,12 @@ def canonical_pins(m: int, alt_sides: int) -> int:
 class ActiveRows:
     """The active tiles of one size, ascending by hash (hex, as bytes)."""
 
-    hashes: np.ndarray        # (k,) S64
-    edges: np.ndarray         # (k, 4) int64: canonical top, right, bottom, left
-    m: np.ndarray             # (k,) int64
-    pins: np.ndarray          # (k,) int64: canonical pin bitmap
-    ladder: np.ndarray | None = None   # (k,) int64: ladder level (the level indexes of a profile)
-    sols: np.ndarray | None = None     # (k,) S64: solution hash (fresh sets; b"" below n = 10), or None
+    hashes: np.ndarray  # (k,) S64
+    edges: np.ndarray  # (k, 4) int64: canonical top, right, bottom, left
+    m: np.ndarray  # (k,) int64
+    pins: np.ndarray  # (k,) int64: canonical pin bitmap
+    ladder: np.ndarray | None = None  # (k,) int64: ladder level (the level indexes of a profile)
+    sols: np.ndarray | None = None  # (k,) S64: solution hash (fresh sets; b"" below n = 10), or None
 
     def __post_init__(self) -> None:
         if self.ladder is None:
@@ -77,8 +77,13 @@ class ActiveRows:
 
     @staticmethod
     def empty() -> "ActiveRows":
-        return ActiveRows(np.zeros(0, dtype="S64"), np.zeros((0, 4), dtype=np.int64),
-                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return ActiveRows(
+            np.zeros(0, dtype="S64"),
+            np.zeros((0, 4), dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+        )
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -101,8 +106,14 @@ class ActiveRows:
 
     def subset(self, keep: np.ndarray) -> "ActiveRows":
         """The rows where ``keep`` (a bool mask) is true, in order."""
-        return ActiveRows(self.hashes[keep], self.edges[keep], self.m[keep], self.pins[keep], self.ladder[keep],
-                          None if self.sols is None else self.sols[keep])
+        return ActiveRows(
+            self.hashes[keep],
+            self.edges[keep],
+            self.m[keep],
+            self.pins[keep],
+            self.ladder[keep],
+            None if self.sols is None else self.sols[keep],
+        )
 
 
 def _sols(a: ActiveRows) -> np.ndarray:
@@ -113,11 +124,11 @@ def _sols(a: ActiveRows) -> np.ndarray:
 class ActiveInfo:
     """How the active set was obtained, for the build's log and benchmarks."""
 
-    source: str               # "sidecar" (no new rows), "refresh" (sidecar + new rows), "scan"
-    new_rows: int             # rows read from the library
+    source: str  # "sidecar" (no new rows), "refresh" (sidecar + new rows), "scan"
+    new_rows: int  # rows read from the library
     seconds: float
-    written: bool             # the sidecar was (re)written
-    dropped: int = 0          # fresh: rows that left the set because their solution was spent since
+    written: bool  # the sidecar was (re)written
+    dropped: int = 0  # fresh: rows that left the set because their solution was spent since
 
 
 def _rows_to_active(rows: list, sols: list[bytes] | None = None, *, cap: int) -> dict[int, ActiveRows]:
@@ -133,8 +144,10 @@ def _rows_to_active(rows: list, sols: list[bytes] | None = None, *, cap: int) ->
     m = np.array([r[7] for r in rows], dtype=np.int64)
     ladder = np.array([r[9] for r in rows], dtype=np.int64)
     memo: dict[tuple[int, int], int] = {}
-    pins = np.array([memo[k] if k in memo else memo.setdefault(k, canonical_pins(*k))
-                     for k in ((r[7], r[8]) for r in rows)], dtype=np.int64)
+    pins = np.array(
+        [memo[k] if k in memo else memo.setdefault(k, canonical_pins(*k)) for k in ((r[7], r[8]) for r in rows)],
+        dtype=np.int64,
+    )
     for n in np.unique(ns).tolist():
         sel = np.flatnonzero(ns == n)
         part = ActiveRows(hashes[sel], edges[sel], m[sel], pins[sel], ladder[sel], None if sol is None else sol[sel])
@@ -224,40 +237,58 @@ def read_sidecar(path: Path, conn, cap: int, fresh: bool = False):
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
-            if (meta.get("format") != (FRESH_FORMAT if fresh else FORMAT) or meta.get("cap") != cap
-                    or not cache.describes(conn, meta)):
+            if (
+                meta.get("format") != (FRESH_FORMAT if fresh else FORMAT)
+                or meta.get("cap") != cap
+                or not cache.describes(conn, meta)
+            ):
                 return None
             act = {}
             for n in VALID_N:
-                act[n] = ActiveRows(z[f"h{n}"], z[f"e{n}"].astype(np.int64), z[f"m{n}"].astype(np.int64),
-                                    z[f"p{n}"].astype(np.int64), z[f"l{n}"].astype(np.int64),
-                                    z[f"s{n}"] if fresh else None)
+                act[n] = ActiveRows(
+                    z[f"h{n}"],
+                    z[f"e{n}"].astype(np.int64),
+                    z[f"m{n}"].astype(np.int64),
+                    z[f"p{n}"].astype(np.int64),
+                    z[f"l{n}"].astype(np.int64),
+                    z[f"s{n}"] if fresh else None,
+                )
             spent_last = int(meta["spent_last"]) if fresh else 0
             if spent_last > _last_spent(conn):
-                return None                       # spent rows it saw are gone: not this library's past
+                return None  # spent rows it saw are gone: not this library's past
             return act, int(meta["last"]), spent_last
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
         return None
 
 
-def write_sidecar(path: Path, conn, act: dict[int, ActiveRows], last: int, cap: int,
-                  spent_last: int | None = None) -> bool:
+def write_sidecar(
+    path: Path, conn, act: dict[int, ActiveRows], last: int, cap: int, spent_last: int | None = None
+) -> bool:
     """Write the sidecar atomically (temp file, then rename); False if the directory refuses.
     ``spent_last`` (a fresh set): the spent watermark, and the rows' solution hashes are kept."""
     fresh = spent_last is not None
-    meta = {"format": FRESH_FORMAT if fresh else FORMAT, "cap": cap} | cache.identity(conn, last) | (
-        {"spent_last": spent_last} if fresh else {})
+    meta = (
+        {"format": FRESH_FORMAT if fresh else FORMAT, "cap": cap}
+        | cache.identity(conn, last)
+        | ({"spent_last": spent_last} if fresh else {})
+    )
     arrays = {"meta": np.array(json.dumps(meta))}
     for n, a in act.items():
-        arrays |= {f"h{n}": a.hashes, f"e{n}": a.edges.astype(np.uint16), f"m{n}": a.m.astype(np.uint8),
-                   f"p{n}": a.pins.astype(np.uint16), f"l{n}": a.ladder.astype(np.uint8)}
+        arrays |= {
+            f"h{n}": a.hashes,
+            f"e{n}": a.edges.astype(np.uint16),
+            f"m{n}": a.m.astype(np.uint8),
+            f"p{n}": a.pins.astype(np.uint16),
+            f"l{n}": a.ladder.astype(np.uint8),
+        }
         if fresh:
             arrays[f"s{n}"] = _sols(a)
     return cache.write_npz(path, arrays)
 
 
-def load_active(conn, library: Path | None, cap: int = ACTIVE_CAP,
-                fresh: bool = False) -> tuple[dict[int, ActiveRows], ActiveInfo]:
+def load_active(
+    conn, library: Path | None, cap: int = ACTIVE_CAP, fresh: bool = False
+) -> tuple[dict[int, ActiveRows], ActiveInfo]:
     """The active set of the library open on ``conn`` (see the module doc), persisted beside
     ``library`` when given (None: scan, write nothing); ``fresh``: the set of a fresh build."""
     t0 = time.perf_counter()

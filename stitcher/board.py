@@ -66,7 +66,7 @@ class PyBoard:
         self.G = G
         self.values = np.zeros((G, G), dtype=np.uint8)
         self.known = np.zeros((G, G), dtype=np.uint8)
-        self.holders = np.zeros((G, G), dtype=np.uint8)   # placed tiles holding each cell
+        self.holders = np.zeros((G, G), dtype=np.uint8)  # placed tiles holding each cell
         self._v = self.values.ravel()
         self._k = self.known.ravel()
         self._h = self.holders.ravel()
@@ -90,7 +90,7 @@ class PyBoard:
             raise SeamConflict(f"tile of n={n} at cell ({y0},{x0}) disagrees with a placed neighbour")
         self._v[idx] = cells
         self._k[idx] = 1
-        self._h[idx] += 1   # buffered: a corner listed twice counts once
+        self._h[idx] += 1  # buffered: a corner listed twice counts once
 
     def remove(self, x0: int, y0: int, n: int) -> None:
         """Take a placed tile off: its border cells stay known only where another tile holds them."""

@@ -45,10 +45,10 @@ from stitcher.small import EXACT_N, solutions_edges
 from tilelib.native import load_twin
 from tilelib.rules import valid_lines
 
-_core = load_twin("stitcher._core")   # None: the Python reference runs (tilelib.native warned)
+_core = load_twin("stitcher._core")  # None: the Python reference runs (tilelib.native warned)
 
 PAD = 16
-NONE_AFFECTED = 1 << 30   # score when no unplaced neighbour side touches the square
+NONE_AFFECTED = 1 << 30  # score when no unplaced neighbour side touches the square
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +72,7 @@ def _offsets(G: int) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=1 << 13)   # ~400 (n, mask) pairs seen over 12 warm G=301 boards
+@lru_cache(maxsize=1 << 13)  # ~400 (n, mask) pairs seen over 12 warm G=301 boards
 def line_counts(n: int, mask: int) -> dict[int, int]:
     """value -> how many valid n-cell lines v have ``v & mask == value`` (absent: none)."""
     out: dict[int, int] = {}
@@ -82,7 +82,7 @@ def line_counts(n: int, mask: int) -> dict[int, int]:
     return out
 
 
-@lru_cache(maxsize=4096)   # ~500 mask tuples (~200 keys each) seen over 12 warm G=301 boards
+@lru_cache(maxsize=4096)  # ~500 mask tuples (~200 keys each) seen over 12 warm G=301 boards
 def boundary_keys(n: int, masks: tuple[int, int, int, int]) -> frozenset:
     """Packed boundaries ``(e0&m0) << 3n | (e1&m1) << 2n | (e2&m2) << n | (e3&m3)`` of every valid
     n×n grid (n in EXACT_N): a constraint with these masks is feasible iff its packed values are
@@ -110,8 +110,8 @@ def pair_rows(dx: int, dy: int, sj: int, s: int, G: int) -> tuple:
     x1 = y1 = s
     xj, yj, nj = dx, dy, sj + 1
     xe, ye = xj + sj, yj + sj
-    rows = []   # (side, run tuple) for sides meeting the border
-    for side, R in ((0, yj), (2, ye)):           # horizontal lines: row R, columns xj..xe
+    rows = []  # (side, run tuple) for sides meeting the border
+    for side, R in ((0, yj), (2, ye)):  # horizontal lines: row R, columns xj..xe
         if y < R < y1:
             a, b = xj <= x <= xe, xj <= x1 <= xe
             if a or b:
@@ -121,7 +121,7 @@ def pair_rows(dx: int, dy: int, sj: int, s: int, G: int) -> tuple:
             lo, hi = max(xj, x), min(xe, x1)
             if lo <= hi:
                 rows.append((side, ((0 if R == y else 2, x1 - hi, (1 << (hi - lo + 1)) - 1, xe - hi),)))
-    for side, C in ((1, xe), (3, xj)):           # vertical lines: column C, rows yj..ye
+    for side, C in ((1, xe), (3, xj)):  # vertical lines: column C, rows yj..ye
         if x < C < x1:
             a, b = yj <= y <= ye, yj <= y1 <= ye
             if a or b:
@@ -155,7 +155,7 @@ class _Geo:
         self.js, self.ns, self.hit, self.runs = js, ns, hit, runs
         self.idx, self.W, self.IM, self.small, self.among = idx, W, IM, small, among
         self.hit_rows = [r for r, h in enumerate(hit) if h]
-        self.small_js = sorted(small)   # n = 6 neighbours (each has a row that meets the border)
+        self.small_js = sorted(small)  # n = 6 neighbours (each has a row that meets the border)
 
 
 class PyForwardCheck:
@@ -164,7 +164,7 @@ class PyForwardCheck:
     def __init__(self, board: PyBoard, squares: list, adj: list, placements: list, children: dict) -> None:
         self.board, self.squares, self.adj = board, squares, adj
         self.placements, self.children = placements, children
-        self._geo: dict[int, _Geo] = {}   # square -> rows for the neighbours open when built
+        self._geo: dict[int, _Geo] = {}  # square -> rows for the neighbours open when built
 
     def forget(self, i: int) -> None:
         self._geo.pop(i, None)
@@ -196,8 +196,7 @@ class PyForwardCheck:
         if not js:
             return _Geo([], [], [], [], None, None, None, {}, frozenset(among))
         idx = np.array(starts, dtype=np.int64)[:, None] + _offsets(G)[kinds]
-        return _Geo(js, ns, hit, runs, idx, _pow2_pad()[ns], np.array(ims, dtype=np.int64), small,
-                    frozenset(among))
+        return _Geo(js, ns, hit, runs, idx, _pow2_pad()[ns], np.array(ims, dtype=np.int64), small, frozenset(among))
 
     def checker(self, i: int) -> Callable[[tuple], int]:
         """``score`` for square i against the board as it is now (valid until the board changes)."""
@@ -211,7 +210,7 @@ class PyForwardCheck:
             # repair takes them off, and then this entry no longer covers them and is rebuilt
             g = self._geo[i] = self._geometry(i, open_)
         js, hit = g.js, g.hit
-        if len(open_) == len(g.among):      # every neighbour of the entry is open (the usual case)
+        if len(open_) == len(g.among):  # every neighbour of the entry is open (the usual case)
             rows, smalls = g.hit_rows, g.small_js
         else:
             rows = [r for r, j in enumerate(js) if hit[r] and placements[j] is None and j not in children]

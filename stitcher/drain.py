@@ -47,11 +47,18 @@ COMPLETIONS = 8
 MAX_TRIES = COMPLETIONS
 
 
-def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
-             max_tries: int = MAX_TRIES, accept: Callable[[tuple], bool] | None = None,
-             completions: int = COMPLETIONS, level: int = 0,
-             banned: Callable[[np.ndarray], bool] | None = None,
-             tally: Tally | None = None) -> tuple[str, Tile | None]:
+def generate(
+    c: Constraint,
+    seam_mask: int,
+    m_max: int | None,
+    stream: Stream,
+    max_tries: int = MAX_TRIES,
+    accept: Callable[[tuple], bool] | None = None,
+    completions: int = COMPLETIONS,
+    level: int = 0,
+    banned: Callable[[np.ndarray], bool] | None = None,
+    tally: Tally | None = None,
+) -> tuple[str, Tile | None]:
     """(TILE, tile) | (NOFIT, None) | (FAILED, None) for a tile in the constraint's own orientation.
 
     Up to ``completions`` completions of the boundary are drawn (stream
@@ -99,8 +106,9 @@ def generate(c: Constraint, seam_mask: int, m_max: int | None, stream: Stream,
     return FAILED, None
 
 
-def tile_from_grid(grid: np.ndarray, seam_mask: int, m_max: int | None, stream: Stream, *,
-                   level: int = 0) -> Tile | None:
+def tile_from_grid(
+    grid: np.ndarray, seam_mask: int, m_max: int | None, stream: Stream, *, level: int = 0
+) -> Tile | None:
     """Thin and feature a complete grid (``make_tile`` with every cell fixed); None if it cannot
     be thinned (its corner-free start is already unacceptable). ``level``: as in ``generate``."""
     n = grid.shape[0]
@@ -141,7 +149,7 @@ class NofitSet:
 
     def __init__(self, conn) -> None:
         self.conn = conn
-        self._arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # n -> (masks, values), (k, 4)
+        self._arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # n -> (masks, values), (k, 4)
 
     def _images(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The known sets of side n as image rows, read from the ledger at the first question."""
@@ -161,8 +169,7 @@ class NofitSet:
     def add(self, c: Constraint) -> None:
         M, V = self._images(c.n)
         images = [push_forward(c, t) for t in TRANSFORMS]
-        self._arrays[c.n] = (np.vstack([M, [b.masks for b in images]]),
-                             np.vstack([V, [b.values for b in images]]))
+        self._arrays[c.n] = (np.vstack([M, [b.masks for b in images]]), np.vstack([V, [b.values for b in images]]))
 
 
 @dataclass
@@ -178,8 +185,10 @@ class DrainStats:
     hashes: list = field(default_factory=list)
 
     def line(self) -> str:
-        return (f"drained {self.drained:,} misses into new tiles, {self.nofit:,} proven nofit, "
-                f"{self.settled:,} settled by containment, {self.failed:,} failed, in {self.seconds:.1f} s")
+        return (
+            f"drained {self.drained:,} misses into new tiles, {self.nofit:,} proven nofit, "
+            f"{self.settled:,} settled by containment, {self.failed:,} failed, in {self.seconds:.1f} s"
+        )
 
 
 def apply_result(lib, miss_id: int, kind: str, tile, st: DrainStats) -> None:
@@ -198,8 +207,9 @@ def apply_result(lib, miss_id: int, kind: str, tile, st: DrainStats) -> None:
         st.hashes.append(h)
 
 
-def drain_misses(lib, stream: Stream, *, m_max: int | None = None, limit: int | None = None,
-                 max_tries: int = MAX_TRIES) -> DrainStats:
+def drain_misses(
+    lib, stream: Stream, *, m_max: int | None = None, limit: int | None = None, max_tries: int = MAX_TRIES
+) -> DrainStats:
     """Drain the ledger's open misses in id order; tiles are thinned with seam_mask = the fixed sides."""
     st = DrainStats()
     nofits = NofitSet(lib.conn)

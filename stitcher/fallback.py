@@ -23,7 +23,9 @@ from stitcher.stats import StitchStats
 from tilelib.rng import Stream
 
 
-def split_square(x: int, y: int, s: int, stream: Stream) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int, int]]]:
+def split_square(
+    x: int, y: int, s: int, stream: Stream
+) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int, int]]]:
     """(squares, zone rects) covering the pitch square (x, y, s) exactly, every square smaller than s."""
     if s <= min(SIZES):
         return [], [(x, y, s, s)]
@@ -33,10 +35,10 @@ def split_square(x: int, y: int, s: int, stream: Stream) -> tuple[list[tuple[int
     cuts = [(d, a) for c, a in costs if c == best for d in (0, 1)]
     d, a = cuts[stream.weighted([4 if a in SIZES else 1 for _d, a in cuts])]
     out = Out()
-    if d == 0:   # vertical cut at x + a
+    if d == 0:  # vertical cut at x + a
         dp_fill(x, y, a, s, stream, out)
         dp_fill(x + a, y, s - a, s, stream, out)
-    else:        # horizontal cut at y + a
+    else:  # horizontal cut at y + a
         dp_fill(x, y, s, a, stream, out)
         dp_fill(x, y + a, s, s - a, stream, out)
     squares = sorted(out.squares, key=lambda q: (q[1], q[0]))
@@ -64,16 +66,23 @@ def assemble(at: Placements, packing: Packing, st: StitchStats) -> tuple[Packing
     splits can, so a run without one skips the check (0.4 s at G = 1000)."""
     squares, placements, seed_id = at.leaves()
     assert all(p is not None for p in placements), "every leaf square holds a tile"
-    if not at.children:      # a packer's own packing is seam-connected (tests/test_stitch_isolated.py)
+    if not at.children:  # a packer's own packing is seam-connected (tests/test_stitch_isolated.py)
         return packing, placements
     reach = seam_reachable(squares, seed_id)
     cut = [(x, y, s, s) for (x, y, s), ok in zip(squares, reach) if not ok]
-    for (_x, _y, s, _s) in cut:
+    for _x, _y, s, _s in cut:
         st.bump(s + 1, "isolated")
     seed_id = sum(reach[:seed_id])
     squares = [q for q, ok in zip(squares, reach) if ok]
     placements = [p for p, ok in zip(placements, reach) if ok]
     zones = tuple(packing.zones) + group_zones(list(at.new_zones) + cut)
-    p = Packing(P=packing.P, squares=tuple(squares), zones=zones, seed_tile=seed_id,
-                name=packing.name, version=packing.version, params=dict(packing.params))
+    p = Packing(
+        P=packing.P,
+        squares=tuple(squares),
+        zones=zones,
+        seed_tile=seed_id,
+        name=packing.name,
+        version=packing.version,
+        params=dict(packing.params),
+    )
     return p, placements

@@ -27,7 +27,7 @@ import numpy as np
 from tilelib.spent import grid_solution_hash, held, solution_hash
 from tilelib.symmetry import TRANSFORMS, apply_grid
 
-RETRIES = 4          # banned grids a drain may exclude before it gives up on fresh completions
+RETRIES = 4  # banned grids a drain may exclude before it gives up on fresh completions
 
 
 def images(grid: np.ndarray) -> list[np.ndarray]:
@@ -62,10 +62,10 @@ class FreshRule:
 
     def __init__(self, index) -> None:
         self.indexes = [index]
-        self.sol_of: dict[str, str] = {}                     # tile hash -> solution (held n)
+        self.sol_of: dict[str, str] = {}  # tile hash -> solution (held n)
         self.tiles_of: dict[str, list[tuple[int, str]]] = {}  # solution -> indexed (n, tile hash)
-        self.on_board: dict[str, int] = {}                   # solution -> squares holding it
-        self.half: int | None = None                         # inside a half: its parity (reserve)
+        self.on_board: dict[str, int] = {}  # solution -> squares holding it
+        self.half: int | None = None  # inside a half: its parity (reserve)
         for h, (n, sol) in index.solutions.items():
             self._map(h, sol, n)
 
@@ -89,7 +89,7 @@ class FreshRule:
     def learn(self, h: str, tile) -> None:
         """A tile the stitch made (now in the indexes): dead at once if its solution is on the board."""
         if held(tile.n):
-            sol = solution_hash(tile.n, tile.canonical()[0].solution)   # a canonical tile's solution is canonical
+            sol = solution_hash(tile.n, tile.canonical()[0].solution)  # a canonical tile's solution is canonical
             self._map(h, sol, tile.n)
             if self.on_board.get(sol):
                 for idx in self.indexes:

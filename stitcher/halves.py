@@ -25,15 +25,15 @@ class HalfResult:
     """What a half sends back to the parent: plain, picklable data."""
 
     placed: list[tuple[int, str, int, tuple]] = field(default_factory=list)  # (i, hash, t, edges), in seq order
-    tiles: list = field(default_factory=list)          # the Tiles it made, in order
-    ops: list = field(default_factory=list)            # LogJournal.ops
+    tiles: list = field(default_factory=list)  # the Tiles it made, in order
+    ops: list = field(default_factory=list)  # LogJournal.ops
     left_over: list[int] = field(default_factory=list)  # squares the half would have split
     stats: object = None
     first_area: int = 0
-    cpu_s: float = 0.0                                 # the worker's CPU time for this half
+    cpu_s: float = 0.0  # the worker's CPU time for this half
 
 
-_RUN = None     # the parent's run, inherited by the forked workers
+_RUN = None  # the parent's run, inherited by the forked workers
 
 
 def _half(r: int) -> HalfResult:
@@ -83,7 +83,7 @@ def take_halves(run: StitchRun, results: list[HalfResult], area: dict) -> int:
         clashed += graft(run, res)
         first_area += res.first_area
     run.pin(())
-    run.reread_nofits()              # now with the halves' nofits, replayed into the ledger
+    run.reread_nofits()  # now with the halves' nofits, replayed into the ledger
     run.enter(run.stream.child("rest"))
     left_over = frozenset([i for res in results for i in res.left_over] + clashed)
     run.count_from(run.progress_total - len(left_over), run.progress_total)
@@ -100,12 +100,18 @@ def run_half(run: StitchRun, r: int) -> HalfResult:
     if run.fresh is not None:
         run.fresh.reserve(r)
     at = run.at
-    order = [i for i in run.halves.halves[r] if not at.placed(i)]   # not the seed
+    order = [i for i in run.halves.halves[r] if not at.placed(i)]  # not the seed
     run.count_from(0, len(order))
     first_area = run.place_all(order, area={i: at.squares[i][2] ** 2 for i in order})
-    out = HalfResult(placed=at.held(order), tiles=journal.tiles,
-                     ops=journal.ops, left_over=run.left_over, stats=run.st, first_area=first_area,
-                     cpu_s=time.process_time() - cpu0)
+    out = HalfResult(
+        placed=at.held(order),
+        tiles=journal.tiles,
+        ops=journal.ops,
+        left_over=run.left_over,
+        stats=run.st,
+        first_area=first_area,
+        cpu_s=time.process_time() - cpu0,
+    )
     journal.close()
     return out
 
@@ -123,7 +129,7 @@ def graft(run: StitchRun, res: HalfResult) -> list[int]:
     run.st.seconds["ledger"] += time.perf_counter() - t0
     run.st.merge(res.stats)
     clashed = []
-    for (k, h, t, edges) in res.placed:
+    for k, h, t, edges in res.placed:
         if run.fresh is not None and run.fresh.clashes(h):
             clashed.append(k)
             run.st.bump(run.at.n(k), "clashed")

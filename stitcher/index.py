@@ -53,7 +53,7 @@ from stitcher.active import ACTIVE_CAP, ActiveInfo, canonical_pins, load_active,
 from stitcher.place import TRIES, choose
 from tilelib.native import load_twin
 
-_core = load_twin("stitcher._core")   # None: the numpy reference runs (tilelib.native warned)
+_core = load_twin("stitcher._core")  # None: the numpy reference runs (tilelib.native warned)
 
 
 # Entries (256 tiles) appended to a C Table before it is rebuilt. A rebuild is O(entries): ~50 ms at
@@ -94,13 +94,13 @@ class _SizeIndex:
         self.PINS = np.zeros(cap, dtype=np.uint16)
         self.M = np.zeros(cap, dtype=np.int64)
         self.SK = np.zeros(cap, dtype=np.uint64)
-        self.DEAD = np.zeros(cap, dtype=bool)    # dead entries (set_dead)
-        self._row: dict[str, int] | None = None   # hash -> row, built at the first set_dead
-        self._buckets: list[dict[int, np.ndarray]] | None = None   # lookup_py's, built at its first call
-        self._bucketed = 0                # entries in them
+        self.DEAD = np.zeros(cap, dtype=bool)  # dead entries (set_dead)
+        self._row: dict[str, int] | None = None  # hash -> row, built at the first set_dead
+        self._buckets: list[dict[int, np.ndarray]] | None = None  # lookup_py's, built at its first call
+        self._bucketed = 0  # entries in them
         self._all: np.ndarray | None = None
-        self._ranked = 0                  # entries in the C table's bitsets (the rest are its extras)
-        self._ranked_sk = self.SK[:0]     # their sort keys, ascending
+        self._ranked = 0  # entries in the C table's bitsets (the rest are its extras)
+        self._ranked_sk = self.SK[:0]  # their sort keys, ascending
         self.table = self._table()
 
     def _grow(self, need: int) -> None:
@@ -112,19 +112,23 @@ class _SizeIndex:
         for name in ("OE", "PINS", "M", "SK", "DEAD"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
-            new[:self.size] = old[:self.size]
+            new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
     def add(self, rows: list[tuple[str, tuple[int, int, int, int], int, int]]) -> None:
         """Add canonical tiles (hash, edges, m, alt_sides); each becomes 16 oriented entries."""
         if not rows:
             return
-        self.add_arrays([r[0] for r in rows], np.array([r[1] for r in rows], dtype=np.int64),
-                        np.array([r[2] for r in rows], dtype=np.int64),
-                        np.array([canonical_pins(r[2], r[3]) for r in rows], dtype=np.int64))
+        self.add_arrays(
+            [r[0] for r in rows],
+            np.array([r[1] for r in rows], dtype=np.int64),
+            np.array([r[2] for r in rows], dtype=np.int64),
+            np.array([canonical_pins(r[2], r[3]) for r in rows], dtype=np.int64),
+        )
 
-    def add_arrays(self, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray,
-                   table: bool = True) -> None:
+    def add_arrays(
+        self, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray, table: bool = True
+    ) -> None:
         """Add canonical tiles as arrays: edges (k, 4), m (k,), canonical pin bitmaps (k,).
         Cost O(k) plus the C table's extend (O(extras)) or, past EXTRA_LIMIT, its rebuild;
         ``table=False`` leaves the C table unbuilt until ``build_tables`` (lookups need it built)."""
@@ -137,7 +141,7 @@ class _SizeIndex:
         sl = slice(k0, k0 + cnt)
         # entry 16·row + t, side s = side src[t, s] of the canonical tile, reversed where flip,
         # complemented by xor: one gather and two whole-array passes instead of 64 strided ones
-        oe = np.asarray(canon, dtype=np.int64)[:, src]                  # (k, 16, 4)
+        oe = np.asarray(canon, dtype=np.int64)[:, src]  # (k, 16, 4)
         oe = np.where(flip, _rev_table(self.n)[oe], oe) ^ xor
         self.OE[sl] = oe.reshape(cnt, 4)
         self.PINS[sl] = pin_perm()[:, np.asarray(pins, dtype=np.int64)].T.reshape(cnt)
@@ -171,10 +175,10 @@ class _SizeIndex:
         for name in ("OE", "PINS", "M", "SK", "DEAD"):
             got = getattr(parent, name)[ent]
             if k0 == 0:
-                setattr(self, name, got)    # exactly sized; a later add grows it
+                setattr(self, name, got)  # exactly sized; a later add grows it
             else:
                 self._grow(k0 + len(ent))
-                getattr(self, name)[k0:k0 + len(ent)] = got
+                getattr(self, name)[k0 : k0 + len(ent)] = got
         self._added([parent.hashes[j] for j in rows.tolist()], k0, table)
 
     def row_of(self, h: str) -> int | None:
@@ -223,8 +227,14 @@ class _SizeIndex:
         k = self.size
         order = self.all_sorted()
         self._ranked, self._ranked_sk = k, self.SK[order]
-        table = _core.Table(self.n, k, np.ascontiguousarray(self.OE[:k]), self.PINS[:k].astype(np.int64),
-                            np.ascontiguousarray(self.M[:k]), order)
+        table = _core.Table(
+            self.n,
+            k,
+            np.ascontiguousarray(self.OE[:k]),
+            self.PINS[:k].astype(np.int64),
+            np.ascontiguousarray(self.M[:k]),
+            order,
+        )
         dead = np.flatnonzero(self.DEAD[:k]).astype(np.int64)
         if len(dead):
             table.set_dead(dead, True)
@@ -236,12 +246,17 @@ class _SizeIndex:
         ids = np.arange(self._ranked, self.size, dtype=np.int64)
         ids = ids[np.argsort(self.SK[ids], kind="stable")]
         ins = np.searchsorted(self._ranked_sk, self.SK[ids], side="right").astype(np.int64)
-        self.table.extend(np.ascontiguousarray(self.OE[k0:self.size]), ids, ins,
-                          self.PINS[ids].astype(np.int64), np.ascontiguousarray(self.M[ids]))
+        self.table.extend(
+            np.ascontiguousarray(self.OE[k0 : self.size]),
+            ids,
+            ins,
+            self.PINS[ids].astype(np.int64),
+            np.ascontiguousarray(self.M[ids]),
+        )
 
     def all_sorted(self) -> np.ndarray:
         if self._all is None:
-            self._all = np.argsort(self.SK[:self.size], kind="stable").astype(np.int64)
+            self._all = np.argsort(self.SK[: self.size], kind="stable").astype(np.int64)
         return self._all
 
     def lookup(self, c: Constraint, m1: bool) -> np.ndarray:
@@ -278,7 +293,7 @@ class _SizeIndex:
             for s in sides:
                 if s != best and len(cands):
                     cands = cands[(self.OE[cands, s] & c.masks[s]) == c.values[s]]
-            cands = cands[np.lexsort((cands, self.SK[cands]))]    # (hash, t) order, as all_sorted
+            cands = cands[np.lexsort((cands, self.SK[cands]))]  # (hash, t) order, as all_sorted
         if m1 and len(cands):
             cands = cands[self.M[cands] == 1]
         if len(cands):
@@ -292,8 +307,7 @@ def _edge_plan(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     reversed, and the mask it is XORed with (all ones when complemented) — ``EDGE_MAP`` as arrays."""
     src = np.array([[e.side for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=np.int64)
     flip = np.array([[e.reversed for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=bool)
-    xor = np.array([[((1 << n) - 1) if e.complemented else 0 for e in EDGE_MAP[t]] for t in TRANSFORMS],
-                   dtype=np.int64)
+    xor = np.array([[((1 << n) - 1) if e.complemented else 0 for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=np.int64)
     return src, flip, xor
 
 
@@ -327,9 +341,9 @@ class MemoryIndex:
 
     def __init__(self) -> None:
         self.sizes: dict[int, _SizeIndex] = {}
-        self.info: ActiveInfo | None = None     # how ``open`` got the active set
-        self.opened_ladders: dict[int, np.ndarray] = {}   # n -> ladder level of each tile it opened with
-        self.solutions: dict[str, tuple[int, str]] = {}   # tile hash -> (n, solution hash), n >= 10 (fresh)
+        self.info: ActiveInfo | None = None  # how ``open`` got the active set
+        self.opened_ladders: dict[int, np.ndarray] = {}  # n -> ladder level of each tile it opened with
+        self.solutions: dict[str, tuple[int, str]] = {}  # tile hash -> (n, solution hash), n >= 10 (fresh)
 
     @staticmethod
     def load(conn, ns, cap: int = ACTIVE_CAP) -> "MemoryIndex":
@@ -406,8 +420,7 @@ class MemoryIndex:
         """The ``stitcher._core.Table`` of size n (None without the extension)."""
         return self._size(n).table
 
-    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES,
-               best_of: int = 1):
+    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES, best_of: int = 1):
         """``place.choose`` over ``lookup(c, m1)``; in one C call when check is None or a C Checker."""
         si = self._size(c.n)
         if si.table is not None and (check is None or isinstance(check, _core.Checker)):
@@ -435,10 +448,12 @@ class SqlIndex:
     def _fetch(self, hashes) -> None:
         missing = [h for h in hashes if h not in self._info]
         for i in range(0, len(missing), 500):
-            part = missing[i:i + 500]
+            part = missing[i : i + 500]
             for h, t, r, b, l, m, a in self.conn.execute(
-                    f"SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE hash IN "
-                    f"({','.join('?' * len(part))})", part):
+                f"SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE hash IN "
+                f"({','.join('?' * len(part))})",
+                part,
+            ):
                 self._info[h] = ((t, r, b, l), canonical_pins(m, a))
 
     def lookup(self, c: Constraint, m1: bool = False):
@@ -451,8 +466,7 @@ class SqlIndex:
     def table(self, n: int):
         return None
 
-    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES,
-               best_of: int = 1):
+    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES, best_of: int = 1):
         keys, pins = self.lookup(c, m1)
         return choose(keys, pins, known, stream, check=check, tries=tries, best_of=best_of)
 

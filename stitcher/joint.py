@@ -28,24 +28,40 @@ from engine.windows import Windows
 from tilelib.rng import Stream
 
 TIME_LIMIT = 10.0
-JOINT_TRIES = 2   # seeded attempts per window-aware completion (a grid may not thin)
+JOINT_TRIES = 2  # seeded attempts per window-aware completion (a grid may not thin)
 
 
-def joint_complete(values: np.ndarray, known: np.ndarray, square: tuple[int, int, int],
-                   others: list[tuple[int, int, int]], stream: Stream,
-                   time_limit: float = TIME_LIMIT, *, exclude=(), tally: Tally | None = None) -> np.ndarray | None:
+def joint_complete(
+    values: np.ndarray,
+    known: np.ndarray,
+    square: tuple[int, int, int],
+    others: list[tuple[int, int, int]],
+    stream: Stream,
+    time_limit: float = TIME_LIMIT,
+    *,
+    exclude=(),
+    tally: Tally | None = None,
+) -> np.ndarray | None:
     """Grid for ``square`` (x0, y0, s) consistent with the known board cells, such that every
     window in ``others`` still has a rows/columns-valid completion, and different from every grid
     in ``exclude``; None if none is found."""
-    got = joint_complete_many(values, known, [square], others, stream, time_limit,
-                              exclude=[(0, g) for g in exclude], tally=tally)
+    got = joint_complete_many(
+        values, known, [square], others, stream, time_limit, exclude=[(0, g) for g in exclude], tally=tally
+    )
     return None if got is None else got[0]
 
 
-def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tuple[int, int, int]],
-                        others: list[tuple[int, int, int]], stream: Stream,
-                        time_limit: float = TIME_LIMIT, *, exclude=(), tally: Tally | None = None
-                        ) -> list[np.ndarray] | None:
+def joint_complete_many(
+    values: np.ndarray,
+    known: np.ndarray,
+    squares: list[tuple[int, int, int]],
+    others: list[tuple[int, int, int]],
+    stream: Stream,
+    time_limit: float = TIME_LIMIT,
+    *,
+    exclude=(),
+    tally: Tally | None = None,
+) -> list[np.ndarray] | None:
     """Grids for several squares at once (the stitcher's repair: a square and the neighbours it
     took off), each a full Takuzu grid (balance, no three in a row, distinct rows and columns),
     agreeing on shared cells and with the known board cells, with every window in ``others``
@@ -54,7 +70,7 @@ def joint_complete_many(values: np.ndarray, known: np.ndarray, squares: list[tup
     ``joint_complete``'s problem. ``exclude``: (k, grid) pairs, square k's grid must differ from
     grid (the fair rule's other images)."""
     got = decide(joint_problem(values, known, squares, others, exclude), stream, time_limit, tally=tally)
-    return None if got.grids is None else got.grids[:len(squares)]
+    return None if got.grids is None else got.grids[: len(squares)]
 
 
 def joint_problem(values: np.ndarray, known: np.ndarray, squares, others, exclude=()) -> Windows:

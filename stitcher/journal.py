@@ -40,8 +40,8 @@ class SqlJournal:
 
     def __init__(self, lib, conn, *, defer: bool = True) -> None:
         self.lib, self.conn, self.defer = lib, conn, defer
-        self.pending: dict[str, Tile] = {}   # hash -> canonical tile, kept back, in the order made
-        self.named: set[str] = set()          # tile hashes the ledger names (mark_drained)
+        self.pending: dict[str, Tile] = {}  # hash -> canonical tile, kept back, in the order made
+        self.named: set[str] = set()  # tile hashes the ledger names (mark_drained)
 
     def record_miss(self, c: Constraint, packing: str) -> Miss:
         return ledger.record_miss(self.conn, c, packing)
@@ -56,7 +56,7 @@ class SqlJournal:
     def insert(self, tile: Tile) -> tuple[str, int]:
         """(hash, t) of the tile, canonical.transform(t) = tile; kept back until ``flush``."""
         if not self.defer:
-            return self.lib.insert(tile)      # in the stitch's transaction, committed with the ledger
+            return self.lib.insert(tile)  # in the stitch's transaction, committed with the ledger
         canon, h, t = tile_key(tile)
         self.pending.setdefault(h, canon)
         return h, t
@@ -97,11 +97,11 @@ class LogJournal:
 
     def __init__(self, path, inherited: dict[str, Tile] | None = None) -> None:
         self.conn = connect(path, readonly=True)
-        self.view = Library(Path(path), self.conn)   # reads only (the connection is read-only)
-        self.inherited = inherited or {}    # the parent's kept-back tiles (SqlJournal.pending)
-        self.ops: list[tuple] = []          # ("miss", c, packing, id) | ("drained", id, h) | ("nofit", id)
-        self.tiles: list[Tile] = []         # inserted tiles, in order
-        self._canon: dict[str, Tile] = {}   # hash -> canonical tile, of those
+        self.view = Library(Path(path), self.conn)  # reads only (the connection is read-only)
+        self.inherited = inherited or {}  # the parent's kept-back tiles (SqlJournal.pending)
+        self.ops: list[tuple] = []  # ("miss", c, packing, id) | ("drained", id, h) | ("nofit", id)
+        self.tiles: list[Tile] = []  # inserted tiles, in order
+        self._canon: dict[str, Tile] = {}  # hash -> canonical tile, of those
         self._misses: dict[tuple, Miss] = {}
         self._by_id: dict[int, tuple] = {}
 

@@ -33,15 +33,15 @@ class StitchOptions:
     must give the same board: it says how many processes stitch the halves of a big board."""
 
     drain: Drain = Drain.INLINE
-    m_max: int | None = None          # m limit of drained tiles (None: the generator's default per n)
-    max_tries: int = MAX_TRIES        # completions per plain drain
-    order: str = "packer"             # placement order (stitcher.order.ORDERS)
-    lookahead: bool = True            # forward check + window-aware drain and repair
-    profile: object = None            # a tilelib.difficulty.Profile the draws aim for, or None
-    reuse: bool = True                # a made tile whose grid the index holds is not added (stitcher.reuse)
-    early_repair: bool = True         # repair a square at its turn rather than place it unchecked
-    fresh: bool = False               # the fair rule: no n >= 10 solution twice, none spent (stitcher.fresh)
-    workers: int = 1                  # processes for the halves (stitcher.regions); not in the board
+    m_max: int | None = None  # m limit of drained tiles (None: the generator's default per n)
+    max_tries: int = MAX_TRIES  # completions per plain drain
+    order: str = "packer"  # placement order (stitcher.order.ORDERS)
+    lookahead: bool = True  # forward check + window-aware drain and repair
+    profile: object = None  # a tilelib.difficulty.Profile the draws aim for, or None
+    reuse: bool = True  # a made tile whose grid the index holds is not added (stitcher.reuse)
+    early_repair: bool = True  # repair a square at its turn rather than place it unchecked
+    fresh: bool = False  # the fair rule: no n >= 10 solution twice, none spent (stitcher.fresh)
+    workers: int = 1  # processes for the halves (stitcher.regions); not in the board
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "drain", Drain.of(self.drain))

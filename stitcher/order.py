@@ -36,10 +36,10 @@ def unit_owner(packing: Packing) -> np.ndarray:
     """P×P int32: square id of each pitch unit, ZONE for zone units (FREE if uncovered)."""
     P = packing.P
     own = np.full((P, P), FREE, dtype=np.int32)
-    for (x, y, w, h) in (r for z in packing.zones for r in z):
-        own[y:y + h, x:x + w] = ZONE
+    for x, y, w, h in (r for z in packing.zones for r in z):
+        own[y : y + h, x : x + w] = ZONE
     for i, (x, y, s) in enumerate(packing.squares):
-        own[y:y + s, x:x + s] = i
+        own[y : y + s, x : x + s] = i
     return own
 
 
@@ -53,8 +53,8 @@ def ring(own: np.ndarray, x: int, y: int, s: int) -> tuple[np.ndarray, np.ndarra
     xa, xb = max(x - 1, 0), min(x + s + 1, P)
     top = own[y - 1, xa:xb] if y > 0 else own[0:0, 0]
     bottom = own[y + s, xa:xb] if y + s < P else own[0:0, 0]
-    left = own[y:y + s, x - 1] if x > 0 else own[0:0, 0]
-    right = own[y:y + s, x + s] if x + s < P else own[0:0, 0]
+    left = own[y : y + s, x - 1] if x > 0 else own[0:0, 0]
+    right = own[y : y + s, x + s] if x + s < P else own[0:0, 0]
     return top, right, bottom, left
 
 
@@ -80,16 +80,18 @@ def side_known(own: np.ndarray, dist: list[int], square: tuple[int, int, int], d
     """
     x, y, s = square
     P = own.shape[0]
-    strips = (own[y - 1, x:x + s] if y > 0 else None,
-              own[y:y + s, x + s] if x + s < P else None,
-              own[y + s, x:x + s] if y + s < P else None,
-              own[y:y + s, x - 1] if x > 0 else None)
+    strips = (
+        own[y - 1, x : x + s] if y > 0 else None,
+        own[y : y + s, x + s] if x + s < P else None,
+        own[y + s, x : x + s] if y + s < P else None,
+        own[y : y + s, x - 1] if x > 0 else None,
+    )
     mask = 0
     for side, strip in enumerate(strips):
         if strip is None:
             continue
         ok = True
-        for j in set(strip.tolist()):   # order is irrelevant: every owner must qualify
+        for j in set(strip.tolist()):  # order is irrelevant: every owner must qualify
             if j == ZONE:
                 continue
             if j < 0 or dist[j] >= d:

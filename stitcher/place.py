@@ -27,13 +27,13 @@ import numpy as np
 from tilelib.rng import Stream
 
 TRIES = 16
-SMALL = 64   # up to this many candidates, the pools are built as Python lists (same order)
+SMALL = 64  # up to this many candidates, the pools are built as Python lists (same order)
 
 
 def draws(pool: np.ndarray, stream: Stream, limit: int):
     """Up to ``limit`` elements of ``pool`` in a seeded random order (partial Fisher–Yates)."""
     m = len(pool)
-    moved: dict[int, int] = {}   # sparse swaps: position -> index now there
+    moved: dict[int, int] = {}  # sparse swaps: position -> index now there
     for k in range(min(limit, m)):
         j = k + stream.randbelow(m - k)
         vj, vk = moved.get(j, j), moved.get(k, k)
@@ -41,8 +41,15 @@ def draws(pool: np.ndarray, stream: Stream, limit: int):
         yield int(pool[vj])
 
 
-def choose(keys, pins: np.ndarray, known: int, stream: Stream,
-           check: Callable[[object], int] | None = None, tries: int = TRIES, best_of: int = 1):
+def choose(
+    keys,
+    pins: np.ndarray,
+    known: int,
+    stream: Stream,
+    check: Callable[[object], int] | None = None,
+    tries: int = TRIES,
+    best_of: int = 1,
+):
     """(key, preferred?, passed check?) or None when there is no candidate.
 
     ``check(key)`` returns a score, 0 = fails. With ``best_of`` = k > 1, the first k passing
@@ -50,7 +57,7 @@ def choose(keys, pins: np.ndarray, known: int, stream: Stream,
     """
     if len(keys) == 0:
         return None
-    if len(keys) <= SMALL:     # plain lists: a few numpy calls cost more than the loop
+    if len(keys) <= SMALL:  # plain lists: a few numpy calls cost more than the loop
         pinned = [(p >> known) & 1 for p in pins.tolist()]
         pools = ([k for k, b in enumerate(pinned) if b], [k for k, b in enumerate(pinned) if not b])
     else:

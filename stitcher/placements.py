@@ -26,7 +26,7 @@ from stitcher.check import ForwardCheck
 from stitcher.fresh import FreshRule
 from stitcher.order import ZONE, bfs_distance, known_sides, ring, side_known, unit_owner
 
-Tile = tuple[str, int]          # (hash, t): a library tile in orientation t
+Tile = tuple[str, int]  # (hash, t): a library tile in orientation t
 
 
 class Placements:
@@ -34,7 +34,7 @@ class Placements:
 
     def __init__(self, packing: Packing, fresh: FreshRule | None = None) -> None:
         self.seed = packing.seed_tile
-        self.first = len(packing.squares)                  # ids below this are the packing's own
+        self.first = len(packing.squares)  # ids below this are the packing's own
         self.own = unit_owner(packing)
         self.adj: list[list[int]] = adjacency(packing.squares)
         self.dist: list[int] = bfs_distance(self.adj, packing.seed_tile)
@@ -46,7 +46,7 @@ class Placements:
         self._edges: dict[int, tuple] = {}
         self._turn: dict[int, int] = {}
         self._seq = 0
-        self.count = 0                                      # squares holding a tile now
+        self.count = 0  # squares holding a tile now
         self.board = Board(packing.G)
         self.fresh = fresh
         self.fcheck = ForwardCheck(self.board, self.squares, self.adj, self._tiles, self.children)
@@ -94,8 +94,8 @@ class Placements:
         """Replace unplaced square i by the sub-squares ``subs`` and the zone rectangles ``zones``
         that cover it: the zones are marked, each sub-square appended with its known sides and
         adjacency (its neighbours' forward-check geometry forgotten). Returns the new ids."""
-        for (zx, zy, zw, zh) in zones:
-            self.own[zy:zy + zh, zx:zx + zw] = ZONE
+        for zx, zy, zw, zh in zones:
+            self.own[zy : zy + zh, zx : zx + zw] = ZONE
         self.new_zones.extend(zones)
         ids = []
         for sq in subs:
@@ -105,7 +105,7 @@ class Placements:
             self.dist.append(self.dist[i])
             self.adj.append([])
             self.known.append(0)
-            self.own[sq[1]:sq[1] + sq[2], sq[0]:sq[0] + sq[2]] = j
+            self.own[sq[1] : sq[1] + sq[2], sq[0] : sq[0] + sq[2]] = j
             ids.append(j)
         for j in ids:
             self.known[j] = side_known(self.own, self.dist, self.squares[j], self.dist[j])

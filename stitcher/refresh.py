@@ -30,9 +30,17 @@ def misses_summary(conn) -> list[dict]:
     [{"n", "sides", "open", "asked"}], most asked first."""
     rows = conn.execute(
         "SELECT n, side_mask, count(*), sum(count) FROM misses WHERE nofit = 0 AND tile IS NULL "
-        "GROUP BY n, side_mask ORDER BY sum(count) DESC, n, side_mask").fetchall()
-    return [{"n": n, "sides": "+".join(s for i, s in enumerate(SIDES) if mask >> i & 1) or "none",
-             "open": k, "asked": int(asked)} for n, mask, k, asked in rows]
+        "GROUP BY n, side_mask ORDER BY sum(count) DESC, n, side_mask"
+    ).fetchall()
+    return [
+        {
+            "n": n,
+            "sides": "+".join(s for i, s in enumerate(SIDES) if mask >> i & 1) or "none",
+            "open": k,
+            "asked": int(asked),
+        }
+        for n, mask, k, asked in rows
+    ]
 
 
 def _solve(job: tuple) -> tuple[int, str, object]:
@@ -41,8 +49,16 @@ def _solve(job: tuple) -> tuple[int, str, object]:
     return miss_id, kind, tile
 
 
-def drain_open(lib, seed: bytes, *, limit: int | None = None, workers: int = 1, m_max: int | None = None,
-               batch: int = 200, on_batch: Callable[[DrainStats], None] | None = None) -> DrainStats:
+def drain_open(
+    lib,
+    seed: bytes,
+    *,
+    limit: int | None = None,
+    workers: int = 1,
+    m_max: int | None = None,
+    batch: int = 200,
+    on_batch: Callable[[DrainStats], None] | None = None,
+) -> DrainStats:
     """Drain up to ``limit`` open misses; see the module docstring."""
     if workers < 1:
         raise BadInput(f"--workers must be at least 1, got {workers}")
@@ -63,7 +79,7 @@ def drain_open(lib, seed: bytes, *, limit: int | None = None, workers: int = 1, 
         results = pool.imap(_solve, todo, chunksize=1) if pool else map(_solve, todo)
         done = 0
         for miss_id, kind, tile in results:
-            rep.cp_calls += 1            # one generate() per miss, as drain_misses counts
+            rep.cp_calls += 1  # one generate() per miss, as drain_misses counts
             apply_result(lib, miss_id, kind, tile, rep)
             done += 1
             if on_batch is not None and done % batch == 0:

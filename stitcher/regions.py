@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-MIN_G = 200          # smaller boards: one pass (the strip would be a large share of the work)
+MIN_G = 200  # smaller boards: one pass (the strip would be a large share of the work)
 REGIONS = ("left", "right")
 
 

@@ -37,7 +37,7 @@ from stitcher.small import doomed
 from tilelib.spent import grid_solution_hash, held
 
 REPAIR_TRIES = 4
-RING2 = 8       # at most this many second-ring squares join the last joint repair
+RING2 = 8  # at most this many second-ring squares join the last joint repair
 
 
 def repair(run: StitchRun, i: int) -> bool:
@@ -130,21 +130,29 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
         run.st.cp_calls += 1
         sub = run.drain_stream.child(f"{run.drains}/together/{a}")
         a += 1
-        grids = joint_complete_many(at.board.values, at.board.known, squares,
-                                    [at.squares[j] for j in others], sub, exclude=exclude,
-                                    tally=run.st.bump)
+        grids = joint_complete_many(
+            at.board.values,
+            at.board.known,
+            squares,
+            [at.squares[j] for j in others],
+            sub,
+            exclude=exclude,
+            tally=run.st.bump,
+        )
         if grids is None:
             break
         bad = unfair(run, grids)
-        if bad:                        # the fair rule: exclude those grids and ask again (not a try)
+        if bad:  # the fair rule: exclude those grids and ask again (not a try)
             if not exclude_images(exclude, [grids[k] for k in bad], keys=bad):
                 break
             for k in bad:
                 run.st.bump(grids[k].shape[0], "banned")
             continue
         tries += 1
-        made = [tile_from_grid(g, *run.tile_params(j), sub.child(f"thin/{j}"), level=run.level_for(j))
-                for j, g in zip(group, grids)]
+        made = [
+            tile_from_grid(g, *run.tile_params(j), sub.child(f"thin/{j}"), level=run.level_for(j))
+            for j, g in zip(group, grids)
+        ]
         if all(t is not None for t in made):
             tiles = made
             break

@@ -34,7 +34,7 @@ from tilelib.errors import TilesError
 from tilelib.rng import Stream
 
 BEST_OF = 1
-STITCH_CACHE_KIB = 256 * 1024    # SQLite page cache of the library connection during a stitch
+STITCH_CACHE_KIB = 256 * 1024  # SQLite page cache of the library connection during a stitch
 JOINT_MISS = "joint-miss"
 
 
@@ -42,7 +42,7 @@ class StitchError(TilesError):
     """The packing cannot be stitched as asked (e.g. no m = 1 tile for the seed and no drain)."""
 
 
-Repair = Callable[["StitchRun", int], bool]     # stitcher.repair.repair: remake a square with its neighbours
+Repair = Callable[["StitchRun", int], bool]  # stitcher.repair.repair: remake a square with its neighbours
 
 
 def open_indexes(lib, packing: Packing, opts: StitchOptions, index=None) -> tuple:
@@ -73,8 +73,12 @@ def index_info(index) -> dict:
     info = getattr(index, "info", None)
     if info is None:
         return {}
-    return {"source": info.source, "new_rows": info.new_rows, "written": info.written,
-            "active": {n: si.size // 16 for n, si in sorted(index.sizes.items())}}
+    return {
+        "source": info.source,
+        "new_rows": info.new_rows,
+        "written": info.written,
+        "active": {n: si.size // 16 for n, si in sorted(index.sizes.items())},
+    }
 
 
 class StitchRun:
@@ -87,23 +91,32 @@ class StitchRun:
     ``stitcher.stitch`` makes one (``open_run``) and drives it; see its module doc."""
 
     at: Placements
-    order: list[int]                          # placement order (seed first)
+    order: list[int]  # placement order (seed first)
     seed: int
-    fixed: frozenset[int]                     # squares a repair never takes off (seed; a half's strip)
-    halves: regions.Split | None              # the two halves and the strip, or None: one pass
+    fixed: frozenset[int]  # squares a repair never takes off (seed; a half's strip)
+    halves: regions.Split | None  # the two halves and the strip, or None: one pass
     index: MemoryIndex
-    journal: SqlJournal                       # a half's worker has a journal.LogJournal
+    journal: SqlJournal  # a half's worker has a journal.LogJournal
     nofits: NofitSet
     st: StitchStats
 
-    def __init__(self, packing: Packing, lib, stream: Stream, opts: StitchOptions = StitchOptions(), *,
-                 repair: Repair, index=None, progress: Callable[[int, int, StitchStats], None] | None = None) -> None:
+    def __init__(
+        self,
+        packing: Packing,
+        lib,
+        stream: Stream,
+        opts: StitchOptions = StitchOptions(),
+        *,
+        repair: Repair,
+        index=None,
+        progress: Callable[[int, int, StitchStats], None] | None = None,
+    ) -> None:
         self.opts, self.profile, self.repairer = opts, opts.profile, repair
         self.inline = opts.drain is Drain.INLINE
         self.drain = opts.drain is not Drain.OFF
         self.lookahead, self.m_max, self.max_tries = opts.lookahead, opts.m_max, opts.max_tries
         self.lib, self.packing, self.pid = lib, packing, packing.digest()
-        self.conn = lib.conn          # written only inside the stitch's transaction (stitch.kept)
+        self.conn = lib.conn  # written only inside the stitch's transaction (stitch.kept)
         # The stitch's rows and ledger writes are one transaction; with SQLite's default 2 MB page
         # cache its dirty pages spill to the file mid-transaction and are written again when
         # re-dirtied (measured: 583 MB written at a 363 MB library). Pages it touches stay cached.
@@ -111,7 +124,7 @@ class StitchRun:
         self.progress, self.progress_total, self.done = progress, len(packing.squares), 0
         self.stream = stream
         self.enter(stream)
-        self.defer_splits, self.left_over = False, []   # a half leaves squares it would split to the last pass
+        self.defer_splits, self.left_over = False, []  # a half leaves squares it would split to the last pass
         self.st = StitchStats()
         t0 = time.perf_counter()
         self.index, self.level_idx, self.fresh = open_indexes(lib, packing, opts, index)
@@ -121,10 +134,18 @@ class StitchRun:
         self.seed = packing.seed_tile
         self.order = placement_order(packing, self.at.dist, opts.order)
         self.fixed = frozenset({self.seed})
-        self.halves = regions.split(self.at.squares, self.seed, packing.P, self.order) \
-            if packing.G >= regions.MIN_G and self.drain else None
-        self.st.seconds = {"geometry": time.perf_counter() - t1, "index": t1 - t0, "drain": 0.0, "ledger": 0.0,
-                           "index_add": 0.0}
+        self.halves = (
+            regions.split(self.at.squares, self.seed, packing.P, self.order)
+            if packing.G >= regions.MIN_G and self.drain
+            else None
+        )
+        self.st.seconds = {
+            "geometry": time.perf_counter() - t1,
+            "index": t1 - t0,
+            "drain": 0.0,
+            "ledger": 0.0,
+            "index_add": 0.0,
+        }
         self.st.index = index_info(self.index)
         # made tiles are kept back until the end unless lookups read the library (an SqlIndex)
         self.journal = SqlJournal(lib, self.conn, defer=isinstance(self.index, MemoryIndex))
@@ -167,9 +188,17 @@ class StitchRun:
         c = self.at.board.constraint(x, y, n)
         got, index = (None, self.index) if self.profile is None else self.profiled_choose(i, n, c)
         if got is None:
-            got, index = self.index.choose(c, i == self.seed, self.at.known[i], self.place_stream,
-                                           check=self._checker(i, n) if self.lookahead else None,
-                                           best_of=BEST_OF), self.index
+            got, index = (
+                self.index.choose(
+                    c,
+                    i == self.seed,
+                    self.at.known[i],
+                    self.place_stream,
+                    check=self._checker(i, n) if self.lookahead else None,
+                    best_of=BEST_OF,
+                ),
+                self.index,
+            )
         if got is None:
             return False, c
         if not got[2]:
@@ -213,8 +242,14 @@ class StitchRun:
         (None, None) when neither has a candidate passing the forward check (the caller then
         chooses among all tiles, as without a profile)."""
         for idx in self.level_order(i, n):
-            got = idx.choose(c, i == self.seed, self.at.known[i], self.place_stream,
-                             check=self._checker(i, n, idx) if self.lookahead else None, best_of=BEST_OF)
+            got = idx.choose(
+                c,
+                i == self.seed,
+                self.at.known[i],
+                self.place_stream,
+                check=self._checker(i, n, idx) if self.lookahead else None,
+                best_of=BEST_OF,
+            )
             if got is not None and got[2]:
                 self.st.bump(n, "profile_hits")
                 return got, idx
@@ -247,17 +282,18 @@ class StitchRun:
         at = self.at
         others = [at.squares[j] for j in at.open_neighbours(i)]
         if doomed(at.board, [at.squares[i]], others):
-            return JOINT_MISS, None      # the model would be infeasible (small.py): no CP-SAT call
+            return JOINT_MISS, None  # the model would be infeasible (small.py): no CP-SAT call
         tries, a, exclude = 0, 0, []
         while tries < JOINT_TRIES:
             self.st.cp_calls += 1
             sub = self.drain_stream.child(f"{self.drains}/joint/{a}")
             a += 1
-            grid = joint_complete(at.board.values, at.board.known, at.squares[i], others, sub,
-                                  exclude=exclude, tally=self.st.bump)
+            grid = joint_complete(
+                at.board.values, at.board.known, at.squares[i], others, sub, exclude=exclude, tally=self.st.bump
+            )
             if grid is None:
                 break
-            if self.banned(grid):           # the fair rule: ask for another grid (not a try)
+            if self.banned(grid):  # the fair rule: ask for another grid (not a try)
                 self.st.bump(at.n(i), "banned")
                 if not exclude_images(exclude, [grid]):
                     break
@@ -280,17 +316,21 @@ class StitchRun:
         with self.draining():
             kind, tile = JOINT_MISS, None
             if c.n in EXACT_N and not feasible(c):
-                kind = NOFIT             # what CP-SAT would prove, from the table of all grids
+                kind = NOFIT  # what CP-SAT would prove, from the table of all grids
             elif self.lookahead:
                 kind, tile = self.make_joint(i)
             if kind not in ("tile", NOFIT):
                 self.st.cp_calls += 1
-                kind, tile = generate(c, *self.tile_params(i),
-                                      self.drain_stream.child(str(self.drains)), self.max_tries,
-                                      accept=(lambda e: self.harmless(i, e)) if self.lookahead else None,
-                                      level=self.level_for(i),
-                                      banned=self.banned if self.fresh is not None else None,
-                                      tally=self.st.bump)
+                kind, tile = generate(
+                    c,
+                    *self.tile_params(i),
+                    self.drain_stream.child(str(self.drains)),
+                    self.max_tries,
+                    accept=(lambda e: self.harmless(i, e)) if self.lookahead else None,
+                    level=self.level_for(i),
+                    banned=self.banned if self.fresh is not None else None,
+                    tally=self.st.bump,
+                )
             self.drains += 1
             if kind == "tile":
                 self.install(i, tile)
@@ -332,8 +372,14 @@ class StitchRun:
         n = tile.n
         seam, m_max = self.tile_params(i)
         indexes = [self.index] if self.profile is None else self.level_order(i, n)
-        return existing(indexes, tile, known=seam, m_max=default_m_max(n) if m_max is None else m_max,
-                        m1=i == self.seed, fetch=self.journal.get_oriented)
+        return existing(
+            indexes,
+            tile,
+            known=seam,
+            m_max=default_m_max(n) if m_max is None else m_max,
+            m1=i == self.seed,
+            fetch=self.journal.get_oriented,
+        )
 
     def learn(self, h: str, tile) -> None:
         """Add a new tile (hash h) to the index and to the level indexes its ladder level is in."""
@@ -367,7 +413,7 @@ class StitchRun:
             return
         if self.drain:
             cur = prev[0] if prev is not None and prev[1] == c else self.record(c)
-            with self.draining():   # settling by containment is drain work (no placement)
+            with self.draining():  # settling by containment is drain work (no placement)
                 settled = cur.nofit or self.nofits.settled(c)
             if settled:
                 if not cur.nofit:
@@ -401,8 +447,10 @@ class StitchRun:
     def split(self, i: int) -> None:
         """Fallback: replace square i by smaller squares and zones, and place those at once."""
         if i == self.seed:
-            raise StitchError("the seed tile got no m = 1 tile (none in the library fits"
-                              + (" and the drain made none)" if self.drain else " and the drain is off)"))
+            raise StitchError(
+                "the seed tile got no m = 1 tile (none in the library fits"
+                + (" and the drain made none)" if self.drain else " and the drain is off)")
+            )
         if self.defer_splits:
             self.left_over.append(i)
             return
@@ -444,5 +492,3 @@ class StitchRun:
         spent = time.perf_counter() - t0 - (st.seconds["drain"] - drain0) - (st.seconds["ledger"] - ledger0)
         st.seconds["place"] = st.seconds.get("place", 0.0) + spent
         return first_area
-
-

@@ -49,10 +49,10 @@ def solutions_edges(n: int, distinct: bool = True) -> np.ndarray:
             if k >= 2:
                 a, b2 = rows[-1], rows[-2]
                 if (a & b2 & ln) or (~a & ~b2 & ~ln & full):
-                    continue     # three equal cells down a column
+                    continue  # three equal cells down a column
             new = tuple(o + (1 if ln & b else 0) for o, b in zip(ones, bits))
             if max(new) > half or k + 1 - min(new) > half:
-                continue         # a column would hold too many ones or zeros
+                continue  # a column would hold too many ones or zeros
             rows.append(ln)
             extend(rows, new)
             rows.pop()
@@ -98,7 +98,7 @@ def doomed(board, squares, others) -> bool:
     whose boundary no grid meets even with repeated lines (the model's rule for neighbours). Only
     border cells of a window are ever known on the board, so its constraint is all it shows."""
     for group, distinct in ((squares, True), (others, False)):
-        for (x, y, s) in group:
+        for x, y, s in group:
             if s + 1 in EXACT_N and not feasible(board.constraint(x, y, s + 1), distinct):
                 return True
     return False

@@ -27,10 +27,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-COUNTERS = ("squares", "hits_first", "misses_first", "hits_retry", "drained", "nofit", "settled",
-            "failed", "fallbacks", "preferred", "unchecked", "joint", "repaired", "repaired_together",
-            "profile_hits", "reused", "repaired_early", "banned", "clashed", "isolated", "repaired_wide",
-            "decided_c", "decided_cpsat")
+COUNTERS = (
+    "squares",
+    "hits_first",
+    "misses_first",
+    "hits_retry",
+    "drained",
+    "nofit",
+    "settled",
+    "failed",
+    "fallbacks",
+    "preferred",
+    "unchecked",
+    "joint",
+    "repaired",
+    "repaired_together",
+    "profile_hits",
+    "reused",
+    "repaired_early",
+    "banned",
+    "clashed",
+    "isolated",
+    "repaired_wide",
+    "decided_c",
+    "decided_cpsat",
+)
 
 
 @dataclass
@@ -39,16 +60,16 @@ class StitchStats:
 
     per_n: dict = field(default_factory=dict)
     placements: int = 0
-    square_area: int = 0          # pitch area of the input packing's squares
-    first_fill: float = 0.0       # area placed in the first pass / square_area
-    final_fill: float = 0.0       # area holding library tiles at the end / square_area
+    square_area: int = 0  # pitch area of the input packing's squares
+    first_fill: float = 0.0  # area placed in the first pass / square_area
+    final_fill: float = 0.0  # area holding library tiles at the end / square_area
     zone_fraction_before: float = 0.0
     zone_fraction_after: float = 0.0
     seconds: dict = field(default_factory=dict)
     cp_calls: int = 0
-    made: int = 0                 # tiles the drain made and placed at the time (kept back until the end)
-    dropped: int = 0              # of those, not written: neither on the final board nor named by the ledger
-    index: dict = field(default_factory=dict)     # how the index was had (MemoryIndex.open's info)
+    made: int = 0  # tiles the drain made and placed at the time (kept back until the end)
+    dropped: int = 0  # of those, not written: neither on the final board nor named by the ledger
+    index: dict = field(default_factory=dict)  # how the index was had (MemoryIndex.open's info)
 
     def bump(self, n: int, key: int | str, by: int = 1) -> None:
         d = self.per_n.setdefault(n, dict.fromkeys(COUNTERS, 0))
@@ -69,9 +90,17 @@ class StitchStats:
         return sum(d[key] for d in self.per_n.values())
 
     def as_dict(self) -> dict:
-        return {"per_n": {str(n): dict(d) for n, d in sorted(self.per_n.items())},
-                "placements": self.placements, "square_area": self.square_area,
-                "first_fill": self.first_fill, "final_fill": self.final_fill,
-                "zone_fraction_before": self.zone_fraction_before,
-                "zone_fraction_after": self.zone_fraction_after,
-                "cp_calls": self.cp_calls, "made": self.made, "dropped": self.dropped, "seconds": dict(self.seconds), "index": dict(self.index)}
+        return {
+            "per_n": {str(n): dict(d) for n, d in sorted(self.per_n.items())},
+            "placements": self.placements,
+            "square_area": self.square_area,
+            "first_fill": self.first_fill,
+            "final_fill": self.final_fill,
+            "zone_fraction_before": self.zone_fraction_before,
+            "zone_fraction_after": self.zone_fraction_after,
+            "cp_calls": self.cp_calls,
+            "made": self.made,
+            "dropped": self.dropped,
+            "seconds": dict(self.seconds),
+            "index": dict(self.index),
+        }

@@ -89,13 +89,20 @@ from tilelib.rng import Stream
 
 @dataclass
 class StitchResult:
-    placements: list            # (hash, t) per square of ``packing``
-    packing: Packing            # the input packing, or a valid one with split squares and new zones
+    placements: list  # (hash, t) per square of ``packing``
+    packing: Packing  # the input packing, or a valid one with split squares and new zones
     stats: StitchStats
 
 
-def open_run(packing: Packing, lib, stream: Stream, opts: StitchOptions = StitchOptions(), *, index=None,
-             progress: Callable[[int, int, StitchStats], None] | None = None) -> StitchRun:
+def open_run(
+    packing: Packing,
+    lib,
+    stream: Stream,
+    opts: StitchOptions = StitchOptions(),
+    *,
+    index=None,
+    progress: Callable[[int, int, StitchStats], None] | None = None,
+) -> StitchRun:
     """A ``StitchRun`` set up for ``packing`` (geometry, indexes, journal), with ``repair`` as its repair."""
     return StitchRun(packing, lib, stream, opts, repair=repair, index=index, progress=progress)
 
@@ -160,20 +167,52 @@ def finish(run: StitchRun) -> tuple[Packing, list]:
     return packing, placements
 
 
-def stitch(packing: Packing, lib, stream: Stream, *, drain: Drain | bool = Drain.INLINE,
-           m_max: int | None = None, progress: Callable[[int, int, StitchStats], None] | None = None,
-           index=None, max_tries: int = MAX_TRIES, order: str = "packer", lookahead: bool = True,
-           profile=None, workers: int = 1, reuse: bool = True, early_repair: bool = True,
-           fresh: bool = False) -> StitchResult:
+def stitch(
+    packing: Packing,
+    lib,
+    stream: Stream,
+    *,
+    drain: Drain | bool = Drain.INLINE,
+    m_max: int | None = None,
+    progress: Callable[[int, int, StitchStats], None] | None = None,
+    index=None,
+    max_tries: int = MAX_TRIES,
+    order: str = "packer",
+    lookahead: bool = True,
+    profile=None,
+    workers: int = 1,
+    reuse: bool = True,
+    early_repair: bool = True,
+    fresh: bool = False,
+) -> StitchResult:
     """Assign every square a library tile (see the module doc and ``StitchOptions``). ``index``
     defaults to a fresh ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite
     per square); a ``MemoryIndex`` passed in learns every tile the stitch makes, including those it
     does not keep (``journal.SqlJournal.flush``), so open a fresh one for the next stitch.
     ``workers``: processes for the halves of a big board (the board is the same)."""
-    opts = StitchOptions(drain=drain, m_max=m_max, max_tries=max_tries, order=order, lookahead=lookahead,
-                         profile=profile, workers=workers, reuse=reuse, early_repair=early_repair, fresh=fresh)
+    opts = StitchOptions(
+        drain=drain,
+        m_max=m_max,
+        max_tries=max_tries,
+        order=order,
+        lookahead=lookahead,
+        profile=profile,
+        workers=workers,
+        reuse=reuse,
+        early_repair=early_repair,
+        fresh=fresh,
+    )
     return run_stitch(open_run(packing, lib, stream, opts, index=index, progress=progress))
 
 
-__all__ = ["Drain", "StitchError", "StitchOptions", "StitchResult", "StitchRun", "kept", "open_run", "run_stitch",
-           "stitch"]
+__all__ = [
+    "Drain",
+    "StitchError",
+    "StitchOptions",
+    "StitchResult",
+    "StitchRun",
+    "kept",
+    "open_run",
+    "run_stitch",
+    "stitch",
+]

@@ -28,15 +28,27 @@ def _ours(name: str) -> bool:
     return name.startswith(("TILES_", "AWS_"))
 
 
-def run_tiles(*args: str, env: dict | None = None, input: str | bytes | None = None, process: bool = False,
-              inherit: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_tiles(
+    *args: str,
+    env: dict | None = None,
+    input: str | bytes | None = None,
+    process: bool = False,
+    inherit: bool = False,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess:
     """``tiles ARGS…`` with a clean tiles/AWS environment (unless ``inherit``) plus ``env``; text
     output captured; ``input`` is stdin; ``timeout`` bounds a ``process=True`` run."""
     argv = [str(a) for a in args]
     if process:
         base = {k: v for k, v in os.environ.items() if inherit or not _ours(k)}
-        return subprocess.run([sys.executable, "-m", "tiles_cli.app", *argv], capture_output=True, text=True,
-                              env=dict(base, **(env or {})), input=input, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "tiles_cli.app", *argv],
+            capture_output=True,
+            text=True,
+            env=dict(base, **(env or {})),
+            input=input,
+            timeout=timeout,
+        )
     from tiles_cli.app import main
 
     # CliRunner sets the variables given and unsets those mapped to None.

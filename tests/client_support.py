@@ -27,6 +27,7 @@ class AwaitedClient:
         def call(*args, **kw):
             out = attr(*args, **kw)
             return self.loop.run_until_complete(out) if inspect.isawaitable(out) else out
+
         return call
 
     def close(self) -> None:

@@ -14,16 +14,18 @@ import socket
 import threading
 
 MOVES = b"/moves"
-UNAVAILABLE = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-               b"content-length: 29\r\nconnection: close\r\n\r\n{\"error\":\"try again shortly\"}")
+UNAVAILABLE = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+    b'content-length: 29\r\nconnection: close\r\n\r\n{"error":"try again shortly"}'
+)
 
 
 class FlakyProxy:
     def __init__(self, upstream_port: int) -> None:
         self.upstream = ("127.0.0.1", upstream_port)
-        self.drop_after_reply = 0     # moves requests whose reply is swallowed (connection closed instead)
-        self.unavailable = 0          # moves requests answered 503 by the proxy, never forwarded
-        self.moves_seen = 0           # moves requests that reached the service
+        self.drop_after_reply = 0  # moves requests whose reply is swallowed (connection closed instead)
+        self.unavailable = 0  # moves requests answered 503 by the proxy, never forwarded
+        self.moves_seen = 0  # moves requests that reached the service
         self._lock = threading.Lock()
         self._srv = socket.create_server(("127.0.0.1", 0))
         self.port = self._srv.getsockname()[1]
@@ -69,9 +71,9 @@ class FlakyProxy:
                     with self._lock:
                         self.moves_seen += 1
                 up.sendall(request)
-                reply = _message(up, up.recv(65536))   # the service has judged and committed: it replied
+                reply = _message(up, up.recv(65536))  # the service has judged and committed: it replied
                 if moves and self._take("drop_after_reply"):
-                    return                             # ... and the client never hears of it
+                    return  # ... and the client never hears of it
                 client.sendall(reply)
         except OSError:
             return

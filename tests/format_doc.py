@@ -48,7 +48,7 @@ def table_rows(header_start: str) -> list[list[str]]:
     for i, line in enumerate(lines):
         if line.startswith(header_start):
             rows = []
-            for row in lines[i + 2:]:
+            for row in lines[i + 2 :]:
                 if not row.startswith("|"):
                     break
                 rows.append([c.strip() for c in row.strip().strip("|").split("|")])

@@ -35,16 +35,29 @@ SIZE = 301
 SECRET = "golden-build-secret"
 GOLDEN = Path(__file__).parent / "data" / "golden_build"
 # Columns that hold the wall clock, per table; no board depends on them.
-CLOCK = {"tiles": {"created"}, "misses": {"first_seen", "last_seen"}, "manifests": {"created"},
-         "spent": {"created"}}
+CLOCK = {"tiles": {"created"}, "misses": {"first_seen", "last_seen"}, "manifests": {"created"}, "spent": {"created"}}
 ORDER = {"meta": "key", "tiles": "hash", "misses": "id", "manifests": "day", "spent": "solution, board"}
 
 
 def build_args(lib: Path, out: Path, packer: str, day: str) -> list[str]:
     """The ``tiles`` arguments of one golden night (two stitch workers, the same board for any
     count; every other option its default: profile human, reuse fresh)."""
-    return ["daily", "build", "--date", day, "--size", str(SIZE), "--packer", packer, "--library", str(lib),
-            "--out", str(out), "--workers", "2"]
+    return [
+        "daily",
+        "build",
+        "--date",
+        day,
+        "--size",
+        str(SIZE),
+        "--packer",
+        packer,
+        "--library",
+        str(lib),
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+    ]
 
 
 def normalised_manifest(text: str) -> str:
@@ -61,8 +74,10 @@ def library_rows(lib: Path) -> dict[str, dict]:
     """{table: {"rows": count, "sha256": digest of its normalised rows}} of the library file."""
     conn = sqlite3.connect(f"file:{lib}?mode=ro", uri=True)
     try:
-        boards = {hashlib.sha256(text.encode()).hexdigest(): f"<board:{day}>"
-                  for day, text in conn.execute("SELECT day, json FROM manifests")}
+        boards = {
+            hashlib.sha256(text.encode()).hexdigest(): f"<board:{day}>"
+            for day, text in conn.execute("SELECT day, json FROM manifests")
+        }
 
         def norm(table: str, col: str, value):
             value = _cell(value)

@@ -34,11 +34,31 @@ from functools import lru_cache
 
 SIZES = (6, 8, 10, 12, 14, 16)
 HEX64 = re.compile(r"[0-9a-f]{64}")
-KEYS = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones", "clues",
-        "status", "stats")
-TILE_COLUMNS = ("hash", "n", "version", "seam_mask", "top", "right", "bottom", "left", "m", "blank",
-                "ladder", "bifurcations", "used_unique", "needs_unique", "needs_bifurcation", "pins",
-                "pin_depth", "alt_sides", "solution", "givens", "flip", "alts")
+KEYS = ("format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles", "zones", "clues", "status", "stats")
+TILE_COLUMNS = (
+    "hash",
+    "n",
+    "version",
+    "seam_mask",
+    "top",
+    "right",
+    "bottom",
+    "left",
+    "m",
+    "blank",
+    "ladder",
+    "bifurcations",
+    "used_unique",
+    "needs_unique",
+    "needs_bifurcation",
+    "pins",
+    "pin_depth",
+    "alt_sides",
+    "solution",
+    "givens",
+    "flip",
+    "alts",
+)
 
 
 class Rejected(Exception):
@@ -129,14 +149,29 @@ def parse_manifest(text: str) -> dict:
     _need(reuse in ("fresh", "any"), f"reuse is {reuse!r}, not fresh or any")
     play = m.get("play", "propagation")
     _need(play in ("tile-by-tile", "propagation"), f"play is {play!r}, not tile-by-tile or propagation")
-    return {"G": G, "P": b["pitch"], "seed_commit": m["seed_commit"], "seed_tile": m["seed_tile"],
-            "squares": squares, "hashes": hashes, "ts": ts, "zones": zones, "clues": clues,
-            "status": m["status"], "packer": m["packer"], "stats": m["stats"], "reuse": reuse, "play": play, "day": day,
-            "digest": hashlib.sha256(text.encode("utf-8")).hexdigest() if isinstance(text, str) else None}
+    return {
+        "G": G,
+        "P": b["pitch"],
+        "seed_commit": m["seed_commit"],
+        "seed_tile": m["seed_tile"],
+        "squares": squares,
+        "hashes": hashes,
+        "ts": ts,
+        "zones": zones,
+        "clues": clues,
+        "status": m["status"],
+        "packer": m["packer"],
+        "stats": m["stats"],
+        "reuse": reuse,
+        "play": play,
+        "day": day,
+        "digest": hashlib.sha256(text.encode("utf-8")).hexdigest() if isinstance(text, str) else None,
+    }
 
 
 def manifest_text(m: dict) -> str:
     """§9's one text layout of a manifest dict (what a replay compares byte for byte)."""
+
     def compact(v) -> str:
         return json.dumps(v, separators=(",", ":"), ensure_ascii=True, sort_keys=True, allow_nan=False)
 
@@ -147,8 +182,15 @@ def manifest_text(m: dict) -> str:
             items = [json.dumps(x, separators=(",", ":"), ensure_ascii=True) for x in v]  # keys as given
             text = "[\n  " + ",\n  ".join(items) + "\n ]"
         elif key == "packer":
-            text = ('{"name":' + json.dumps(v["name"]) + ',"version":' + json.dumps(v["version"])
-                    + ',"params":' + compact(v.get("params", {})) + "}")
+            text = (
+                '{"name":'
+                + json.dumps(v["name"])
+                + ',"version":'
+                + json.dumps(v["version"])
+                + ',"params":'
+                + compact(v.get("params", {}))
+                + "}"
+            )
         else:
             text = compact(v)
         parts.append(json.dumps(key) + ":" + text)
@@ -172,6 +214,7 @@ def stream_bytes(seed: bytes, label: str, k: int) -> bytes:
 def day_seed(secret: str, day: str) -> bytes:
     """§9: HMAC-SHA256(key = secret as UTF-8, message = "tiles-daily:" + day)."""
     import hmac
+
     return hmac.new(secret.encode("utf-8"), ("tiles-daily:" + day).encode("utf-8"), hashlib.sha256).digest()
 
 
@@ -224,7 +267,7 @@ def transform(rows: list[int], n: int, t: int, values: bool = True) -> list[int]
         g = [reverse(x, n) for x in g]
     for _ in range(r):
         src = g
-        g = from_cells(lambda i, j: cell(src, n - 1 - j, i, n), n)   # g'[i][j] = g[n-1-j][i]
+        g = from_cells(lambda i, j: cell(src, n - 1 - j, i, n), n)  # g'[i][j] = g[n-1-j][i]
     if k and values:
         g = [x ^ ((1 << n) - 1) for x in g]
     return g
@@ -254,8 +297,15 @@ def transform_side_mask(mask: int, t: int) -> int:
 
 def canonical_t(sol: list[int], giv: list[int], seam: int, n: int) -> int:
     """§3: the t with the smallest key solution_blob ‖ givens_blob ‖ seam byte; ties → smallest t."""
-    keys = [(blob_of(transform(sol, n, t), n) + blob_of(transform(giv, n, t, values=False), n)
-             + bytes([transform_side_mask(seam, t)]), t) for t in range(16)]
+    keys = [
+        (
+            blob_of(transform(sol, n, t), n)
+            + blob_of(transform(giv, n, t, values=False), n)
+            + bytes([transform_side_mask(seam, t)]),
+            t,
+        )
+        for t in range(16)
+    ]
     return min(keys)[1]
 
 
@@ -283,8 +333,9 @@ def valid_lines(n: int) -> tuple[int, ...]:
 def obeys_rules(rows: list[int], n: int) -> bool:
     lines = set(valid_lines(n))
     cols = [sum(cell(rows, i, j, n) << (n - 1 - i) for i in range(n)) for j in range(n)]
-    return (all(r in lines for r in rows) and all(c in lines for c in cols)
-            and len(set(rows)) == n and len(set(cols)) == n)
+    return (
+        all(r in lines for r in rows) and all(c in lines for c in cols) and len(set(rows)) == n and len(set(cols)) == n
+    )
 
 
 def _transpose(rows: list[int], n: int) -> list[int]:
@@ -353,8 +404,7 @@ def solutions(n: int, kmask: list[int], kval: list[int]):
         if not open_rows:
             grid = [d[0] for d in rows]
             tr = _transpose(grid, n)
-            if all(len(d) == 1 and d[0] == v for d, v in zip(cols, tr)) and len(set(grid)) == n \
-                    and len(set(tr)) == n:
+            if all(len(d) == 1 and d[0] == v for d, v in zip(cols, tr)) and len(set(grid)) == n and len(set(tr)) == n:
                 yield grid
             return
         r = min(open_rows, key=lambda i: len(rows[i]))
@@ -399,7 +449,7 @@ def tile_problem(row: dict) -> str | None:
     alts_blob = bytes(row["alts"])
     if m < 1 or len(alts_blob) != (m - 1) * bl:
         return "m and alts disagree"
-    chunks = [alts_blob[i:i + bl] for i in range(0, len(alts_blob), bl)]
+    chunks = [alts_blob[i : i + bl] for i in range(0, len(alts_blob), bl)]
     if chunks != sorted(set(chunks)):
         return "alternatives are not strictly ascending"
     sides = nibbles(row["alt_sides"], m - 1)
@@ -426,8 +476,11 @@ def tile_problem(row: dict) -> str | None:
         pins |= s
     if row["pins"] != pins:
         return "pins is wrong"
-    depth = 0 if not sides else min(
-        (bin(mask).count("1") for mask in range(1, 16) if all(s & mask for s in sides)), default=5)
+    depth = (
+        0
+        if not sides
+        else min((bin(mask).count("1") for mask in range(1, 16) if all(s & mask for s in sides)), default=5)
+    )
     if row["pin_depth"] != depth:
         return "pin_depth is wrong"
     given = sum(bin(g).count("1") for g in giv)
@@ -455,10 +508,10 @@ def check_packing(mf: dict) -> None:
         if x < 0 or y < 0 or x + w > P or y + h > P:
             raise Rejected("packing", f"{what} lies outside the board")
         for yy in range(y, y + h):
-            row = occ[yy * P + x: yy * P + x + w]
+            row = occ[yy * P + x : yy * P + x + w]
             if any(row):
                 raise Rejected("packing", f"{what} overlaps")
-            occ[yy * P + x: yy * P + x + w] = b"\x01" * w
+            occ[yy * P + x : yy * P + x + w] = b"\x01" * w
 
     for i, (x, y, s) in enumerate(squares):
         if s not in (5, 7, 9, 11, 13, 15):
@@ -467,7 +520,7 @@ def check_packing(mf: dict) -> None:
     for zi, zone in enumerate(mf["zones"]):
         if not zone:
             raise Rejected("packing", f"zone {zi} is empty")
-        for (x, y, w, h) in zone:
+        for x, y, w, h in zone:
             if w <= 0 or h <= 0:
                 raise Rejected("packing", f"zone {zi} has an empty rectangle")
             mark(x, y, w, h, f"zone {zi}")
@@ -476,7 +529,7 @@ def check_packing(mf: dict) -> None:
         raise Rejected("packing", f"gap at pitch unit ({x},{y})")
 
 
-PACKER_VERSIONS = {"big-first": 1, "grown": 1, "bands": 1, "substitution": 1, "islands": 1}   # FORMAT §7
+PACKER_VERSIONS = {"big-first": 1, "grown": 1, "bands": 1, "substitution": 1, "islands": 1}  # FORMAT §7
 
 
 def check_claims(mf: dict) -> None:
@@ -491,8 +544,10 @@ def check_claims(mf: dict) -> None:
         raise Rejected("claims", "stats.clues differs from the board")
     if "zone_fraction" in st:
         area = sum(w * h for z in mf["zones"] for (_x, _y, w, h) in z)
-        if not isinstance(st["zone_fraction"], (int, float)) or \
-                abs(st["zone_fraction"] - round(area / mf["P"] ** 2, 6)) > 1e-6:
+        if (
+            not isinstance(st["zone_fraction"], (int, float))
+            or abs(st["zone_fraction"] - round(area / mf["P"] ** 2, 6)) > 1e-6
+        ):
             raise Rejected("claims", "stats.zone_fraction differs from the packing's zone share")
 
 
@@ -571,8 +626,11 @@ def check_bundle(mf: dict, conn: sqlite3.Connection) -> bool:
         raise Rejected("bundle", "the bundle holds a tile the manifest does not place")
     if conn.execute("SELECT count(*) FROM misses").fetchone()[0]:
         raise Rejected("bundle", "the bundle holds misses rows")
-    want = {(solution_hash(rows_of(have[h][1], have[h][0]), have[h][0]), mf["digest"], have[h][0], mf["day"])
-            for h in set(mf["hashes"]) if have[h][0] >= 10}
+    want = {
+        (solution_hash(rows_of(have[h][1], have[h][0]), have[h][0]), mf["digest"], have[h][0], mf["day"])
+        for h in set(mf["hashes"])
+        if have[h][0] >= 10
+    }
     if set(conn.execute("SELECT solution, board, n, day FROM spent")) != want:
         raise Rejected("bundle", "the bundle's spent rows are not exactly the board's own")
     return True
@@ -598,7 +656,7 @@ def assemble(mf: dict, tiles: dict[str, dict]):
                 owners[p] += 1
                 giv[p] |= cell(gv, r, c, n)
     for zone in mf["zones"]:
-        for (x, y, w, h) in zone:
+        for x, y, w, h in zone:
             for r in range(y, y + h + 1):
                 for c in range(x, x + w + 1):
                     if owners[r * G + c]:
@@ -658,10 +716,12 @@ def _visit(i: int, square, G: int, val, known) -> list[int]:
     km = [sum(known[(y0 + r) * G + x0 + c] << (n - 1 - c) for c in range(n)) for r in range(n)]
     if all(k == (1 << n) - 1 for k in km):
         return []
-    kv = [sum((val[(y0 + r) * G + x0 + c] & known[(y0 + r) * G + x0 + c]) << (n - 1 - c)
-              for c in range(n)) for r in range(n)]
-    all1 = [(1 << n) - 1] * n      # cells that are 1 in every candidate
-    all0 = [(1 << n) - 1] * n      # cells that are 0 in every candidate
+    kv = [
+        sum((val[(y0 + r) * G + x0 + c] & known[(y0 + r) * G + x0 + c]) << (n - 1 - c) for c in range(n))
+        for r in range(n)
+    ]
+    all1 = [(1 << n) - 1] * n  # cells that are 1 in every candidate
+    all0 = [(1 << n) - 1] * n  # cells that are 0 in every candidate
     count = 0
     for sol in solutions(n, km, kv):
         count += 1
@@ -688,8 +748,8 @@ def _visit(i: int, square, G: int, val, known) -> list[int]:
 def shares_seam(a, b) -> bool:
     """§14: two windows share a seam when they have at least 2 board cells in common."""
     (xa, ya, sa), (xb, yb, sb) = a, b
-    ox = min(xa + sa, xb + sb) - max(xa, xb) + 1     # columns in common
-    oy = min(ya + sa, yb + sb) - max(ya, yb) + 1     # rows in common
+    ox = min(xa + sa, xb + sb) - max(xa, xb) + 1  # columns in common
+    oy = min(ya + sa, yb + sb) - max(ya, yb) + 1  # rows in common
     return ox > 0 and oy > 0 and ox * oy >= 2
 
 
@@ -702,7 +762,7 @@ def check_closure(mf: dict, val, giv) -> int:
     touching = [[] for _ in range(k)]
     by_cell: dict[int, list[int]] = {}
     for i, (x0, y0, s) in enumerate(squares):
-        for r in (y0, y0 + s):                 # windows that share any cell share a border cell
+        for r in (y0, y0 + s):  # windows that share any cell share a border cell
             for c in range(x0, x0 + s + 1):
                 by_cell.setdefault(r * G + c, []).append(i)
         for c in (x0, x0 + s):
@@ -724,8 +784,10 @@ def check_closure(mf: dict, val, giv) -> int:
             x0, y0, s = squares[i]
             n = s + 1
             km = [sum(known[(y0 + r) * G + x0 + c] << (n - 1 - c) for c in range(n)) for r in range(n)]
-            kv = [sum((val[(y0 + r) * G + x0 + c] & known[(y0 + r) * G + x0 + c]) << (n - 1 - c)
-                      for c in range(n)) for r in range(n)]
+            kv = [
+                sum((val[(y0 + r) * G + x0 + c] & known[(y0 + r) * G + x0 + c]) << (n - 1 - c) for c in range(n))
+                for r in range(n)
+            ]
             got = 0
             for _sol in solutions(n, km, kv):
                 got += 1
@@ -744,13 +806,13 @@ def check_closure(mf: dict, val, giv) -> int:
             for r in range(y0, y0 + s + 1):
                 for c in range(x0, x0 + s + 1):
                     known[r * G + c] = 1
-        todo = {j for i in found for j in touching[i]
-                if not wave[j] and any(wave[q] for q in seams[j])}
+        todo = {j for i in found for j in touching[i] if not wave[j] and any(wave[q] for q in seams[j])}
     missing = [i for i in range(k) if not wave[i]]
     if missing:
         stalled = [i for i in missing if i == mf["seed_tile"] or any(wave[q] for q in seams[i])]
-        raise Rejected("closure", f"a player solving one tile at a time stalls: tiles {stalled[:6]} of "
-                                  f"{len(missing)} unsolved")
+        raise Rejected(
+            "closure", f"a player solving one tile at a time stalls: tiles {stalled[:6]} of {len(missing)} unsolved"
+        )
     return waves
 
 
@@ -777,15 +839,21 @@ def verify(manifest_text: str, library_path: str, seed: bytes | None = None) -> 
         raise Rejected("frontier", f"the manifest claims {mf['status']!r} but propagation settles every cell")
     if unknown and mf["status"] == "frontier":
         raise Rejected("frontier", f"the manifest claims 'frontier' but propagation leaves {unknown} cells unknown")
-    if unknown:   # claims 'unique': that needs a global count, which this verifier does not do
+    if unknown:  # claims 'unique': that needs a global count, which this verifier does not do
         raise Inconclusive(f"propagation leaves {unknown} cells unknown; 'unique' cannot be confirmed here")
     status = "frontier"
     waves = check_closure(mf, val, giv) if mf["play"] == "tile-by-tile" else None
     if seed is not None:
         if len(seed) != 32 or hashlib.sha256(seed).hexdigest() != mf["seed_commit"]:
             raise Rejected("seed", "sha256(seed) is not the seed_commit")
-    return {"status": status, "tiles": len(mf["squares"]), "rounds": rounds, "distinct": len(tiles),
-            "waves": waves, "bundle": bundle}
+    return {
+        "status": status,
+        "tiles": len(mf["squares"]),
+        "rounds": rounds,
+        "distinct": len(tiles),
+        "waves": waves,
+        "bundle": bundle,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -794,7 +862,7 @@ def main(argv: list[str]) -> int:
     if "--seed" in args:
         i = args.index("--seed")
         seed = bytes.fromhex(args[i + 1])
-        del args[i:i + 2]
+        del args[i : i + 2]
     if len(args) != 2:
         print(__doc__.split("\n\n")[2], file=sys.stderr)
         return 2
@@ -810,7 +878,9 @@ def main(argv: list[str]) -> int:
         return 1
     waves = "" if rep["waves"] is None else f", playable tile by tile in {rep['waves']} waves"
     bundle = ", from its bundle" if rep["bundle"] else ""
-    print(f"ok: {rep['status']}: {rep['tiles']} tiles ({rep['distinct']} distinct), {rep['rounds']} rounds{waves}{bundle}")
+    print(
+        f"ok: {rep['status']}: {rep['tiles']} tiles ({rep['distinct']} distinct), {rep['rounds']} rounds{waves}{bundle}"
+    )
     return 0
 
 

@@ -72,17 +72,27 @@ class Cluster:
         self._count = 0
 
     def _pg(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run([str(self.bin / args[0]), *args[1:]], capture_output=True, text=True,
-                              check=check, timeout=120, cwd=self.root, **self._as)
+        return subprocess.run(
+            [str(self.bin / args[0]), *args[1:]],
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=120,
+            cwd=self.root,
+            **self._as,
+        )
 
     def start(self) -> "Cluster":
         if not self.data.exists():
-            self._pg("initdb", "-D", str(self.data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync",
-                     "--locale=C")
+            self._pg(
+                "initdb", "-D", str(self.data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"
+            )
         # fsync off: a commit still reaches the kernel before it returns (synchronous_commit stays on), so
         # it survives a crash of the server (``restart("immediate")``), only not one of the machine
-        opts = (f"-p {self.port} -k {self.sock} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c full_page_writes=off -c max_connections=200")
+        opts = (
+            f"-p {self.port} -k {self.sock} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c full_page_writes=off -c max_connections=200"
+        )
         self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "-t", "60", "start")
         return self
 

@@ -32,11 +32,19 @@ class Fixture:
     manifest: Manifest
     lib_path: Path
     seed: bytes
-    solution: np.ndarray   # int8 G×G, -1 outside tile windows
+    solution: np.ndarray  # int8 G×G, -1 outside tile windows
 
 
-def build_fixture(path: Path, G: int, seed: bytes, *, packer: str = "big-first",
-                  seam_mask: int = 15, params: dict | None = None, packing=None) -> Fixture:
+def build_fixture(
+    path: Path,
+    G: int,
+    seed: bytes,
+    *,
+    packer: str = "big-first",
+    seam_mask: int = 15,
+    params: dict | None = None,
+    packing=None,
+) -> Fixture:
     """Fill a packing (``packing``, or the named packer's from the seed) with generated tiles."""
     packing = packing if packing is not None else make_packing(packer, G, seed, params)
     for attempt in range(50):  # a square whose fixed cells admit no completion: start again
@@ -52,8 +60,16 @@ def build_fixture(path: Path, G: int, seed: bytes, *, packer: str = "big-first",
             h, t = lib.insert(tile)
             hashes.append(h)
             ts.append(t)
-    m = Manifest(day=DAY, seed_commit=hashlib.sha256(seed).hexdigest(), packing=packing,
-                 hashes=tuple(hashes), transforms=tuple(ts), clues=(), status="frontier", stats={})
+    m = Manifest(
+        day=DAY,
+        seed_commit=hashlib.sha256(seed).hexdigest(),
+        packing=packing,
+        hashes=tuple(hashes),
+        transforms=tuple(ts),
+        clues=(),
+        status="frontier",
+        stats={},
+    )
     return Fixture(m, Path(path), seed, sol)
 
 
@@ -63,7 +79,7 @@ def _fill(packing, seed: bytes, seam_mask: int, attempt: int):
     chosen = []
     for i, (x0, y0, s) in enumerate(packing.squares):
         n = s + 1
-        win = sol[y0:y0 + n, x0:x0 + n]
+        win = sol[y0 : y0 + n, x0 : x0 + n]
         known = (win >= 0).astype(np.uint8)
         vals = np.where(known == 1, win, 0).astype(np.uint8)
         fixed = (vals, known) if known.any() else None
@@ -113,9 +129,15 @@ def zoned13(tmp_path_factory) -> Fixture:
 
         # A hand-made packing, filed under a real packer (verify checks the packer exists at its
         # version, issue 11); no test re-draws it from a seed.
-        packing = Packing(P=12, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)),
-                          zones=(((10, 0, 2, 12), (0, 10, 10, 2)),), seed_tile=3, name="bands",
-                          version=PACKERS["bands"].version)
-        _CACHE["z13"] = build_fixture(tmp_path_factory.mktemp("z13") / "lib.sqlite", 13, bytes(range(32)),
-                                      packing=packing)
+        packing = Packing(
+            P=12,
+            squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)),
+            zones=(((10, 0, 2, 12), (0, 10, 10, 2)),),
+            seed_tile=3,
+            name="bands",
+            version=PACKERS["bands"].version,
+        )
+        _CACHE["z13"] = build_fixture(
+            tmp_path_factory.mktemp("z13") / "lib.sqlite", 13, bytes(range(32)), packing=packing
+        )
     return _CACHE["z13"]

@@ -16,9 +16,14 @@ from tilelib.tile import Tile
 def random_tiles(seed: int, count: int, n: int = 6) -> list[Tile]:
     """``count`` tiles from random 0/1 grids (the store does not check rules on insert)."""
     rng = np.random.default_rng(seed)
-    return [Tile.from_grids(rng.integers(0, 2, (n, n), dtype=np.uint8),
-                            rng.integers(0, 2, (n, n), dtype=np.uint8), int(rng.integers(0, 16)))
-            for _ in range(count)]
+    return [
+        Tile.from_grids(
+            rng.integers(0, 2, (n, n), dtype=np.uint8),
+            rng.integers(0, 2, (n, n), dtype=np.uint8),
+            int(rng.integers(0, 16)),
+        )
+        for _ in range(count)
+    ]
 
 
 def make_library(path: Path, seed: int | None = None, count: int = 0) -> set[str]:

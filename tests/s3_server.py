@@ -59,8 +59,8 @@ class LinearizableMotoServer(ThreadedMotoServer):
     def _server_entry(self) -> None:
         from werkzeug.serving import make_server
 
-        from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
-                                                   create_backend_app)
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+
         inner = DomainDispatcherApplication(create_backend_app)
         cond = threading.Lock()
 
@@ -91,8 +91,9 @@ def moto_endpoint() -> str:
 
 def client(endpoint: str, key: str = DUMMY_KEY, secret: str = DUMMY_SECRET):
     cfg = Config(request_checksum_calculation="when_required", response_checksum_validation="when_required")
-    return boto3.session.Session().client("s3", endpoint_url=endpoint, aws_access_key_id=key,
-                                          aws_secret_access_key=secret, region_name=REGION, config=cfg)
+    return boto3.session.Session().client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=key, aws_secret_access_key=secret, region_name=REGION, config=cfg
+    )
 
 
 def new_bucket(endpoint: str) -> str:
@@ -149,8 +150,12 @@ class AuthServer:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3")
-        self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -162,8 +167,13 @@ class AuthServer:
                     raise RuntimeError("moto auth server did not start")
                 time.sleep(0.1)
         # The first three requests run unauthenticated: make a user, its key, and its policy.
-        iam = boto3.session.Session().client("iam", endpoint_url=self.endpoint, aws_access_key_id=DUMMY_KEY,
-                                             aws_secret_access_key=DUMMY_SECRET, region_name=REGION)
+        iam = boto3.session.Session().client(
+            "iam",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=DUMMY_KEY,
+            aws_secret_access_key=DUMMY_SECRET,
+            region_name=REGION,
+        )
         iam.create_user(UserName="tiles")
         k = iam.create_access_key(UserName="tiles")["AccessKey"]
         self.key, self.secret = k["AccessKeyId"], k["SecretAccessKey"]

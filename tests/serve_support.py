@@ -62,8 +62,9 @@ def silent_port():
 
 
 @contextlib.contextmanager
-def serving(lib: Path, runs: Path | str, manifests: list[Path], *extra: str, timeout: float = 120.0,
-            log: Path | None = None):
+def serving(
+    lib: Path, runs: Path | str, manifests: list[Path], *extra: str, timeout: float = 120.0, log: Path | None = None
+):
     """Run the service over these manifests (none: the whole library); yield its base URL
     (http://127.0.0.1:PORT). ``runs``: a runs file, or a postgresql:// URL (then give ``log``)."""
     with service_process(lib, runs, manifests, *extra, timeout=timeout, log=log) as (_proc, base):
@@ -71,13 +72,27 @@ def serving(lib: Path, runs: Path | str, manifests: list[Path], *extra: str, tim
 
 
 @contextlib.contextmanager
-def service_process(lib: Path, runs: Path | str, manifests: list[Path], *extra: str, timeout: float = 120.0,
-                    log: Path | None = None):
+def service_process(
+    lib: Path, runs: Path | str, manifests: list[Path], *extra: str, timeout: float = 120.0, log: Path | None = None
+):
     """``serving``, yielding (the process, its base URL); stopped with SIGINT unless already gone. The
     service's output goes to ``log`` (default: beside the runs file)."""
     port = free_port()
-    args = [sys.executable, "-m", "tiles_cli.app", "referee", "serve", "-L", str(lib), "--runs", str(runs),
-            "--port", str(port), *[a for m in manifests for a in ("--manifest", str(m))], *extra]
+    args = [
+        sys.executable,
+        "-m",
+        "tiles_cli.app",
+        "referee",
+        "serve",
+        "-L",
+        str(lib),
+        "--runs",
+        str(runs),
+        "--port",
+        str(port),
+        *[a for m in manifests for a in ("--manifest", str(m))],
+        *extra,
+    ]
     log_path = log if log is not None else Path(runs).with_suffix(".log")
     log = open(log_path, "w")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
@@ -233,10 +248,31 @@ def need(tool: str | None, name: str) -> str:
 def self_signed(folder: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and localhost (openssl): (cert.pem, key.pem)."""
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run([need(shutil.which("openssl"), "openssl"), "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                    "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=localhost", "-addext",
-                    "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            need(shutil.which("openssl"), "openssl"),
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return cert, key
 
 
@@ -249,8 +285,14 @@ def nginx_proxy(folder: Path, upstreams: list[str], cert: Path, key: Path, timeo
 
     exe = need(NGINX, "nginx")
     port = free_port()
-    values = {"TILES_SERVER_NAME": "localhost", "TILES_LISTEN": f"127.0.0.1:{port}", "TILES_UPSTREAM_1": upstreams[0],
-              "TILES_UPSTREAM_2": upstreams[1], "TILES_CERT": str(cert), "TILES_KEY": str(key)}
+    values = {
+        "TILES_SERVER_NAME": "localhost",
+        "TILES_LISTEN": f"127.0.0.1:{port}",
+        "TILES_UPSTREAM_1": upstreams[0],
+        "TILES_UPSTREAM_2": upstreams[1],
+        "TILES_CERT": str(cert),
+        "TILES_KEY": str(key),
+    }
     site = NGINX_SITE.read_text()
     for k, v in values.items():
         site = site.replace("${" + k + "}", v)
@@ -261,7 +303,8 @@ def nginx_proxy(folder: Path, upstreams: list[str], cert: Path, key: Path, timeo
         f"daemon off;\nworker_processes 1;\npid {folder / 'nginx.pid'};\nerror_log {folder / 'error.log'} info;\n"
         + ("user root;\n" if os.geteuid() == 0 else "")
         + f"events {{ worker_connections 256; }}\nhttp {{\n    access_log {folder / 'access.log'};\n{temps}\n"
-        f"    include {folder / 'tiles.conf'};\n}}\n")
+        f"    include {folder / 'tiles.conf'};\n}}\n"
+    )
     cmd = [exe, "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(folder / "nginx.conf")]
     test = subprocess.run([*cmd, "-t"], capture_output=True, text=True, timeout=30)
     assert test.returncode == 0, test.stderr
@@ -276,8 +319,15 @@ def nginx_proxy(folder: Path, upstreams: list[str], cert: Path, key: Path, timeo
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @contextlib.contextmanager

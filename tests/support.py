@@ -107,8 +107,7 @@ def tile_with_alts(solution: np.ndarray, givens: np.ndarray, seam_mask: int, poo
     n = len(solution)
     alts = [g for g in pool if ((g == solution) | (givens == 0)).all() and not (g == solution).all()]
     alts.sort(key=bits.to_blob)
-    sides = [sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(g), bits.edges(solution))) if a != b)
-             for g in alts]
+    sides = [sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(g), bits.edges(solution))) if a != b) for g in alts]
     flip = np.zeros_like(solution)
     for g in alts:
         flip |= (g != solution).astype(np.uint8)
@@ -117,9 +116,19 @@ def tile_with_alts(solution: np.ndarray, givens: np.ndarray, seam_mask: int, poo
         pins |= s
     depth = 0
     if sides:
-        depth = min(k for k in range(1, 6) if k == 5 or any(
-            all(a & sum(c) for a in sides) for c in itertools.combinations((1, 2, 4, 8), k)))
-    f = Features(version=1, m=len(alts) + 1, blank=1 - givens.sum() / (n * n), pins=pins,
-                 pin_depth=depth, alt_sides=pack_nibbles(sides), flip=bits.to_blob(flip),
-                 alts=b"".join(bits.to_blob(g) for g in alts))
+        depth = min(
+            k
+            for k in range(1, 6)
+            if k == 5 or any(all(a & sum(c) for a in sides) for c in itertools.combinations((1, 2, 4, 8), k))
+        )
+    f = Features(
+        version=1,
+        m=len(alts) + 1,
+        blank=1 - givens.sum() / (n * n),
+        pins=pins,
+        pin_depth=depth,
+        alt_sides=pack_nibbles(sides),
+        flip=bits.to_blob(flip),
+        alts=b"".join(bits.to_blob(g) for g in alts),
+    )
     return Tile.from_grids(solution, givens, seam_mask, f)

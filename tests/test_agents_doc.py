@@ -40,8 +40,12 @@ def day(tmp_path_factory):
 
 def run_example(code: str, day) -> str:
     base, lib, manifest, _ = day
-    code = (code.replace("http://127.0.0.1:8000", base).replace("out/2026-11-29.json", str(manifest))
-            .replace("out/tiles.sqlite", str(lib)).replace("learn(20_000)", "learn(256)"))
+    code = (
+        code.replace("http://127.0.0.1:8000", base)
+        .replace("out/2026-11-29.json", str(manifest))
+        .replace("out/tiles.sqlite", str(lib))
+        .replace("learn(20_000)", "learn(256)")
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return r.stdout
@@ -49,9 +53,12 @@ def run_example(code: str, day) -> str:
 
 def test_the_doc_has_the_three_examples_and_each_is_short():
     ex = examples()
-    assert {k: len(v) for k, v in ex.items()} == {"The Python client": 1, "The Gymnasium environments": 2,
-                                                  "Past days as a dataset, and days of your own": 1,
-                                                  "MCP tools for LLM agents": 1}
+    assert {k: len(v) for k, v in ex.items()} == {
+        "The Python client": 1,
+        "The Gymnasium environments": 2,
+        "Past days as a dataset, and days of your own": 1,
+        "MCP tools for LLM agents": 1,
+    }
     assert all(len(code.strip().splitlines()) <= 13 for codes in ex.values() for code in codes)
 
 
@@ -68,7 +75,7 @@ def test_the_gym_example_clears_the_day(day):
 
 def test_the_stable_baselines3_example_trains_with_no_wrapper(day):
     pytest.importorskip("sb3_contrib", reason="the rl extra (pip install -e '.[rl]') is not installed")
-    run_example(examples()["The Gymnasium environments"][1], day)      # 256 steps instead of 20,000
+    run_example(examples()["The Gymnasium environments"][1], day)  # 256 steps instead of 20,000
 
 
 def test_the_dataset_example_reads_an_export(day, tmp_path):
@@ -83,7 +90,8 @@ def test_the_dataset_example_reads_an_export(day, tmp_path):
 
 def test_the_mcp_example_lists_the_tools_and_reads_a_puzzle(day):
     out = run_example(examples()["MCP tools for LLM agents"][0], day).splitlines()
-    assert out[0] == str(["list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_leaderboard",
-                          "read_score"])
+    assert out[0] == str(
+        ["list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_leaderboard", "read_score"]
+    )
     n, puzzle = out[1].split()
     assert len(puzzle) == int(n) ** 2 and set(puzzle) <= set("01.") and "." in puzzle

@@ -35,15 +35,18 @@ def with_features(tile, **kw):
     return dataclasses.replace(tile, features=dataclasses.replace(tile.features, **kw))
 
 
-@pytest.mark.parametrize("mutate,expect", [
-    (lambda t: with_features(t, m=t.features.m + 1), "alts hold"),
-    (lambda t: with_features(t, pins=0), "pins"),
-    (lambda t: with_features(t, pin_depth=t.features.pin_depth + 1), "pin_depth"),
-    (lambda t: with_features(t, blank=0.5), "blank"),
-    (lambda t: with_features(t, alt_sides=t.features.alt_sides ^ 1), "alt_sides nibble"),
-    (lambda t: with_features(t, flip=bytes(len(t.features.flip))), "flip"),
-    (lambda t: dataclasses.replace(t, seam_mask=0), "pinning invariant"),
-])
+@pytest.mark.parametrize(
+    "mutate,expect",
+    [
+        (lambda t: with_features(t, m=t.features.m + 1), "alts hold"),
+        (lambda t: with_features(t, pins=0), "pins"),
+        (lambda t: with_features(t, pin_depth=t.features.pin_depth + 1), "pin_depth"),
+        (lambda t: with_features(t, blank=0.5), "blank"),
+        (lambda t: with_features(t, alt_sides=t.features.alt_sides ^ 1), "alt_sides nibble"),
+        (lambda t: with_features(t, flip=bytes(len(t.features.flip))), "flip"),
+        (lambda t: dataclasses.replace(t, seam_mask=0), "pinning invariant"),
+    ],
+)
 def test_feature_lies_are_caught(mutate, expect):
     bad = mutate(good_tile())
     assert any(expect in p for p in tile_problems(bad) + feature_problems(bad)), tile_problems(bad)
@@ -72,7 +75,7 @@ def test_alternative_contradicting_a_given_is_caught():
     giv = np.array(t.givens_grid)
     alt = t.alt_grids()[0]
     r, c = np.argwhere((alt != t.solution_grid))[0]
-    giv[r, c] = 1     # now the alternative contradicts a given
+    giv[r, c] = 1  # now the alternative contradicts a given
     bad = Tile(6, t.solution, bits.to_blob(giv), t.seam_mask, t.features)
     assert any("contradicts a given" in p for p in feature_problems(bad))
 
@@ -91,8 +94,8 @@ def test_verify_library_reports_every_bad_row(lib):
     assert verify_library(lib).ok
     h0, h1 = tiles[0].hash, tiles[1].hash
     with lib.conn:
-        lib.conn.execute("UPDATE tiles SET seam_mask = 3 WHERE hash = ?", (h0,))      # hash mismatch
-        lib.conn.execute("UPDATE tiles SET top = top + 1 WHERE hash = ?", (h1,))      # edge column lie
+        lib.conn.execute("UPDATE tiles SET seam_mask = 3 WHERE hash = ?", (h0,))  # hash mismatch
+        lib.conn.execute("UPDATE tiles SET top = top + 1 WHERE hash = ?", (h1,))  # edge column lie
     report = verify_library(lib)
     bad = {h for h, _ in report.problems}
     assert bad == {h0, h1} and report.rows == 4

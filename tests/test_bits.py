@@ -7,12 +7,17 @@ from hypothesis import given, strategies as st
 from tilelib import bits
 from tilelib.errors import BadInput
 
-GRID = np.array([[0, 1, 1, 0, 1, 0],
-                 [1, 0, 0, 1, 0, 1],
-                 [0, 0, 1, 1, 0, 1],
-                 [1, 1, 0, 0, 1, 0],
-                 [0, 1, 0, 1, 1, 0],
-                 [1, 0, 1, 0, 0, 1]], dtype=np.uint8)
+GRID = np.array(
+    [
+        [0, 1, 1, 0, 1, 0],
+        [1, 0, 0, 1, 0, 1],
+        [0, 0, 1, 1, 0, 1],
+        [1, 1, 0, 0, 1, 0],
+        [0, 1, 0, 1, 1, 0],
+        [1, 0, 1, 0, 0, 1],
+    ],
+    dtype=np.uint8,
+)
 
 
 def test_row_int_leftmost_cell_is_msb():
@@ -25,14 +30,14 @@ def test_row_int_leftmost_cell_is_msb():
 
 def test_edges_read_in_absolute_directions():
     top, right, bottom, left = bits.edges(GRID)
-    assert top == 0b011010            # row 0 left→right
-    assert bottom == 0b101001         # row 5 left→right
-    assert left == 0b010101           # column 0 top→bottom
-    assert right == 0b011001          # column 5 top→bottom
+    assert top == 0b011010  # row 0 left→right
+    assert bottom == 0b101001  # row 5 left→right
+    assert left == 0b010101  # column 0 top→bottom
+    assert right == 0b011001  # column 5 top→bottom
 
 
 def test_blob_is_row_major_msb_first_and_zero_padded():
-    bitstring = "".join(str(b) for b in GRID.ravel()) + "0000"   # 36 bits → 40
+    bitstring = "".join(str(b) for b in GRID.ravel()) + "0000"  # 36 bits → 40
     expected = int(bitstring, 2).to_bytes(5, "big")
     assert bits.to_blob(GRID) == expected == np.packbits(GRID.ravel()).tobytes()
 
@@ -60,7 +65,7 @@ def test_puzzle_parse_rejects_bad_strings():
     with pytest.raises(BadInput, match="length"):
         bits.Puzzle.parse("0" * 35)
     with pytest.raises(BadInput, match="length"):
-        bits.Puzzle.parse("0" * 9)        # 3×3: odd side
+        bits.Puzzle.parse("0" * 9)  # 3×3: odd side
 
 
 def test_from_blob_rejects_wrong_length():

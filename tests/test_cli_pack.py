@@ -14,7 +14,6 @@ SEED = "0123456789abcdef" * 4
 NAMES = ["big-first", "grown", "bands", "substitution", "islands"]
 
 
-
 @pytest.mark.parametrize("G", [11, 61, 1000])
 @pytest.mark.parametrize("name", NAMES)
 def test_pack_writes_the_packing(tmp_path, name, G):
@@ -47,24 +46,31 @@ def test_default_packer_is_big_first(tmp_path):
 
 def test_params_reach_the_packer(tmp_path):
     out = tmp_path / "p.json"
-    assert run_tiles("pack", "--packer", "bands", "--size", "100", "--seed", SEED, "--json", str(out),
-                     "--params", '{"sub": 50}').returncode == 0
+    assert (
+        run_tiles(
+            "pack", "--packer", "bands", "--size", "100", "--seed", SEED, "--json", str(out), "--params", '{"sub": 50}'
+        ).returncode
+        == 0
+    )
     assert json.loads(out.read_text())["packer"]["params"] == {"sub": 50}
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--packer", "mondrian", "--size", "100", "--seed", SEED], "unknown packer"),
-    (["--size", "5", "--seed", SEED], "size"),
-    (["--size", "0", "--seed", SEED], "size"),
-    (["--size", "-10", "--seed", SEED], "size"),
-    (["--size", "big", "--seed", SEED], "size"),
-    (["--size", "100", "--seed", "xyz"], "seed"),
-    (["--size", "100", "--seed", SEED[:-2]], "seed"),
-    (["--size", "100", "--seed", SEED + "00"], "seed"),
-    (["--size", "100", "--seed", SEED, "--params", "{"], "params"),
-    (["--size", "100", "--seed", SEED, "--params", "[1]"], "params"),
-    (["--size", "100", "--seed", SEED, "--params", '{"nope": 1}'], "nope"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--packer", "mondrian", "--size", "100", "--seed", SEED], "unknown packer"),
+        (["--size", "5", "--seed", SEED], "size"),
+        (["--size", "0", "--seed", SEED], "size"),
+        (["--size", "-10", "--seed", SEED], "size"),
+        (["--size", "big", "--seed", SEED], "size"),
+        (["--size", "100", "--seed", "xyz"], "seed"),
+        (["--size", "100", "--seed", SEED[:-2]], "seed"),
+        (["--size", "100", "--seed", SEED + "00"], "seed"),
+        (["--size", "100", "--seed", SEED, "--params", "{"], "params"),
+        (["--size", "100", "--seed", SEED, "--params", "[1]"], "params"),
+        (["--size", "100", "--seed", SEED, "--params", '{"nope": 1}'], "nope"),
+    ],
+)
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, args, words):
     out, png = tmp_path / "p.json", tmp_path / "p.png"
     r = run_tiles("pack", *args, "--json", str(out), "--png", str(png))

@@ -26,7 +26,6 @@ def files(board21, tmp_path):
     return fx, m
 
 
-
 def one_error_line(r) -> str:
     err = r.stderr.strip()
     assert "\n" not in err and err.startswith("tiles: error: ")
@@ -101,7 +100,7 @@ def test_tile_record_canonical_and_oriented(files):
     rec2 = json.loads(r.stdout)
     # oriented by the manifest's t, the solution is the tile's window as it lies on the board
     x0, y0, s = fx.manifest.packing.squares[1]
-    want = "".join(str(int(v)) for v in fx.solution[y0:y0 + s + 1, x0:x0 + s + 1].ravel())
+    want = "".join(str(int(v)) for v in fx.solution[y0 : y0 + s + 1, x0 : x0 + s + 1].ravel())
     assert rec2["solution"] == want and rec2["hash"] == h and rec2["t"] == t
 
 
@@ -118,11 +117,14 @@ def test_tile_record_hides_the_solution_unless_asked(files):
     assert sol not in r.stdout + json.dumps(rec)
 
 
-@pytest.mark.parametrize("args,code", [
-    (["0" * 64], 2),          # unknown hash
-    (["abc"], 2),             # not a hash
-    (["HASH", "--t", "16"], 2),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["0" * 64], 2),  # unknown hash
+        (["abc"], 2),  # not a hash
+        (["HASH", "--t", "16"], 2),
+    ],
+)
 def test_tile_errors(files, args, code):
     fx, _ = files
     args = [fx.manifest.hashes[0] if a == "HASH" else a for a in args]
@@ -136,7 +138,7 @@ def test_judge_prints_one_object_per_move_and_persists(files, tmp_path, runs_tar
     fx, m = files
     runs = runs_target
     x0, y0, s = fx.manifest.packing.squares[0]
-    good = "".join(str(int(v)) for v in fx.solution[y0:y0 + s + 1, x0:x0 + s + 1].ravel())
+    good = "".join(str(int(v)) for v in fx.solution[y0 : y0 + s + 1, x0 : x0 + s + 1].ravel())
     subm = tmp_path / "s.json"
     subm.write_text(json.dumps({"run": "r1", "moves": [{"tile": 0, "cells": good}, {"tile": 99, "cells": ""}]}))
     r = run_tiles("referee", "judge", str(m), str(subm), "--runs", str(runs), "-L", str(fx.lib_path))
@@ -144,20 +146,34 @@ def test_judge_prints_one_object_per_move_and_persists(files, tmp_path, runs_tar
     lines = r.stdout.splitlines()
     assert [json.loads(x) for x in lines] == [
         {"tile": 0, "accepted": True, "correct": True, "reward": 256, "reason": None},
-        {"tile": 99, "accepted": False, "correct": False, "reward": 0,
-         "reason": "unknown tile id 99 (this board has tiles 0..7)"}]
+        {
+            "tile": 99,
+            "accepted": False,
+            "correct": False,
+            "reward": 0,
+            "reason": "unknown tile id 99 (this board has tiles 0..7)",
+        },
+    ]
     r = run_tiles("referee", "judge", str(m), str(subm), "--runs", str(runs), "-L", str(fx.lib_path))
     assert r.returncode == 0
     assert "replay" in json.loads(r.stdout.splitlines()[0])["reason"]
     r = run_tiles("referee", "score", "--runs", str(runs))
     assert r.returncode == 0 and [json.loads(x) for x in r.stdout.splitlines()] == [
-        {"run": "r1", "day": fx.manifest.day, "player": None, "solved": 1, "reward": 256, "moves": 4,
-         "accepted": 1, "batches": 2}]
+        {
+            "run": "r1",
+            "day": fx.manifest.day,
+            "player": None,
+            "solved": 1,
+            "reward": 256,
+            "moves": 4,
+            "accepted": 1,
+            "batches": 2,
+        }
+    ]
     subm.write_text("{oops")
     r = run_tiles("referee", "judge", str(m), str(subm), "--runs", str(runs), "-L", str(fx.lib_path))
     assert r.returncode == 2
     assert "not valid JSON" in one_error_line(r)
-    r = run_tiles("referee", "judge", str(m), str(tmp_path / "none.json"), "--runs", str(runs),
-                  "-L", str(fx.lib_path))
+    r = run_tiles("referee", "judge", str(m), str(tmp_path / "none.json"), "--runs", str(runs), "-L", str(fx.lib_path))
     assert r.returncode == 2
     one_error_line(r)

@@ -13,17 +13,16 @@ from cli_support import run_tiles
 
 # Hand-written solutions; the puzzles blank cells of them in a fixed order while the brute-force
 # enumerator (not the engine) still finds one solution. Both facts are re-checked below.
-SOL6 = "001011" "010101" "101010" "110100" "011001" "100110"
-HAND6 = "......" "..0.0." ".....0" "..0.00" ".1...." "...11."
-SOL4 = "0011" "1001" "0110" "1100"
-HAND4 = "...." "1..." "...0" "11.."
-
+SOL6 = "001011010101101010110100011001100110"
+HAND6 = "........0.0......0..0.00.1.......11."
+SOL4 = "0011100101101100"
+HAND4 = "....1......011.."
 
 
 def obeys_rules(s: str) -> bool:
     """Independent rules check on a 0/1 string: balance, no three in a row, distinct lines."""
     n = int(len(s) ** 0.5)
-    rows = [int(s[i * n:(i + 1) * n], 2) for i in range(n)]
+    rows = [int(s[i * n : (i + 1) * n], 2) for i in range(n)]
     cols = [int("".join(s[r * n + c] for r in range(n)), 2) for c in range(n)]
     return all(line_valid(x, n) for x in rows + cols) and len(set(rows)) == n == len(set(cols))
 
@@ -78,14 +77,17 @@ def test_malformed_line_exit_2_names_the_line_and_prints_nothing(tmp_path, line)
     assert "line 4" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("argv", [
-    ["solve"],                                              # neither --givens nor --file
-    ["solve", "--givens", HAND4, "--file", "x.txt"],        # both
-    ["solve", "--givens", "01."],                           # not n*n
-    ["solve", "--givens", HAND4, "--k", "0"],
-    ["solve", "--givens", HAND4, "--n", "6"],               # --n disagrees with the string
-    ["solve", "--file", "/nonexistent/puzzles.txt"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve"],  # neither --givens nor --file
+        ["solve", "--givens", HAND4, "--file", "x.txt"],  # both
+        ["solve", "--givens", "01."],  # not n*n
+        ["solve", "--givens", HAND4, "--k", "0"],
+        ["solve", "--givens", HAND4, "--n", "6"],  # --n disagrees with the string
+        ["solve", "--file", "/nonexistent/puzzles.txt"],
+    ],
+)
 def test_bad_arguments_exit_2(argv):
     r = run_tiles(*argv)
     assert r.returncode == 2

@@ -29,7 +29,7 @@ def raw(base: str, path: str, **params):
 
 def test_every_endpoint_through_its_typed_method(served, make_client):
     base, truth, manifest = served
-    with make_client(base + "/api/v1/") as c:                   # the root or the API prefix both work
+    with make_client(base + "/api/v1/") as c:  # the root or the API prefix both work
         days = c.days()
         assert [d.day for d in days] == [DAY] and days[0].over and isinstance(days[0], m.DaySummary)
         board = c.board(DAY)
@@ -44,14 +44,14 @@ def test_every_endpoint_through_its_typed_method(served, make_client):
         assert run.token and c.tokens[run.run] == run.token and run.reward == 0
         assert c.frontier(run.run).tiles == [board.seed_tile]
         view = c.run_tile(run.run, board.seed_tile)
-        assert view.playable and not view.solved and len(view.puzzle) == view.n ** 2
+        assert view.playable and not view.solved and len(view.puzzle) == view.n**2
         result = c.moves(run.run, [(0, truth.truth(0)), (1, truth.truth(1))])
         assert [v.reward for v in result.verdicts] == [256, 36] and result.score.reward == 292
         assert c.score(run.run) == result.score
         assert [h.tile for h in c.history(run.run).moves] == [0, 1]
         assert [h.tile for h in c.history(run.run, after=c.history(run.run).moves[0].id).moves] == [1]
         assert c.run_analysis(run.run).batches[0].reward == 292
-        board = c.leaderboard(DAY).runs                 # the other client's run of this test may tie it, older
+        board = c.leaderboard(DAY).runs  # the other client's run of this test may tie it, older
         assert board[0].reward == 292 and any(r.run == run.run and r.reward == 292 for r in board[:2])
         day = c.day_analysis(DAY, bucket=30)
         assert day.bucket == 30 and day.runs[0].reward == 292
@@ -77,7 +77,7 @@ def test_a_missing_token_is_unauthorized_and_a_wrong_one_forbidden(served, make_
     """The service's 401 (no usable token) and 403 (a wrong one) come back as two types, each with the
     service's line; both are bad input to `tiles play` (exit 2)."""
     base, truth, _ = served
-    made = httpx.post(f"{base}/api/v1/days/{DAY}/runs", json={}).json()     # made elsewhere: no token kept
+    made = httpx.post(f"{base}/api/v1/days/{DAY}/runs", json={}).json()  # made elsewhere: no token kept
     with make_client(base) as c:
         with pytest.raises(Unauthorized, match=r"^401: this write needs the run's token") as missing:
             c.moves(made["run"], [(0, truth.truth(0))])

@@ -43,12 +43,12 @@ def test_a_reply_lost_after_the_commit_is_retried_and_scored_once(service, make_
         proxy.drop_after_reply = 1
         sent = c.requests
         result = c.moves(run, [(0, truth.truth(0))])
-        assert c.requests - sent == 2 and proxy.moves_seen == 2      # the lost reply, then the retry
+        assert c.requests - sent == 2 and proxy.moves_seen == 2  # the lost reply, then the retry
         assert result.verdicts[0].correct and result.verdicts[0].reward == 256 and result.score.reward == 256
-        assert stored(runs, run) == (1, 256, 1)                      # judged and stored once
+        assert stored(runs, run) == (1, 256, 1)  # judged and stored once
         assert c.score(run).reward == 256
 
-        proxy.unavailable = 2                                        # two 503s from the proxy, then through
+        proxy.unavailable = 2  # two 503s from the proxy, then through
         result = c.moves(run, [(1, truth.truth(1))])
         assert result.score.reward == 256 + 36 and stored(runs, run) == (2, 292, 2)
 
@@ -63,12 +63,15 @@ def test_the_same_key_answers_the_first_answer_and_another_body_is_a_409(service
         with pytest.raises(Conflict, match="other moves"):
             c.moves(run, [(1, truth.truth(1))], key="k-1")
         assert stored(runs, run) == (1, 256, 1)
-        other = c.moves(run, [(0, truth.truth(0))], key="k-2")       # a new key is a new batch: a replay now
+        other = c.moves(run, [(0, truth.truth(0))], key="k-2")  # a new key is a new batch: a replay now
         assert not other.verdicts[0].accepted and stored(runs, run) == (2, 256, 2)
         auth = {"Authorization": f"Bearer {c.tokens[run]}"}
         for bad in ("", '""', "x" * 256, "caf\u00e9"):
-            r = httpx.post(f"{base}/api/v1/runs/{run}/moves", json={"moves": []},
-                           headers={**auth, "Idempotency-Key": bad.encode("utf-8")})
+            r = httpx.post(
+                f"{base}/api/v1/runs/{run}/moves",
+                json={"moves": []},
+                headers={**auth, "Idempotency-Key": bad.encode("utf-8")},
+            )
             assert r.status_code == 400 and "Idempotency-Key" in r.json()["error"], (bad, r.text)
 
 

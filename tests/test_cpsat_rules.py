@@ -45,8 +45,11 @@ class _Collect(cp_model.CpSolverSolutionCallback):
         self.cells, self.grids = cells, []
 
     def on_solution_callback(self) -> None:
-        self.grids.append(tuple(int("".join(str(self.SolutionIntegerValue(v) if v >= 0 else ~v) for v in row), 2)
-                                for row in self.cells))
+        self.grids.append(
+            tuple(
+                int("".join(str(self.SolutionIntegerValue(v) if v >= 0 else ~v) for v in row), 2) for row in self.cells
+            )
+        )
 
 
 def enumerate_grids(model: RulesModel, rows: list[list[int]]) -> list[tuple[int, ...]]:
@@ -55,12 +58,12 @@ def enumerate_grids(model: RulesModel, rows: list[list[int]]) -> list[tuple[int,
     proto = model.proto
     pairs = []
     for c in proto.constraints:
-        if not c.has_bool_or():       # (reading c.bool_or of a linear constraint would replace it)
+        if not c.has_bool_or():  # (reading c.bool_or of a linear constraint would replace it)
             continue
         enf, lits = list(c.enforcement_literal), list(c.bool_or.literals)
-        if len(enf) == 1 and len(lits) == 2 and lits[0] >= 0:      # d -> (u or v)
+        if len(enf) == 1 and len(lits) == 2 and lits[0] >= 0:  # d -> (u or v)
             pairs.append((enf[0], *lits))
-    for d, u, v in pairs:                                          # not d -> u == v
+    for d, u, v in pairs:  # not d -> u == v
         proto.constraints.add().bool_or.literals.extend((d, ~u, v))
         proto.constraints.add().bool_or.literals.extend((d, u, ~v))
     solver = cp_model.CpSolver()
@@ -84,8 +87,11 @@ def test_free_6x6_window_has_exactly_the_valid_grids(distinct, count):
     assert set(grids) == set(all_solutions(distinct))
 
 
-fixings = st.tuples(st.lists(st.integers(0, 63), min_size=N, max_size=N),
-                    st.lists(st.integers(0, 63), min_size=N, max_size=N), st.booleans())
+fixings = st.tuples(
+    st.lists(st.integers(0, 63), min_size=N, max_size=N),
+    st.lists(st.integers(0, 63), min_size=N, max_size=N),
+    st.booleans(),
+)
 
 
 def grid_of(rows: list[int]) -> np.ndarray:
@@ -100,8 +106,7 @@ def test_window_with_fixed_cells_matches_brute_force(case):
     known = [k & (k >> 1) | (k & 0b100001) for k in known]
     model = RulesModel(grid_of(vals), grid_of(known))
     rows = model.window(0, 0, N, distinct=distinct)
-    want = {g for g in all_solutions(distinct)
-            if all((g[r] ^ vals[r]) & known[r] == 0 for r in range(N))}
+    want = {g for g in all_solutions(distinct) if all((g[r] ^ vals[r]) & known[r] == 0 for r in range(N))}
     assert set(enumerate_grids(model, rows)) == want
 
 
@@ -127,14 +132,14 @@ def test_two_windows_sharing_a_column_match_brute_force(a, b, cells):
     board_v = np.zeros((N, 2 * N - 1), dtype=np.uint8)
     board_k = np.zeros_like(board_v)
     board_v[:, :N] = grid_of(list(all_solutions(True)[a]))
-    board_v[:, N - 1:] = grid_of(list(all_solutions(False)[b]))   # column 5 from B
+    board_v[:, N - 1 :] = grid_of(list(all_solutions(False)[b]))  # column 5 from B
     for c in cells:
         board_k[c // 11, c % 11] = 1
     model = RulesModel(board_v, board_k)
     model.window(0, 0, N)
     model.window(N - 1, 0, N, distinct=False)
     ka, va = rows_of(board_k[:, :N]), rows_of(board_v[:, :N])
-    kb, vb = rows_of(board_k[:, N - 1:]), rows_of(board_v[:, N - 1:])
+    kb, vb = rows_of(board_k[:, N - 1 :]), rows_of(board_v[:, N - 1 :])
 
     def fits(g, k, v):
         return all((g[r] ^ v[r]) & k[r] == 0 for r in range(N))
@@ -180,7 +185,7 @@ def _layout(draw_cells, rng: np.random.Generator):
             x = x0 + s if dx == 1 else x0 - q if dx == -1 else x0 + int(rng.integers(-2, 3))
             y = y0 + s if dy == 1 else y0 - q if dy == -1 else y0 + int(rng.integers(-2, 3))
             others.append((x, y, q))
-    if others and rng.random() < 0.3:          # a repair: two squares with distinct lines
+    if others and rng.random() < 0.3:  # a repair: two squares with distinct lines
         squares.append(others.pop(0))
     return values, known, squares, others
 
@@ -212,15 +217,15 @@ def test_joint_model_is_field_for_field_the_golden_one(case):
     seed, density = case["seed"], case["density"]
     values, known, squares, others = _layout(density, np.random.default_rng(seed))
     model, rows = cpsat_model(joint_problem(values, known, squares, others))
-    own = rows[:len(squares)]
+    own = rows[: len(squares)]
     got = model.solve(Stream(seed.to_bytes(4, "big") * 8, "joint"), 10.0, lean=True)
-    assert proto_digest(model) == case["proto_sha256"]   # the hints are written by solve
+    assert proto_digest(model) == case["proto_sha256"]  # the hints are written by solve
     if got.found:
         for (x0, y0, s), rows in zip(squares, own):
             grid = got.grid(rows)
             assert violations(grid) == []
-            k = known[y0:y0 + s + 1, x0:x0 + s + 1] == 1
-            assert (grid[k] == values[y0:y0 + s + 1, x0:x0 + s + 1][k]).all()
+            k = known[y0 : y0 + s + 1, x0 : x0 + s + 1] == 1
+            assert (grid[k] == values[y0 : y0 + s + 1, x0 : x0 + s + 1][k]).all()
 
 
 def test_a_changed_joint_model_changes_its_digest():

@@ -20,8 +20,9 @@ SECRET = "test-secret-do-not-print"
 
 def run(tmp_path, size, *, seed=SEED, library=None, day="2026-11-29", **kw):
     logs: list[str] = []
-    opts = BuildOptions(day=day, library=library or tmp_path / "lib.sqlite", out_dir=tmp_path / "out",
-                        size=size, seed=seed, **kw)
+    opts = BuildOptions(
+        day=day, library=library or tmp_path / "lib.sqlite", out_dir=tmp_path / "out", size=size, seed=seed, **kw
+    )
     return build(opts, log=logs.append), logs
 
 
@@ -33,7 +34,7 @@ def test_g61_from_an_empty_library_is_frontier_and_verifies_independently(tmp_pa
     assert m.status == "frontier" and m.G == 61 and m.tile_count() == res.tiles
     with Library.open(tmp_path / "lib.sqlite") as lib:
         assert ledger.get_manifest(lib.conn, "2026-11-29") == text
-        report = verify(m, lib, SEED)          # full FORMAT §10 check, seed included
+        report = verify(m, lib, SEED)  # full FORMAT §10 check, seed included
     assert report.status == "frontier"
     stages = [line.split()[0] for line in logs]
     assert stages == ["check", "pack", "stitch", "clues", "verify", "stock"]
@@ -61,6 +62,7 @@ def test_same_library_and_seed_give_the_same_manifest_bit_for_bit(tmp_path):
 
 def test_secret_and_seed_never_appear_in_manifest_or_logs(tmp_path):
     from daily.seed import day_seed
+
     res, logs = run(tmp_path, 21, seed=None, secret=SECRET)
     seed_hex = day_seed(SECRET, "2026-11-29").hex()
     text = res.manifest_path.read_text() + "\n".join(logs)
@@ -69,13 +71,14 @@ def test_secret_and_seed_never_appear_in_manifest_or_logs(tmp_path):
 
 
 def test_remote_round_trip_lets_another_machine_verify(tmp_path):
-    (tmp_path / "remote").mkdir()            # a missing remote directory is an error, like a missing bucket
+    (tmp_path / "remote").mkdir()  # a missing remote directory is an error, like a missing bucket
     remote = f"file://{tmp_path / 'remote'}"
     res, logs = run(tmp_path, 31, remote=remote)
     assert [l.split()[0] for l in logs][0] == "pull" and logs[-1].startswith("push")
     other = tmp_path / "other.sqlite"
     from remote.backend import open_backend
     from remote.sync import pull
+
     pull(other, open_backend(remote))
     with Library.open(other) as lib:
         m = from_json(ledger.get_manifest(lib.conn, "2026-11-29"))
@@ -86,13 +89,18 @@ def test_remote_round_trip_lets_another_machine_verify(tmp_path):
 def test_g301_from_an_empty_library_is_frontier(tmp_path):
     res, logs = run(tmp_path, 301)
     assert res.status == "frontier"
-    assert res.clues <= max(1, res.tiles // 100) * 3, logs   # clue budget sanity (target ≤ 1 per 100)
+    assert res.clues <= max(1, res.tiles // 100) * 3, logs  # clue budget sanity (target ≤ 1 per 100)
 
 
 def test_cli_bad_input_writes_nothing(tmp_path):
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
-    for args in (["--seed", "xyz"], ["--date", "2026-02-30", "--seed", "5eed" * 16],
-                 ["--size", "3", "--seed", "5eed" * 16], ["--packer", "nope", "--seed", "5eed" * 16], []):
+    for args in (
+        ["--seed", "xyz"],
+        ["--date", "2026-02-30", "--seed", "5eed" * 16],
+        ["--size", "3", "--seed", "5eed" * 16],
+        ["--packer", "nope", "--seed", "5eed" * 16],
+        [],
+    ):
         r = run_tiles("daily", "build", "--library", str(lib), "--out", str(out), *args)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
@@ -101,15 +109,27 @@ def test_cli_bad_input_writes_nothing(tmp_path):
 
 def test_cli_build_while_locked_exits_6(tmp_path):
     lib = tmp_path / "lib.sqlite"
-    with build_lock(lib):       # held by this process: the build must be another one
-        r = run_tiles("daily", "build", "--library", str(lib), "--out", str(tmp_path), "--size", "21",
-                      "--seed", "5eed" * 16, process=True)
+    with build_lock(lib):  # held by this process: the build must be another one
+        r = run_tiles(
+            "daily",
+            "build",
+            "--library",
+            str(lib),
+            "--out",
+            str(tmp_path),
+            "--size",
+            "21",
+            "--seed",
+            "5eed" * 16,
+            process=True,
+        )
     assert r.returncode == 6 and "another daily build" in r.stderr
 
 
 def test_cli_reveal(tmp_path):
     r = run_tiles("daily", "reveal", "--date", "2020-01-01", env={"TILES_SECRET": "k"})
     from daily.seed import day_seed
+
     assert r.returncode == 0 and r.stdout.strip() == day_seed("k", "2020-01-01").hex()
     r = run_tiles("daily", "reveal", "--date", "2999-01-01", env={"TILES_SECRET": "k"})
     assert r.returncode == 2 and "secret until" in r.stderr
@@ -117,8 +137,7 @@ def test_cli_reveal(tmp_path):
 
 def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
-    args = ("daily", "build", "--library", str(lib), "--out", str(out), "--size", "31", "--seed", "5eed" * 16,
-            "--json")
+    args = ("daily", "build", "--library", str(lib), "--out", str(out), "--size", "31", "--seed", "5eed" * 16, "--json")
     r = run_tiles(*args)
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
@@ -127,7 +146,7 @@ def test_cli_json_prints_a_summary_of_every_stage(tmp_path):
     assert sorted(s["stock"]["per_n"]) == ["10", "12", "14", "16"] and s["stock"]["nights"]
     for v in s["stages"].values():
         assert v["seconds"] >= 0 and "disk_write_bytes" in v and "write_call_bytes" in v
-    assert s["stages"]["stitch"]["write_call_bytes"] > 0 and s["write_call_bytes"] > 0   # it inserted tiles
+    assert s["stages"]["stitch"]["write_call_bytes"] > 0 and s["write_call_bytes"] > 0  # it inserted tiles
     st = s["stages"]["stitch"]
     assert st["placements"] == s["tiles"] and st["index"]["source"] == "scan"
     assert set(st["split"]) >= {"index", "place", "drain", "ledger", "index_add"}
@@ -165,7 +184,7 @@ def test_the_build_opens_the_library_once_and_hands_every_stage_that_library(tmp
         monkeypatch.setattr(build_mod, name, spy)
     remote = tmp_path / "remote"
     remote.mkdir()
-    for day in ("2026-11-28", "2026-11-29"):     # the second starts from the state the first pushed
+    for day in ("2026-11-28", "2026-11-29"):  # the second starts from the state the first pushed
         opened.clear()
         seen.clear()
         res, logs = run(tmp_path, 21, day=day, remote=f"file://{remote}")
@@ -181,8 +200,18 @@ def test_the_night_is_made_once_from_the_options_and_frozen(tmp_path):
     from daily.build import plan
     from tilelib.spent import Reuse
 
-    night = plan(BuildOptions(day="2026-11-29", library=tmp_path / "lib.sqlite", out_dir=tmp_path / "out",
-                              size=61, seed=SEED, reuse="any", profile="human", workers=1))
+    night = plan(
+        BuildOptions(
+            day="2026-11-29",
+            library=tmp_path / "lib.sqlite",
+            out_dir=tmp_path / "out",
+            size=61,
+            seed=SEED,
+            reuse="any",
+            profile="human",
+            workers=1,
+        )
+    )
     assert (night.size, night.reuse, night.fresh, night.workers) == (61, Reuse.ANY, False, 1)
     assert night.commit == __import__("hashlib").sha256(SEED).hexdigest()
     assert night.manifest_path == tmp_path / "out" / "2026-11-29.json" and night.profile is not None

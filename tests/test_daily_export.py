@@ -28,18 +28,18 @@ pd = pytest.importorskip("pandas")
 DAYS = ("2026-11-20", "2026-11-21")
 SECRET = "export-test-secret"
 TODAY = dt.date(2026, 12, 5)
-FUTURE = (dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=30)).isoformat()   # not over by any clock
+FUTURE = (dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=30)).isoformat()  # not over by any clock
 
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     d = tmp_path_factory.mktemp("export")
     lib = d / "lib.sqlite"
-    build(BuildOptions(day=DAYS[0], library=lib, out_dir=d, size=61, seed=bytes.fromhex("e1" * 32)),
-          log=lambda _l: None)
+    build(
+        BuildOptions(day=DAYS[0], library=lib, out_dir=d, size=61, seed=bytes.fromhex("e1" * 32)), log=lambda _l: None
+    )
     build(BuildOptions(day=DAYS[1], library=lib, out_dir=d, size=61, secret=SECRET), log=lambda _l: None)
-    build(BuildOptions(day=FUTURE, library=lib, out_dir=d, size=61, seed=bytes.fromhex("e2" * 32)),
-          log=lambda _l: None)
+    build(BuildOptions(day=FUTURE, library=lib, out_dir=d, size=61, seed=bytes.fromhex("e2" * 32)), log=lambda _l: None)
     return lib
 
 
@@ -51,19 +51,36 @@ def kind(t) -> str:
 def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
     with Library.open(library) as lib:
         rep = export_days(lib, "2026-11-01", "2026-11-30", tmp_path, secret=SECRET, today=TODAY)
-        manifests = {d: from_json(lib.conn.execute("SELECT json FROM manifests WHERE day = ?", (d,)).fetchone()[0])
-                     for d in DAYS}
+        manifests = {
+            d: from_json(lib.conn.execute("SELECT json FROM manifests WHERE day = ?", (d,)).fetchone()[0]) for d in DAYS
+        }
         boards = {d: build_board(m, lib) for d, m in manifests.items()}
     assert rep.days == list(DAYS) and rep.seeds == 1 and "exported 2 day(s)" in rep.line()
     tiles = pq.read_table(tmp_path / TILES_FILE)
     days = pq.read_table(tmp_path / DAYS_FILE).to_pylist()
-    assert [(f.name, kind(f.type)) for f in tiles.schema] == [           # FORMAT §15, column by column
-        ("day", "string"), ("tile", "int32"), ("n", "int32"), ("y0", "int32"), ("x0", "int32"),
-        ("neighbours", "list<int32>"), ("seed", "bool"), ("puzzle", "string"), ("solution", "string"),
-        ("wave", "int32")]
+    assert [(f.name, kind(f.type)) for f in tiles.schema] == [  # FORMAT §15, column by column
+        ("day", "string"),
+        ("tile", "int32"),
+        ("n", "int32"),
+        ("y0", "int32"),
+        ("x0", "int32"),
+        ("neighbours", "list<int32>"),
+        ("seed", "bool"),
+        ("puzzle", "string"),
+        ("solution", "string"),
+        ("wave", "int32"),
+    ]
     assert [(f.name, kind(f.type)) for f in pq.read_schema(tmp_path / DAYS_FILE)] == [
-        ("day", "string"), ("G", "int32"), ("tiles", "int32"), ("seed", "string"), ("seed_commit", "string"),
-        ("packer", "string"), ("code", "string"), ("reward_total", "int64"), ("waves", "int32")]
+        ("day", "string"),
+        ("G", "int32"),
+        ("tiles", "int32"),
+        ("seed", "string"),
+        ("seed_commit", "string"),
+        ("packer", "string"),
+        ("code", "string"),
+        ("reward_total", "int64"),
+        ("waves", "int32"),
+    ]
     assert tiles.num_rows == rep.tiles
     assert [d["day"] for d in days] == list(DAYS)
     for row in tiles.to_pylist():
@@ -72,9 +89,9 @@ def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
         n = s + 1
         assert (row["n"], row["y0"], row["x0"]) == (n, y0, x0)
         truth = "".join("01"[v] for v in board.tile_solution(row["tile"]).ravel())
-        assert row["solution"] == truth                                   # the verifier's board
+        assert row["solution"] == truth  # the verifier's board
         assert len(row["puzzle"]) == n * n and "." in row["puzzle"]
-        assert all(p in (".", t) for p, t in zip(row["puzzle"], truth))   # the solution with cells hidden
+        assert all(p in (".", t) for p, t in zip(row["puzzle"], truth))  # the solution with cells hidden
         assert row["seed"] == (row["tile"] == board.seed_tile)
     for day, board in boards.items():
         rows = [r for r in tiles.to_pylist() if r["day"] == day]
@@ -89,7 +106,7 @@ def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
     from tilelib.days import seed_commit
 
     revealed = {d["day"]: d["seed"] for d in days}
-    assert revealed[DAYS[0]] is None                                       # built from a seed the secret is not
+    assert revealed[DAYS[0]] is None  # built from a seed the secret is not
     assert seed_commit(bytes.fromhex(revealed[DAYS[1]])) == manifests[DAYS[1]].seed_commit
     assert revealed[DAYS[1]] == day_seed(SECRET, DAYS[1]).hex()
 
@@ -118,8 +135,9 @@ def test_a_day_not_over_is_refused_and_nothing_is_written(library, tmp_path):
 
 def test_the_command(library, tmp_path):
     out = tmp_path / "data"
-    r = run_tiles("daily", "export", "--from", DAYS[0], "--to", DAYS[1], "--out", out, "-L", library,
-                  env={"TILES_SECRET": SECRET})
+    r = run_tiles(
+        "daily", "export", "--from", DAYS[0], "--to", DAYS[1], "--out", out, "-L", library, env={"TILES_SECRET": SECRET}
+    )
     assert r.returncode == 0, r.stderr
     assert "exported 2 day(s)" in r.stdout and (out / TILES_FILE).exists() and (out / DAYS_FILE).exists()
     late = run_tiles("daily", "export", "--from", DAYS[0], "--to", FUTURE, "--out", tmp_path / "x", "-L", library)

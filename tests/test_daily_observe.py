@@ -20,11 +20,11 @@ def test_progress_lines_come_at_most_once_per_interval_and_say_where_the_stitch_
     p = ProgressLog(lines.append, interval=15.0, clock=clock)
     total = 400
     for done in range(1, total + 1):
-        clock.t += 0.25                       # 100 s in all
+        clock.t += 0.25  # 100 s in all
         if done % 10 == 0:
             st.bump(6, "drained")
         p(done, total, st)
-    assert len(lines) == 6                    # at 15, 30, ..., 90 s
+    assert len(lines) == 6  # at 15, 30, ..., 90 s
     assert p.lines == 6
     first = lines[0]
     assert "60/400 squares (15.0%)" in first and "drained 6," in first
@@ -44,11 +44,12 @@ def test_io_counters_move_when_the_process_writes(tmp_path):
     before, calls = disk_writes(), write_calls()
     (tmp_path / "x").write_bytes(b"\x01" * (1 << 20))
     import os
+
     fd = os.open(tmp_path / "x", os.O_RDONLY)
     os.fsync(fd)
     os.close(fd)
     after = disk_writes()
-    if before is not None:                    # Linux; tmpfs reports 0 written to storage
+    if before is not None:  # Linux; tmpfs reports 0 written to storage
         assert after >= before
     if calls is not None:
         assert write_calls() - calls >= 1 << 20

@@ -17,14 +17,14 @@ def test_seed_is_hmac_of_the_date_and_commit_is_its_sha256():
     assert seed == hmac.new(b"correct horse", b"tiles-daily:2026-11-29", hashlib.sha256).digest()
     # golden, fixed when the format was fixed
     assert day_seed("k", "2026-11-29").hex() == "487ed142a977a60593d9c036f3f0b44cd1f781f372153d078fb54bc8f63bcc75"
-    assert seed_commit(day_seed("k", "2026-11-29")) == \
-        "50450a5eeedcc161039a1529c0f6ac41a885164287e441c9a741dd86164ad2ef"
+    assert (
+        seed_commit(day_seed("k", "2026-11-29")) == "50450a5eeedcc161039a1529c0f6ac41a885164287e441c9a741dd86164ad2ef"
+    )
     assert seed_commit(seed) == hashlib.sha256(seed).hexdigest()
 
 
 def test_secret_is_utf8():
-    assert day_seed("clé", "2026-01-01") == hmac.new("clé".encode(), b"tiles-daily:2026-01-01",
-                                                     hashlib.sha256).digest()
+    assert day_seed("clé", "2026-01-01") == hmac.new("clé".encode(), b"tiles-daily:2026-01-01", hashlib.sha256).digest()
 
 
 def test_missing_secret_and_bad_dates_are_bad_input():

@@ -60,16 +60,21 @@ def test_the_bundle_holds_exactly_the_days_rows_and_verifies_the_day_alone(night
     text = m2.read_text()
     hashes = {t["hash"] for t in json.loads(text)["tiles"]}
     assert {h for (h,) in _q(b, "SELECT hash FROM tiles")} == hashes
-    assert len(hashes) < _q(lib, "SELECT count(*) FROM tiles")[0][0]       # the stock stays behind
-    cols = "hash, n, version, seam_mask, top, right, bottom, left, m, blank, ladder, solution, givens, flip, alts, created"
+    assert len(hashes) < _q(lib, "SELECT count(*) FROM tiles")[0][0]  # the stock stays behind
+    cols = (
+        "hash, n, version, seam_mask, top, right, bottom, left, m, blank, ladder, solution, givens, flip, alts, created"
+    )
     ph = ",".join("?" * len(hashes))
-    assert sorted(_q(b, f"SELECT {cols} FROM tiles")) == sorted(_q(lib, f"SELECT {cols} FROM tiles WHERE hash IN ({ph})",
-                                                                  *hashes))
+    assert sorted(_q(b, f"SELECT {cols} FROM tiles")) == sorted(
+        _q(lib, f"SELECT {cols} FROM tiles WHERE hash IN ({ph})", *hashes)
+    )
     assert _q(b, "SELECT day, json FROM manifests") == [(DAY2, text)]
     import hashlib
+
     digest = hashlib.sha256(text.encode()).hexdigest()
-    assert sorted(_q(b, "SELECT solution, board, n, day FROM spent")) == \
-        sorted(_q(lib, "SELECT solution, board, n, day FROM spent WHERE board = ?", digest))
+    assert sorted(_q(b, "SELECT solution, board, n, day FROM spent")) == sorted(
+        _q(lib, "SELECT solution, board, n, day FROM spent WHERE board = ?", digest)
+    )
     assert len(_q(b, "SELECT 1 FROM spent")) > 10
     assert _q(b, "SELECT count(*) FROM misses") == [(0,)]
     meta = dict(_q(b, "SELECT key, value FROM meta"))
@@ -142,10 +147,12 @@ def test_spent_rows_of_another_board_or_another_days_bundle_are_refused(nights, 
 
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(nights, tmp_path):
     before = set(tmp_path.iterdir())
-    cases = [("2026-10-09", tmp_path / "x.sqlite", "holds no manifest for 2026-10-09"),
-             (DAY2, tmp_path / "missing" / "x.sqlite", "no directory"),
-             (DAY2, tmp_path, "is a directory"),
-             ("2026-13-01", tmp_path / "x.sqlite", "")]
+    cases = [
+        ("2026-10-09", tmp_path / "x.sqlite", "holds no manifest for 2026-10-09"),
+        (DAY2, tmp_path / "missing" / "x.sqlite", "no directory"),
+        (DAY2, tmp_path, "is a directory"),
+        ("2026-13-01", tmp_path / "x.sqlite", ""),
+    ]
     for day, out, want in cases:
         r = run_tiles("daily", "bundle", "--date", day, "--out", out, "--library", nights["lib"])
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and want in r.stderr, (day, out, r.stderr)

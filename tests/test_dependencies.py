@@ -19,8 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def declared(pyproject: dict) -> list[str]:
     """The runtime dependencies' distribution names, normalised (no extras, no versions)."""
-    return [re.split(r"[\[<>=!~; ]", spec, maxsplit=1)[0].strip().lower().replace("_", "-")
-            for spec in pyproject["project"]["dependencies"]]
+    return [
+        re.split(r"[\[<>=!~; ]", spec, maxsplit=1)[0].strip().lower().replace("_", "-")
+        for spec in pyproject["project"]["dependencies"]
+    ]
 
 
 def top_level_imports(paths) -> set[str]:
@@ -68,6 +70,9 @@ def test_the_check_reports_a_dependency_nothing_imports(tmp_path):
 
 
 def test_declared_strips_extras_and_versions():
-    cfg = {"project": {"dependencies": ["psycopg[binary]>=3.2", "uvicorn[standard]>=0.29", "typer>=0.12,<0.29",
-                                        "Sqlite_Utils>=3"]}}
+    cfg = {
+        "project": {
+            "dependencies": ["psycopg[binary]>=3.2", "uvicorn[standard]>=0.29", "typer>=0.12,<0.29", "Sqlite_Utils>=3"]
+        }
+    }
     assert declared(cfg) == ["psycopg", "uvicorn", "typer", "sqlite-utils"]

@@ -32,38 +32,55 @@ def test_flat_per_n_and_preset_forms():
     assert per.allowed(16) == {4} and per.allowed(6) == {2}
     assert parse_profile("human") == parse_profile(PRESETS["human"])
     assert parse_profile(None) is None and parse_profile("library") is None
-    assert parse_profile(flat.to_json()) == flat          # the manifest form reads back
+    assert parse_profile(flat.to_json()) == flat  # the manifest form reads back
 
 
-@pytest.mark.parametrize("bad", [{}, {"6": 1}, {"0": 1}, {"2": -1}, {"2": float("nan")}, {"2": 0, "3": 0},
-                                 {"2": True}, {"2": "x"}, [1, 2], "nope", "{broken",
-                                 {"6": {"2": 1}, "8": {"2": 1}},            # per n, but n = 10..16 missing
-                                 {str(n): {"9": 1} for n in VALID_N}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {},
+        {"6": 1},
+        {"0": 1},
+        {"2": -1},
+        {"2": float("nan")},
+        {"2": 0, "3": 0},
+        {"2": True},
+        {"2": "x"},
+        [1, 2],
+        "nope",
+        "{broken",
+        {"6": {"2": 1}, "8": {"2": 1}},  # per n, but n = 10..16 missing
+        {str(n): {"9": 1} for n in VALID_N},
+    ],
+)
 def test_bad_profiles_are_rejected(bad):
     with pytest.raises(BadInput):
         parse_profile(bad)
 
 
 @settings(max_examples=30)
-@given(shares=st.dictionaries(st.sampled_from([str(lv) for lv in LEVELS]),
-                              st.floats(0, 10, allow_nan=False), min_size=1),
-       seed=st.binary(min_size=32, max_size=32), n=st.sampled_from(VALID_N))
+@given(
+    shares=st.dictionaries(st.sampled_from([str(lv) for lv in LEVELS]), st.floats(0, 10, allow_nan=False), min_size=1),
+    seed=st.binary(min_size=32, max_size=32),
+    n=st.sampled_from(VALID_N),
+)
 def test_draws_follow_the_shares(shares, seed, n):
     if sum(shares.values()) <= 0:
         return
     p = parse_profile(shares)
     k = 2000
     draws = [p.draw(n, Stream(seed, "p").child(str(i))) for i in range(k)]
-    assert set(draws) <= p.allowed(n)                           # never a zero-share level
-    assert draws == [p.draw(n, Stream(seed, "p").child(str(i))) for i in range(k)]   # seeded
+    assert set(draws) <= p.allowed(n)  # never a zero-share level
+    assert draws == [p.draw(n, Stream(seed, "p").child(str(i))) for i in range(k)]  # seeded
     for lv, share in zip(LEVELS, p.of(n)):
         got = draws.count(lv) / k
         assert abs(got - share) < 5 * math.sqrt(share * (1 - share) / k) + 1e-9, (lv, got, share)
 
 
 def _run(tmp_path, size, **kw):
-    opts = BuildOptions(day="2026-11-30", library=tmp_path / "lib.sqlite", out_dir=tmp_path / "out",
-                        size=size, seed=SEED, **kw)
+    opts = BuildOptions(
+        day="2026-11-30", library=tmp_path / "lib.sqlite", out_dir=tmp_path / "out", size=size, seed=SEED, **kw
+    )
     return build(opts, log=lambda _: None)
 
 
@@ -76,7 +93,7 @@ def test_profiled_build_records_the_profile_verifies_and_reproduces(tmp_path):
         shutil.copy(tmp_path / "empty.sqlite", d / "lib.sqlite")
         res = _run(d, 61, profile="human")
         texts.append(res.manifest_path.read_bytes())
-    assert texts[0] == texts[1]                                  # bit for bit from library + seed
+    assert texts[0] == texts[1]  # bit for bit from library + seed
     m = from_json(texts[0])
     assert m.difficulty == parse_profile("human").to_json()
     assert json.loads(texts[0])["difficulty"] == m.difficulty
@@ -109,9 +126,28 @@ def test_cli_builds_with_the_human_profile_unless_told(tmp_path):
     keys = []
     for extra in ([], ["--profile", "library"]):
         out = tmp_path / f"out{len(keys)}"
-        r = subprocess.run([sys.executable, "-m", "tiles_cli.app", "daily", "build", "--date", "2026-11-30",
-                            "--size", "21", "--seed", SEED.hex(), "--library", str(tmp_path / f"l{len(keys)}.sqlite"),
-                            "--out", str(out), *extra], capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tiles_cli.app",
+                "daily",
+                "build",
+                "--date",
+                "2026-11-30",
+                "--size",
+                "21",
+                "--seed",
+                SEED.hex(),
+                "--library",
+                str(tmp_path / f"l{len(keys)}.sqlite"),
+                "--out",
+                str(out),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, r.stderr
         keys.append(json.loads((out / "2026-11-30.json").read_text()).get("difficulty"))
     assert keys == [parse_profile("human").to_json(), None]
@@ -184,6 +220,6 @@ def test_level_indexes_are_the_main_index_tiles_of_each_level(tmp_path):
                     rows = np.array([main.tile_hashes(n).index(h) for h in want], dtype=np.int64)
                     a, b = idx.sizes[n], main.sizes[n]
                     ent = (rows[:, None] * 16 + np.arange(16)).ravel()
-                    assert (a.OE[:a.size] == b.OE[ent]).all() and (a.M[:a.size] == b.M[ent]).all()
-                    assert (a.PINS[:a.size] == b.PINS[ent]).all()
+                    assert (a.OE[: a.size] == b.OE[ent]).all() and (a.M[: a.size] == b.M[ent]).all()
+                    assert (a.PINS[: a.size] == b.PINS[ent]).all()
             assert any(len(idx.tile_hashes(6)) for idx in got.values())

@@ -32,8 +32,9 @@ def rows_obey_rules(rows, n, distinct=True) -> bool:
 
 
 @pytest.mark.parametrize("impl", ["c", "python"])
-@pytest.mark.parametrize("n,distinct,total", [(2, True, 2), (4, True, 72), (4, False, 90),
-                                              (6, True, 4140), (6, False, 11222)])
+@pytest.mark.parametrize(
+    "n,distinct,total", [(2, True, 2), (4, True, 72), (4, False, 90), (6, True, 4140), (6, False, 11222)]
+)
 def test_all_grids_checksums(n, distinct, total, impl):
     c, sols, _ = count_rows(n, [0] * n, [0] * n, BIG, distinct=distinct, keep=BIG, impl=impl)
     assert c == total
@@ -44,7 +45,7 @@ def test_all_grids_checksums(n, distinct, total, impl):
 def test_all_8x8_grids_oeis_a253316():
     c, sols, nodes = count_rows(8, [0] * 8, [0] * 8, BIG, keep=0)
     assert c == 4_111_116 and sols == []
-    assert nodes == 8_413_256            # golden: the search itself is part of the checksum
+    assert nodes == 8_413_256  # golden: the search itself is part of the checksum
 
 
 def test_6x6_node_counts_identical_c_python():
@@ -90,7 +91,7 @@ def test_backbone_identical_across_implementations_on_fixed_set():
         p = Puzzle.parse(g)
         v, kn = p.row_masks()
         kn = list(kn)
-        kn[p.n // 2] = 0                  # open a row so backbones are not trivially full
+        kn[p.n // 2] = 0  # open a row so backbones are not trivially full
         assert backbone_rows(p.n, v, kn) == backbone_rows(p.n, v, kn, impl="python"), g
 
 
@@ -106,9 +107,9 @@ def puzzles(draw, max_n=8):
         grid = np.array([[0, 1], [1, 0]], dtype=np.uint8)[:, :: rng.choice([1, -1])]
     elif draw(st.booleans()):
         grid = random_solution(n, rng)
-    else:                                   # noise: usually contradictory once enough is known
+    else:  # noise: usually contradictory once enough is known
         grid = rng.integers(0, 2, (n, n)).astype(np.uint8)
-    lo = 0.45 if n == 8 else 0.0            # keeps the brute force quick at n = 8
+    lo = 0.45 if n == 8 else 0.0  # keeps the brute force quick at n = 8
     density = draw(st.floats(lo, 1.0))
     known = (rng.random((n, n)) < density).astype(np.uint8)
     for _ in range(draw(st.integers(0, 2))):  # flip a few known cells: over-constrained cases
@@ -125,7 +126,7 @@ def test_count_agrees_with_brute_force(p):
     truth = brute_solutions(n, v, kn)
     c, sols, _ = count_rows(n, v, kn, BIG, keep=BIG)
     assert c == len(truth)
-    assert sorted(sols) == truth           # every solution exactly once
+    assert sorted(sols) == truth  # every solution exactly once
     c2, sols2, _ = count_rows(n, v, kn, 2)
     assert c2 == min(2, len(truth)) and len(sols2) == c2
     assert set(sols2) <= set(truth)
@@ -144,8 +145,9 @@ def test_count_without_distinct_agrees_with_brute_force(p):
     a = count_rows(n, v, kn, BIG, keep=BIG, distinct=False)
     assert a[0] == len(truth) and sorted(a[1]) == truth
     kk = BIG if len(truth) <= 300 else 300
-    assert count_rows(n, v, kn, kk, keep=kk, distinct=False) == \
-        count_rows(n, v, kn, kk, keep=kk, distinct=False, impl="python")
+    assert count_rows(n, v, kn, kk, keep=kk, distinct=False) == count_rows(
+        n, v, kn, kk, keep=kk, distinct=False, impl="python"
+    )
 
 
 @settings(max_examples=80)
@@ -165,8 +167,12 @@ def test_backbone_agrees_with_brute_force(p):
 
 
 def _same_backbone(a, b):
-    return a.count0 == b.count0 and a.nodes == b.nodes and np.array_equal(a.values, b.values) \
+    return (
+        a.count0 == b.count0
+        and a.nodes == b.nodes
+        and np.array_equal(a.values, b.values)
         and np.array_equal(a.known, b.known)
+    )
 
 
 # ------------------------------------------------------------------ API behaviour
@@ -179,7 +185,7 @@ def test_count_api_returns_grids_and_respects_k_and_keep():
     assert all(g.shape == (6, 6) and g.dtype == np.uint8 for g in r.solutions)
     assert len({g.tobytes() for g in r.solutions}) == 3
     assert all(rows_obey_rules(row_ints(g), 6) for g in r.solutions)
-    assert count(p, 3, keep=1).solutions[0].tobytes() == r.solutions[0].tobytes()   # deterministic order
+    assert count(p, 3, keep=1).solutions[0].tobytes() == r.solutions[0].tobytes()  # deterministic order
     assert count(p, 3, keep=0).solutions == []
     assert count(p, 0).count == 0
 
@@ -198,28 +204,31 @@ def test_unique_puzzle_and_its_backbone():
 
 
 def test_contradictions_count_zero():
-    assert count(Puzzle.parse("000" + "." * 33), 2).count == 0          # three zeros in a row
-    assert count(Puzzle.parse("1111" + "." * 32), 2).count == 0         # four ones in a 6-cell row
-    dup = "001011" + "001011" + "." * 24                                 # two equal complete rows
+    assert count(Puzzle.parse("000" + "." * 33), 2).count == 0  # three zeros in a row
+    assert count(Puzzle.parse("1111" + "." * 32), 2).count == 0  # four ones in a 6-cell row
+    dup = "001011" + "001011" + "." * 24  # two equal complete rows
     assert count(Puzzle.parse(dup), 2).count == 0
     assert count(Puzzle.parse(dup), 2, distinct=False).count == 2
     assert backbone(Puzzle.parse(dup)).count0
     c, sols, nodes = count_rows(6, [0b000000] + [0] * 5, [0b111000] + [0] * 5, 2)
-    assert (c, sols, nodes) == (0, [], 1)                                # refuted at the root
+    assert (c, sols, nodes) == (0, [], 1)  # refuted at the root
 
 
-@pytest.mark.parametrize("bad", [
-    lambda: count_rows(7, [0] * 7, [0] * 7, 2),
-    lambda: count_rows(0, [], [], 2),
-    lambda: count_rows(18, [0] * 18, [0] * 18, 2),               # the C kernel stops at 16
-    lambda: count_rows(6, [0] * 5, [0] * 5, 2),
-    lambda: count_rows(6, [0] * 6, [1 << 6] + [0] * 5, 2),
-    lambda: count_rows(6, [-1] + [0] * 5, [0] * 6, 2),
-    lambda: count_rows(6, ["x"] + [0] * 5, [0] * 6, 2),
-    lambda: count_rows(6, [-1] * 6, [0] * 6, 2, impl="python"),
-    lambda: count_rows(6, [0] * 6, [0] * 6, 2, impl="fortran"),
-    lambda: backbone_rows(6, [0] * 6, [0] * 7),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: count_rows(7, [0] * 7, [0] * 7, 2),
+        lambda: count_rows(0, [], [], 2),
+        lambda: count_rows(18, [0] * 18, [0] * 18, 2),  # the C kernel stops at 16
+        lambda: count_rows(6, [0] * 5, [0] * 5, 2),
+        lambda: count_rows(6, [0] * 6, [1 << 6] + [0] * 5, 2),
+        lambda: count_rows(6, [-1] + [0] * 5, [0] * 6, 2),
+        lambda: count_rows(6, ["x"] + [0] * 5, [0] * 6, 2),
+        lambda: count_rows(6, [-1] * 6, [0] * 6, 2, impl="python"),
+        lambda: count_rows(6, [0] * 6, [0] * 6, 2, impl="fortran"),
+        lambda: backbone_rows(6, [0] * 6, [0] * 7),
+    ],
+)
 def test_rejects_bad_input(bad):
     with pytest.raises(BadInput):
         bad()
@@ -234,6 +243,7 @@ def test_public_names_and_kernel_is_built():
     for name in ("count", "backbone", "count_rows", "backbone_rows", "CountResult", "Backbone"):
         assert hasattr(engine, name)
     import sys
+
     assert sys.modules["engine.count"].KERNEL_BUILT, "pip install -e . must build engine._kernel"
 
 
@@ -247,7 +257,7 @@ def test_max_nodes_stops_with_minus_one_and_never_changes_a_finished_answer():
             if nodes <= mx:
                 assert (a[0], a[2]) == (c, nodes)
             elif a[0] != -1:
-                assert (a[0], a[2]) == (c, nodes)      # finished on the branch that passed the cap
+                assert (a[0], a[2]) == (c, nodes)  # finished on the branch that passed the cap
             else:
                 assert mx < a[2] <= nodes
     assert count_rows(16, [0] * 16, [0] * 16, 2, max_nodes=100)[0] == -1
@@ -256,6 +266,7 @@ def test_max_nodes_stops_with_minus_one_and_never_changes_a_finished_answer():
 @pytest.mark.parametrize("n", [2, 4, 6, 8, 10, 16])
 def test_fast_row_conversions_match_tilelib_bits(n):
     from engine.count import puzzle_rows, rows_to_grid
+
     rng = np.random.default_rng(n)
     for _ in range(5):
         g = rng.integers(0, 2, (n, n)).astype(np.uint8)
@@ -285,7 +296,7 @@ def test_find_plan_same_answers_and_identical_across_implementations():
         v, kn = p.row_masks()
         a = count_rows(p.n, v, kn, k, find=True)
         assert a == count_rows(p.n, v, kn, k, find=True, impl="python")
-        assert a[0] == c                                   # same count, maybe other nodes
+        assert a[0] == c  # same count, maybe other nodes
     # on the near-empty 12x12 the line rule first finds two solutions at once
     g = [g for g, _, _, _ in _instances() if Puzzle.parse(g).n == 12][-1]
     p = Puzzle.parse(g)

@@ -23,7 +23,7 @@ def test_cell_masks_select_patterns_by_cell_value(n):
         m0, m1 = t.cell_mask[i]
         assert m0 & m1 == 0 and m0 | m1 == t.full
         for j, p in enumerate(t.patterns):
-            bit = (p >> (n - 1 - i)) & 1        # position i = i-th cell from the left (MSB)
+            bit = (p >> (n - 1 - i)) & 1  # position i = i-th cell from the left (MSB)
             assert (m1 >> j) & 1 == bit
 
 

@@ -23,13 +23,24 @@ from test_spent_ledger import own_hash
 from tilelib.bits import from_blob
 
 GOLDEN = Path(__file__).parent / "data" / "golden_any"
-GOLDEN_NIGHTS = [("2026-10-01", 61), ("2026-10-02", 61), ("2026-10-03", 61), ("2026-10-04", 301),
-                 ("2026-10-05", 301)]
+GOLDEN_NIGHTS = [("2026-10-01", 61), ("2026-10-02", 61), ("2026-10-03", 61), ("2026-10-04", 301), ("2026-10-05", 301)]
 
 
 def _build(lib: Path, out: Path, day: str, size: int, *extra: str, secret: str = "fair-secret"):
-    r = run_tiles("daily", "build", "--date", day, "--size", str(size), "--library", str(lib), "--out",
-                  str(out), *extra, env={"TILES_SECRET": secret})
+    r = run_tiles(
+        "daily",
+        "build",
+        "--date",
+        day,
+        "--size",
+        str(size),
+        "--library",
+        str(lib),
+        "--out",
+        str(out),
+        *extra,
+        env={"TILES_SECRET": secret},
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return out / f"{day}.json"
 
@@ -69,7 +80,7 @@ def test_three_default_g301_nights_repeat_no_held_solution_and_pass_every_verifi
         paths.append(p)
         nights.append(_solutions(lib, p))
     assert all(len(n) > 100 for n in nights)
-    assert _reward_share_repeated(nights) == 0.0          # within and across nights
+    assert _reward_share_repeated(nights) == 0.0  # within and across nights
     for p in paths:
         m = load(p)
         assert m.reuse == "fresh"
@@ -81,8 +92,7 @@ def test_three_default_g301_nights_repeat_no_held_solution_and_pass_every_verifi
         assert st["clues"] <= max(1, m.tile_count() // 100) * 3
     # the control: the same nights under --reuse any repeat solutions (the check above can fail)
     lib2, out2 = tmp_path / "any.sqlite", tmp_path / "any"
-    anys = [_solutions(lib2, _build(lib2, out2, d, 301, "--reuse", "any"))
-            for d in ("2026-10-01", "2026-10-02")]
+    anys = [_solutions(lib2, _build(lib2, out2, d, 301, "--reuse", "any")) for d in ("2026-10-01", "2026-10-02")]
     assert _reward_share_repeated(anys) > 0.05
 
 
@@ -101,14 +111,29 @@ def test_reuse_any_builds_the_golden_boards_of_the_code_before_the_rule(tmp_path
     were re-made once, for GENERATOR_VERSION 5: tests/data/golden_any/README.md.)"""
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
     for day, size in GOLDEN_NIGHTS:
-        r = run_tiles("daily", "build", "--date", day, "--size", str(size), "--library", str(lib), "--out",
-                      str(out), "--reuse", "any", "--json", env={"TILES_SECRET": "golden-secret"})
+        r = run_tiles(
+            "daily",
+            "build",
+            "--date",
+            day,
+            "--size",
+            str(size),
+            "--library",
+            str(lib),
+            "--out",
+            str(out),
+            "--reuse",
+            "any",
+            "--json",
+            env={"TILES_SECRET": "golden-secret"},
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         k = json.loads(r.stdout)["play_clues"]
         m = load(out / f"{day}.json")
-        assert m.reuse is None and m.play == "tile-by-tile"          # absent = any, as before the rule
-        before = replace(m, play=None).with_clues(m.clues[:len(m.clues) - k],
-                                                  stats=dict(m.stats) | {"clues": len(m.clues) - k})
+        assert m.reuse is None and m.play == "tile-by-tile"  # absent = any, as before the rule
+        before = replace(m, play=None).with_clues(
+            m.clues[: len(m.clues) - k], stats=dict(m.stats) | {"clues": len(m.clues) - k}
+        )
         want = gzip.decompress((GOLDEN / f"{day}.json.gz").read_bytes()).decode()
         assert _normalised(before.to_json(), json.loads(want)["build"]["versions"]["tiles"]) == want, day
         golden = tmp_path / f"golden-{day}.json"
@@ -121,7 +146,7 @@ def test_a_fresh_label_on_a_board_that_repeats_or_reuses_fails_verify_naming_the
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
     first = _build(lib, out, "2026-10-01", 61)
     sols = {s for _i, _n, s in _solutions(lib, first)}
-    again = _build(lib, out, "2026-10-02", 61, "--reuse", "any")      # free to take day 1's solutions
+    again = _build(lib, out, "2026-10-02", 61, "--reuse", "any")  # free to take day 1's solutions
     placed = _solutions(lib, again)
     text = again.read_text()
     assert '"reuse"' not in text
@@ -134,7 +159,7 @@ def test_a_fresh_label_on_a_board_that_repeats_or_reuses_fails_verify_naming_the
     assert r.returncode == 5 and r.stderr.count("\n") == 1 and "error: fresh: tile " in r.stderr, r.stderr
     named = int(r.stderr.split("fresh: tile ")[1].split()[0])
     assert named in {first_bad, repeat}
-    with pytest.raises(Rejected) as rej:                    # the independent verifier agrees
+    with pytest.raises(Rejected) as rej:  # the independent verifier agrees
         independent_verify(forged.read_text(), str(lib))
     assert rej.value.step == "fresh" and re.match(r"fresh: tile (\d+)", rej.value.args[0]).group(1) == str(named)
     # the same text as "any" is not held to the rule
@@ -147,8 +172,20 @@ def test_a_fresh_label_on_a_board_that_repeats_or_reuses_fails_verify_naming_the
 
 def test_an_unknown_policy_is_bad_input_that_writes_nothing(tmp_path):
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
-    r = run_tiles("daily", "build", "--size", "31", "--seed", "5eed" * 16, "--library", str(lib), "--out",
-                  str(out), "--reuse", "sometimes")
+    r = run_tiles(
+        "daily",
+        "build",
+        "--size",
+        "31",
+        "--seed",
+        "5eed" * 16,
+        "--library",
+        str(lib),
+        "--out",
+        str(out),
+        "--reuse",
+        "sometimes",
+    )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "fresh, any" in r.stderr
     assert not lib.exists() and not out.exists()
     good = _build(lib, out, "2026-10-01", 31)

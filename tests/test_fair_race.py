@@ -31,11 +31,10 @@ def _head(url: str) -> str:
     return open_backend(url).get_head().etag
 
 
-def test_the_second_push_of_a_racing_fresh_build_withdraws_its_board_and_refuses(bucket, s3_env, tmp_path,
-                                                                                 monkeypatch):
+def test_the_second_push_of_a_racing_fresh_build_withdraws_its_board_and_refuses(bucket, s3_env, tmp_path, monkeypatch):
     url = f"s3://{bucket}/lib"
     a, b, c = (tmp_path / f"{k}.sqlite" for k in "abc")
-    _build(a, tmp_path / "out-a", "2026-10-01", url, seed=bytes(32))          # a shared first night
+    _build(a, tmp_path / "out-a", "2026-10-01", url, seed=bytes(32))  # a shared first night
     assert run_tiles("library", "pull", "-L", str(b), "--remote", url, inherit=True).returncode == 0
 
     # B builds 2026-10-03 on that state; before its push lands, A builds 2026-10-02 from the same
@@ -56,15 +55,30 @@ def test_the_second_push_of_a_racing_fresh_build_withdraws_its_board_and_refuses
     msg = str(lost.value)
     assert exit_code(lost.value) == 5 and "\n" not in msg
     assert "2026-10-03" in msg and "2026-10-02" in msg and "withdrawn" in msg
-    assert _head(url) == heads["a"]                                   # the remote is untouched
+    assert _head(url) == heads["a"]  # the remote is untouched
     assert not (tmp_path / "out-b" / "2026-10-03.json").exists()
     assert (tmp_path / "out-b" / "2026-10-03.json.withdrawn").is_file()
     days_b = [d for (d,) in sqlite3.connect(b).execute("SELECT day FROM manifests ORDER BY day")]
-    assert days_b == ["2026-10-01", "2026-10-02"]                     # B now agrees with the remote
+    assert days_b == ["2026-10-01", "2026-10-02"]  # B now agrees with the remote
 
     # B builds its day again (no --force needed: the lost board is withdrawn) and publishes it
-    r = run_tiles("daily", "build", "--date", "2026-10-03", "--size", "61", "--seed", SEED.hex(), "-L", str(b),
-                  "--out", str(tmp_path / "out-b"), "--remote", url, inherit=True)
+    r = run_tiles(
+        "daily",
+        "build",
+        "--date",
+        "2026-10-03",
+        "--size",
+        "61",
+        "--seed",
+        SEED.hex(),
+        "-L",
+        str(b),
+        "--out",
+        str(tmp_path / "out-b"),
+        "--remote",
+        url,
+        inherit=True,
+    )
     assert r.returncode == 0, r.stderr
 
     # a third machine sees three published boards, each verifies, no held solution twice
@@ -88,8 +102,9 @@ def test_a_plain_push_of_a_board_a_published_board_beat_is_refused_with_exit_5(b
     _build(a, tmp_path / "out-a", "2026-10-01", url, seed=bytes(32))
     assert run_tiles("library", "pull", "-L", str(b), "--remote", url, inherit=True).returncode == 0
     # B builds without its remote (it has not seen A's next night), A publishes that night first
-    build(BuildOptions(day="2026-10-05", library=b, out_dir=tmp_path / "out-b", size=61, seed=SEED),
-          log=lambda _l: None)
+    build(
+        BuildOptions(day="2026-10-05", library=b, out_dir=tmp_path / "out-b", size=61, seed=SEED), log=lambda _l: None
+    )
     _build(a, tmp_path / "out-a", "2026-10-04", url)
     before = _head(url)
     r = run_tiles("library", "push", "-L", str(b), "--remote", url, inherit=True)

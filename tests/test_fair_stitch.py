@@ -37,10 +37,17 @@ def _index(seed: int) -> MemoryIndex:
     idx = MemoryIndex()
     for n, count in ((6, 200), (8, 90)):
         lines = valid_lines(n)
-        rows = [(rng.bytes(32).hex(), tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4)),
-                 int(rng.integers(1, 3)), 0) for _ in range(count)]
-        idx._size(n).add(rows[:count // 2])                 # ranked in the C table
-        for r in rows[count // 2:]:                          # extras, as the drain adds them
+        rows = [
+            (
+                rng.bytes(32).hex(),
+                tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4)),
+                int(rng.integers(1, 3)),
+                0,
+            )
+            for _ in range(count)
+        ]
+        idx._size(n).add(rows[: count // 2])  # ranked in the C table
+        for r in rows[count // 2 :]:  # extras, as the drain adds them
             idx.add(r[0], n, r[1], r[2], r[3])
     return idx
 
@@ -83,8 +90,10 @@ def warm(tmp_path_factory):
 
 
 def _sols(lib: Library, n: int) -> list[str]:
-    return [spent.solution_hash(n, bytes(s)) for (s,) in
-            lib.conn.execute("SELECT solution FROM tiles WHERE n = ? ORDER BY hash", (n,))]
+    return [
+        spent.solution_hash(n, bytes(s))
+        for (s,) in lib.conn.execute("SELECT solution FROM tiles WHERE n = ? ORDER BY hash", (n,))
+    ]
 
 
 def _spend(lib: Library, sols: list[str], board: str = "ab" * 32, day: str = "2026-10-01") -> None:
@@ -96,10 +105,10 @@ def test_the_fresh_set_leaves_out_spent_solutions_and_its_sidecar_refreshes_to_w
     path = shutil.copyfile(warm, tmp_path / "lib.sqlite")
     cap = 15
     with Library.open(path) as lib:
-        load_active(lib.conn, path, cap, fresh=True)                    # the sidecar, before any spending
+        load_active(lib.conn, path, cap, fresh=True)  # the sidecar, before any spending
         sols10 = _sols(lib, 10)
-        _spend(lib, sols10[:10:2] + sols10[-3:])                        # inside the set and beyond it
-        _fill(lib, 2, {10: 10})                                         # new rows too
+        _spend(lib, sols10[:10:2] + sols10[-3:])  # inside the set and beyond it
+        _fill(lib, 2, {10: 10})  # new rows too
         _spend(lib, _sols(lib, 10)[-2:], board="cd" * 32)
         got, info = load_active(lib.conn, path, cap, fresh=True)
         assert info.source == "refresh" and info.dropped > 0
@@ -108,8 +117,11 @@ def test_the_fresh_set_leaves_out_spent_solutions_and_its_sidecar_refreshes_to_w
         for n in (6, 10, 12):
             assert got[n].hashes.tolist() == want[n].hashes.tolist()
             assert got[n].sols.tolist() == want[n].sols.tolist()
-            assert len(got[n]) == min(cap, lib.conn.execute("SELECT count(*) FROM tiles WHERE n = ?",
-                                                             (n,)).fetchone()[0] - (len(gone) if n == 10 else 0))
+            assert len(got[n]) == min(
+                cap,
+                lib.conn.execute("SELECT count(*) FROM tiles WHERE n = ?", (n,)).fetchone()[0]
+                - (len(gone) if n == 10 else 0),
+            )
         assert not {s.decode() for s in got[10].sols.tolist()} & gone
         # the any set still holds every hash: the policy is the sidecar's, not the library's
         anyset, _ = load_active(lib.conn, path, cap)
@@ -125,8 +137,7 @@ def test_a_banned_completion_is_excluded_and_another_is_made_and_none_left_is_fa
     kind, first = generate(c, 0, 1, Stream(b"\x01" * 32, "d"))
     assert kind == TILE
     seen = {spent.grid_solution_hash(first.solution_grid)}
-    kind, other = generate(c, 0, 1, Stream(b"\x01" * 32, "d"),
-                           banned=lambda g: spent.grid_solution_hash(g) in seen)
+    kind, other = generate(c, 0, 1, Stream(b"\x01" * 32, "d"), banned=lambda g: spent.grid_solution_hash(g) in seen)
     assert kind == TILE and own_hash(other.solution_grid) not in seen
     kind, none = generate(c, 0, 1, Stream(b"\x01" * 32, "d"), banned=lambda g: True)
     assert (kind, none) == (FAILED, None)
@@ -139,12 +150,12 @@ def _held_solutions(lib: Library, placements, packing) -> list[str]:
     out = []
     for (h, _t), (_x, _y, s) in zip(placements, packing.squares):
         if s + 1 >= 10:
-            sol, = lib.conn.execute("SELECT solution FROM tiles WHERE hash = ?", (h,)).fetchone()
+            (sol,) = lib.conn.execute("SELECT solution FROM tiles WHERE hash = ?", (h,)).fetchone()
             out.append(own_hash(from_blob(bytes(sol), s + 1)))
     return out
 
 
-@pytest.mark.parametrize("G", [61, 201])     # 201: the halves run in forked workers
+@pytest.mark.parametrize("G", [61, 201])  # 201: the halves run in forked workers
 def test_a_fresh_stitch_places_no_held_solution_twice_and_none_spent(warm, tmp_path, G):
     """On a warm library where some solutions are spent: the ``any`` stitch places spent ones and
     repeats (the check below can fail), the fresh one never does."""
@@ -161,4 +172,4 @@ def test_a_fresh_stitch_places_no_held_solution_twice_and_none_spent(warm, tmp_p
             assert res.stats.final_fill > 0.98
     assert found[True] == (0, 0)
     if G == 201:
-        assert found[False][0] > 0           # the rule changes what a warm stitch does
+        assert found[False][0] > 0  # the rule changes what a warm stitch does

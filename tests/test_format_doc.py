@@ -22,8 +22,7 @@ from tilelib.rng import Stream
 from tilelib.symmetry import EDGE_MAP, compose, inverse, parts
 from tilelib.tile import Features, Tile, content_hash
 
-EXPECTED_BLOCKS = {"tile-found", "tile-keys", "tile-canonical", "compose", "edge-map", "stream", "seed",
-                   "manifest"}
+EXPECTED_BLOCKS = {"tile-found", "tile-keys", "tile-canonical", "compose", "edge-map", "stream", "seed", "manifest"}
 
 
 def test_every_golden_block_is_present():
@@ -32,7 +31,7 @@ def test_every_golden_block_is_present():
 
 def test_sections_keep_the_spec_numbering():
     heads = re.findall(r"^## (\d+)\. ", doc.text(), re.M)
-    assert [int(h) for h in heads] == list(range(1, 16))            # §15: past days as a dataset
+    assert [int(h) for h in heads] == list(range(1, 16))  # §15: past days as a dataset
 
 
 # ---------------------------------------------------------------- the 6×6 example tile
@@ -40,19 +39,33 @@ def test_sections_keep_the_spec_numbering():
 
 def _found() -> Tile:
     f = doc.fields("tile-found")
-    return Tile.from_grids(np.array(doc.grid(f["solution"]), dtype=np.uint8),
-                           np.array(doc.grid(f["givens"]), dtype=np.uint8), int(f["seam_mask"]))
+    return Tile.from_grids(
+        np.array(doc.grid(f["solution"]), dtype=np.uint8),
+        np.array(doc.grid(f["givens"]), dtype=np.uint8),
+        int(f["seam_mask"]),
+    )
 
 
 def _canonical() -> Tile:
     """The canonical example tile with the features the document states."""
     f = doc.fields("tile-canonical")
     n = int(f["n"])
-    feats = Features(version=1, m=int(f["m"]), blank=float(f["blank"]), alt_sides=int(f["alt_sides"]),
-                     pins=int(f["pins"]), pin_depth=int(f["pin_depth"]), flip=bytes.fromhex(f["flip"]),
-                     alts=bytes.fromhex(f["alts"]))
-    t = Tile.from_grids(np.array(doc.grid(f["solution"]), dtype=np.uint8),
-                        np.array(doc.grid(f["givens"]), dtype=np.uint8), int(f["seam_mask"]), feats)
+    feats = Features(
+        version=1,
+        m=int(f["m"]),
+        blank=float(f["blank"]),
+        alt_sides=int(f["alt_sides"]),
+        pins=int(f["pins"]),
+        pin_depth=int(f["pin_depth"]),
+        flip=bytes.fromhex(f["flip"]),
+        alts=bytes.fromhex(f["alts"]),
+    )
+    t = Tile.from_grids(
+        np.array(doc.grid(f["solution"]), dtype=np.uint8),
+        np.array(doc.grid(f["givens"]), dtype=np.uint8),
+        int(f["seam_mask"]),
+        feats,
+    )
     assert t.n == n
     return t
 
@@ -188,19 +201,21 @@ def test_seed_derivation_and_commitment():
 def test_manifest_example_layout_commitment_and_packing():
     text = doc.blocks()["manifest"]
     m = from_json(text)
-    assert m.to_json() == text                              # the one text layout, byte for byte
+    assert m.to_json() == text  # the one text layout, byte for byte
     seed = bytes.fromhex(doc.fields("seed")["seed"])
     assert m.seed_commit == doc.fields("seed")["seed_commit"] == seed_commit(seed)
     assert m.day == doc.fields("seed")["day"]
     validate_packing(m.packing, m.packing.P)
-    assert check_seed(m, seed) == "reproduced"              # bands at version 1 redraws this packing
+    assert check_seed(m, seed) == "reproduced"  # bands at version 1 redraws this packing
     assert list(json.loads(text)) == list(KEY_ORDER)
 
 
 def test_manifest_key_table_lists_the_writer_order():
     keys = [re.fullmatch(r"`(\w+)`", row[0]).group(1) for row in doc.table_rows("| key | type and range |")]
-    assert keys[:len(KEY_ORDER)] == list(KEY_ORDER)
-    assert keys[len(KEY_ORDER):] == list(OPTIONAL_KEYS) == ["difficulty", "reuse", "play", "build"]   # optional, after stats
+    assert keys[: len(KEY_ORDER)] == list(KEY_ORDER)
+    assert (
+        keys[len(KEY_ORDER) :] == list(OPTIONAL_KEYS) == ["difficulty", "reuse", "play", "build"]
+    )  # optional, after stats
 
 
 def test_packer_table():
@@ -219,11 +234,12 @@ def test_exit_code_table():
             cls = getattr(errors, cls_name, None)
             if cls_name == "sqlite3.DatabaseError":
                 import sqlite3
+
                 cls = sqlite3.DatabaseError
             assert cls is not None, cls_name
             assert errors.exit_code(cls("x")) == int(code), cls_name
             seen.add(cls)
-    for cls, code in errors.EXIT_CODES:   # every mapped class is covered by a row (itself or a base)
+    for cls, code in errors.EXIT_CODES:  # every mapped class is covered by a row (itself or a base)
         assert any(issubclass(cls, base) for base in seen), cls
         assert errors.exit_code(cls("x")) == code
 

@@ -26,7 +26,7 @@ def test_completes_the_edges_of_a_valid_tile(seed, n, sides):
     src = random_solution(n, Stream(seed, "src"))
     known = side_cells(n, sides)
     out = complete(n, src * known, known, seed)
-    assert out is not None                      # src itself is a completion
+    assert out is not None  # src itself is a completion
     assert violations(out) == []
     assert _agrees(out, src, known)
 
@@ -61,7 +61,7 @@ def test_three_equal_on_an_edge_is_nofit():
     n = 8
     vals = np.zeros((n, n), dtype=np.uint8)
     known = np.zeros((n, n), dtype=np.uint8)
-    known[0, 2:5] = 1            # three zeros in a row on the top edge
+    known[0, 2:5] = 1  # three zeros in a row on the top edge
     assert complete(n, vals, known, bytes(32)) is None
 
 
@@ -90,7 +90,7 @@ def test_equal_left_and_right_edges_are_nofit():
 def test_unbalanced_edge_is_nofit():
     n = 6
     vals = np.zeros((n, n), dtype=np.uint8)
-    vals[0] = [1, 1, 0, 1, 1, 0]   # four ones in a row of six
+    vals[0] = [1, 1, 0, 1, 1, 0]  # four ones in a row of six
     assert complete(n, vals, side_cells(n, 1), bytes(32)) is None
 
 
@@ -135,7 +135,7 @@ def test_excluded_grids_are_avoided():
     n = 6
     src = random_solution(n, Stream(bytes(32), "src"))
     known = np.ones((n, n), dtype=np.uint8)
-    known[2:4, 2:4] = 0                      # a small hole: few completions
+    known[2:4, 2:4] = 0  # a small hole: few completions
     seen = []
     while True:
         g = complete(n, src * known, known, bytes(32), exclude=seen)

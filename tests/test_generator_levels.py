@@ -35,8 +35,9 @@ def _stored(f):
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=seeds, n=st.sampled_from((6, 8, 10, 12)), seam=st.sampled_from((0, 15, 5)),
-       level=st.sampled_from((0, 2, 3)))
+@given(
+    seed=seeds, n=st.sampled_from((6, 8, 10, 12)), seam=st.sampled_from((0, 15, 5)), level=st.sampled_from((0, 2, 3))
+)
 def test_stored_level_equals_a_rerating_of_the_stored_row(tmp_path_factory, seed, n, seam, level):
     tile = make_tile(GenParams.make(n, None, seam, Targets(level=level)), Stream(seed, "lv"))
     path = tmp_path_factory.mktemp("lib") / "t.sqlite"
@@ -49,8 +50,16 @@ def test_stored_level_equals_a_rerating_of_the_stored_row(tmp_path_factory, seed
         assert row.features.ladder == level
 
 
-@pytest.mark.parametrize("n,seam,targets", [(6, 0, Targets()), (10, 0, Targets(level=2)), (12, 5, Targets(level=3)),
-                                             (16, 0, Targets(max_ladder=4)), (8, 15, Targets(min_ladder=4))])
+@pytest.mark.parametrize(
+    "n,seam,targets",
+    [
+        (6, 0, Targets()),
+        (10, 0, Targets(level=2)),
+        (12, 5, Targets(level=3)),
+        (16, 0, Targets(max_ladder=4)),
+        (8, 15, Targets(min_ladder=4)),
+    ],
+)
 def test_every_row_library_generate_stores_rerates_to_its_level(tmp_path, n, seam, targets):
     """Through ``append_generated`` (what `tiles library generate` runs, the numpy-free path):
     every stored row's ladder features equal a fresh rating of that row, within the targets."""
@@ -69,8 +78,7 @@ def test_every_row_library_generate_stores_rerates_to_its_level(tmp_path, n, sea
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=seeds, n=st.sampled_from((6, 8, 10, 16)), seam=st.sampled_from((0, 15, 3, 8)),
-       level=st.integers(1, 3))
+@given(seed=seeds, n=st.sampled_from((6, 8, 10, 16)), seam=st.sampled_from((0, 15, 3, 8)), level=st.integers(1, 3))
 def test_target_level_tiles_never_exceed_their_ceiling(seed, n, seam, level):
     """Thinning by the ladder at `level` leaves a puzzle the level-`level` solve finishes (so the
     tile rates at most `level`), with m <= m_max and the seam sides pinning every alternative."""
@@ -78,7 +86,7 @@ def test_target_level_tiles_never_exceed_their_ceiling(seed, n, seam, level):
     try:
         tile = make_tile(p, Stream(seed, "ceil"))
     except GenerationFailed:
-        return            # level 1 needs a start that runs alone can finish; rare seeds run out
+        return  # level 1 needs a start that runs alone can finish; rare seeds run out
     f = tile.features
     assert f.ladder == level
     status, _ = solve_with(tile.puzzle(extra_sides=seam), range(1, level + 1))
@@ -111,14 +119,25 @@ def test_max_ladder_is_a_ceiling():
         tile, st_ = make_tile_stats(GenParams.make(8, None, 0, Targets(max_ladder=3)), Stream(bytes([i]) * 32, "mx"))
         assert tile.features.ladder <= 3
     # minimal 8x8 puzzles often rate 4-5, so the ceiling really rejected some attempts
-    rejected = sum(make_tile_stats(GenParams.make(8, None, 0, Targets(max_ladder=3)),
-                                   Stream(bytes([i]) * 32, "mx"))[1].rejected_easy for i in range(6))
+    rejected = sum(
+        make_tile_stats(GenParams.make(8, None, 0, Targets(max_ladder=3)), Stream(bytes([i]) * 32, "mx"))[
+            1
+        ].rejected_easy
+        for i in range(6)
+    )
     assert rejected > 0
 
 
 def test_level_params_validation():
-    for bad in (Targets(max_ladder=6), Targets(max_ladder=-1), Targets(min_ladder=4, max_ladder=3),
-                Targets(level=5), Targets(level=-1), Targets(level=2, min_ladder=3), Targets(level=4, max_ladder=3)):
+    for bad in (
+        Targets(max_ladder=6),
+        Targets(max_ladder=-1),
+        Targets(min_ladder=4, max_ladder=3),
+        Targets(level=5),
+        Targets(level=-1),
+        Targets(level=2, min_ladder=3),
+        Targets(level=4, max_ladder=3),
+    ):
         with pytest.raises(BadInput):
             GenParams.make(8, targets=bad)
 
@@ -137,4 +156,3 @@ def test_row_features_equal_numpy_features(seed, n, cfg):
     assert features_rows(n, rows, res.givens, res.solutions, lad) == want
     assert rows_blob(rows, n) == bits.to_blob(sol)
     assert blob_rows(bits.to_blob(giv), n) == list(res.givens)
-

@@ -116,8 +116,7 @@ def test_bad_arguments():
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=seeds, n=st.sampled_from((6, 8, 10, 12, 16)), cfg=configs,
-       max_nodes=st.sampled_from([None, 0, 5, 40, 400]))
+@given(seed=seeds, n=st.sampled_from((6, 8, 10, 12, 16)), cfg=configs, max_nodes=st.sampled_from([None, 0, 5, 40, 400]))
 def test_c_loop_equals_python_loop(seed, n, cfg, max_nodes):
     """engine._kernel.thin_rows makes the same counts in the same order as the Python fast loop:
     same givens, solutions (in order), counts and nodes, with and without a node cap."""
@@ -143,10 +142,15 @@ def test_node_cap_keeps_output_acceptable(seed, n, cfg, max_nodes):
     assert plain is not None and _acceptable(n, sol, plain.givens, m_max, seam)
 
 
-@pytest.mark.parametrize("order, message", [([0, 1, 36], "order entry 2 is not a cell index of n=6"),
-                                            ([0, -1], "order entry 1 is not a cell index of n=6"),
-                                            (list(range(37)), "order is longer than n\\*n"),
-                                            (5, "order must be a sequence of cell indices")])
+@pytest.mark.parametrize(
+    "order, message",
+    [
+        ([0, 1, 36], "order entry 2 is not a cell index of n=6"),
+        ([0, -1], "order entry 1 is not a cell index of n=6"),
+        (list(range(37)), "order is longer than n\\*n"),
+        (5, "order must be a sequence of cell indices"),
+    ],
+)
 def test_both_c_thinning_loops_refuse_a_bad_removal_order_alike(order, message):
     """thin_rows and thin_ladder read the removal order with one reader: the same one-line error."""
     from engine.count import c_kernel

@@ -43,11 +43,15 @@ def _library(path: Path, release: str = "0.6.1") -> Path:
     board = hashlib.sha256(text.encode()).hexdigest()
     conn = sqlite3.connect(path)
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-        conn.execute(f"DROP TRIGGER {name}")      # the tamper marks would be a change of meta of their own
-    conn.execute("INSERT INTO tiles VALUES (?, 6, 1, 0, 1, 2, 3, 4, 1, 0.5, 2, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, 100)",
-                 ("ab" * 32, b"\x01" * 5, b"\x02" * 5, b"", b""))
-    conn.execute("INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, bottom_mask, "
-                 "left_mask, packing, first_seen, last_seen) VALUES (6, 1, 5, 0, 0, 0, 31, 0, 0, 0, 'p', 100, 200)")
+        conn.execute(f"DROP TRIGGER {name}")  # the tamper marks would be a change of meta of their own
+    conn.execute(
+        "INSERT INTO tiles VALUES (?, 6, 1, 0, 1, 2, 3, 4, 1, 0.5, 2, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, 100)",
+        ("ab" * 32, b"\x01" * 5, b"\x02" * 5, b"", b""),
+    )
+    conn.execute(
+        "INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, bottom_mask, "
+        "left_mask, packing, first_seen, last_seen) VALUES (6, 1, 5, 0, 0, 0, 31, 0, 0, 0, 'p', 100, 200)"
+    )
     conn.execute("INSERT INTO manifests VALUES ('2026-11-01', 'c0', ?, 100)", (text,))
     conn.execute("INSERT INTO spent VALUES (?, ?, 10, '2026-11-01', 100)", ("cd" * 32, board))
     conn.commit()
@@ -66,8 +70,13 @@ def _change(path: Path, sql: str, *args) -> dict:
 def test_the_rows_digest_ignores_the_clock_and_the_library_id_and_nothing_else(tmp_path):
     path = _library(tmp_path / "a.sqlite")
     base = library_rows(path)
-    assert {t: v["rows"] for t, v in base.items()} == {"manifests": 1, "meta": base["meta"]["rows"], "misses": 1,
-                                                       "spent": 1, "tiles": 1}
+    assert {t: v["rows"] for t, v in base.items()} == {
+        "manifests": 1,
+        "meta": base["meta"]["rows"],
+        "misses": 1,
+        "spent": 1,
+        "tiles": 1,
+    }
     assert _change(path, "UPDATE tiles SET created = 999") == base
     assert _change(path, "UPDATE misses SET first_seen = 1, last_seen = 2") == base
     assert _change(path, "UPDATE spent SET created = 5") == base
@@ -86,7 +95,7 @@ def test_the_rows_digest_ignores_the_clock_and_the_library_id_and_nothing_else(t
 def test_the_rows_digest_holds_across_a_release_that_builds_the_same_board(tmp_path):
     a = library_rows(_library(tmp_path / "a.sqlite", "0.6.1"))
     b = library_rows(_library(tmp_path / "b.sqlite", "0.7.0"))
-    assert a == b           # the manifest's release string and the board digest of its text
+    assert a == b  # the manifest's release string and the board digest of its text
     c = library_rows(_library(tmp_path / "c.sqlite", "0.6.1"))
     assert _change(tmp_path / "c.sqlite", "UPDATE manifests SET seed_commit = 'c1'") != c
 

@@ -51,7 +51,7 @@ def test_check_env_passes_offline(g61):
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             check_env(env.unwrapped)
-        assert [str(w.message) for w in said if "gymnasium" in w.filename] == []    # not even a warning
+        assert [str(w.message) for w in said if "gymnasium" in w.filename] == []  # not even a warning
 
 
 def test_the_solver_policy_gets_the_full_reward_and_a_seed_gives_its_episode(g61):
@@ -61,11 +61,11 @@ def test_the_solver_policy_gets_the_full_reward_and_a_seed_gives_its_episode(g61
         assert term and not trunc
         assert sum(rewards) == total == info["reward"]
         assert info["solved"] == tiles and info["frontier"] == 0
-        assert sum(1 for r in rewards if r > 0) == tiles          # one reward per tile, each n²
+        assert sum(1 for r in rewards if r > 0) == tiles  # one reward per tile, each n²
         again = play(env, seed=7)
         assert again[0] == shown and again[1] == rewards
         other = play(env, seed=8)
-        assert sum(other[1]) == total and other[0] != shown       # another seed: another order
+        assert sum(other[1]) == total and other[0] != shown  # another seed: another order
 
 
 def test_the_observation_is_the_tile_view_and_a_wrong_grid_scores_nothing(g61):
@@ -75,15 +75,19 @@ def test_the_observation_is_the_tile_view_and_a_wrong_grid_scores_nothing(g61):
         n, t = int(obs["n"]), int(obs["tile"])
         assert obs["frontier"].sum() == 1 and obs["frontier"][t] == 1 and obs["solved"].sum() == 0
         assert tg.observation_puzzle(obs) == info["puzzle"] and len(info["puzzle"]) == n * n
-        assert not obs["givens"][n:, :].any() and not obs["values"][:, n:].any()   # zero outside the window
+        assert not obs["givens"][n:, :].any() and not obs["values"][:, n:].any()  # zero outside the window
         action = tg.solver_policy(obs)
-        assert action["tile"] == t                                # the seed tile's view is unique
+        assert action["tile"] == t  # the seed tile's view is unique
         wrong = action["cells"].copy()
         wrong[:n, :n] ^= 1
         obs2, r, term, _, info = env.step({"tile": t, "cells": wrong})
         assert r == 0 and not term and info["verdict"]["accepted"] and not info["verdict"]["correct"]
-        obs3, r, _, _, info = env.step({"tile": tiles, "cells": wrong})    # a pass: nothing judged
-        assert r == 0 and not info["judged"] and info["verdict"] == {"tile": -1, "accepted": False, "correct": False, "reward": 0, "reason": ""}
+        obs3, r, _, _, info = env.step({"tile": tiles, "cells": wrong})  # a pass: nothing judged
+        assert (
+            r == 0
+            and not info["judged"]
+            and info["verdict"] == {"tile": -1, "accepted": False, "correct": False, "reward": 0, "reason": ""}
+        )
         obs4, r, _, _, info = env.step(action)
         assert r == n * n and info["verdict"]["correct"] and obs4["solved"][t] == 1
         assert obs4["frontier"][t] == 0 and obs4["frontier"].sum() >= 1
@@ -113,9 +117,12 @@ def test_the_online_env_plays_three_tiles_through_the_service(g61, tmp_path):
 
 def test_bad_arguments_are_one_line_errors(g61):
     lib, manifest, _, _ = g61
-    for kw, says in [({}, "give manifest=PATH"), ({"manifest": manifest}, "needs library=PATH"),
-                     ({"manifest": manifest, "library": lib, "day": "2026-01-01"}, "differs from the manifest"),
-                     ({"manifest": manifest, "library": lib, "render_mode": "human"}, "renders 'ansi'")]:
+    for kw, says in [
+        ({}, "give manifest=PATH"),
+        ({"manifest": manifest}, "needs library=PATH"),
+        ({"manifest": manifest, "library": lib, "day": "2026-01-01"}, "differs from the manifest"),
+        ({"manifest": manifest, "library": lib, "render_mode": "human"}, "renders 'ansi'"),
+    ]:
         with pytest.raises(BadInput) as e:
             tg.TakuzuEnv(**kw)
         assert says in str(e.value) and "\n" not in str(e.value)

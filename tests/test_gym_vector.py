@@ -111,14 +111,16 @@ def test_check_env_and_the_episode_limit(g61, env_id):
         short.reset(seed=0)
         action = PASS if env_id == tg.CELLS_ID else {"tile": tiles, "cells": np.zeros((16, 16), np.int8)}
         ends = [short.step(action)[3] for _ in range(7)]
-        assert ends == [False] * 6 + [True]          # truncated at the limit the spec states
+        assert ends == [False] * 6 + [True]  # truncated at the limit the spec states
 
 
 def test_the_module_id_form_needs_no_import(g61):
     kw, _, _ = g61
-    code = ("import gymnasium, sys; env = gymnasium.make('players.gym:tiles/TakuzuCells-v0', "
-            f"manifest={kw['manifest']!r}, library={kw['library']!r}); obs, _ = env.reset(seed=0); "
-            "print(env.spec.id, obs.shape, 'players.gym' in sys.modules)")
+    code = (
+        "import gymnasium, sys; env = gymnasium.make('players.gym:tiles/TakuzuCells-v0', "
+        f"manifest={kw['manifest']!r}, library={kw['library']!r}); obs, _ = env.reset(seed=0); "
+        "print(env.spec.id, obs.shape, 'players.gym' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["tiles/TakuzuCells-v0", "(1024,)", "True"]
@@ -127,6 +129,7 @@ def test_the_module_id_form_needs_no_import(g61):
 def test_the_cell_solver_clears_the_day_with_the_full_reward(g61):
     kw, total, tiles = g61
     with gymnasium.make(tg.CELLS_ID, **kw) as env:
+
         def episode(seed):
             obs, info = env.reset(seed=seed)
             policy, rewards = CellSolver(), []
@@ -135,10 +138,11 @@ def test_the_cell_solver_clears_the_day_with_the_full_reward(g61):
                 rewards.append(r)
                 if term or trunc:
                     return rewards, info, term
+
         rewards, info, term = episode(4)
         assert term and sum(rewards) == total == info["reward"] and info["solved"] == tiles
-        assert sum(1 for r in rewards if r > 0) == tiles              # each tile's n², once
-        assert episode(4)[0] == rewards                               # a seed gives its episode
+        assert sum(1 for r in rewards if r > 0) == tiles  # each tile's n², once
+        assert episode(4)[0] == rewards  # a seed gives its episode
 
 
 def test_the_mask_is_the_empty_cells_and_the_pass(g61):
@@ -150,12 +154,12 @@ def test_the_mask_is_the_empty_cells_and_the_pass(g61):
         assert (mask == info["action_mask"]).all() and mask[PASS]
         empty = p[2].ravel() > 0.5
         assert (mask[0:PASS:2] == empty).all() and (mask[1:PASS:2] == empty).all()
-        assert empty.sum() > 0 and not (empty & (p[3].ravel() < 0.5)).any()     # inside the window only
-        off = int(np.flatnonzero(~mask)[0])                          # a given cell: nothing happens
+        assert empty.sum() > 0 and not (empty & (p[3].ravel() < 0.5)).any()  # inside the window only
+        off = int(np.flatnonzero(~mask)[0])  # a given cell: nothing happens
         obs2, r, _, _, info2 = env.step(off)
         assert r == 0 and (obs2 == obs).all() and not info2["judged"]
         cell = int(np.flatnonzero(empty)[0])
-        obs3, _, _, _, info3 = env.step(2 * cell + 1)                 # set: no longer empty, shown as a one
+        obs3, _, _, _, info3 = env.step(2 * cell + 1)  # set: no longer empty, shown as a one
         assert planes(obs3)[2].ravel()[cell] == 0 and planes(obs3)[1].ravel()[cell] == 1
         assert not info3["action_mask"][2 * cell] and not info3["action_mask"][2 * cell + 1]
 
@@ -189,7 +193,7 @@ def test_stable_baselines3_takes_the_flat_id_as_it_is(g61):
         assert [str(w.message) for w in said if "stable_baselines3" in w.filename] == []
         PPO("MlpPolicy", env, n_steps=256, batch_size=64, n_epochs=1, seed=0, device="cpu").learn(2048)
     contrib = pytest.importorskip("sb3_contrib")
-    with gymnasium.make(tg.CELLS_ID, shaped=True, **kw) as env:     # its masks, read through make's wrappers
+    with gymnasium.make(tg.CELLS_ID, shaped=True, **kw) as env:  # its masks, read through make's wrappers
         model = contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
         model.learn(128)
         obs, info = env.reset(seed=1)
@@ -202,12 +206,29 @@ def test_stable_baselines3_takes_the_flat_id_as_it_is(g61):
 def test_train_rl_trains_and_reports_against_random_and_the_solver(tmp_path):
     pytest.importorskip("sb3_contrib", reason="the rl extra (pip install -e '.[rl]') is not installed")
     script = Path(__file__).resolve().parents[1] / "scripts" / "train_rl.py"
-    out = subprocess.run([sys.executable, str(script), "--steps", "512", "--eval-every", "512", "--eval-steps",
-                          "300", "--days", "1", "--work", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--steps",
+            "512",
+            "--eval-every",
+            "512",
+            "--eval-steps",
+            "300",
+            "--days",
+            "1",
+            "--work",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     rows = [line.split("|")[1:-1] for line in out.stdout.splitlines() if line.startswith("| ") and "---" not in line]
     table = {(r[0].strip(), r[1].strip()): r for r in rows[1:]}
     assert set(table) == {("random", "0"), ("solver", "0"), ("maskable", "0"), ("maskable", "512")}
     solver = table[("solver", "0")]
-    assert solver[3].strip() == "1.000" and int(solver[5]) > 0          # every cell right, tiles solved
+    assert solver[3].strip() == "1.000" and int(solver[5]) > 0  # every cell right, tiles solved
     assert float(table[("random", "0")][3]) < 1 and int(table[("random", "0")][5]) == 0

@@ -18,8 +18,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # Lowest first. A package may import the packages of the layers below its own.
-LAYERS = (("tilelib",), ("engine", "packers"), ("generator",), ("stitcher", "referee"), ("remote", "players"), ("daily",),
-          ("tiles_cli",))
+LAYERS = (
+    ("tilelib",),
+    ("engine", "packers"),
+    ("generator",),
+    ("stitcher", "referee"),
+    ("remote", "players"),
+    ("daily",),
+    ("tiles_cli",),
+)
 LAYER_OF = {p: k for k, names in enumerate(LAYERS) for p in names}
 
 
@@ -39,7 +46,7 @@ def imported(path: Path, root: Path, modules) -> set[str]:
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
+            base = package[: len(package) - node.level + 1] if node.level else []
             name = ".".join(base + ([node.module] if node.module else []))
             out.update(f"{name}.{a.name}" if f"{name}.{a.name}" in modules else name for a in node.names)
     return out & set(modules)
@@ -68,7 +75,7 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
     more than one module; a module importing itself is not an import)."""
     index, low, stack, on, out = {}, {}, [], set(), []
 
-    def visit(v: str) -> None:            # Tarjan's algorithm
+    def visit(v: str) -> None:  # Tarjan's algorithm
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
@@ -106,24 +113,32 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_the_checker_finds_a_cycle_through_type_checking_lazy_and_relative_imports(tmp_path):
-    root = _tree(tmp_path, {
-        "tilelib/__init__.py": "",
-        "tilelib/a.py": "from tilelib import b\n",
-        "tilelib/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import X\n",
-        "tilelib/c.py": "def f():\n    import tilelib.a\n",
-        "tilelib/d.py": "from tilelib.a import thing\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "tilelib/__init__.py": "",
+            "tilelib/a.py": "from tilelib import b\n",
+            "tilelib/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import X\n",
+            "tilelib/c.py": "def f():\n    import tilelib.a\n",
+            "tilelib/d.py": "from tilelib.a import thing\n",
+        },
+    )
     assert cycles(graph(root, ["tilelib"])) == [["tilelib.a", "tilelib.b", "tilelib.c"]]
 
 
 def test_the_checker_finds_imports_up_and_across_a_layer(tmp_path):
-    root = _tree(tmp_path, {
-        "tilelib/__init__.py": "", "engine/__init__.py": "", "packers/__init__.py": "",
-        "tilelib/x.py": "def f():\n    from engine import count\n",
-        "engine/count.py": "from packers import p\nimport tilelib.x\n",
-        "engine/lines.py": "from packers import SIZES\nfrom engine import count\n",
-        "packers/p.py": "import tilelib\n",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "tilelib/__init__.py": "",
+            "engine/__init__.py": "",
+            "packers/__init__.py": "",
+            "tilelib/x.py": "def f():\n    from engine import count\n",
+            "engine/count.py": "from packers import p\nimport tilelib.x\n",
+            "engine/lines.py": "from packers import SIZES\nfrom engine import count\n",
+            "packers/p.py": "import tilelib\n",
+        },
+    )
     got = upward(graph(root, ["tilelib", "engine", "packers"]))
     assert got == ["engine.count -> packers.p", "engine.lines -> packers", "tilelib.x -> engine.count"]
 

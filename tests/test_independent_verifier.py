@@ -37,8 +37,9 @@ SEED27 = bytes.fromhex(doc.fields("seed")["seed"])
 
 
 def _build(dest: Path, size: int, seed: bytes, packer: str) -> tuple[str, Path, bytes]:
-    opts = BuildOptions(day="2026-11-29", library=dest / "lib.sqlite", out_dir=dest, size=size, seed=seed,
-                        packer=packer)
+    opts = BuildOptions(
+        day="2026-11-29", library=dest / "lib.sqlite", out_dir=dest, size=size, seed=seed, packer=packer
+    )
     res = build(opts, log=lambda _line: None)
     return res.manifest_path.read_text(), dest / "lib.sqlite", seed
 
@@ -49,9 +50,11 @@ def boards(tmp_path_factory):
     (root / "g61").mkdir()
     (root / "g27").mkdir()
     (root / "g27g").mkdir()
-    return {"g61": _build(root / "g61", 61, SEED61, "big-first"),
-            "g27": _build(root / "g27", 27, SEED27, "bands"),
-            "g27g": _build(root / "g27g", 27, SEED27, "grown")}
+    return {
+        "g61": _build(root / "g61", 61, SEED61, "big-first"),
+        "g27": _build(root / "g27", 27, SEED27, "bands"),
+        "g27g": _build(root / "g27g", 27, SEED27, "grown"),
+    }
 
 
 def referee(text: str, lib_path: Path, seed: bytes | None = None):
@@ -65,7 +68,7 @@ def referee(text: str, lib_path: Path, seed: bytes | None = None):
             return "ok", referee_verify(m, lib, seed)
         except CheckFailed as e:
             return "rejected", e.step
-        except LibraryError as e:        # a missing or damaged row: exit 3 (FORMAT §10.2), still step "tiles"
+        except LibraryError as e:  # a missing or damaged row: exit 3 (FORMAT §10.2), still step "tiles"
             assert str(e).startswith("tiles: "), e
             return "rejected", "tiles"
 
@@ -112,8 +115,10 @@ def test_the_verifier_reproduces_the_documents_examples():
     tc = iv.canonical_t(sol, giv, int(f["seam_mask"]), n)
     assert tc == int(c["canonical_t"])
     cs, cg = iv.transform(sol, n, tc), iv.transform(giv, n, tc, values=False)
-    assert iv.content_hash(n, iv.blob_of(cs, n), iv.blob_of(cg, n),
-                           iv.transform_side_mask(int(f["seam_mask"]), tc)) == c["hash"]
+    assert (
+        iv.content_hash(n, iv.blob_of(cs, n), iv.blob_of(cg, n), iv.transform_side_mask(int(f["seam_mask"]), tc))
+        == c["hash"]
+    )
     found = list(iv.solutions(n, cg, [a & b for a, b in zip(cs, cg)]))
     assert sorted(iv.blob_of(s, n).hex() for s in found) == sorted([c["solution_blob"], c["alts"]])
     assert len(iv.valid_lines(6)) == 14
@@ -143,8 +148,7 @@ def test_the_verifiers_transforms_match_the_projects_edge_map_and_composition():
             assert iv.transform(iv.transform(g, 8, a), 8, inverse(a)) == g
 
 
-@given(st.lists(st.sampled_from([0, 1]), min_size=36, max_size=36), st.lists(st.booleans(), min_size=36,
-                                                                              max_size=36))
+@given(st.lists(st.sampled_from([0, 1]), min_size=36, max_size=36), st.lists(st.booleans(), min_size=36, max_size=36))
 @settings(max_examples=40)
 def test_brute_force_enumeration_matches_the_engine(values, known):
     """The verifier's solution enumerator (from §1 alone) against the project's counter."""
@@ -171,8 +175,13 @@ def test_sound_board_passes_both_with_the_same_status_and_rounds(boards, name):
     kind, rep = referee(text, lib_path, seed)
     assert kind == "ok", rep
     mine = iv.verify(text, str(lib_path), seed)
-    assert (mine["status"], mine["tiles"], mine["distinct"], mine["rounds"], mine["waves"]) == \
-        (rep.status, rep.tiles, rep.distinct_tiles, rep.rounds, rep.waves)
+    assert (mine["status"], mine["tiles"], mine["distinct"], mine["rounds"], mine["waves"]) == (
+        rep.status,
+        rep.tiles,
+        rep.distinct_tiles,
+        rep.rounds,
+        rep.waves,
+    )
     assert rep.waves is not None and json.loads(text)["play"] == "tile-by-tile"
 
 
@@ -209,8 +218,12 @@ def test_command_line_exit_codes(boards, tmp_path):
     good.write_text(text)
     bad = tmp_path / "bad.json"
     bad.write_text(_edit(text, lambda d: d["tiles"][0].update(t=d["tiles"][0]["t"] ^ 8)))
-    run = lambda p, *a: subprocess.run([sys.executable, iv.__file__, str(p), str(lib_path), *a],  # noqa: E731
-                                       capture_output=True, text=True, cwd=tmp_path)
+    run = lambda p, *a: subprocess.run(
+        [sys.executable, iv.__file__, str(p), str(lib_path), *a],  # noqa: E731
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     r = run(good, "--seed", seed.hex())
     assert r.returncode == 0 and r.stdout.startswith("ok: frontier"), r.stderr
     r = run(bad)
@@ -233,8 +246,14 @@ def _tampers(text: str):
     yield "hash of another size", lambda m: m["tiles"][0].update(hash=other_n["hash"]), "tiles"
     if same_n:
         j = same_n[0]
-        yield "swapped tiles", lambda m: (m["tiles"][0].update(hash=d["tiles"][j]["hash"], t=d["tiles"][j]["t"]),
-                                          m["tiles"][j].update(hash=first["hash"], t=first["t"])), "any"
+        yield (
+            "swapped tiles",
+            lambda m: (
+                m["tiles"][0].update(hash=d["tiles"][j]["hash"], t=d["tiles"][j]["t"]),
+                m["tiles"][j].update(hash=first["hash"], t=first["t"]),
+            ),
+            "any",
+        )
     yield "seed_tile out of range", lambda m: m.update(seed_tile=9999), "packing"
     yield "status unique", lambda m: m.update(status="unique"), "frontier"
     yield "status ambiguous", lambda m: m.update(status="ambiguous"), "frontier"
@@ -254,8 +273,11 @@ def _tampers(text: str):
     yield "unknown packer", lambda m: m["packer"].update(name="nope"), "claims"
     yield "stated tile count off", lambda m: m["stats"].update(tiles=m["stats"].get("tiles", 0) + 1), "claims"
     x0, y0, n = first["x0"], first["y0"], first["n"]
-    yield "clue on tile 0's bottom-right corner", \
-        lambda m: m.update(clues=m["clues"] + [[y0 + n - 1, x0 + n - 1]]), None    # a junction or not
+    yield (
+        "clue on tile 0's bottom-right corner",
+        lambda m: m.update(clues=m["clues"] + [[y0 + n - 1, x0 + n - 1]]),
+        None,
+    )  # a junction or not
 
 
 @pytest.mark.parametrize("name", ["g61", "g27"])
@@ -291,8 +313,10 @@ def test_tampered_library_rows_are_rejected_by_both(boards, name, tmp_path):
     d = json.loads(text)
     h = d["tiles"][0]["hash"]
     conn = sqlite3.connect(lib_path)
-    multi = conn.execute("SELECT hash, n FROM tiles WHERE m > 1 AND hash IN (%s) LIMIT 1"
-                         % ",".join("?" * len(d["tiles"])), [t["hash"] for t in d["tiles"]]).fetchone()
+    multi = conn.execute(
+        "SELECT hash, n FROM tiles WHERE m > 1 AND hash IN (%s) LIMIT 1" % ",".join("?" * len(d["tiles"])),
+        [t["hash"] for t in d["tiles"]],
+    ).fetchone()
     conn.close()
     cases = [
         ("givens zeroed", "UPDATE tiles SET givens = zeroblob(length(givens)) WHERE hash = ?", (h,)),
@@ -303,8 +327,14 @@ def test_tampered_library_rows_are_rejected_by_both(boards, name, tmp_path):
     if multi is not None:
         bl = (multi[1] ** 2 + 7) // 8
         # claim m = 1: every feature made consistent, only the recount (enumeration) can tell
-        cases.append(("alternatives hidden", "UPDATE tiles SET m = 1, alts = x'', alt_sides = 0, pins = 0, "
-                      "pin_depth = 0, flip = zeroblob(?) WHERE hash = ?", (bl, multi[0])))
+        cases.append(
+            (
+                "alternatives hidden",
+                "UPDATE tiles SET m = 1, alts = x'', alt_sides = 0, pins = 0, "
+                "pin_depth = 0, flip = zeroblob(?) WHERE hash = ?",
+                (bl, multi[0]),
+            )
+        )
     for i, (label, sql, args) in enumerate(cases):
         bad = _tamper_library(lib_path, tmp_path / f"bad{i}.sqlite", sql, args)
         got = assert_same_verdict(text, bad)

@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import count
-from engine.ladder import (TECHNIQUES, Contradiction, _State, balance, bifurcation, rate, runs,
-                           solve_with, uniqueness)
+from engine.ladder import TECHNIQUES, Contradiction, _State, balance, bifurcation, rate, runs, solve_with, uniqueness
 from support import random_solution
 from tilelib.bits import Puzzle
 
@@ -25,7 +24,11 @@ def grid6(*rows: str) -> str:
 
 def test_techniques_are_an_ordered_named_list():
     assert [(t.level, t.name) for t in TECHNIQUES] == [
-        (1, "runs"), (2, "balance"), (3, "uniqueness"), (4, "bifurcation")]
+        (1, "runs"),
+        (2, "balance"),
+        (3, "uniqueness"),
+        (4, "bifurcation"),
+    ]
 
 
 def test_the_c_solve_walks_the_same_techniques():
@@ -40,7 +43,7 @@ def test_runs_doubles_and_sandwiches():
     assert sorted(runs(state(grid6("00....")))) == [(0, 2, 1)]
     assert sorted(runs(state(grid6("..11..")))) == [(0, 1, 0), (0, 4, 0)]
     assert sorted(runs(state(grid6("1.1...")))) == [(0, 1, 0)]
-    assert sorted(runs(state(grid6("0.....", "0.....")))) == [(2, 0, 1)]         # columns too
+    assert sorted(runs(state(grid6("0.....", "0.....")))) == [(2, 0, 1)]  # columns too
     assert sorted(runs(state(grid6("....0.", "......", "....0.")))) == [(1, 4, 1)]
     assert runs(state(grid6("0.1.0."))) == []
 
@@ -107,6 +110,7 @@ def test_rate_is_consistent_with_the_counter_and_the_solve(case):
 
 def test_rate_on_minimal_puzzles_of_the_fixed_set():
     from pathlib import Path
+
     lines = (Path(__file__).parent / "data" / "engine_instances.txt").read_text().splitlines()
     levels = set()
     for line in lines:
@@ -116,7 +120,7 @@ def test_rate_on_minimal_puzzles_of_the_fixed_set():
         p = Puzzle.parse(g)
         if p.n <= 12 and c == "1":
             levels.add(check_rate(count(p, 1).solutions[0], p).ladder)
-    assert {3, 4} <= levels              # the set reaches uniqueness and bifurcation
+    assert {3, 4} <= levels  # the set reaches uniqueness and bifurcation
 
 
 def check_rate(sol, p):
@@ -138,13 +142,14 @@ def check_rate(sol, p):
     else:
         assert r.ladder == 5
     if cnt == 2:
-        assert r.solution is None          # sound deductions cannot finish an ambiguous puzzle
+        assert r.solution is None  # sound deductions cannot finish an ambiguous puzzle
     return r
 
 
 def test_bifurcation_finds_a_forced_cell_the_cheaper_levels_miss():
     # search the fixed instance set for a state where L1-L3 stall and L4 progresses
     from pathlib import Path
+
     lines = (Path(__file__).parent / "data" / "engine_instances.txt").read_text().splitlines()
     found = 0
     for line in lines:
@@ -158,6 +163,7 @@ def test_bifurcation_finds_a_forced_cell_the_cheaper_levels_miss():
         if status == "stuck":
             s = _State.from_puzzle(p)
             from engine.ladder import _solve
+
             _solve(s, frozenset({1, 2, 3}), None)
             fills = bifurcation(s)
             sol = count(p, 1).solutions[0]
@@ -176,6 +182,7 @@ def _same(a, b) -> bool:
 
 def test_c_ladder_equals_python_reference_on_the_fixed_set():
     from pathlib import Path
+
     lines = (Path(__file__).parent / "data" / "engine_instances.txt").read_text().splitlines()
     seen = set()
     for line in lines:
@@ -198,5 +205,6 @@ def test_c_ladder_equals_python_reference(case):
 
 def test_rate_rejects_unknown_impl():
     from tilelib.errors import BadInput
+
     with pytest.raises(BadInput):
         rate(Puzzle.parse("." * 16), impl="java")

@@ -29,7 +29,7 @@ def test_drained_and_nofit_misses_leave_the_open_list(lib):
 
 
 def test_settled_nofit_by_containment_in_any_orientation():
-    bad = Constraint(6, (0b110000, 0, 0, 0), (0b110000, 0, 0, 0))        # top starts 11
+    bad = Constraint(6, (0b110000, 0, 0, 0), (0b110000, 0, 0, 0))  # top starts 11
     harder = Constraint(6, (0b111111, 0b111111, 0, 0), (0b110100, 0b001011, 0, 0))
     unrelated = Constraint(6, (0b111111, 0, 0, 0), (0b010110, 0, 0, 0))
     for t in TRANSFORMS:

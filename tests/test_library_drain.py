@@ -31,7 +31,7 @@ def misses_lib(tmp_path):
         for n in (6, 8, 10):
             top, _right, _bottom, left = edges(random_solution(n, rng))
             ledger.record_miss(lib.conn, Constraint.sides(n, top=top, left=left))
-        ledger.record_miss(lib.conn, Constraint.sides(6, top=0b000111))      # three equal in a row: nofit
+        ledger.record_miss(lib.conn, Constraint.sides(6, top=0b000111))  # three equal in a row: nofit
     return path
 
 
@@ -46,8 +46,12 @@ def test_misses_lists_open_misses_by_size_and_sides(misses_lib):
     doc = json.loads(r.stdout)
     assert doc["open"] == 4
     # misses are stored in their canonical orientation, so which sides is the ledger's choice; how many is not
-    assert sorted((g["n"], len(g["sides"].split("+")), g["open"]) for g in doc["groups"]) == \
-        [(6, 1, 1), (6, 2, 1), (8, 2, 1), (10, 2, 1)]
+    assert sorted((g["n"], len(g["sides"].split("+")), g["open"]) for g in doc["groups"]) == [
+        (6, 1, 1),
+        (6, 2, 1),
+        (8, 2, 1),
+        (10, 2, 1),
+    ]
 
 
 def test_drain_makes_the_same_tiles_with_any_worker_count(misses_lib, tmp_path):
@@ -60,7 +64,7 @@ def test_drain_makes_the_same_tiles_with_any_worker_count(misses_lib, tmp_path):
     assert "1 proven nofit" in r1.stdout and strip(r1.stdout) == strip(r2.stdout)
     assert tile_hashes(misses_lib) == tile_hashes(other) and len(tile_hashes(misses_lib)) >= 1
     assert open_count(misses_lib) == open_count(other) <= 3 - len(tile_hashes(misses_lib))
-    with Library.open(misses_lib) as lib:                      # every tile meets the miss it drained
+    with Library.open(misses_lib) as lib:  # every tile meets the miss it drained
         for m in lib.conn.execute("SELECT id FROM misses WHERE tile IS NOT NULL").fetchall():
             miss = ledger.get_miss(lib.conn, m[0])
             tile = lib.get(miss.tile)
@@ -72,10 +76,11 @@ def test_drain_makes_the_same_tiles_with_any_worker_count(misses_lib, tmp_path):
 def test_drain_pushes_as_it_goes(misses_lib, tmp_path):
     remote = tmp_path / "remote"
     remote.mkdir()
-    r = run_tiles("library", "drain", "--seed", SEED, "--batch", "1", "--library", str(misses_lib),
-                  "--remote", f"file://{remote}")
+    r = run_tiles(
+        "library", "drain", "--seed", SEED, "--batch", "1", "--library", str(misses_lib), "--remote", f"file://{remote}"
+    )
     assert r.returncode == 0, r.stderr
-    assert r.stderr.count("pushed (") >= 2                     # after each batch, and at the end
+    assert r.stderr.count("pushed (") >= 2  # after each batch, and at the end
     fresh = tmp_path / "fresh.sqlite"
     assert run_tiles("library", "pull", "--remote", f"file://{remote}", "--library", str(fresh)).returncode == 0
     assert tile_hashes(fresh) == tile_hashes(misses_lib)

@@ -26,14 +26,14 @@ GOLDEN = (
     f'  {{"id":1,"x0":5,"y0":0,"n":6,"hash":"{H[1]}","t":5}},\n'
     f'  {{"id":2,"x0":0,"y0":5,"n":6,"hash":"{H[2]}","t":15}},\n'
     f'  {{"id":3,"x0":5,"y0":5,"n":6,"hash":"{H[0]}","t":8}}\n'
-    ' ],\n'
+    " ],\n"
     ' "zones":[\n'
     '  {"id":0,"rects":[[10,0,2,12],[0,10,10,2]]}\n'
-    ' ],\n'
+    " ],\n"
     ' "clues":[\n'
-    '  [3,2],\n'
-    '  [7,1]\n'
-    ' ],\n'
+    "  [3,2],\n"
+    "  [7,1]\n"
+    " ],\n"
     ' "status":"frontier",\n'
     ' "stats":{"clues_per_100":50.0,"tiles":4}}\n'
 )
@@ -60,8 +60,19 @@ def test_seed_commit_is_sha256_of_the_raw_seed():
 
 def test_key_order_and_dict_form():
     m = from_json(GOLDEN)
-    assert list(m.to_dict()) == ["format", "day", "board", "seed_commit", "packer", "seed_tile", "tiles",
-                                 "zones", "clues", "status", "stats"]
+    assert list(m.to_dict()) == [
+        "format",
+        "day",
+        "board",
+        "seed_commit",
+        "packer",
+        "seed_tile",
+        "tiles",
+        "zones",
+        "clues",
+        "status",
+        "stats",
+    ]
     assert json.loads(m.to_json()) == m.to_dict() == golden_dict()
 
 
@@ -96,15 +107,26 @@ def test_with_clues_and_digest():
     assert m.digest() == from_json(GOLDEN).digest() != m2.digest()
 
 
-@given(clues=st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), unique=True, max_size=20),
-       stats=st.dictionaries(st.text(max_size=8), st.one_of(st.integers(), st.floats(allow_nan=False),
-                                                             st.text(max_size=8)), max_size=5),
-       status=st.sampled_from(["frontier", "unique", "ambiguous"]),
-       ts=st.lists(st.integers(0, 15), min_size=4, max_size=4))
+@given(
+    clues=st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), unique=True, max_size=20),
+    stats=st.dictionaries(
+        st.text(max_size=8), st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=8)), max_size=5
+    ),
+    status=st.sampled_from(["frontier", "unique", "ambiguous"]),
+    ts=st.lists(st.integers(0, 15), min_size=4, max_size=4),
+)
 def test_round_trip_is_a_fixed_point(clues, stats, status, ts):
     base = from_json(GOLDEN)
-    m = Manifest(day=base.day, seed_commit=base.seed_commit, packing=base.packing, hashes=base.hashes,
-                 transforms=tuple(ts), clues=tuple(clues), status=status, stats=stats)
+    m = Manifest(
+        day=base.day,
+        seed_commit=base.seed_commit,
+        packing=base.packing,
+        hashes=base.hashes,
+        transforms=tuple(ts),
+        clues=tuple(clues),
+        status=status,
+        stats=stats,
+    )
     text = m.to_json()
     again = from_json(text)
     assert again.to_json() == text
@@ -122,6 +144,7 @@ def _mut(path, value):
         else:
             obj[path[-1]] = value
         return d
+
     return f
 
 

@@ -31,9 +31,11 @@ def served(tmp_path_factory, module_runs_target):
 
 def session(base: str, work):
     """Run ``work(client)`` in one MCP client connection to the service; its result."""
+
     async def go():
         async with McpClient(f"{base}/mcp") as c:
             return await work(c)
+
     return asyncio.run(go())
 
 
@@ -84,8 +86,9 @@ def test_an_mcp_client_plays_three_tiles_scored_as_the_api_scores_them(served):
                 grid = solve_puzzle(view["puzzle"], view["n"])
                 if grid is None:
                     continue
-                err, res, _ = await call(c, "submit_moves", {"run": run["run"], "token": run["token"],
-                                                             "moves": [{"tile": t, "cells": grid}]})
+                err, res, _ = await call(
+                    c, "submit_moves", {"run": run["run"], "token": run["token"], "moves": [{"tile": t, "cells": grid}]}
+                )
                 (v,) = res["verdicts"]
                 assert not err and v["correct"] and v["reward"] == view["n"] ** 2
                 rewards.append(v["reward"])
@@ -96,7 +99,7 @@ def test_an_mcp_client_plays_three_tiles_scored_as_the_api_scores_them(served):
 
     run, rewards, score, fr = session(base, work)
     assert score["solved"] == 3 and score["reward"] == sum(rewards) and score["player"] == "mcp-bot"
-    with Client(base) as api:                               # the HTTP API sees the same run
+    with Client(base) as api:  # the HTTP API sees the same run
         assert api.score(run["run"]).model_dump() == score
         assert api.frontier(run["run"]).model_dump() == fr
         assert any(r.run == run["run"] for r in api.leaderboard(DAY).runs)
@@ -112,21 +115,25 @@ def test_wrong_calls_are_one_line_tool_errors_and_the_service_goes_on(served):
         grid = solve_puzzle(view["puzzle"], view["n"])
         _, far, _ = await call(c, "read_tile", {"run": r, "tile": view["neighbours"][0]})
         out = {
-            "wrong token": await call(c, "submit_moves", {"run": r, "token": "not-it",
-                                                          "moves": [{"tile": 0, "cells": grid}]}),
+            "wrong token": await call(
+                c, "submit_moves", {"run": r, "token": "not-it", "moves": [{"tile": 0, "cells": grid}]}
+            ),
             "no args": await call(c, "read_tile", {"run": r}),
             "tile as text": await call(c, "read_tile", {"run": r, "tile": "zero"}),
             "moves as text": await call(c, "submit_moves", {"run": r, "token": token, "moves": "0101"}),
-            "bad cells": await call(c, "submit_moves", {"run": r, "token": token,
-                                                        "moves": [{"tile": 0, "cells": "01x"}]}),
+            "bad cells": await call(
+                c, "submit_moves", {"run": r, "token": token, "moves": [{"tile": 0, "cells": "01x"}]}
+            ),
             "no moves": await call(c, "submit_moves", {"run": r, "token": token, "moves": []}),
             "unknown tool": await call(c, "solve_it_for_me", {}),
             "unknown run": await call(c, "read_score", {"run": "r" + "0" * 16}),
             "unknown day": await call(c, "start_run", {"day": "1999-01-01"}),
             "unknown tile": await call(c, "read_tile", {"run": r, "tile": 99999}),
-            "off frontier": await call(c, "submit_moves", {"run": r, "token": token,
-                                                           "moves": [{"tile": far["tile"],
-                                                                      "cells": "0" * far["n"] ** 2}]}),
+            "off frontier": await call(
+                c,
+                "submit_moves",
+                {"run": r, "token": token, "moves": [{"tile": far["tile"], "cells": "0" * far["n"] ** 2}]},
+            ),
             "bad player": await call(c, "start_run", {"day": DAY, "player": "a\u202eb"}),
         }
         _, score, _ = await call(c, "read_score", {"run": r})
@@ -146,13 +153,17 @@ def test_wrong_calls_are_one_line_tool_errors_and_the_service_goes_on(served):
     one_line_error(out["unknown tile"], "unknown tile id 99999")
     one_line_error(out["off frontier"], "not recorded")
     one_line_error(out["bad player"], "player")
-    assert score["moves"] == 0                              # nothing above was judged or stored
-    assert not ok[0] and ok[1]["verdicts"][0]["correct"]    # and the run plays on
-    for method in ("GET", "DELETE"):                        # stateless: nothing to listen to or end
+    assert score["moves"] == 0  # nothing above was judged or stored
+    assert not ok[0] and ok[1]["verdicts"][0]["correct"]  # and the run plays on
+    for method in ("GET", "DELETE"):  # stateless: nothing to listen to or end
         r = httpx.request(method, f"{base}/mcp", timeout=10)
         assert r.status_code == 405 and r.headers["allow"] == "POST" and "POST" in r.json()["error"]
-    r = httpx.post(f"{base}/mcp", content=b"{not json", timeout=10,
-                   headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    r = httpx.post(
+        f"{base}/mcp",
+        content=b"{not json",
+        timeout=10,
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == -32700
     assert httpx.get(f"{base}/api/v1/days", timeout=10).status_code == 200
     assert "Traceback" not in log.read_text() and "internal error" not in log.read_text()
@@ -169,9 +180,14 @@ def test_the_schemas_carry_their_limits_and_the_service_holds_them(served):
         tools = {t.name: t.input_schema for t in (await c.list_tools()).tools}
         _, run, _ = await call(c, "start_run", {"day": DAY})
         too_many = [{"tile": 0, "cells": "0"}] * (http_moves["maxItems"] + 1)
-        return tools, run, (await call(c, "submit_moves", {"run": run["run"], "token": run["token"],
-                                                           "moves": too_many}),
-                            await call(c, "read_tile", {"run": run["run"], "tile": 2**31}))
+        return (
+            tools,
+            run,
+            (
+                await call(c, "submit_moves", {"run": run["run"], "token": run["token"], "moves": too_many}),
+                await call(c, "read_tile", {"run": run["run"], "tile": 2**31}),
+            ),
+        )
 
     tools, run, (over, far) = session(base, work)
     moves = tools["submit_moves"]["properties"]["moves"]
@@ -193,8 +209,12 @@ def test_mcp_and_http_refuse_a_mixed_batch_identically(served):
         seed = api.run_tile(created.run, 0)
         off = next(t for t in range(len(api.board(DAY).tiles)) if t != 0 and t not in seed.neighbours)
         mixed = [{"tile": 0, "cells": solve_puzzle(seed.puzzle, seed.n)}, {"tile": off, "cells": "0"}]
-        r = httpx.post(f"{base}/api/v1/runs/{created.run}/moves", json={"moves": mixed}, timeout=10,
-                       headers={"Authorization": f"Bearer {created.token}"})
+        r = httpx.post(
+            f"{base}/api/v1/runs/{created.run}/moves",
+            json={"moves": mixed},
+            timeout=10,
+            headers={"Authorization": f"Bearer {created.token}"},
+        )
         assert r.status_code == 409, r.text
         http_line = r.json()["error"]
 
@@ -205,20 +225,20 @@ def test_mcp_and_http_refuse_a_mixed_batch_identically(served):
         run, out = session(base, work)
         mcp_line = one_line_error(out, "not recorded")
         assert mcp_line == http_line and f"move on tile {off}:" in http_line
-        with pytest.raises(OffFrontier) as e:                                    # and through the client
+        with pytest.raises(OffFrontier) as e:  # and through the client
             api.moves(created.run, [(m["tile"], m["cells"]) for m in mixed])
-        assert str(e.value) == f"409: {http_line}"                        # the client names the status
+        assert str(e.value) == f"409: {http_line}"  # the client names the status
         assert api.score(created.run).moves == 0 and api.score(run["run"]).moves == 0
-
 
 
 def test_the_leaderboard_tool_is_the_apis_in_every_order(served):
     base, _ = served
 
     async def work(c):
-        return {by: await call(c, "read_leaderboard", {"day": DAY, "by": by, "limit": 50})
-                for by in ("reward", "batches", "requests", "time")}, await call(c, "read_leaderboard",
-                                                                              {"day": DAY, "by": "luck"})
+        return {
+            by: await call(c, "read_leaderboard", {"day": DAY, "by": by, "limit": 50})
+            for by in ("reward", "batches", "requests", "time")
+        }, await call(c, "read_leaderboard", {"day": DAY, "by": "luck"})
 
     out, wrong = session(base, work)
     with Client(base) as api:

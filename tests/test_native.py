@@ -81,22 +81,32 @@ def test_tiles_without_the_sym_twin_warn_once_and_hash_the_same():
         "        t = Tile.from_grids(random_solution(n, rng), random_givens(n, rng), seam)\n"
         "        _, tc = t.canonical()\n"
         "        out.append([t.hash, tc, t.transform(11).solution.hex()])\n"
-        "print(json.dumps(out))\n")
+        "print(json.dumps(out))\n"
+    )
     without = blocked("tilelib._sym", code)
     assert without.returncode == 0, without.stderr[-2000:]
     assert len(warning_lines(without.stderr, "tilelib._sym")) == 1, without.stderr
-    with_c = subprocess.run([sys.executable, "-c", "import sys\nsys.path.insert(0, 'tests')\n" + code], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
+    with_c = subprocess.run(
+        [sys.executable, "-c", "import sys\nsys.path.insert(0, 'tests')\n" + code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert with_c.returncode == 0 and not warning_lines(with_c.stderr, "tilelib._sym"), with_c.stderr
     assert json.loads(without.stdout) == json.loads(with_c.stdout)
 
 
 def test_the_engine_without_its_kernel_warns_once_then_refuses_in_one_line():
-    r = blocked("engine._kernel", (
-        "from engine import count_rows\n"
-        "assert count_rows(4, [0] * 4, [0] * 4, 2, impl='python')[0] == 2\n"
-        "from tiles_cli.app import main\n"
-        "main(['solve', '--givens', '.' * 36])\n"))
+    r = blocked(
+        "engine._kernel",
+        (
+            "from engine import count_rows\n"
+            "assert count_rows(4, [0] * 4, [0] * 4, 2, impl='python')[0] == 2\n"
+            "from tiles_cli.app import main\n"
+            "main(['solve', '--givens', '.' * 36])\n"
+        ),
+    )
     assert r.returncode == 1, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(warning_lines(r.stderr, "engine._kernel")) == 1 and len(lines) == 2, r.stderr

@@ -50,7 +50,7 @@ def test_atomic_write_never_follows_a_link_at_its_temp_name(tmp_path, monkeypatc
     monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: iter(["planted1", "planted2", "fresh"]))
     fsio.atomic_write(out, "{}")
     assert out.read_text() == "{}" and v.untouched()
-    assert not (tmp_path / ".out.json.fresh.tmp").exists()         # the temp file was renamed away
+    assert not (tmp_path / ".out.json.fresh.tmp").exists()  # the temp file was renamed away
 
 
 def test_a_link_at_the_output_itself_is_replaced_not_followed(tmp_path):
@@ -97,10 +97,12 @@ def test_a_build_with_links_at_every_name_it_could_use_leaves_their_targets_alon
     out, lib = tmp_path / "out", tmp_path / "lib.sqlite"
     out.mkdir()
     pid = os.getpid()
-    v.plant(out / f".{DAY}.json.{pid}.tmp",                   # the manifest's old temp name
-            tmp_path / f"lib.sqlite.stock.tmp{pid}",           # the caches' old temp names
-            tmp_path / f"lib.sqlite.stitch-index.tmp{pid}",
-            tmp_path / f"lib.sqlite.stitch-index-fresh.tmp{pid}")
+    v.plant(
+        out / f".{DAY}.json.{pid}.tmp",  # the manifest's old temp name
+        tmp_path / f"lib.sqlite.stock.tmp{pid}",  # the caches' old temp names
+        tmp_path / f"lib.sqlite.stitch-index.tmp{pid}",
+        tmp_path / f"lib.sqlite.stitch-index-fresh.tmp{pid}",
+    )
     res = build(BuildOptions(day=DAY, library=lib, out_dir=out, size=21, seed=SEED), log=lambda _: None)
     assert res.manifest_path.is_file() and not res.manifest_path.is_symlink()
     assert v.untouched()
@@ -125,9 +127,21 @@ def test_a_link_at_a_journal_is_never_written_through(tmp_path, journal):
 def test_a_link_at_the_lock_is_refused_in_one_line(tmp_path):
     v = Victim(tmp_path / "victim")
     lib = tmp_path / "lib.sqlite"
-    v.plant(tmp_path / "x", tmp_path / "lib.sqlite.lock")      # the lock points at a file that is not there
-    r = run_tiles("daily", "build", "-L", str(lib), "--out", str(tmp_path / "out"), "--date", DAY,
-                  "--size", "21", "--seed", SEED.hex())
+    v.plant(tmp_path / "x", tmp_path / "lib.sqlite.lock")  # the lock points at a file that is not there
+    r = run_tiles(
+        "daily",
+        "build",
+        "-L",
+        str(lib),
+        "--out",
+        str(tmp_path / "out"),
+        "--date",
+        DAY,
+        "--size",
+        "21",
+        "--seed",
+        SEED.hex(),
+    )
     assert r.returncode == 2 and "symbolic link" in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert v.untouched() and not lib.exists()
 

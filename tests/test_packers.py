@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from packers import DEFAULT_PACKER, PACKERS, make_packing
-from packers.fill import (DP_MAX, Out, dp_fill, euclid_fill, rep, skyline_fill, split_length, zone_table)
+from packers.fill import DP_MAX, Out, dp_fill, euclid_fill, rep, skyline_fill, split_length, zone_table
 from packers.packing import SIZES, Packing, group_zones, validate_packing
 from packers.render import ColouringFailed, adjacency, colour_tiles, png_bytes, render_index, render_png
 from tilelib.errors import BadInput
@@ -38,7 +38,7 @@ GOLDEN_COUNTS = {
     "grown": (12685, 10, 548, 0),
     "bands": (10649, 70, 1560, 1004),
     "substitution": (11145, 0, 0, 3376),
-    "islands": (28945, 1, 7976, 0),     # zone: the 4-unit strips, 4 * 999 + 4 * 995
+    "islands": (28945, 1, 7976, 0),  # zone: the 4-unit strips, 4 * 999 + 4 * 995
 }
 
 
@@ -74,6 +74,7 @@ def test_substitution_rule_closes_on_default_blocks(golden):
     """The default block sides are pairwise zero-zone under the rule, and 999 is a sum of them."""
     from packers.fill import zone_table
     from packers.substitution import DEFAULTS, rule_leaves
+
     Z = zone_table()
     for a in DEFAULTS["blocks"]:
         for b in DEFAULTS["blocks"]:
@@ -119,7 +120,7 @@ def test_islands_never_touch_and_the_sea_is_n6(G, seed, density):
     validate_packing(p, G - 1)
     isl = [q for q in p.squares if q[2] == 15]
     assert all(s in (5, 15) for (_x, _y, s) in p.squares)
-    assert not any(_touch(a, b) for i, a in enumerate(isl) for b in isl[i + 1:])
+    assert not any(_touch(a, b) for i, a in enumerate(isl) for b in isl[i + 1 :])
     for q in p.squares:
         if q[2] == 5:
             assert sum(_touch(q, b) for b in isl) <= 1
@@ -161,14 +162,27 @@ def test_variant_params_change_the_packing():
     assert fives > collections.Counter(s for (_x, _y, s) in a.squares)[5]
 
 
-@pytest.mark.parametrize("name,params", [("bands", {"sub": 101}), ("bands", {"x": 1}), ("grown", {"weights": [1, 2]}),
-                                         ("grown", {"greedy": -1}), ("big-first", {"cell_min": 10}),
-                                         ("big-first", {"density": "a"}), ("substitution", {"cell_max": 45}),
-                                         ("substitution", {"blocks": []}), ("substitution", {"blocks": [35, 99]}),
-                                         ("islands", {"cell_min": 27}), ("islands", {"cell_min": 20}),
-                                         ("islands", {"cell_min": 35, "cell_max": 30}), ("islands", {"cell_max": 65}),
-                                         ("islands", {"density": 101}), ("islands", {"density": 5.0}),
-                                         ("islands", {"weights": [1, 0, 0, 0, 0, 0]})])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("bands", {"sub": 101}),
+        ("bands", {"x": 1}),
+        ("grown", {"weights": [1, 2]}),
+        ("grown", {"greedy": -1}),
+        ("big-first", {"cell_min": 10}),
+        ("big-first", {"density": "a"}),
+        ("substitution", {"cell_max": 45}),
+        ("substitution", {"blocks": []}),
+        ("substitution", {"blocks": [35, 99]}),
+        ("islands", {"cell_min": 27}),
+        ("islands", {"cell_min": 20}),
+        ("islands", {"cell_min": 35, "cell_max": 30}),
+        ("islands", {"cell_max": 65}),
+        ("islands", {"density": 101}),
+        ("islands", {"density": 5.0}),
+        ("islands", {"weights": [1, 0, 0, 0, 0, 0]}),
+    ],
+)
 def test_bad_params(name, params):
     with pytest.raises(BadInput):
         make_packing(name, 100, GOLDEN_SEED, params)
@@ -205,15 +219,23 @@ def test_deterministic_and_seed_sensitive(name):
 
 
 def test_determinism_across_processes(golden):
-    code = ("from packers import make_packing; import sys\n"
-            f"for n in {NAMES!r}:\n"
-            "    print(make_packing(n, 1000, bytes.fromhex('5eed'*16)).digest())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "123", "PATH": ""}).stdout.split()
+    code = (
+        "from packers import make_packing; import sys\n"
+        f"for n in {NAMES!r}:\n"
+        "    print(make_packing(n, 1000, bytes.fromhex('5eed'*16)).digest())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "123", "PATH": ""},
+    ).stdout.split()
     assert out == [golden[n].digest() for n in NAMES]
 
 
 # --------------------------------------------------------------- fill laws
+
 
 def test_rep_is_exactly_sums_of_legal_sides():
     sums = {0}
@@ -243,12 +265,12 @@ def _check_rect_fill(w: int, h: int, out: Out) -> None:
         if out.squares:
             validate_packing(_as_packing(w, out), w)
     grid = np.zeros((h, w), dtype=np.int32)
-    for (x, y, s) in out.squares:
+    for x, y, s in out.squares:
         assert s in SIZES
-        grid[y:y + s, x:x + s] += 1
-    for (x, y, a, b) in out.zones:
+        grid[y : y + s, x : x + s] += 1
+    for x, y, a, b in out.zones:
         assert a > 0 and b > 0
-        grid[y:y + b, x:x + a] += 1
+        grid[y : y + b, x : x + a] += 1
     assert (grid == 1).all()
 
 
@@ -276,8 +298,13 @@ def test_zone_table_known_values():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 120), st.integers(1, 120), st.binary(min_size=1, max_size=8), st.integers(0, 100),
-       st.integers(0, 100))
+@given(
+    st.integers(1, 120),
+    st.integers(1, 120),
+    st.binary(min_size=1, max_size=8),
+    st.integers(0, 100),
+    st.integers(0, 100),
+)
 def test_skyline_fill_partitions(L, T, seed, greedy, align):
     sq, zn = skyline_fill(L, T, Stream(seed, "t"), {s: 1 for s in SIZES}, greedy=greedy, align=align)
     out = Out(squares=sq, zones=zn)
@@ -285,6 +312,7 @@ def test_skyline_fill_partitions(L, T, seed, greedy, align):
 
 
 # --------------------------------------------------------------- render
+
 
 @pytest.mark.parametrize("name", NAMES)
 def test_seven_colouring_is_proper(golden, name):
@@ -312,9 +340,9 @@ def _read_png(data: bytes) -> tuple[int, int, bytes, bytes]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, chunks = 8, {}
     while pos < len(data):
-        (n,) = struct.unpack(">I", data[pos:pos + 4])
-        tag, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
-        (crc,) = struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])
+        (n,) = struct.unpack(">I", data[pos : pos + 4])
+        tag, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + n]
+        (crc,) = struct.unpack(">I", data[pos + 8 + n : pos + 12 + n])
         assert crc == zlib.crc32(tag + body) & 0xFFFFFFFF
         chunks[tag] = chunks.get(tag, b"") + body
         pos += 12 + n
@@ -332,8 +360,9 @@ def test_png_round_trip():
 
 
 def test_render_draws_tiles_and_grey_zones():
-    p = Packing(P=12, squares=((0, 0, 7), (7, 0, 5), (0, 7, 5), (5, 7, 5)),
-                zones=(((7, 5, 5, 2), (10, 7, 2, 5)),), seed_tile=0)
+    p = Packing(
+        P=12, squares=((0, 0, 7), (7, 0, 5), (0, 7, 5), (5, 7, 5)), zones=(((7, 5, 5, 2), (10, 7, 2, 5)),), seed_tile=0
+    )
     img, palette = render_index(p, scale=4)
     assert img.shape == (48, 48)
     grey = palette.index((0xC8, 0xC8, 0xC8))
@@ -346,22 +375,39 @@ def test_render_draws_tiles_and_grey_zones():
 _weights = st.lists(st.integers(0, 5), min_size=6, max_size=6).filter(lambda w: sum(w) > 0)
 _params = {
     "bands": st.fixed_dictionaries({"sub": st.integers(0, 100)}),
-    "grown": st.fixed_dictionaries({"greedy": st.integers(0, 100), "align": st.integers(0, 100),
-                                    "weights": _weights, "seed_weights": _weights}),
+    "grown": st.fixed_dictionaries(
+        {"greedy": st.integers(0, 100), "align": st.integers(0, 100), "weights": _weights, "seed_weights": _weights}
+    ),
     "big-first": st.tuples(st.integers(15, DP_MAX), st.integers(0, DP_MAX - 15)).flatmap(
-        lambda t: st.fixed_dictionaries({"cell_min": st.just(t[0]), "cell_max": st.just(min(DP_MAX, t[0] + t[1])),
-                                         "density": st.integers(0, 100), "align": st.integers(0, 100),
-                                         "weights": _weights})),
+        lambda t: st.fixed_dictionaries(
+            {
+                "cell_min": st.just(t[0]),
+                "cell_max": st.just(min(DP_MAX, t[0] + t[1])),
+                "density": st.integers(0, 100),
+                "align": st.integers(0, 100),
+                "weights": _weights,
+            }
+        )
+    ),
     "substitution": st.fixed_dictionaries({"blocks": st.lists(st.integers(15, DP_MAX), min_size=1, max_size=4)}),
     "islands": st.tuples(st.integers(5, 12), st.integers(0, 7)).flatmap(
-        lambda t: st.fixed_dictionaries({"cell_min": st.just(5 * t[0]), "cell_max": st.just(5 * min(12, t[0] + t[1])),
-                                         "density": st.integers(0, 100)})),
+        lambda t: st.fixed_dictionaries(
+            {
+                "cell_min": st.just(5 * t[0]),
+                "cell_max": st.just(5 * min(12, t[0] + t[1])),
+                "density": st.integers(0, 100),
+            }
+        )
+    ),
 }
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.sampled_from(NAMES).flatmap(lambda n: st.tuples(st.just(n), _params[n])), st.integers(6, 150),
-       st.binary(min_size=32, max_size=32))
+@given(
+    st.sampled_from(NAMES).flatmap(lambda n: st.tuples(st.just(n), _params[n])),
+    st.integers(6, 150),
+    st.binary(min_size=32, max_size=32),
+)
 def test_any_valid_params_give_sound_packings(name_params, G, seed):
     name, params = name_params
     p = make_packing(name, G, seed, params)

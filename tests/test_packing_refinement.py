@@ -20,7 +20,7 @@ def split(p, i):
     zone = []
     if s - 5 * k:
         zone += [(x0 + 5 * k, y0, s - 5 * k, s), (x0, y0 + 5 * k, 5 * k, s - 5 * k)]
-    squares = list(p.squares[:i]) + subs + list(p.squares[i + 1:])
+    squares = list(p.squares[:i]) + subs + list(p.squares[i + 1 :])
     seed = p.seed_tile if p.seed_tile < i else p.seed_tile + len(subs) - 1
     zones = tuple(p.zones) + ((tuple(zone),) if zone else ())
     return dataclasses.replace(p, squares=tuple(squares), zones=zones, seed_tile=seed)
@@ -44,7 +44,7 @@ def test_a_moved_square_does_not_refine():
     q = split(p, i)
     x0, y0, s = q.squares[i]
     moved = list(q.squares)
-    moved[i] = (x0 - 1, y0, s)      # the first sub-square now pokes into the left neighbour
+    moved[i] = (x0 - 1, y0, s)  # the first sub-square now pokes into the left neighbour
     assert "not inside one drawn square" in refinement_problem(p, dataclasses.replace(q, squares=tuple(moved)))
 
 

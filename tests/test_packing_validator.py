@@ -17,8 +17,14 @@ from tilelib.errors import BadInput, VerificationFailed
 
 # A hand-made 12×12 pitch board: a 7-square, three 5-squares, and an L-shaped zone.
 #   squares: (0,0,7) (7,0,5) (0,7,5) (5,7,5)  -> zone: (7,5,5,2) + (10,7,2,5)
-HAND = Packing(P=12, squares=((0, 0, 7), (7, 0, 5), (0, 7, 5), (5, 7, 5)),
-               zones=(((7, 5, 5, 2), (10, 7, 2, 5)),), seed_tile=0, name="hand", version=1)
+HAND = Packing(
+    P=12,
+    squares=((0, 0, 7), (7, 0, 5), (0, 7, 5), (5, 7, 5)),
+    zones=(((7, 5, 5, 2), (10, 7, 2, 5)),),
+    seed_tile=0,
+    name="hand",
+    version=1,
+)
 
 
 def reject(packing: Packing, P: int, *words: str) -> str:
@@ -69,8 +75,19 @@ def test_zone_over_a_zone():
     reject(bad, 12, "zone 1 rect 0", "overlaps an earlier zone rectangle")
 
 
-@pytest.mark.parametrize("s,why", [(6, "even"), (8, "even"), (16, "even"), (3, "below 5"), (1, "below 5"),
-                                   (17, "above 15"), (0, "even"), (-5, "below 5")])
+@pytest.mark.parametrize(
+    "s,why",
+    [
+        (6, "even"),
+        (8, "even"),
+        (16, "even"),
+        (3, "below 5"),
+        (1, "below 5"),
+        (17, "above 15"),
+        (0, "even"),
+        (-5, "below 5"),
+    ],
+)
 def test_illegal_sides(s, why):
     bad = replace(HAND, squares=HAND.squares[:2] + ((0, 7, s),) + HAND.squares[3:])
     reject(bad, 12, "tile 2", why)
@@ -111,8 +128,15 @@ def test_wrong_board_size():
 
 
 def test_huge_board_is_refused_before_allocating():
-    huge = from_json({"board": {"cells": 10**6, "pitch": 10**6 - 1}, "packer": {"name": "x", "version": 1},
-                      "seed_tile": 0, "tiles": [{"id": 0, "x0": 0, "y0": 0, "n": 6}], "zones": []})
+    huge = from_json(
+        {
+            "board": {"cells": 10**6, "pitch": 10**6 - 1},
+            "packer": {"name": "x", "version": 1},
+            "seed_tile": 0,
+            "tiles": [{"id": 0, "x0": 0, "y0": 0, "n": 6}],
+            "zones": [],
+        }
+    )
     reject(huge, 10**6 - 1, "exceeds the supported maximum")
 
 
@@ -123,6 +147,7 @@ def test_first_offence_wins():
 
 
 # --------------------------------------------------------------- JSON
+
 
 def test_json_round_trip(real):
     doc = real.to_json()
@@ -148,6 +173,7 @@ def _mutations():
         doc = HAND.to_json()
         f(doc)
         return doc
+
     yield "not json", "{"
     yield "list", []
     yield "missing tiles", m(lambda d: d.pop("tiles"))
@@ -180,9 +206,14 @@ def test_from_json_leaves_geometry_to_the_validator():
 
 # --------------------------------------------------------------- laws
 
+
 @settings(max_examples=40, deadline=None)
-@given(st.integers(6, 90), st.binary(min_size=32, max_size=32), st.sampled_from(["big-first", "grown", "bands", "substitution", "islands"]),
-       st.data())
+@given(
+    st.integers(6, 90),
+    st.binary(min_size=32, max_size=32),
+    st.sampled_from(["big-first", "grown", "bands", "substitution", "islands"]),
+    st.data(),
+)
 def test_mutations_of_sound_packings_are_rejected(G, seed, name, data):
     """Law: a sound packing passes; dropping any square, shifting one, or growing one is rejected."""
     p = make_packing(name, G, seed)
@@ -190,15 +221,15 @@ def test_mutations_of_sound_packings_are_rejected(G, seed, name, data):
     i = data.draw(st.integers(0, len(p.squares) - 1))
     x, y, s = p.squares[i]
     sq = list(p.squares)
-    dropped = replace(p, squares=tuple(sq[:i] + sq[i + 1:]), seed_tile=0)
+    dropped = replace(p, squares=tuple(sq[:i] + sq[i + 1 :]), seed_tile=0)
     if len(sq) > 1:
         with pytest.raises(VerificationFailed, match="gap|seed_tile"):
             validate_packing(dropped, G - 1)
-    grown = replace(p, squares=tuple(sq[:i] + [(x, y, s + 2)] + sq[i + 1:]))
+    grown = replace(p, squares=tuple(sq[:i] + [(x, y, s + 2)] + sq[i + 1 :]))
     with pytest.raises(VerificationFailed):
         validate_packing(grown, G - 1)
     dx, dy = data.draw(st.sampled_from([(1, 0), (0, 1), (-1, 0), (0, -1)]))
-    moved = replace(p, squares=tuple(sq[:i] + [(x + dx, y + dy, s)] + sq[i + 1:]))
+    moved = replace(p, squares=tuple(sq[:i] + [(x + dx, y + dy, s)] + sq[i + 1 :]))
     with pytest.raises(VerificationFailed):
         validate_packing(moved, G - 1)
 

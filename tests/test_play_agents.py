@@ -25,7 +25,7 @@ DAY = "2026-11-29"
 def g61(tmp_path_factory):
     d, path = daily_g61(tmp_path_factory, "play61", DAY, bytes.fromhex("cd" * 32))
     m = from_json(path.read_text())
-    sides = [s + 1 for _x, _y, s in m.packing.squares]         # the manifest's squares (x0, y0, n - 1)
+    sides = [s + 1 for _x, _y, s in m.packing.squares]  # the manifest's squares (x0, y0, n - 1)
     return d, path, sum(n * n for n in sides), len(sides)
 
 
@@ -48,7 +48,7 @@ def test_the_solver_clears_the_day_online_and_random_is_the_floor(g61, served):
     assert r.returncode == 0, r.stderr
     solver = last_json(r.stdout)
     assert solver["cleared"] and solver["solved"] == tiles and solver["reward"] == total
-    assert solver["moves"] == tiles                          # never a wrong guess: it plays unique views only
+    assert solver["moves"] == tiles  # never a wrong guess: it plays unique views only
     assert solver["requests"] > solver["batches"] and solver["moves_per_s"] > 0
     assert "tiles play: round 1:" in r.stderr
     board = httpx.get(f"{served}/api/v1/days/{DAY}/leaderboard").json()["runs"]
@@ -66,12 +66,13 @@ def test_the_solver_clears_the_day_online_and_random_is_the_floor(g61, served):
 def test_offline_play_scores_as_online(g61, tmp_path):
     d, manifest, total, tiles = g61
     runs = tmp_path / "runs.sqlite"
-    r = run_tiles("play", "--manifest", manifest, "-L", d / "lib.sqlite", "--agent", "solver", "-q",
-                  "--runs-file", runs)
+    r = run_tiles(
+        "play", "--manifest", manifest, "-L", d / "lib.sqlite", "--agent", "solver", "-q", "--runs-file", runs
+    )
     assert r.returncode == 0, r.stderr
     out = last_json(r.stdout)
     assert out["cleared"] and out["reward"] == total and out["solved"] == tiles
-    score = run_tiles("referee", "score", "--runs", runs)            # the runs file holds the same run
+    score = run_tiles("referee", "score", "--runs", runs)  # the runs file holds the same run
     assert json.loads(score.stdout.splitlines()[0])["reward"] == total
     r = run_tiles("play", "--manifest", manifest, "-L", d / "lib.sqlite", "--agent", "random", "-q")
     rand = last_json(r.stdout)
@@ -108,7 +109,7 @@ def test_bad_input_is_one_line_and_its_exit_code(g61, served):
     b = c.board(DAY)
     locked = next(t for t in b.tiles if t.id != b.seed_tile)
     with pytest.raises(OffFrontier, match="not recorded"):
-        c.moves(run.run, [(locked.id, "0" * locked.n ** 2)])
+        c.moves(run.run, [(locked.id, "0" * locked.n**2)])
     assert c.score(run.run).moves == 0
     assert exit_code(Unreachable("x")) == 4
     with pytest.raises(Unreachable, match="cannot connect"):

@@ -40,8 +40,21 @@ def build_night(tmp_path: Path, secret: str, size: int, reuse: str = "fresh") ->
     """Day 1 on G=61 (the library's first tiles), then day 2 on G=``size``: the issue's recipe."""
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
     for day, g, extra in (("2026-10-01", 61, ()), ("2026-10-02", size, ("--reuse", reuse))):
-        r = run_tiles("daily", "build", "--date", day, "--size", str(g), "--library", str(lib), "--out",
-                      str(out), "--json", *extra, env={"TILES_SECRET": secret})
+        r = run_tiles(
+            "daily",
+            "build",
+            "--date",
+            day,
+            "--size",
+            str(g),
+            "--library",
+            str(lib),
+            "--out",
+            str(out),
+            "--json",
+            *extra,
+            env={"TILES_SECRET": secret},
+        )
         assert r.returncode == 0, r.stderr[-2000:]
     return out / "2026-10-02.json", json.loads(r.stdout)
 
@@ -51,7 +64,7 @@ def strip_play_clues(path: Path, k: int, dest: Path) -> Path:
     ``stats.clues`` fixed up, so that only the closure can object."""
     m = load(path)
     stats = dict(m.stats) | {"clues": len(m.clues) - k}
-    dest.write_text(m.with_clues(m.clues[:len(m.clues) - k], stats=stats).to_json())
+    dest.write_text(m.with_clues(m.clues[: len(m.clues) - k], stats=stats).to_json())
     return dest
 
 
@@ -60,14 +73,15 @@ def reward_of(path: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("secret,reuse", [("agent-secret", "any"), ("secret-9", "any"), ("secret-6", "any"),
-                                          ("secret-1", "fresh")])
+@pytest.mark.parametrize(
+    "secret,reuse", [("agent-secret", "any"), ("secret-9", "any"), ("secret-6", "any"), ("secret-1", "fresh")]
+)
 def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_clues(tmp_path, secret, reuse):
     path, summary = build_night(tmp_path, secret, 301, reuse)
     lib = tmp_path / "lib.sqlite"
     m = load(path)
     assert m.play == "tile-by-tile" and m.status == "frontier"
-    assert summary["clues"] == len(m.clues) <= m.tile_count() / 100       # the clue budget
+    assert summary["clues"] == len(m.clues) <= m.tile_count() / 100  # the clue budget
     assert m.stats["stitch"]["final_fill"] >= 0.99 and m.stats["zone_fraction"] < 0.05
     r = run_tiles("referee", "verify", str(path), "--library", str(lib))
     assert r.returncode == 0, r.stderr
@@ -75,14 +89,14 @@ def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_
     assert independent_verify(path.read_text(), str(lib))["waves"] == waves
     got = play_local(path, lib, tmp_path / "runs.sqlite")
     assert got.cleared and got.solved == m.tile_count() and got.reward == reward_of(path)
-    assert got.rounds == waves            # one batch per wave: the player meets the closure's waves
+    assert got.rounds == waves  # one batch per wave: the player meets the closure's waves
 
     # Under generator 4 a split ringed a square of secret-6's board with zones (counted isolated,
     # made zone); under generator 5 none of 52 + 80 seeded G=301 boards has one, so that case is
     # held by tests/test_stitch_isolated.py, and secret-6 stays as one more board to clear.
     k = summary["play_clues"]
     if secret == "secret-9":
-        assert k >= 1                     # this board stalls without the rule (measured, generator 5)
+        assert k >= 1  # this board stalls without the rule (measured, generator 5)
     if k:
         bare = strip_play_clues(path, k, tmp_path / "bare.json")
         r = run_tiles("referee", "verify", str(bare), "--library", str(lib))
@@ -115,19 +129,30 @@ def test_a_build_under_the_rule_before_writes_no_play_key_and_only_propagation_c
     res = {}
     for play in ("tile-by-tile", "propagation"):
         d = tmp_path / play
-        res[play] = build(BuildOptions(day="2026-10-02", library=d / "lib.sqlite", out_dir=d / "out", size=61,
-                                       seed=seed, play=play), log=lambda _line: None)
+        res[play] = build(
+            BuildOptions(day="2026-10-02", library=d / "lib.sqlite", out_dir=d / "out", size=61, seed=seed, play=play),
+            log=lambda _line: None,
+        )
     new, old = (load(res[p].manifest_path) for p in ("tile-by-tile", "propagation"))
     assert new.play == "tile-by-tile" and old.play is None
     assert "playable tile by tile in" in res["tile-by-tile"].verify_line
     assert "waves" not in res["propagation"].verify_line and res["propagation"].play_clues == 0
     k = res["tile-by-tile"].play_clues
-    assert new.clues[:len(new.clues) - k] == old.clues           # the rule only appends clues
+    assert new.clues[: len(new.clues) - k] == old.clues  # the rule only appends clues
     assert (new.packing, new.hashes, new.transforms) == (old.packing, old.hashes, old.transforms)
 
 
 def test_a_bad_play_rule_is_bad_input(tmp_path):
     with pytest.raises(BadInput, match="play rule 'greedy'"):
-        build(BuildOptions(day="2026-10-02", library=tmp_path / "lib.sqlite", out_dir=tmp_path, size=61,
-                           seed=bytes(32), play="greedy"), log=lambda _line: None)
+        build(
+            BuildOptions(
+                day="2026-10-02",
+                library=tmp_path / "lib.sqlite",
+                out_dir=tmp_path,
+                size=61,
+                seed=bytes(32),
+                play="greedy",
+            ),
+            log=lambda _line: None,
+        )
     assert not (tmp_path / "lib.sqlite").exists()

@@ -30,16 +30,36 @@ def built(tmp_path_factory):
     lib, out, private = root / "lib.sqlite", root / "out", f"file://{root / 'private'}"
     (root / "private").mkdir()
     for day in (DAY1, DAY2):
-        r = run_tiles("daily", "build", "--date", day, "--size", "61", "--library", lib, "--out", out,
-                      env={"TILES_SECRET": SECRET, "TILES_REMOTE": private})
+        r = run_tiles(
+            "daily",
+            "build",
+            "--date",
+            day,
+            "--size",
+            "61",
+            "--library",
+            lib,
+            "--out",
+            out,
+            env={"TILES_SECRET": SECRET, "TILES_REMOTE": private},
+        )
         assert r.returncode == 0, r.stderr[-2000:]
     assert (root / "private" / "HEAD.json").is_file()
     return {"root": root, "lib": lib, "out": out, "private": private}
 
 
 def _publish(built, day: str, to: str, **env) -> subprocess.CompletedProcess:
-    return run_tiles("daily", "publish-bundle", "--date", day, "--to", to, "--library", built["lib"],
-                     env={"TILES_SECRET": SECRET, "TILES_REMOTE": built["private"], **env})
+    return run_tiles(
+        "daily",
+        "publish-bundle",
+        "--date",
+        day,
+        "--to",
+        to,
+        "--library",
+        built["lib"],
+        env={"TILES_SECRET": SECRET, "TILES_REMOTE": built["private"], **env},
+    )
 
 
 def _verify_both(manifest: Path, bundle: Path, seed: str) -> None:
@@ -50,12 +70,13 @@ def _verify_both(manifest: Path, bundle: Path, seed: str) -> None:
 
 def test_a_file_mirror_gets_the_days_files_only_and_serves_them_to_a_verifier(built, tmp_path):
     pub = tmp_path / "public"
-    for day in (DAY1, DAY2, DAY2):                      # publishing again replaces, never duplicates
+    for day in (DAY1, DAY2, DAY2):  # publishing again replaces, never duplicates
         r = _publish(built, day, f"file://{pub}")
         assert r.returncode == 0 and r.stdout.startswith(f"published {day} to file://{pub}: "), r.stderr
     files = sorted(str(p.relative_to(pub)) for p in pub.rglob("*") if p.is_file())
-    assert files == sorted(["days/index.json"] + [f"days/{d}.{x}" for d in (DAY1, DAY2)
-                                                  for x in ("json", "bundle.sqlite", "seed")]), files
+    assert files == sorted(
+        ["days/index.json"] + [f"days/{d}.{x}" for d in (DAY1, DAY2) for x in ("json", "bundle.sqlite", "seed")]
+    ), files
     index = json.loads((pub / "days" / "index.json").read_text())
     assert index["format"] == "tiles-days/1" and [e["day"] for e in index["days"]] == [DAY1, DAY2]
     assert (pub / "days" / f"{DAY2}.json").read_text() == (built["out"] / f"{DAY2}.json").read_text()
@@ -64,8 +85,11 @@ def test_a_file_mirror_gets_the_days_files_only_and_serves_them_to_a_verifier(bu
 
     # a verifier reads the mirror over plain HTTP from a static file server, as from a public bucket
     port = free_port()
-    srv = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                            "--directory", str(pub)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    srv = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(pub)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 20
@@ -82,6 +106,7 @@ def test_a_file_mirror_gets_the_days_files_only_and_serves_them_to_a_verifier(bu
             got[key] = tmp_path / Path(entry[key]).name
             got[key].write_bytes(urllib.request.urlopen(f"{base}/{entry[key]}", timeout=5).read())
         import hashlib
+
         assert hashlib.sha256(got["bundle"].read_bytes()).hexdigest() == entry["bundle_sha256"]
         _verify_both(got["manifest"], got["bundle"], got["seed"].read_text().strip())
         # the project's own https:// reader of plain files (http:// on loopback) reads the same bytes
@@ -103,13 +128,18 @@ def test_a_file_mirror_gets_the_days_files_only_and_serves_them_to_a_verifier(bu
 def test_an_s3_mirror_holds_the_days_files_and_no_snapshot(built, tmp_path):
     endpoint = moto_endpoint()
     bucket = new_bucket(endpoint)
-    env = {"TILES_S3_ENDPOINT": endpoint, "AWS_ACCESS_KEY_ID": DUMMY_KEY, "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET,
-           "AWS_DEFAULT_REGION": REGION}
+    env = {
+        "TILES_S3_ENDPOINT": endpoint,
+        "AWS_ACCESS_KEY_ID": DUMMY_KEY,
+        "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET,
+        "AWS_DEFAULT_REGION": REGION,
+    }
     r = _publish(built, DAY2, f"s3://{bucket}/pub", **env)
     assert r.returncode == 0, r.stderr
     keys = sorted(o["Key"] for o in client(endpoint).list_objects_v2(Bucket=bucket)["Contents"])
-    assert keys == sorted(f"pub/days/{x}" for x in ("index.json", f"{DAY2}.json", f"{DAY2}.bundle.sqlite",
-                                                    f"{DAY2}.seed")), keys
+    assert keys == sorted(
+        f"pub/days/{x}" for x in ("index.json", f"{DAY2}.json", f"{DAY2}.bundle.sqlite", f"{DAY2}.seed")
+    ), keys
     got = {}
     for name in (f"{DAY2}.json", f"{DAY2}.bundle.sqlite", f"{DAY2}.seed"):
         got[name] = tmp_path / name
@@ -123,11 +153,13 @@ def test_what_would_publish_the_stock_or_a_day_not_over_is_refused_and_uploads_n
     assert push.returncode == 0, push.stderr
     before = sorted(other.rglob("*"))
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    cases = [(DAY2, built["private"], "is the library's remote"),
-             (DAY2, f"file://{other}", "holds a library (HEAD.json)"),
-             (DAY2, "https://mirror.example/tiles", "is read-only"),
-             (today, f"file://{tmp_path / 'pub'}", "is secret until the day is over"),
-             ("2026-09-30", f"file://{tmp_path / 'pub'}", "holds no manifest for 2026-09-30")]
+    cases = [
+        (DAY2, built["private"], "is the library's remote"),
+        (DAY2, f"file://{other}", "holds a library (HEAD.json)"),
+        (DAY2, "https://mirror.example/tiles", "is read-only"),
+        (today, f"file://{tmp_path / 'pub'}", "is secret until the day is over"),
+        ("2026-09-30", f"file://{tmp_path / 'pub'}", "holds no manifest for 2026-09-30"),
+    ]
     for day, to, want in cases:
         r = _publish(built, day, to)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and want in r.stderr, (day, to, r.stderr)

@@ -21,8 +21,12 @@ def filled(tmp_path_factory):
     tiles = []
     for i in range(60):
         n = (6, 8, 10)[i % 3]
-        t = Tile.from_grids(random_solution(n, rng), random_givens(n, rng), int(rng.integers(16)),
-                            Features(ladder=int(rng.integers(1, 5))))
+        t = Tile.from_grids(
+            random_solution(n, rng),
+            random_givens(n, rng),
+            int(rng.integers(16)),
+            Features(ladder=int(rng.integers(1, 5))),
+        )
         tiles.append(t.transform(int(rng.integers(16))))
     lib = Library.create(path)
     lib.insert_many(tiles)
@@ -41,10 +45,13 @@ def test_every_orientation_is_found_with_the_right_transform(filled, which):
         for u in TRANSFORMS:
             want = tile.transform(u)
             top, right, bottom, left = want.edges
-            kw = {"top": dict(top=top), "top+left": dict(top=top, left=left),
-                  "all four": dict(top=top, right=right, bottom=bottom, left=left),
-                  "right+bottom": dict(right=right, bottom=bottom),
-                  "top+bottom": dict(top=top, bottom=bottom)}[which]
+            kw = {
+                "top": dict(top=top),
+                "top+left": dict(top=top, left=left),
+                "all four": dict(top=top, right=right, bottom=bottom, left=left),
+                "right+bottom": dict(right=right, bottom=bottom),
+                "top+bottom": dict(top=top, bottom=bottom),
+            }[which]
             hits = query.find_edges(lib.conn, want.n, **kw)
             # it is among the hits, with a transform that reproduces it exactly
             assert any(h == tile.hash and oriented(lib, h, t) == want for h, t in hits)
@@ -59,9 +66,13 @@ def test_query_results_are_complete_against_a_scan(filled):
     n = 8
     target = tiles[1].transform(3)
     c = Constraint.sides(n, top=target.edges[0])
-    expected = sorted((row["hash"], t) for row in lib.iter_rows() if row["n"] == n
-                      for t in TRANSFORMS
-                      if c.matches(lib.get(row["hash"]).transform(t).edges))
+    expected = sorted(
+        (row["hash"], t)
+        for row in lib.iter_rows()
+        if row["n"] == n
+        for t in TRANSFORMS
+        if c.matches(lib.get(row["hash"]).transform(t).edges)
+    )
     assert query.find(lib.conn, c) == expected
 
 
@@ -85,8 +96,9 @@ def test_difficulty_and_seam_mask_filters(filled):
     for u in (0, 5, 11):
         want = tile.transform(u)
         c = Constraint.sides(want.n, left=want.edges[3])
-        hits = query.find(lib.conn, c, filters={"ladder": (want.features.ladder, want.features.ladder)},
-                          seam_mask=want.seam_mask)
+        hits = query.find(
+            lib.conn, c, filters={"ladder": (want.features.ladder, want.features.ladder)}, seam_mask=want.seam_mask
+        )
         assert any(oriented(lib, h, t) == want for h, t in hits)
         assert all(oriented(lib, h, t).seam_mask == want.seam_mask for h, t in hits)
 
@@ -125,7 +137,7 @@ def test_window_constraint_reads_the_board():
     known = np.zeros((10, 10), dtype=np.uint8)
     board[2, 3:9] = [1, 0, 1, 1, 0, 0]
     known[2, 3:9] = 1
-    known[4, 3] = 1                      # a single known cell on the left side, value 0
+    known[4, 3] = 1  # a single known cell on the left side, value 0
     c = window_constraint(board, known, 3, 2, 6)
     assert c.masks == (0b111111, 0b100000, 0, 0b101000)
     assert c.values == (0b101100, 0, 0, 0b100000)

@@ -18,7 +18,10 @@ from referee import frontier as fr
 from referee.board import Board, CheckFailed
 from test_referee_frontier import ALL6, SOL, SQUARES, oracle_propagate
 
-STALL = np.array([[ch == "x" for ch in row] for row in """
+STALL = np.array(
+    [
+        [ch == "x" for ch in row]
+        for row in """
 ...........
 ....xx....x
 .x.........
@@ -29,19 +32,31 @@ x.....x....
 .......x...
 ..x....x...
 ........x..
-.x.xx......""".split()], dtype=bool)
+.x.xx......""".split()
+    ],
+    dtype=bool,
+)
 
 
 def board(givens, squares=SQUARES, seed=0, clues=()) -> Board:
     G = SOL.shape[0]
     owners = np.zeros((G, G), dtype=np.uint8)
     for x0, y0, s in squares:
-        owners[y0:y0 + s + 1, x0:x0 + s + 1] += 1
+        owners[y0 : y0 + s + 1, x0 : x0 + s + 1] += 1
     g = np.asarray(givens, dtype=bool).copy()
     for r, c in clues:
         g[r, c] = True
-    return Board(G, tuple(squares), seed, SOL.copy(), owners, g, np.asarray(givens, dtype=bool).copy(),
-                 np.zeros_like(g), tuple(clues))
+    return Board(
+        G,
+        tuple(squares),
+        seed,
+        SOL.copy(),
+        owners,
+        g,
+        np.asarray(givens, dtype=bool).copy(),
+        np.zeros_like(g),
+        tuple(clues),
+    )
 
 
 def _seams(squares) -> list[set[int]]:
@@ -61,9 +76,9 @@ def oracle_view(givens, squares, solved, i) -> np.ndarray:
     known = np.array(givens, dtype=bool)
     for j in solved:
         x, y, s = squares[j]
-        known[y:y + s + 1, x:x + s + 1] = True
+        known[y : y + s + 1, x : x + s + 1] = True
     x0, y0, s = squares[i]
-    return known[y0:y0 + s + 1, x0:x0 + s + 1]
+    return known[y0 : y0 + s + 1, x0 : x0 + s + 1]
 
 
 def oracle_closure(givens, squares=SQUARES, seed=0) -> list[int]:
@@ -78,7 +93,7 @@ def oracle_closure(givens, squares=SQUARES, seed=0) -> list[int]:
             if wave[i] or not (i == seed or seams[i] & solved):
                 continue
             kw = oracle_view(givens, squares, solved, i)
-            w = SOL[y0:y0 + s + 1, x0:x0 + s + 1]
+            w = SOL[y0 : y0 + s + 1, x0 : x0 + s + 1]
             if int((ALL6[:, kw] == w[kw]).all(axis=1).sum()) == 1:
                 new.append(i)
         if not new:
@@ -92,7 +107,7 @@ def test_the_stall_board_is_frontier_yet_stalls_tile_by_tile():
     b = board(STALL)
     assert oracle_propagate(STALL).all()
     st_, _f = fr.settle(b)
-    assert st_.status == "frontier"                       # the frontier proof is satisfied ...
+    assert st_.status == "frontier"  # the frontier proof is satisfied ...
     c = cl.closure(b)
     assert c.wave == oracle_closure(STALL) == [1, 2, 0, 0]  # ... and a player is stuck after two tiles
     assert not c.complete and c.stalled() == [2, 3] and c.unreached() == []
@@ -105,7 +120,7 @@ def test_play_clues_unstall_the_board_with_one_legal_clue():
     b = board(STALL)
     added = cl.add_play_clues(b)
     assert len(added) == 1
-    (r, c), = added
+    ((r, c),) = added
     assert not STALL[r, c] and b.owners[r, c] < 3
     assert oracle_closure(STALL | _cells(added)) == cl.closure(board(STALL, clues=added)).wave == [1, 2, 2, 3]
 
@@ -119,12 +134,12 @@ def _cells(cells) -> np.ndarray:
 
 def test_a_seed_tile_unsolvable_alone_gets_its_clue_first():
     g = STALL.copy()
-    g[0:6, 0:6] = False                                    # the seed tile shows nothing
+    g[0:6, 0:6] = False  # the seed tile shows nothing
     assert oracle_closure(g) == [0, 0, 0, 0]
     c = cl.closure(board(g))
     assert c.stalled() == [0] and c.waves == 0 and "stalls after 0 of 4" in cl.stall_message(c)
     added = cl.add_play_clues(board(g))
-    assert added and all(0 <= r <= 5 and 0 <= c <= 5 for r, c in added[:1])   # the seed tile's first
+    assert added and all(0 <= r <= 5 and 0 <= c <= 5 for r, c in added[:1])  # the seed tile's first
     assert all(oracle_closure(g | _cells(added)))
 
 
@@ -140,7 +155,8 @@ def test_a_tile_no_seam_path_reaches_cannot_be_clued_into_play():
 
 
 masks = st.integers(0, (1 << 121) - 1).map(
-    lambda v: np.array([(v >> k) & 1 for k in range(121)], dtype=bool).reshape(11, 11))
+    lambda v: np.array([(v >> k) & 1 for k in range(121)], dtype=bool).reshape(11, 11)
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -152,7 +168,7 @@ def test_closure_waves_equal_the_oracle(g, seed):
 @settings(max_examples=60, deadline=None)
 @given(g=masks, seed=st.integers(0, 3))
 def test_waves_do_not_depend_on_tile_ids(g, seed):
-    perm = [2, 0, 3, 1]                                    # new id k holds old square perm[k]
+    perm = [2, 0, 3, 1]  # new id k holds old square perm[k]
     squares = tuple(SQUARES[p] for p in perm)
     a = cl.closure(board(g, seed=seed)).wave
     b = cl.closure(board(g, squares=squares, seed=perm.index(seed))).wave

@@ -40,14 +40,13 @@ def make_board(givens, squares=SQUARES, clues=()) -> Board:
     G = SOL.shape[0]
     owners = np.zeros((G, G), dtype=np.uint8)
     for x0, y0, s in squares:
-        owners[y0:y0 + s + 1, x0:x0 + s + 1] += 1
+        owners[y0 : y0 + s + 1, x0 : x0 + s + 1] += 1
     g = np.asarray(givens, dtype=bool)
-    return Board(G, tuple(squares), 0, SOL.copy(), owners, g.copy(), g.copy(), np.zeros_like(g),
-                 tuple(clues))
+    return Board(G, tuple(squares), 0, SOL.copy(), owners, g.copy(), g.copy(), np.zeros_like(g), tuple(clues))
 
 
 def windows_valid(grid) -> bool:
-    return all(not violations(grid[y0:y0 + s + 1, x0:x0 + s + 1]) for x0, y0, s in SQUARES)
+    return all(not violations(grid[y0 : y0 + s + 1, x0 : x0 + s + 1]) for x0, y0, s in SQUARES)
 
 
 def oracle_propagate(givens) -> np.ndarray:

@@ -40,7 +40,7 @@ def judge(board21, runs_target):
 def cells(judge, i, flip=None):
     s = judge.truth(i)
     if flip is not None:
-        s = s[:flip] + ("1" if s[flip] == "0" else "0") + s[flip + 1:]
+        s = s[:flip] + ("1" if s[flip] == "0" else "0") + s[flip + 1 :]
     return s
 
 
@@ -59,29 +59,39 @@ def test_layout_and_seam_rule(judge):
     sq = judge.board.squares
     assert sq[0] == (0, 0, 15) and sq[7] == (15, 15, 5) and judge.board.seed_tile == 0
     nb = seam_neighbours(sq)
-    assert nb[0] == {1, 2, 3, 4, 5, 6}          # not 7: one shared corner cell is no seam
+    assert nb[0] == {1, 2, 3, 4, 5, 6}  # not 7: one shared corner cell is no seam
     assert nb[7] == {3, 6}
     assert all(i in nb[j] for i in range(8) for j in nb[i])  # symmetric
 
 
 def test_truth_is_the_window_as_it_lies_on_the_board(judge, board21):
     x0, y0, s = judge.board.squares[2]
-    want = "".join(str(int(v)) for v in board21.solution[y0:y0 + s + 1, x0:x0 + s + 1].ravel())
+    want = "".join(str(int(v)) for v in board21.solution[y0 : y0 + s + 1, x0 : x0 + s + 1].ravel())
     assert judge.truth(2) == want and len(want) == 36
 
 
 def test_a_run_legal_illegal_wrong_and_replayed(judge):
-    v = judge.judge(sub("alice",
-                        (7, cells(judge, 7)),          # off-frontier: nothing solved yet, not the seed
-                        (0, cells(judge, 0)),          # the seed tile, correct
-                        (7, cells(judge, 7)),          # still off-frontier: corner contact only
-                        (3, cells(judge, 3, flip=8)),  # reachable, wrong
-                        (3, cells(judge, 3)),          # retried, correct
-                        (7, cells(judge, 7)),          # now reachable through tile 3
-                        (0, cells(judge, 0))))         # replay
+    v = judge.judge(
+        sub(
+            "alice",
+            (7, cells(judge, 7)),  # off-frontier: nothing solved yet, not the seed
+            (0, cells(judge, 0)),  # the seed tile, correct
+            (7, cells(judge, 7)),  # still off-frontier: corner contact only
+            (3, cells(judge, 3, flip=8)),  # reachable, wrong
+            (3, cells(judge, 3)),  # retried, correct
+            (7, cells(judge, 7)),  # now reachable through tile 3
+            (0, cells(judge, 0)),
+        )
+    )  # replay
     assert [(x["tile"], x["accepted"], x["correct"], x["reward"]) for x in v] == [
-        (7, False, False, 0), (0, True, True, 256), (7, False, False, 0), (3, True, False, 0),
-        (3, True, True, 36), (7, True, True, 36), (0, False, False, 0)]
+        (7, False, False, 0),
+        (0, True, True, 256),
+        (7, False, False, 0),
+        (3, True, False, 0),
+        (3, True, True, 36),
+        (7, True, True, 36),
+        (0, False, False, 0),
+    ]
     assert "shares no seam" in v[0]["reason"] and "shares no seam" in v[2]["reason"]
     assert "incorrect" in v[3]["reason"] and v[1]["reason"] is None and v[4]["reason"] is None
     assert "replay" in v[6]["reason"]
@@ -111,7 +121,7 @@ MALFORMED = [
     ("tile as bool", {"tile": True, "cells": "0"}, None, "'tile' must be an integer"),
     ("unknown id", {"tile": 8, "cells": "0"}, 8, "unknown tile id 8"),
     ("negative id", {"tile": -1, "cells": "0"}, -1, "unknown tile id -1"),
-    ("huge id", {"tile": 10 ** 30, "cells": "0"}, 10 ** 30, "unknown tile id"),
+    ("huge id", {"tile": 10**30, "cells": "0"}, 10**30, "unknown tile id"),
     ("cells missing", {"tile": 0}, 0, "'cells' must be a string"),
     ("cells as list", {"tile": 0, "cells": [0, 1]}, 0, "'cells' must be a string"),
     ("cells too short", {"tile": 0, "cells": "01" * 127}, 0, "holds 254 characters"),
@@ -141,24 +151,30 @@ def test_malformed_moves_are_rejected_one_by_one(judge):
 def test_a_move_off_the_frontier_is_off_it_whatever_its_cells_hold(judge):
     """FORMAT §14: the off-frontier reason comes before the cells' form (the service refuses a batch
     on it, and a malformed grid must not hide it)."""
-    off = next(t for t in range(len(judge.board.squares)) if t != judge.board.seed_tile
-               and not judge.nbrs[t] & {judge.board.seed_tile})
+    off = next(
+        t
+        for t in range(len(judge.board.squares))
+        if t != judge.board.seed_tile and not judge.nbrs[t] & {judge.board.seed_tile}
+    )
     for bad in ("0", "01x", None, "0" * 36):
         v = judge.judge(json.dumps({"run": "oscar", "moves": [{"tile": off, "cells": bad}]}))
         assert v[0]["accepted"] is False and "shares no seam with a solved tile" in v[0]["reason"], (bad, v)
 
 
-@pytest.mark.parametrize("text,words", [
-    ("{not json", "not valid JSON"),
-    (b"\xff\xfe", "UTF-8"),
-    ("[]", "JSON object"),
-    ('{"moves": []}', "'run'"),
-    ('{"run": "", "moves": []}', "'run'"),
-    ('{"run": 3, "moves": []}', "'run'"),
-    ('{"run": "x", "moves": {}}', "'moves'"),
-    ('{"run": "x"}', "'moves'"),
-    ('{"run": "\\ud800", "moves": []}', "valid Unicode"),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("{not json", "not valid JSON"),
+        (b"\xff\xfe", "UTF-8"),
+        ("[]", "JSON object"),
+        ('{"moves": []}', "'run'"),
+        ('{"run": "", "moves": []}', "'run'"),
+        ('{"run": 3, "moves": []}', "'run'"),
+        ('{"run": "x", "moves": {}}', "'moves'"),
+        ('{"run": "x"}', "'moves'"),
+        ('{"run": "\\ud800", "moves": []}', "valid Unicode"),
+    ],
+)
 def test_malformed_submissions_write_nothing(judge, text, words):
     judge.judge(sub("first", (0, cells(judge, 0))))
     with pytest.raises(BadInput, match=words):
@@ -213,9 +229,14 @@ def test_concurrent_judges_on_one_runs_file_serialise(judge):
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12)
-MOVE = st.one_of(JSON, st.fixed_dictionaries({"tile": st.one_of(st.integers(-2, 9), JSON),
-                                              "cells": st.one_of(st.text(alphabet="01x", max_size=40), JSON)}))
+    max_leaves=12,
+)
+MOVE = st.one_of(
+    JSON,
+    st.fixed_dictionaries(
+        {"tile": st.one_of(st.integers(-2, 9), JSON), "cells": st.one_of(st.text(alphabet="01x", max_size=40), JSON)}
+    ),
+)
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])

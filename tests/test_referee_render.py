@@ -24,10 +24,10 @@ def decode(png: bytes) -> np.ndarray:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     pos, chunks = 8, {}
     while pos < len(png):
-        (length,) = struct.unpack(">I", png[pos:pos + 4])
-        tag = png[pos + 4:pos + 8]
-        data = png[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", png[pos + 8 + length:pos + 12 + length])
+        (length,) = struct.unpack(">I", png[pos : pos + 4])
+        tag = png[pos + 4 : pos + 8]
+        data = png[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", png[pos + 8 + length : pos + 12 + length])
         assert crc == zlib.crc32(tag + data) & 0xFFFFFFFF
         chunks[tag] = chunks.get(tag, b"") + data
         pos += 12 + length
@@ -45,13 +45,13 @@ def test_picture_cells_colours_and_frame(zoned, tmp_path):
         path = render.render_board_png(zoned.manifest, lib, tmp_path / "b.png", board=b, scale=4)
     img = decode(path.read_bytes())
     assert img.shape == (13 * 4, 13 * 4)
-    cell = img[1::4, 1::4]   # one interior pixel per cell (the seed frame is the outer pixel ring)
+    cell = img[1::4, 1::4]  # one interior pixel per cell (the seed frame is the outer pixel ring)
     assert (cell[b.owners == 0] == render.P_ZONE).all()
     seam = b.owners >= 2
     assert ((cell[seam] >= render.P_SEAM) & (cell[seam] < render.P_SEAM + 3)).all()
     for r, c in [(2, 2), (8, 1)]:
         assert cell[r, c] == (render.P_CLUE1 if b.solution[r, c] == 1 else render.P_CLUE0)
-    single = (b.owners == 1)
+    single = b.owners == 1
     single[2, 2] = single[8, 1] = False
     lev = cell[single] % 3
     giv = b.givens[single]
@@ -63,8 +63,8 @@ def test_picture_cells_colours_and_frame(zoned, tmp_path):
     # each clue is ringed in its own colour around its 3×3 neighbourhood
     for r, c in [(2, 2), (8, 1)]:
         colour = render.P_CLUE1 if b.solution[r, c] == 1 else render.P_CLUE0
-        assert (img[(r - 1) * 4, (c - 1) * 4:(c + 2) * 4] == colour).all()
-        assert (img[(r - 1) * 4:(r + 2) * 4, (c + 2) * 4 - 1] == colour).all()
+        assert (img[(r - 1) * 4, (c - 1) * 4 : (c + 2) * 4] == colour).all()
+        assert (img[(r - 1) * 4 : (r + 2) * 4, (c + 2) * 4 - 1] == colour).all()
 
 
 def test_picture_is_deterministic_and_default_scale(zoned, tmp_path):

@@ -55,7 +55,7 @@ def mutate(m, f):
 
 def test_the_fixture_verifies_as_frontier_with_its_seed(fx):
     m = fx.manifest
-    k = len(m.clues)        # what add_clues picked for this board (1 under generator 4, 2 under 5)
+    k = len(m.clues)  # what add_clues picked for this board (1 under generator 4, 2 under 5)
     assert k >= 1 and m.tile_count() == 8
     rep = run_verify(m, fx, SEED)
     assert rep.status == "frontier" and rep.clues == k and rep.tiles == 8 and rep.seed_checked
@@ -109,6 +109,7 @@ def test_removed_tile_is_a_packing_failure(fx):
         del d["tiles"][4]
         for i, t in enumerate(d["tiles"]):
             t["id"] = i
+
     m = mutate(fx.manifest, drop)
     step, msg = step_of(m, fx)
     assert step == "packing" and "gap" in msg
@@ -144,8 +145,8 @@ def test_zone_cells_inside_tile_windows_are_given(zoned):
     with Library.open(zoned.lib_path) as lib:
         b = build_board(zoned.manifest, lib)
     want = np.zeros((13, 13), dtype=bool)
-    want[0:11, 10] = True   # zone rect [10,0,2,12] covers columns 10..12; tiles reach column 10
-    want[10, 0:11] = True   # zone rect [0,10,10,2] covers rows 10..12
+    want[0:11, 10] = True  # zone rect [10,0,2,12] covers columns 10..12; tiles reach column 10
+    want[10, 0:11] = True  # zone rect [0,10,10,2] covers rows 10..12
     assert (b.zone_givens == want).all()
     assert (b.owners[11:, :] == 0).all() and (b.owners[:, 11:] == 0).all()
     assert (b.solution[b.owners == 0] == -1).all()
@@ -169,7 +170,7 @@ def test_tampered_solution_row_is_a_tiles_failure(fx):
         sol = bytearray(c.execute("SELECT solution FROM tiles WHERE hash = ?", (h,)).fetchone()[0])
         sol[1] ^= 0x10
         c.execute("UPDATE tiles SET solution = ? WHERE hash = ?", (bytes(sol), h))
-    msg = library_failure(fx.manifest, fx)          # issue 11: a damaged library is exit 3, not 5
+    msg = library_failure(fx.manifest, fx)  # issue 11: a damaged library is exit 3, not 5
     assert "tile 5" in msg and "corrupt" in msg and h in msg
 
 
@@ -181,8 +182,10 @@ def test_tampered_features_caught_by_the_engine_recount(fx):
     i, tile = next((i, t) for i, t in tiles if t.features.m > 1)
     zero = bytes(len(tile.solution))
     with sqlite3.connect(fx.lib_path) as c:
-        c.execute("UPDATE tiles SET m = 1, alts = ?, alt_sides = 0, pins = 0, pin_depth = 0, flip = ? "
-                  "WHERE hash = ?", (b"", zero, fx.manifest.hashes[i]))
+        c.execute(
+            "UPDATE tiles SET m = 1, alts = ?, alt_sides = 0, pins = 0, pin_depth = 0, flip = ? WHERE hash = ?",
+            (b"", zero, fx.manifest.hashes[i]),
+        )
     step, msg = step_of(fx.manifest, fx)
     assert step == "tiles" and f"tile {i}" in msg and "more than 1" in msg
 
@@ -207,16 +210,19 @@ def test_wrong_seed_and_a_packing_the_seed_does_not_make(fx):
     assert step == "seed" and "neither the one packer grown draws" in msg
     m = mutate(fx.manifest, lambda d: d["packer"].update(version=99))
     step, msg = step_of(m, fx, SEED)
-    assert step == "claims" and "version" in msg      # issue 11: caught before any seed is needed
+    assert step == "claims" and "version" in msg  # issue 11: caught before any seed is needed
 
 
-@pytest.mark.parametrize("change, words", [
-    (lambda d: d["packer"].update(name="nope"), "unknown packer 'nope'"),
-    (lambda d: d["packer"].update(version=99), "version"),
-    (lambda d: d["stats"].update(tiles=d["stats"].get("tiles", 0) + 1), "stats.tiles"),
-    (lambda d: d["stats"].update(clues=7), "stats.clues"),
-    (lambda d: d["stats"].update(zone_fraction=0.5), "stats.zone_fraction"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (lambda d: d["packer"].update(name="nope"), "unknown packer 'nope'"),
+        (lambda d: d["packer"].update(version=99), "version"),
+        (lambda d: d["stats"].update(tiles=d["stats"].get("tiles", 0) + 1), "stats.tiles"),
+        (lambda d: d["stats"].update(clues=7), "stats.clues"),
+        (lambda d: d["stats"].update(zone_fraction=0.5), "stats.zone_fraction"),
+    ],
+)
 def test_claims_are_checked_without_a_seed(fx, change, words):
     step, msg = step_of(mutate(fx.manifest, change), fx)
     assert step == "claims" and words in msg
@@ -234,25 +240,31 @@ def test_seed_accepts_a_refinement_of_the_drawn_packing_and_nothing_else(fx):
         for i, t in enumerate(d["tiles"]):
             t["id"] = i
         d["zones"].append({"id": len(d["zones"]), "rects": [[x0, y0, n - 1, n - 1]]})
+
     refined = mutate(fx.manifest, zone_tile_1)
     assert check_seed(refined, SEED) == "refined"
 
     def move_tile_7(d):  # a square moved across drawn squares: not a refinement
         d["tiles"][7]["y0"] -= 2
+
     with pytest.raises(CheckFailed, match="seed: the packing is neither.*not inside one drawn square"):
         check_seed(mutate(fx.manifest, move_tile_7), SEED)
 
 
 def test_first_failure_wins_in_spec_order(fx):
     """An overlap (step 1) and an unknown hash (step 2) together: the packing is named."""
+
     def both(d):
         d["tiles"][2]["y0"] -= 1
         d["tiles"][3]["hash"] = "0" * 64
+
     step, _ = step_of(mutate(fx.manifest, both), fx)
     assert step == "packing"
+
     def seams_and_clue(d):
         d["tiles"][0]["t"] = (d["tiles"][0]["t"] + 1) % 16
         d["clues"] = []
+
     step, _ = step_of(mutate(fx.manifest, seams_and_clue), fx)
     assert step == "seams"
     # within step 2, tiles in id order: a bad row at tile 1 before a missing row at tile 3

@@ -38,6 +38,7 @@ def head_doc(url: str) -> dict:
 def record_misses(path: Path, k: int, seed: int) -> list[int]:
     """``k`` new misses (distinct two-side constraints) recorded in the library at ``path``."""
     from tilelib.rules import valid_lines
+
     lines = sorted(valid_lines(6))
     with Library.open(path) as lib:
         ids = []
@@ -50,8 +51,12 @@ def record_misses(path: Path, k: int, seed: int) -> list[int]:
 def miss_rows(path: Path) -> set:
     """Every misses row's content (ids are per file, so left out)."""
     with sqlite3.connect(path) as c:
-        return set(c.execute("SELECT n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask, "
-                             "nofit, tile, count FROM misses"))
+        return set(
+            c.execute(
+                "SELECT n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask, "
+                "nofit, tile, count FROM misses"
+            )
+        )
 
 
 def test_second_push_is_a_delta_and_pull_fetches_only_it(remote_url, tmp_path):
@@ -67,7 +72,7 @@ def test_second_push_is_a_delta_and_pull_fetches_only_it(remote_url, tmp_path):
     assert doc["deltas"] == [{"sha": second.snapshot, "size": second.bytes}] and doc["tiles"] == 45
     d = tmp_path / "delta.sqlite"
     open_backend(remote_url).get_snapshot(second.snapshot, d)
-    assert kind_at(d) == DELTA and len(tile_hashes(d)) == 5          # only what the remote lacked
+    assert kind_at(d) == DELTA and len(tile_hashes(d)) == 5  # only what the remote lacked
     r = pull(b, open_backend(remote_url))
     assert (r.status, r.tiles_added, r.bytes) == ("merged", 5, second.bytes)
     assert tile_hashes(b) == ha
@@ -80,9 +85,10 @@ def test_misses_updates_and_manifests_travel_in_deltas(remote_url, tmp_path):
     push(a, open_backend(remote_url))
     pull(b, open_backend(remote_url))
     with Library.open(a) as lib:
-        ledger.mark_nofit(lib.conn, ids[0])                   # an update in place, not a new row
-        ledger.put_manifest(lib.conn, "2026-11-01", "ab" * 32,
-                            json.dumps({"format": "x"}))       # checked below: must be refused
+        ledger.mark_nofit(lib.conn, ids[0])  # an update in place, not a new row
+        ledger.put_manifest(
+            lib.conn, "2026-11-01", "ab" * 32, json.dumps({"format": "x"})
+        )  # checked below: must be refused
     with pytest.raises(Exception, match="manifest of 2026-11-01"):
         push(a, open_backend(remote_url))
     with sqlite3.connect(a) as c:
@@ -116,7 +122,7 @@ def base_and_one_delta(remote_url: str, a: Path):
     good = make_library(a, 1, 6)
     push(a, open_backend(remote_url))
     good |= add_tiles(a, 2, 2)
-    push(a, open_backend(remote_url))                          # delta 1: sound
+    push(a, open_backend(remote_url))  # delta 1: sound
     return good, open_backend(remote_url), head_doc(remote_url)
 
 
@@ -131,10 +137,10 @@ def test_a_bad_delta_heals_to_the_state_before_it(remote_url, tmp_path):
     sha = hashlib.sha256(data).hexdigest()
     be.put_snapshot(sha, raw)
     doc["deltas"].append({"sha": sha, "size": len(data)})
-    be.put_head(json.dumps(doc).encode(), be.get_head().etag)   # a broken client's delta 2
+    be.put_head(json.dumps(doc).encode(), be.get_head().etag)  # a broken client's delta 2
     r = pull(b, open_backend(remote_url))
     assert r.note and "delta" in r.note and sha[:12] in r.note and tile_hashes(b) == good
-    p = push(b, open_backend(remote_url))                      # publishes a good HEAD: a full snapshot
+    p = push(b, open_backend(remote_url))  # publishes a good HEAD: a full snapshot
     assert p.status == "pushed" and p.kind == "snapshot" and p.note
     fresh = tmp_path / "fresh.sqlite"
     assert pull(fresh, open_backend(remote_url)).note is None and tile_hashes(fresh) == good
@@ -157,6 +163,7 @@ def test_a_delta_is_never_taken_for_a_base(remote_url, tmp_path):
     else:
         be.delete_snapshot(base)
     from remote.sync import BadSnapshot
+
     with pytest.raises(BadSnapshot, match="none of the"):
         pull(tmp_path / "fresh.sqlite", open_backend(remote_url))
 
@@ -168,6 +175,7 @@ def test_the_one_fetch_holds_each_file_to_the_kind_named(remote_url, tmp_path):
     """``fetch_verified`` proves a file sound *and* of the kind its caller named: a delta fetched as
     a base and a base fetched as a delta are BadSnapshot, and nothing is left in the work dir."""
     from remote.snapshot import BASE, BadSnapshot, fetch_verified
+
     _, be, doc = base_and_one_delta(remote_url, tmp_path / "a.sqlite")
     base, delta = doc["snapshot"], doc["deltas"][0]["sha"]
     work = tmp_path / "work"
@@ -191,7 +199,7 @@ def test_a_base_listed_as_a_delta_stops_the_chain_there(remote_url, tmp_path):
     a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
     good, be, doc = base_and_one_delta(remote_url, a)
     other = tmp_path / "other.sqlite"
-    make_library(other, 9, 3)                                   # a sound base, not a delta
+    make_library(other, 9, 3)  # a sound base, not a delta
     data = other.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     be.put_snapshot(sha, other)
@@ -199,7 +207,7 @@ def test_a_base_listed_as_a_delta_stops_the_chain_there(remote_url, tmp_path):
     be.put_head(json.dumps(doc).encode(), be.get_head().etag)
     r = pull(b, open_backend(remote_url))
     assert r.note and sha[:12] in r.note and "where a delta was named" in r.note
-    assert tile_hashes(b) == good                               # none of the stray base's rows
+    assert tile_hashes(b) == good  # none of the stray base's rows
     assert push(b, open_backend(remote_url)).status == "pushed"
     assert pull(tmp_path / "fresh.sqlite", open_backend(remote_url)).note is None
 
@@ -209,6 +217,7 @@ def test_only_the_one_fetch_downloads_a_snapshot():
     ``remote.snapshot.fetch_verified``, and every ``fetch_verified`` call names the kind it wants."""
     import ast
     from test_dependencies import ROOT, shipped_sources
+
     downloads, unnamed = [], []
     for path in shipped_sources():
         for node in ast.walk(ast.parse(path.read_text())):

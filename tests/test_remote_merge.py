@@ -12,9 +12,11 @@ from tilelib.errors import HashMismatch, NotALibrary, SchemaTooNew
 from tilelib.merge import fingerprint, merge_file
 from tilelib.store import Library
 
-MISS_INSERT = ("INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, bottom_mask, "
-               "left_mask, packing, first_seen, last_seen, count, nofit, tile) "
-               "VALUES (6, 15, ?, 0, 0, 0, 63, 63, 63, 63, ?, ?, ?, ?, ?, ?)")
+MISS_INSERT = (
+    "INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, bottom_mask, "
+    "left_mask, packing, first_seen, last_seen, count, nofit, tile) "
+    "VALUES (6, 15, ?, 0, 0, 0, 63, 63, 63, 63, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def misses(path):
@@ -67,13 +69,13 @@ def test_misses_union_takes_max_count_min_first_seen_and_nofit_or_tile(tmp_path)
     make_library(b)
     ca, cb = sqlite3.connect(a), sqlite3.connect(b)
     with ca:
-        ca.execute(MISS_INSERT, (1, "pa", 100, 200, 3, 0, None))      # both sides, a fewer counts
-        ca.execute(MISS_INSERT, (2, None, 50, 60, 7, 0, None))        # both sides, b drained it
-        ca.execute(MISS_INSERT, (3, "pa", 10, 10, 1, 0, None))        # a only
+        ca.execute(MISS_INSERT, (1, "pa", 100, 200, 3, 0, None))  # both sides, a fewer counts
+        ca.execute(MISS_INSERT, (2, None, 50, 60, 7, 0, None))  # both sides, b drained it
+        ca.execute(MISS_INSERT, (3, "pa", 10, 10, 1, 0, None))  # a only
     with cb:
         cb.execute(MISS_INSERT, (1, "pb", 90, 150, 5, 1, None))
         cb.execute(MISS_INSERT, (2, "pb", 55, 70, 2, 0, "f" * 64))
-        cb.execute(MISS_INSERT, (4, "pb", 20, 30, 4, 1, None))        # b only
+        cb.execute(MISS_INSERT, (4, "pb", 20, 30, 4, 1, None))  # b only
     ca.close()
     cb.close()
     with Library.open(a) as lib:
@@ -161,6 +163,7 @@ def test_merge_is_the_set_union_in_either_order(tmp_path_factory, xs, ys):
     hx, hy = tile_hashes(paths["x"]), tile_hashes(paths["y"])
     for dst, src in (("x", "y"), ("y", "x")):
         import shutil
+
         target = d / f"{dst}-merged.sqlite"
         shutil.copyfile(paths[dst], target)
         with Library.open(target) as lib:

@@ -62,19 +62,20 @@ def test_push_then_clone_then_incremental_push(remote_url, tmp_path):
     assert (p.status, p.tiles_added, p.snapshot) == ("cloned", 30, r1.snapshot)
     assert tile_hashes(b) == ha
     from tilelib.store import Library
+
     with Library.open(b) as lb, Library.open(a) as la:
         assert lb.meta()["library_id"] != la.meta()["library_id"]  # a clone is a new file, not a copy
 
     extra = add_tiles(b, 2, 12)
     r2 = push(b, open_backend(remote_url))
-    assert (r2.status, r2.new_tiles, r2.kind) == ("pushed", 12, "delta")   # issue 12: only the new rows
+    assert (r2.status, r2.new_tiles, r2.kind) == ("pushed", 12, "delta")  # issue 12: only the new rows
     assert head_of(remote_url)["snapshot"] == r1.snapshot and delta_shas(remote_url) == [r2.snapshot]
     assert remote_tiles(remote_url, tmp_path) == ha | extra
 
     assert pull(b, open_backend(remote_url)).status == "up_to_date"
     r3 = push(b, open_backend(remote_url))
     assert r3.status == "up_to_date" and delta_shas(remote_url) == [r2.snapshot]
-    pa = pull(a, open_backend(remote_url))             # a fetches only the delta
+    pa = pull(a, open_backend(remote_url))  # a fetches only the delta
     assert (pa.status, pa.tiles_added) == ("merged", 12) and pa.bytes == head_of(remote_url)["deltas"][0]["size"]
     assert tile_hashes(a) == ha | extra
 
@@ -145,6 +146,7 @@ def test_eight_concurrent_pushers_lose_nothing(remote_url, tmp_path):
             if first[0]:
                 first[0] = False
                 gate.wait()
+
         try:
             results[i] = push(paths[i], open_backend(remote_url), before_swap=hold)
         except BaseException as err:  # noqa: BLE001 - reported below
@@ -177,8 +179,9 @@ def test_push_killed_between_upload_and_swap_leaves_head_and_next_push_works(rem
     push(a, open_backend(remote_url))
     before = open_backend(remote_url).get_head()
     h2 = add_tiles(a, 2, 4)
-    proc = subprocess.run([sys.executable, "-c", KILLER, str(a), remote_url], env=dict(os.environ),
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, str(a), remote_url], env=dict(os.environ), capture_output=True, timeout=120
+    )
     assert proc.returncode == -9, proc.stderr.decode()
     after = open_backend(remote_url).get_head()
     assert (after.body, after.etag) == (before.body, before.etag)
@@ -229,6 +232,7 @@ def test_altered_snapshot_is_refused_and_local_untouched(remote_url, tmp_path, d
 
 def test_snapshot_that_is_not_a_library_is_refused(remote_url, tmp_path):
     import sqlite3
+
     junk = tmp_path / "junk.sqlite"
     with sqlite3.connect(junk) as c:
         c.execute("CREATE TABLE t (x)")
@@ -260,6 +264,7 @@ BAD_HEADS = [
 @pytest.mark.parametrize("body", BAD_HEADS)
 def test_malformed_head_is_a_clear_error(body):
     from remote.backend import Head
+
     with pytest.raises(BadHead, match="HEAD.json is malformed"):
         parse_head(Head(body, '"x"'), "file:///r")
 
@@ -299,7 +304,7 @@ def test_prune_keeps_head_parent_and_newest(remote_url, tmp_path):
     assert {s.sha for s in b.list_snapshots()} == set(shas) and delta_shas(remote_url) == shas[1:]
     deleted, kept = prune(b, keep=0, min_age=3600)  # all too young: nothing goes
     assert deleted == [] and len(kept) == 5
-    deleted, kept = prune(b, keep=0, min_age=0)     # all named by HEAD: nothing goes
+    deleted, kept = prune(b, keep=0, min_age=0)  # all named by HEAD: nothing goes
     assert deleted == [] and len(kept) == 5
     add_tiles(a, 20, 2)
     c1 = push(a, open_backend(remote_url), compact=True)
@@ -323,6 +328,7 @@ def test_empty_remote(remote_url, tmp_path):
 
 def test_day_old_work_dirs_of_killed_syncs_are_removed(tmp_path):
     from remote.sync import STALE_WORKDIR_SECONDS
+
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 2)
     old, young = tmp_path / ".tiles-sync-old", tmp_path / ".tiles-sync-young"
@@ -338,13 +344,16 @@ def test_day_old_work_dirs_of_killed_syncs_are_removed(tmp_path):
 def test_a_misses_change_alone_is_pushed_and_pulled(remote_url, tmp_path):
     """Nothing-to-push is decided by a fingerprint that every allowed change moves, misses included."""
     import sqlite3
+
     a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
     make_library(a, 1, 3)
     push(a, open_backend(remote_url))
     assert push(a, open_backend(remote_url)).status == "up_to_date"
     with sqlite3.connect(a) as c:
-        c.execute("INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, "
-                  "bottom_mask, left_mask, first_seen, last_seen) VALUES (6, 1, 5, 0, 0, 0, 63, 0, 0, 0, 1, 1)")
+        c.execute(
+            "INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, "
+            "bottom_mask, left_mask, first_seen, last_seen) VALUES (6, 1, 5, 0, 0, 0, 63, 0, 0, 0, 1, 1)"
+        )
     r = push(a, open_backend(remote_url))
     assert (r.status, r.new_tiles) == ("pushed", 0)
     with sqlite3.connect(a) as c:
@@ -361,6 +370,7 @@ def test_pull_into_a_file_that_is_not_a_library_fails_untouched(remote_url, tmp_
     push(a, open_backend(remote_url))
     junk.write_bytes(b"not a database, just bytes" * 100)
     from tilelib.errors import NotALibrary
+
     with pytest.raises(NotALibrary):
         pull(junk, open_backend(remote_url))
     assert junk.read_bytes() == b"not a database, just bytes" * 100
@@ -369,6 +379,7 @@ def test_pull_into_a_file_that_is_not_a_library_fails_untouched(remote_url, tmp_
 def test_snapshot_with_a_tampered_row_is_refused_as_bad_remote_data(remote_url, tmp_path):
     """A consistent snapshot (right sha256, sound SQLite) whose row content does not match its hash."""
     import sqlite3
+
     src, b = tmp_path / "src.sqlite", tmp_path / "b.sqlite"
     victim = sorted(make_library(src, 1, 20))[3]
     with sqlite3.connect(src) as c:

@@ -126,16 +126,20 @@ def test_unreachable_endpoint(cmd, tmp_path, monkeypatch):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 3)
     set_s3_env(monkeypatch, f"http://127.0.0.1:{closed_port()}")
-    _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", "s3://bucket-x/p"], a,
-                             "cannot reach http://127.0.0.1:")
+    _assert_one_line_failure(
+        ["library", cmd, "-L", str(a), "--remote", "s3://bucket-x/p"], a, "cannot reach http://127.0.0.1:"
+    )
 
 
 @pytest.mark.parametrize("cmd", ["push", "pull"])
 def test_missing_bucket(cmd, s3_env, tmp_path):
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 3)
-    _assert_one_line_failure(["library", cmd, "-L", str(a), "--remote", "s3://no-such-bucket-here/p"],
-                             a, "bucket 'no-such-bucket-here' does not exist")
+    _assert_one_line_failure(
+        ["library", cmd, "-L", str(a), "--remote", "s3://no-such-bucket-here/p"],
+        a,
+        "bucket 'no-such-bucket-here' does not exist",
+    )
 
 
 def test_wrong_credentials_refused_right_ones_work(auth_server, tmp_path, monkeypatch):
@@ -168,14 +172,21 @@ def test_eight_cli_pushers_in_separate_processes_all_exit_0(bucket, s3_env, tmp_
     import subprocess
     import sys
     from remote.backend import open_backend
+
     url = f"s3://{bucket}/lib"
     expected = set()
     paths = [tmp_path / f"p{i}.sqlite" for i in range(8)]
     for i, p in enumerate(paths):
         expected |= make_library(p, 200 + i, 5)
-    procs = [subprocess.Popen([sys.executable, "-m", "tiles_cli.app", "library", "push", "-L", str(p),
-                               "--remote", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
-             for p in paths]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tiles_cli.app", "library", "push", "-L", str(p), "--remote", url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+        )
+        for p in paths
+    ]
     outs = [(pr.wait(180), *pr.communicate()) for pr in procs]
     assert all(code == 0 for code, _, _ in outs), [err.decode() for _, _, err in outs]
     assert all(out.decode().startswith("pushed ") for _, out, _ in outs)

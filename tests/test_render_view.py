@@ -11,8 +11,7 @@ import pytest
 
 from referee import render
 from referee.board import build_board
-from referee.render_view import (GRID, PALETTE, TEXT, WHITE, draw_text, parse_region, tile_region,
-                                 view_image, view_png)
+from referee.render_view import GRID, PALETTE, TEXT, WHITE, draw_text, parse_region, tile_region, view_image, view_png
 from referee_support import zoned13
 from cli_support import run_tiles
 from tilelib import ledger
@@ -30,8 +29,8 @@ def zb(tmp_path_factory):
 def decode(png: bytes) -> np.ndarray:
     pos, chunks = 8, {}
     while pos < len(png):
-        (length,) = struct.unpack(">I", png[pos:pos + 4])
-        chunks[png[pos + 4:pos + 8]] = chunks.get(png[pos + 4:pos + 8], b"") + png[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", png[pos : pos + 4])
+        chunks[png[pos + 4 : pos + 8]] = chunks.get(png[pos + 4 : pos + 8], b"") + png[pos + 8 : pos + 8 + length]
         pos += 12 + length
     w, h = struct.unpack(">II", chunks[b"IHDR"][:8])
     assert len(chunks[b"PLTE"]) == 3 * len(PALETTE)
@@ -45,13 +44,13 @@ def test_region_cells_keep_the_board_colours(zb, region, k):
     img = view_image(b, region, k, legend=False)
     assert img.shape == (h * k, w * k)
     idx = render.cell_index(b)
-    mid = img[k // 2::k, k // 2::k]                     # one central pixel per cell: off the grid and frame
+    mid = img[k // 2 :: k, k // 2 :: k]  # one central pixel per cell: off the grid and frame
     clue_ring = np.zeros_like(idx, dtype=bool)
-    clue_ring[1:4, 1:4] = True                         # the clue ring may cross cells next to (2, 2)
-    want = idx[y:y + h, x:x + w]
-    ok = (mid == want) | clue_ring[y:y + h, x:x + w] | (mid == TEXT) | (mid == WHITE)
+    clue_ring[1:4, 1:4] = True  # the clue ring may cross cells next to (2, 2)
+    want = idx[y : y + h, x : x + w]
+    ok = (mid == want) | clue_ring[y : y + h, x : x + w] | (mid == TEXT) | (mid == WHITE)
     assert ok.all()
-    if k >= 6:     # grid lines, except where the seed frame, the clue ring or an id label is drawn over them
+    if k >= 6:  # grid lines, except where the seed frame, the clue ring or an id label is drawn over them
         lines = np.concatenate([img[::k, :].ravel(), img[:, ::k].ravel()])
         drawn = [GRID, render.P_FRAME, render.P_CLUE0, render.P_CLUE1, TEXT, WHITE]
         assert np.isin(lines, drawn).all() and (lines == GRID).mean() > 0.7
@@ -62,22 +61,22 @@ def test_region_cells_keep_the_board_colours(zb, region, k):
 def test_tile_ids_show_when_zoomed_in_and_legend_sits_below(zb):
     _, b = zb
     plain = view_image(b, (0, 0, 13, 13), 2, legend=False)
-    assert not (plain == TEXT).any()                   # 12 px tiles: no room for an id
+    assert not (plain == TEXT).any()  # 12 px tiles: no room for an id
     big = view_image(b, (0, 0, 13, 13), 16, legend=False)
-    for i, (x0, y0, _s) in enumerate(b.squares):        # each tile's id box at its top-left interior cell
+    for i, (x0, y0, _s) in enumerate(b.squares):  # each tile's id box at its top-left interior cell
         py, px = (y0 + 1) * 16 + 1, (x0 + 1) * 16 + 1
-        assert big[py, px] == WHITE and (big[py:py + 12, px:px + 12] == TEXT).any()
+        assert big[py, px] == WHITE and (big[py : py + 12, px : px + 12] == TEXT).any()
     with_legend = view_image(b, (0, 0, 13, 13), 16)
-    assert with_legend.shape[0] > big.shape[0] and (with_legend[:big.shape[0], :big.shape[1]] == big).all()
-    strip = with_legend[big.shape[0]:]
+    assert with_legend.shape[0] > big.shape[0] and (with_legend[: big.shape[0], : big.shape[1]] == big).all()
+    strip = with_legend[big.shape[0] :]
     for colour in (render.P_ZONE, render.P_SEAM, render.P_CLUE0, render.P_CLUE1, render.P_FRAME):
         assert (strip == colour).any()
 
 
 def test_font_is_clipped_at_every_edge():
     img = np.zeros((10, 10), dtype=np.uint8)
-    draw_text(img, -8, -8, "88", 2)     # only the bottom row of the second 8 is on the image
-    draw_text(img, 8, 8, "8", 2)        # only the top-left of this one
+    draw_text(img, -8, -8, "88", 2)  # only the bottom row of the second 8 is on the image
+    draw_text(img, 8, 8, "8", 2)  # only the top-left of this one
     want = np.zeros((10, 10), dtype=np.uint8)
     want[0:2, 0:6] = TEXT
     want[8:10, 8:10] = TEXT
@@ -114,8 +113,7 @@ def test_cli_render_region_tile_scale(zb, tmp_path):
     assert render_day("--png", str(tmp_path / "w.png")).returncode == 0
     whole = decode((tmp_path / "w.png").read_bytes())
     assert whole.shape[1] >= 13 * render.default_scale(13)
-    for args in (["--region", "0,0,99,1"], ["--tile", "9"], ["--region", "0,0,2,2", "--tile", "1"],
-                 ["--scale", "0"]):
+    for args in (["--region", "0,0,99,1"], ["--tile", "9"], ["--region", "0,0,2,2", "--tile", "1"], ["--scale", "0"]):
         r = render_day("--png", str(tmp_path / "bad.png"), *args)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "bad.png").exists()

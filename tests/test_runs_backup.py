@@ -54,8 +54,12 @@ def restore(backup, target, tmp_path, pg_cluster=None):
         shutil.copyfile(backup, fresh)
         return fresh
     fresh = pg_cluster.new_database("restored")
-    r = subprocess.run([shutil.which("pg_restore"), "--no-owner", "--exit-on-error", "--dbname", fresh, str(backup)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [shutil.which("pg_restore"), "--no-owner", "--exit-on-error", "--dbname", fresh, str(backup)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return fresh
 
@@ -71,7 +75,7 @@ def test_a_backup_taken_mid_play_restores_every_score(day121, runs_target, tmp_p
     log = tmp_path / "serve.log"
     with service_process(lib, runs_target, [manifest], log=log) as (_proc, base):
         with Client(base) as c:
-            for k in range(2):                                  # two runs finished before the backup
+            for k in range(2):  # two runs finished before the backup
                 assert agents.play("solver", HttpSession(c, DAY, player=f"done{k}")).reward == full
         player = Client(base, retries=8)
         backed_up = threading.Event()
@@ -79,8 +83,8 @@ def test_a_backup_taken_mid_play_restores_every_score(day121, runs_target, tmp_p
         class Enough(Exception):
             pass
 
-        class Live(HttpSession):           # writes one move a request until the backup is done, then stops:
-            def submit(self, moves):       # the rest of the run is played after the restore
+        class Live(HttpSession):  # writes one move a request until the backup is done, then stops:
+            def submit(self, moves):  # the rest of the run is played after the restore
                 if backed_up.is_set():
                     raise Enough
                 return super().submit(moves)
@@ -108,7 +112,7 @@ def test_a_backup_taken_mid_play_restores_every_score(day121, runs_target, tmp_p
         t.join(timeout=300)
         assert r.returncode == 0, r.stderr
         assert not errors, errors
-        assert playing and not finished and 5 <= before <= during < tiles    # the backup ran mid-play
+        assert playing and not finished and 5 <= before <= during < tiles  # the backup ran mid-play
         done = json.loads(r.stdout)
         assert done["out"] == str(backup) and done["bytes"] == backup.stat().st_size > 0
         if not is_url(runs_target):
@@ -126,19 +130,20 @@ def test_a_backup_taken_mid_play_restores_every_score(day121, runs_target, tmp_p
             assert r.returncode == 2 and r.stdout == "", r
             assert r.stderr.strip().count("\n") == 0 and "exists; refusing to overwrite" in r.stderr
             assert out.read_bytes() == was
-        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []   # no temp left
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temp left
 
-    restored = restore(backup, runs_target, tmp_path, request.getfixturevalue("pg_cluster") if is_url(runs_target)
-                       else None)
+    restored = restore(
+        backup, runs_target, tmp_path, request.getfixturevalue("pg_cluster") if is_url(runs_target) else None
+    )
     again = {row["run"]: row for row in read_scores(restored)}
     assert set(again) == set(final)
     cli = [json.loads(line) for line in run_tiles("referee", "score", "--runs", restored).stdout.splitlines()]
     assert {row["run"]: row for row in cli} == again
     for run, row in again.items():
-        reward, moves, scored = replayed(truth, restored, run)        # a consistent snapshot of each run
+        reward, moves, scored = replayed(truth, restored, run)  # a consistent snapshot of each run
         assert reward == row["reward"] and moves == row["moves"] and len(scored) == len(set(scored)), run
         if run != live.run:
-            assert row == final[run] and row["reward"] == full     # finished before: the same score
+            assert row == final[run] and row["reward"] == full  # finished before: the same score
         else:
             assert before <= row["moves"] <= during and row["moves"] <= final[run]["moves"]
 
@@ -166,7 +171,7 @@ def test_backup_refuses_what_is_not_a_runs_database(tmp_path):
         assert not out.exists()
     r = run_tiles("referee", "backup", "--runs", tmp_path / "missing.sqlite", "--out", tmp_path)
     assert r.returncode == 2 and "is a directory" in r.stderr
-    if shutil.which("pg_dump"):                 # a database that does not answer: pg_dump's line, exit 4
+    if shutil.which("pg_dump"):  # a database that does not answer: pg_dump's line, exit 4
         out = tmp_path / "out.dump"
         r = run_tiles("referee", "backup", "--runs", f"postgresql://tiles@127.0.0.1:{free_port()}/runs", "--out", out)
         assert r.returncode == 4 and "pg_dump failed" in r.stderr and r.stderr.count("\n") == 1, r.stderr

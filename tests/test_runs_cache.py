@@ -25,12 +25,12 @@ def test_the_least_recently_used_go_first_past_the_count():
     cache = RunCache(idle=3600, most=3)
     for k in range(3):
         cache.put(_state(f"r{k}"))
-    assert cache.get("r0") is not None          # r0 used: r1 is now the oldest
+    assert cache.get("r0") is not None  # r0 used: r1 is now the oldest
     cache.put(_state("r3"))
     assert len(cache) == 3 and cache.get("r1") is None
     assert all(cache.get(r) is not None for r in ("r0", "r2", "r3"))
     cache.drop("r2")
-    cache.drop("r2")                               # dropping twice is harmless
+    cache.drop("r2")  # dropping twice is harmless
     assert len(cache) == 2 and cache.get("r2") is None
 
 
@@ -57,19 +57,19 @@ def test_a_store_holds_at_most_its_count_and_a_dropped_run_comes_back_whole(day2
         sessions = [LocalSession(store, m.day, f"p{k}", 2) for k in range(5)]
         assert len(store._runs) == 2
         first = sessions[0]
-        assert store._runs.get(first.run) is None            # dropped by the four made after it
+        assert store._runs.get(first.run) is None  # dropped by the four made after it
         seed = first.frontier()[0]
         (v,) = first.submit([(seed, truth.truth(seed))])
         assert v.correct
         before = store.score(store.get(first.run))
         for s in sessions[1:]:
-            store.score(store.get(s.run))                    # four other runs used: the first is dropped again
+            store.score(store.get(s.run))  # four other runs used: the first is dropped again
         assert store._runs.get(first.run) is None
         back = store.get(first.run)
         assert store.score(back) == before and back.solved == {seed} and seed not in back.frontier
-        (again,) = first.submit([(seed, truth.truth(seed))])   # the solved seed scores nothing twice
+        (again,) = first.submit([(seed, truth.truth(seed))])  # the solved seed scores nothing twice
         assert not again.correct and again.reward == 0
-        agents.play("solver", first)                          # play on from the database's state
+        agents.play("solver", first)  # play on from the database's state
         full = sum((s + 1) ** 2 for _x, _y, s in m.packing.squares)
         assert store.score(store.get(first.run))["reward"] == full
         assert len(store._runs) <= 2

@@ -30,7 +30,7 @@ def test_a_new_database_gets_every_migration_once(runs_target):
     with opened(runs_target) as db:
         assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,), (4,)]
         assert db.read("SELECT value FROM meta WHERE key = 'kind'") == [(schema.RUNS_KIND,)]
-    with opened(runs_target) as db:                  # opening again applies nothing
+    with opened(runs_target) as db:  # opening again applies nothing
         assert db.read("SELECT count(*) FROM schema_migrations") == [(4,)]
 
 
@@ -41,8 +41,11 @@ def test_a_legacy_runs_file_is_migrated_with_its_move_counts(tmp_path):
     conn = sqlite3.connect(p)
     conn.executescript(";\n".join(schema.statements(schema.MIGRATIONS[0][1], "sqlite")) + ";")
     conn.execute("INSERT INTO runs VALUES ('a', 'b', '2026-01-01', 1)")
-    conn.executemany("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
-                     "VALUES ('a', ?, '', 1, 1, 36, NULL, 1)", [(t,) for t in range(3)])
+    conn.executemany(
+        "INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
+        "VALUES ('a', ?, '', 1, 1, 36, NULL, 1)",
+        [(t,) for t in range(3)],
+    )
     conn.commit()
     conn.close()
     with opened(p) as db:
@@ -52,8 +55,9 @@ def test_a_legacy_runs_file_is_migrated_with_its_move_counts(tmp_path):
 
 def _newer(target) -> None:
     with opened(target) as db:
-        db.atomic(lambda tx: tx.rows("INSERT INTO schema_migrations (version, applied) VALUES (?, 0)",
-                                     (schema.LATEST + 1,)))
+        db.atomic(
+            lambda tx: tx.rows("INSERT INTO schema_migrations (version, applied) VALUES (?, 0)", (schema.LATEST + 1,))
+        )
 
 
 def _raw_versions(target) -> list[int]:
@@ -71,7 +75,7 @@ def _raw_versions(target) -> list[int]:
 def test_a_newer_schema_is_refused_and_nothing_written(runs_target, tmp_path):
     _newer(runs_target)
     before = _raw_versions(runs_target)
-    assert before == list(range(1, schema.LATEST + 2))             # every version, and one past this code's
+    assert before == list(range(1, schema.LATEST + 2))  # every version, and one past this code's
     raw = runs_target.read_bytes() if not isinstance(runs_target, str) else None
     with pytest.raises(SchemaTooNew, match="newer than this code"):
         open_runsdb(runs_target)
@@ -109,7 +113,7 @@ def test_a_wrong_or_unreachable_url_fails_at_start_up_fast_with_exit_4(how, tmp_
     elif how == "silent":
         held = contextlib.ExitStack()
         request.addfinalizer(held.close)
-        url = f"postgresql://tiles@127.0.0.1:{held.enter_context(silent_port())}/runs"   # hangs at start-up
+        url = f"postgresql://tiles@127.0.0.1:{held.enter_context(silent_port())}/runs"  # hangs at start-up
     elif how == "no such database":
         url = request.getfixturevalue("pg_cluster").url("no_such_database")
     else:
@@ -117,8 +121,9 @@ def test_a_wrong_or_unreachable_url_fails_at_start_up_fast_with_exit_4(how, tmp_
     lib = tmp_path / "lib.sqlite"
     run_tiles("library", "init", "-L", str(lib))
     t0 = time.monotonic()
-    r = run_tiles("referee", "serve", "-L", str(lib), "--runs", url, "--port", str(free_port()), process=True,
-                  timeout=60)
+    r = run_tiles(
+        "referee", "serve", "-L", str(lib), "--runs", url, "--port", str(free_port()), process=True, timeout=60
+    )
     took = time.monotonic() - t0
     line = one_error_line(r)
     assert r.returncode == 4 and "runs database" in line and took <= 10, (took, line)
@@ -127,10 +132,12 @@ def test_a_wrong_or_unreachable_url_fails_at_start_up_fast_with_exit_4(how, tmp_
 
 
 def test_the_database_drivers_load_only_when_used():
-    code = ("import sys, tiles_cli.app as a\n"
-            "from referee.service import runs\n"
-            "assert 'psycopg' not in sys.modules, 'psycopg at import'\n"
-            "print('ok')")
+    code = (
+        "import sys, tiles_cli.app as a\n"
+        "from referee.service import runs\n"
+        "assert 'psycopg' not in sys.modules, 'psycopg at import'\n"
+        "print('ok')"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 

@@ -22,10 +22,11 @@ INSERT_RUN = "INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?)"
 
 def test_writes_are_kept_with_the_commit_and_read_back_in_the_block(runs_target):
     with opened(runs_target) as db:
+
         def block(tx):
             tx.write(INSERT_RUN, ("ra", "b" * 64, "2026-01-01", 1))
             tx.write("UPDATE runs SET nmoves = nmoves + 5 WHERE run = ?", ("ra",))
-            return tx.one("SELECT nmoves FROM runs WHERE run = ?", ("ra",))   # sees the queued writes
+            return tx.one("SELECT nmoves FROM runs WHERE run = ?", ("ra",))  # sees the queued writes
 
         assert db.atomic(block) == (5,)
         assert db.read("SELECT run, nmoves FROM runs") == [("ra", 5)]
@@ -37,23 +38,26 @@ def test_a_refused_queued_write_fails_the_block_and_keeps_nothing(runs_target):
 
         def block(tx):
             tx.write(INSERT_RUN, ("rb", "b" * 64, "2026-01-01", 1))
-            tx.write(INSERT_RUN, ("ra", "b" * 64, "2026-01-01", 1))      # the primary key again: refused
+            tx.write(INSERT_RUN, ("ra", "b" * 64, "2026-01-01", 1))  # the primary key again: refused
 
         with pytest.raises(Exception) as got:
             db.atomic(block)
-        if is_url(runs_target):          # PostgreSQL answered for the block: a database error, not "unavailable"
+        if is_url(runs_target):  # PostgreSQL answered for the block: a database error, not "unavailable"
             assert got.type is CorruptLibrary and "duplicate key" in str(got.value)
         assert db.read("SELECT run FROM runs ORDER BY run") == [("ra",)]
-        db.atomic(lambda tx: tx.write(INSERT_RUN, ("rc", "b" * 64, "2026-01-01", 1)))   # the connection still serves
+        db.atomic(lambda tx: tx.write(INSERT_RUN, ("rc", "b" * 64, "2026-01-01", 1)))  # the connection still serves
         assert db.read("SELECT run FROM runs ORDER BY run") == [("ra",), ("rc",)]
 
 
 def test_the_locked_row_carries_what_the_key_stored(runs_target):
     with opened(runs_target) as db:
+
         def store(tx):
             tx.write(INSERT_RUN, ("ra", "b" * 64, "2026-01-01", 1))
-            tx.write("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
-                     ("ra", "k1", "d" * 64, '{"x":1}', 1))
+            tx.write(
+                "INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
+                ("ra", "k1", "d" * 64, '{"x":1}', 1),
+            )
 
         db.atomic(store)
         plain = db.atomic(lambda tx: tx.lock_run("ra"))
@@ -76,17 +80,19 @@ def test_a_batch_waits_for_two_answers_before_its_commit(day21, pg_url, monkeypa
     waits = []
     for name in ("rows", "one"):
         real = getattr(pg._Tx, name)
-        monkeypatch.setattr(pg._Tx, name, lambda self, sql, args=(), _r=real: waits.append(sql[:30]) or _r(self, sql, args))
+        monkeypatch.setattr(
+            pg._Tx, name, lambda self, sql, args=(), _r=real: waits.append(sql[:30]) or _r(self, sql, args)
+        )
     try:
         st, token = store.create(m.day, "p")
         seed = sorted(st.frontier)[0]
         waits.clear()
         answer = store.submit(st.run, token, [{"tile": seed, "cells": truth.truth(seed)}], "key-1")
         assert answer["verdicts"][0]["correct"]
-        assert [w.split()[0] for w in waits] == ["SELECT", "INSERT"], waits     # row+key, the moves' ids
+        assert [w.split()[0] for w in waits] == ["SELECT", "INSERT"], waits  # row+key, the moves' ids
         waits.clear()
         again = store.submit(st.run, token, [{"tile": seed, "cells": truth.truth(seed)}], "key-1")
-        assert again == answer and len(waits) == 1                                # answered from the key
+        assert again == answer and len(waits) == 1  # answered from the key
         assert store.score(store.get(st.run))["moves"] == 1
     finally:
         store.close()

@@ -67,8 +67,10 @@ def test_every_row_passes_the_verifier_and_variants_are_what_they_claim(cache):
             got = count(bits.Puzzle.from_grid(tile.solution_grid, tile.givens_grid), k=f.m + 1)
             assert got.count == f.m
             sols = sorted(bits.to_blob(g) for g in got.solutions)
-            assert sols == sorted([tile.solution] + [f.alts[i:i + len(tile.solution)]
-                                                    for i in range(0, len(f.alts), len(tile.solution))])
+            assert sols == sorted(
+                [tile.solution]
+                + [f.alts[i : i + len(tile.solution)] for i in range(0, len(f.alts), len(tile.solution))]
+            )
             # the ladder's puzzle is the seed's: givens + seam sides
             mine = ladder_puzzle(tile.solution_grid, tile.givens_grid, tile.seam_mask)
             theirs = ladder_puzzle(seed.solution_grid, seed.givens_grid, seed.seam_mask)

@@ -20,8 +20,15 @@ from tilelib import ledger, spent
 from tilelib.db import atomic, connect
 from tilelib.errors import NotALibrary, RowsNotStored, SchemaMismatch, SchemaTooNew
 from tilelib.merge import merge_file
-from tilelib.schema import (SCHEMA_VERSION, SYNC_SCHEMA, check_schema, normalise, schema_problems, shipped,
-                            version_statements)
+from tilelib.schema import (
+    SCHEMA_VERSION,
+    SYNC_SCHEMA,
+    check_schema,
+    normalise,
+    schema_problems,
+    shipped,
+    version_statements,
+)
 from tilelib.store import Library
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +45,7 @@ def made(path: Path, version: int = SCHEMA_VERSION, extra: str = "") -> sqlite3.
 
 def test_normalise_ignores_layout_and_keeps_literals():
     a = "CREATE TABLE t (a INTEGER NOT NULL, -- note\n b TEXT DEFAULT 'x')"
-    b = 'create   table "T"(A integer /* other */ not null,b text default \'x\')'
+    b = "create   table \"T\"(A integer /* other */ not null,b text default 'x')"
     assert normalise(a) == normalise(b)
     assert normalise(a) != normalise(a.replace("'x'", "'X'"))
     assert normalise(a) != normalise(a.replace("NOT NULL", ""))
@@ -53,8 +60,7 @@ def test_the_shipped_schema_of_each_version_is_accepted(tmp_path, version):
 
 
 def test_version_1_is_version_2_without_spent():
-    assert set(shipped(2)) - set(shipped(1)) == {"spent", "sqlite_autoindex_spent_1", "spent_updated",
-                                                  "spent_deleted"}
+    assert set(shipped(2)) - set(shipped(1)) == {"spent", "sqlite_autoindex_spent_1", "spent_updated", "spent_deleted"}
 
 
 CHANGES = {
@@ -62,19 +68,27 @@ CHANGES = {
     "extra view": ("CREATE VIEW v AS SELECT 1", 'extra view "v"'),
     "extra index": ("CREATE INDEX i_x ON spent (day)", 'extra index "i_x" on spent'),
     "extra table": ("CREATE TABLE notes (x)", 'extra table "notes"'),
-    "planner statistics": ("INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, "
-                           "bottom_mask, left_mask, first_seen, last_seen) VALUES (6,1,0,0,0,0,1,0,0,0,1,1); ANALYZE",
-                           'extra table "sqlite_stat1"'),
+    "planner statistics": (
+        "INSERT INTO misses (n, side_mask, top, right, bottom, left, top_mask, right_mask, "
+        "bottom_mask, left_mask, first_seen, last_seen) VALUES (6,1,0,0,0,0,1,0,0,0,1,1); ANALYZE",
+        'extra table "sqlite_stat1"',
+    ),
     "dropped trigger": ("DROP TRIGGER spent_deleted", 'missing trigger "spent_deleted" on spent'),
     "dropped index": ("DROP INDEX misses_open", 'missing index "misses_open" on misses'),
-    "changed trigger": ("DROP TRIGGER tiles_deleted; CREATE TRIGGER tiles_deleted AFTER DELETE ON tiles "
-                        "BEGIN SELECT 1; END", 'changed trigger "tiles_deleted" on tiles'),
-    "changed literal": ("DROP TRIGGER tiles_deleted; CREATE TRIGGER tiles_deleted AFTER DELETE ON tiles BEGIN "
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'x'); END",
-                        'changed trigger "tiles_deleted" on tiles'),
+    "changed trigger": (
+        "DROP TRIGGER tiles_deleted; CREATE TRIGGER tiles_deleted AFTER DELETE ON tiles BEGIN SELECT 1; END",
+        'changed trigger "tiles_deleted" on tiles',
+    ),
+    "changed literal": (
+        "DROP TRIGGER tiles_deleted; CREATE TRIGGER tiles_deleted AFTER DELETE ON tiles BEGIN "
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('verified:dirty', 'x'); END",
+        'changed trigger "tiles_deleted" on tiles',
+    ),
     "changed table": ("ALTER TABLE misses ADD COLUMN note TEXT", 'changed table "misses"'),
-    "half the sync objects": ("CREATE TABLE misses_touched (id INTEGER PRIMARY KEY)",
-                              'missing trigger "misses_touch" on misses'),
+    "half the sync objects": (
+        "CREATE TABLE misses_touched (id INTEGER PRIMARY KEY)",
+        'missing trigger "misses_touch" on misses',
+    ),
 }
 
 
@@ -92,8 +106,9 @@ def test_every_kind_of_change_is_refused_naming_the_object(tmp_path, what):
 
 def test_a_meta_that_is_not_the_table_is_refused_before_it_is_read(tmp_path):
     conn = made(tmp_path / "a.sqlite")
-    conn.executescript("ALTER TABLE meta RENAME TO meta_real; "
-                       "CREATE VIEW meta AS SELECT 'schema_version' AS key, '2' AS value")
+    conn.executescript(
+        "ALTER TABLE meta RENAME TO meta_real; CREATE VIEW meta AS SELECT 'schema_version' AS key, '2' AS value"
+    )
     with pytest.raises(SchemaMismatch, match='view "meta"'):
         check_schema(conn, "a")
 
@@ -110,8 +125,7 @@ def test_not_a_library_and_too_new(tmp_path):
 
 
 def test_every_connection_distrusts_the_schema(tmp_path):
-    for conn in (connect(tmp_path / "a.sqlite"), connect(tmp_path / "a.sqlite", readonly=True),
-                 connect(":memory:")):
+    for conn in (connect(tmp_path / "a.sqlite"), connect(tmp_path / "a.sqlite", readonly=True), connect(":memory:")):
         assert conn.execute("PRAGMA trusted_schema").fetchone() == (0,)
         conn.close()
 
@@ -119,9 +133,12 @@ def test_every_connection_distrusts_the_schema(tmp_path):
 def test_only_the_one_helper_opens_sqlite_files():
     """``tilelib.db.connect`` is the one way the shipped code opens a SQLite file (so every connection
     distrusts its schema); a second ``sqlite3.connect`` would escape that."""
-    found = [f"{p.relative_to(ROOT)}" for top in ("tilelib", "engine", "generator", "packers", "stitcher",
-                                                   "referee", "remote", "daily", "tiles_cli")
-             for p in (ROOT / top).rglob("*.py") if "sqlite3.connect(" in p.read_text(encoding="utf-8")]
+    found = [
+        f"{p.relative_to(ROOT)}"
+        for top in ("tilelib", "engine", "generator", "packers", "stitcher", "referee", "remote", "daily", "tiles_cli")
+        for p in (ROOT / top).rglob("*.py")
+        if "sqlite3.connect(" in p.read_text(encoding="utf-8")
+    ]
     assert found == ["tilelib/db.py"]
 
 
@@ -148,20 +165,23 @@ def opened_then_planted(path: Path, trigger: str) -> Library:
 
 
 def test_insert_many_names_a_row_that_was_not_stored(tmp_path):
-    lib = opened_then_planted(tmp_path / "a.sqlite", "CREATE TRIGGER d BEFORE INSERT ON tiles "
-                              "WHEN NEW.n = 6 BEGIN SELECT RAISE(IGNORE); END")
+    lib = opened_then_planted(
+        tmp_path / "a.sqlite", "CREATE TRIGGER d BEFORE INSERT ON tiles WHEN NEW.n = 6 BEGIN SELECT RAISE(IGNORE); END"
+    )
     with pytest.raises(RowsNotStored, match="is not stored"):
         lib.insert_many(random_tiles(9, 4))
     with pytest.raises(RowsNotStored):
         lib.insert_rows(random_tiles(10, 1))
-    assert lib.count_tiles() == 3                         # the batch was rolled back whole
+    assert lib.count_tiles() == 3  # the batch was rolled back whole
     lib.close()
 
 
 def test_counts_are_rows_added_not_changes(tmp_path):
     """A trigger's own writes move SQLite's change counter; the count is of rows present."""
-    lib = opened_then_planted(tmp_path / "a.sqlite", "CREATE TRIGGER log AFTER INSERT ON tiles "
-                              "BEGIN INSERT INTO misses_log VALUES (NEW.hash); END")
+    lib = opened_then_planted(
+        tmp_path / "a.sqlite",
+        "CREATE TRIGGER log AFTER INSERT ON tiles BEGIN INSERT INTO misses_log VALUES (NEW.hash); END",
+    )
     lib.conn.execute("CREATE TABLE misses_log (h)")
     tiles = random_tiles(11, 4)
     assert lib.insert_many(tiles) == 4 and lib.insert_many(tiles) == 0
@@ -169,8 +189,9 @@ def test_counts_are_rows_added_not_changes(tmp_path):
 
 
 def test_spent_manifest_and_miss_writes_name_what_was_not_stored(tmp_path):
-    lib = opened_then_planted(tmp_path / "a.sqlite", "CREATE TRIGGER d BEFORE INSERT ON spent "
-                              "BEGIN SELECT RAISE(IGNORE); END")
+    lib = opened_then_planted(
+        tmp_path / "a.sqlite", "CREATE TRIGGER d BEFORE INSERT ON spent BEGIN SELECT RAISE(IGNORE); END"
+    )
     row = spent.SpentRow("ab" * 32, "cd" * 32, 10, "2026-11-01")
     with pytest.raises(RowsNotStored, match="spent row of solution abab"):
         with atomic(lib.conn):
@@ -189,8 +210,10 @@ def test_spent_manifest_and_miss_writes_name_what_was_not_stored(tmp_path):
 def test_a_merge_into_a_file_that_drops_rows_is_refused_whole(tmp_path):
     src = tmp_path / "src.sqlite"
     make_library(src, 2, 5)
-    lib = opened_then_planted(tmp_path / "a.sqlite", "CREATE TRIGGER d BEFORE INSERT ON tiles "
-                              "WHEN NEW.rowid % 2 = 0 OR 1 BEGIN SELECT RAISE(IGNORE); END")
+    lib = opened_then_planted(
+        tmp_path / "a.sqlite",
+        "CREATE TRIGGER d BEFORE INSERT ON tiles WHEN NEW.rowid % 2 = 0 OR 1 BEGIN SELECT RAISE(IGNORE); END",
+    )
     with pytest.raises(RowsNotStored, match="was merged and is not stored"):
         merge_file(lib, src)
     assert lib.count_tiles() == 3

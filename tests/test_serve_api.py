@@ -38,8 +38,16 @@ def files(tmp_path_factory):
 def server(files, module_runs_target):
     """The service over a SQLite runs file and over PostgreSQL in turn: every test of the API runs on both."""
     fx, d, _ = files
-    with serving(fx.lib_path, module_runs_target, [d / "past.json", d / "future.json"],
-                 "--max-body", "20000", "--max-moves", "8", log=d / f"serve-{id(module_runs_target)}.log") as base:
+    with serving(
+        fx.lib_path,
+        module_runs_target,
+        [d / "past.json", d / "future.json"],
+        "--max-body",
+        "20000",
+        "--max-moves",
+        "8",
+        log=d / f"serve-{id(module_runs_target)}.log",
+    ) as base:
         with httpx.Client(base_url=base + "/api/v1", timeout=30) as client:
             yield client
 
@@ -58,7 +66,7 @@ def play(c, run, auth, *moves):
 
 
 def flip(s, i=5):
-    return s[:i] + ("1" if s[i] == "0" else "0") + s[i + 1:]
+    return s[:i] + ("1" if s[i] == "0" else "0") + s[i + 1 :]
 
 
 def error(r, status):
@@ -95,17 +103,30 @@ def test_a_run_plays_seed_then_neighbours_with_the_judges_verdicts(server, files
     run, auth = new_run(server, FUTURE, player="ann")
     assert server.get(f"/runs/{run}/frontier").json()["tiles"] == [0]
     # a tile off the frontier is a 409 (issue 13): the batch is refused whole and nothing is stored
-    msg = error(server.post(f"/runs/{run}/moves", json={"moves": [{"tile": 7, "cells": truth.truth(7)}]},
-                            headers=auth), 409)
+    msg = error(
+        server.post(f"/runs/{run}/moves", json={"moves": [{"tile": 7, "cells": truth.truth(7)}]}, headers=auth), 409
+    )
     assert "tile 7" in msg and "shares no seam" in msg and "not recorded" in msg
     assert server.get(f"/runs/{run}/history").json()["moves"] == []
-    out = play(server, run, auth, (0, flip(truth.truth(0))), (0, truth.truth(0)), (0, truth.truth(0)),
-               (1, truth.truth(1)))
+    out = play(
+        server, run, auth, (0, flip(truth.truth(0))), (0, truth.truth(0)), (0, truth.truth(0)), (1, truth.truth(1))
+    )
     assert [(v["tile"], v["accepted"], v["correct"], v["reward"]) for v in out["verdicts"]] == [
-        (0, True, False, 0), (0, True, True, 256), (0, False, False, 0), (1, True, True, 36)]
+        (0, True, False, 0),
+        (0, True, True, 256),
+        (0, False, False, 0),
+        (1, True, True, 36),
+    ]
     assert "replay" in out["verdicts"][2]["reason"]
-    assert out["score"] == {"run": run, "day": FUTURE, "player": "ann", "solved": 2, "reward": 292, "moves": 4,
-                            "frontier": 5}
+    assert out["score"] == {
+        "run": run,
+        "day": FUTURE,
+        "player": "ann",
+        "solved": 2,
+        "reward": 292,
+        "moves": 4,
+        "frontier": 5,
+    }
     assert server.get(f"/runs/{run}/frontier").json() == {"run": run, "tiles": [2, 3, 4, 5, 6], "solved": [0, 1]}
     hist = server.get(f"/runs/{run}/history").json()["moves"]
     assert [(m["tile"], m["correct"]) for m in hist] == [(0, False), (0, True), (0, False), (1, True)]
@@ -116,15 +137,25 @@ def test_service_and_cli_judge_agree_move_for_move(server, files, tmp_path):
     """The same verdicts on every batch the service accepts; the service refuses (409) exactly the
     batches in which the CLI judge would record a move off the frontier."""
     _, _, truth = files
-    moves = [(3, truth.truth(3)), (0, truth.truth(0)), (7, truth.truth(7)), (3, flip(truth.truth(3), 0)),
-             (3, truth.truth(3)), (7, truth.truth(7)), (99, "0"), (2, "01")]
+    moves = [
+        (3, truth.truth(3)),
+        (0, truth.truth(0)),
+        (7, truth.truth(7)),
+        (3, flip(truth.truth(3), 0)),
+        (3, truth.truth(3)),
+        (7, truth.truth(7)),
+        (99, "0"),
+        (2, "01"),
+    ]
     cli = Judge(truth.manifest, truth.board, tmp_path / "cli.sqlite")
     as_cli = cli.judge({"run": "probe", "moves": [{"tile": t, "cells": s} for t, s in moves]})
     off = [i for i, v in enumerate(as_cli) if OFF_FRONTIER in (v["reason"] or "")]
-    assert off                                            # the list does hold moves off the frontier
+    assert off  # the list does hold moves off the frontier
     run, auth = new_run(server)
-    error(server.post(f"/runs/{run}/moves", json={"moves": [{"tile": t, "cells": s} for t, s in moves]},
-                      headers=auth), 409)
+    error(
+        server.post(f"/runs/{run}/moves", json={"moves": [{"tile": t, "cells": s} for t, s in moves]}, headers=auth),
+        409,
+    )
     kept = [m for i, m in enumerate(moves) if i not in off]
     via_http = play(server, run, auth, *kept)["verdicts"]
     via_cli = cli.judge({"run": "x", "moves": [{"tile": t, "cells": s} for t, s in kept]})
@@ -141,8 +172,9 @@ def test_a_tiles_puzzle_shows_givens_and_solved_neighbours_cells_never_the_rest(
     n, sol = p["n"], truth.truth(1)
     assert (p["x0"], p["y0"], n, p["playable"], p["solved"]) == (15, 0, 6, True, False)
     # tile 1's left column is tile 0's right column: known from the solved seed tile
-    known = {i for i, k in enumerate(p["known"]) if k == "1"} | {i for i, g in enumerate(p["givens"]) if g == "1"
-                                                                if i % n == 0}
+    known = {i for i, k in enumerate(p["known"]) if k == "1"} | {
+        i for i, g in enumerate(p["givens"]) if g == "1" if i % n == 0
+    }
     assert {i for i in range(n * n) if i % n == 0} <= known
     for i, ch in enumerate(p["puzzle"]):
         shown = p["givens"][i] == "1" or p["known"][i] == "1"
@@ -200,10 +232,16 @@ def test_the_mcp_door_tells_a_malformed_token_from_a_wrong_one(server, files):
     base = str(server.base_url).removesuffix("/api/v1/").removesuffix("/api/v1")
     lines = {}
     for tok in ("", "two words", "nope"):
-        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "submit_moves", "arguments": {
-            "run": run, "token": tok, "moves": [{"tile": 0, "cells": truth.truth(0)}]}}}
-        r = httpx.post(base + "/mcp", json=call, timeout=30,
-                       headers={"Accept": "application/json, text/event-stream"})
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "submit_moves",
+                "arguments": {"run": run, "token": tok, "moves": [{"tile": 0, "cells": truth.truth(0)}]},
+            },
+        }
+        r = httpx.post(base + "/mcp", json=call, timeout=30, headers={"Accept": "application/json, text/event-stream"})
         res = r.json()["result"]
         assert r.status_code == 200 and res["isError"], r.text
         lines[tok] = res["content"][0]["text"]
@@ -225,8 +263,14 @@ def test_bad_requests_get_one_clear_4xx(server, files):
     assert "nested" in error(post(content=b"[" * 1000 + b"]" * 1000), 400)
     assert "nested deeper than 64" in error(post(content=b'{"moves": ' + b"[" * 70 + b"]" * 70 + b"}"), 400)
     assert "application/json" in error(post(content=b'{"moves": []}', headers={"Content-Type": "text/plain"}), 415)
-    assert "application/json" in error(server.post(f"/days/{DAY}/runs", content=b'{"player": "x"}',
-                                                   headers={"Content-Type": "application/x-www-form-urlencoded"}), 415)
+    assert "application/json" in error(
+        server.post(
+            f"/days/{DAY}/runs",
+            content=b'{"player": "x"}',
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        ),
+        415,
+    )
     assert "after" in error(server.get(f"/runs/{run}/history", params={"after": 2**63}), 400)
     assert "body must be" in error(post(content=b""), 400)
     assert "differs" in error(post(json={"run": "other", "moves": []}), 400)
@@ -236,7 +280,7 @@ def test_bad_requests_get_one_clear_4xx(server, files):
     assert "no run" in error(server.get("/runs/nope/frontier"), 404)
     assert "not on offer" in error(server.get("/days/2026-01-01"), 404)
     assert "not on offer" in error(server.post("/days/2026-01-01/runs"), 404)
-    assert "unknown tile id 8" in error(server.get(f"/runs/{run}/tiles/8"), 404)     # README: 404 unknown tile
+    assert "unknown tile id 8" in error(server.get(f"/runs/{run}/tiles/8"), 404)  # README: 404 unknown tile
     assert "unknown tile id 8" in error(server.get(f"/days/{DAY}/tiles/8"), 404)
     assert "path.tile" in error(server.get(f"/runs/{run}/tiles/x"), 400)
     error(server.get(f"/runs/{run}/history", params={"limit": 0}), 400)
@@ -244,7 +288,7 @@ def test_bad_requests_get_one_clear_4xx(server, files):
     assert "player" in error(server.post(f"/days/{DAY}/runs", json={"player": 7}), 400)
     error(server.get("/nothing-here"), 404)
     error(server.delete(f"/runs/{run}"), 405)
-    assert server.get(f"/runs/{run}").json()["moves"] == 0          # none of that wrote a move
+    assert server.get(f"/runs/{run}").json()["moves"] == 0  # none of that wrote a move
 
 
 def test_chunked_body_over_the_limit_is_refused(server, files):
@@ -266,7 +310,9 @@ def test_leaderboard_and_analyzer(server, files):
     play(server, b, auth_b, (0, truth.truth(0)), (2, truth.truth(2)))
     an = server.get(f"/runs/{a}/analysis").json()["batches"]
     assert [(e["batch"], e["moves"], e["solved"], e["reward"], e["mean_n"], e["total_reward"]) for e in an] == [
-        (1, 1, 1, 256, 16.0, 256), (2, 3, 2, 72, 6.0, 328)]
+        (1, 1, 1, 256, 16.0, 256),
+        (2, 3, 2, 72, 6.0, 328),
+    ]
     assert an[-1]["mean_n_so_far"] == pytest.approx(28 / 3, abs=1e-3)
     day = server.get(f"/days/{FUTURE}/analysis").json()
     mine = {r["run"]: r for r in day["runs"]}
@@ -293,14 +339,20 @@ def test_openapi_docs_and_the_page_are_served(server):
 def test_state_survives_a_restart_and_sees_the_cli_judges_writes(files, runs_target, tmp_path):
     fx, d, truth = files
     runs = runs_target
-    with serving(fx.lib_path, runs, [d / "past.json"], log=tmp_path / "serve.log") as base, httpx.Client(base_url=base + "/api/v1") as c:
+    with (
+        serving(fx.lib_path, runs, [d / "past.json"], log=tmp_path / "serve.log") as base,
+        httpx.Client(base_url=base + "/api/v1") as c,
+    ):
         run, auth = new_run(c)
         play(c, run, auth, (0, truth.truth(0)))
         # the CLI judge writes to the same runs file while the service runs; the service notices
         Judge(truth.manifest, truth.board, runs).judge({"run": run, "moves": [{"tile": 3, "cells": truth.truth(3)}]})
         assert c.get(f"/runs/{run}").json()["reward"] == 256 + 36
         assert play(c, run, auth, (7, truth.truth(7)))["verdicts"][0]["correct"] is True
-    with serving(fx.lib_path, runs, [d / "past.json"], log=tmp_path / "serve.log") as base, httpx.Client(base_url=base + "/api/v1") as c:
+    with (
+        serving(fx.lib_path, runs, [d / "past.json"], log=tmp_path / "serve.log") as base,
+        httpx.Client(base_url=base + "/api/v1") as c,
+    ):
         assert c.get(f"/runs/{run}").json()["reward"] == 256 + 36 + 36
         assert play(c, run, auth, (7, truth.truth(7)))["verdicts"][0]["reason"].endswith("(replay)")
     assert query_runs(runs, "SELECT count(*), sum(reward) FROM moves WHERE run = ?", (run,)) == [(4, 328)]

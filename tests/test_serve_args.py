@@ -20,10 +20,10 @@ def inputs(tmp_path_factory):
     (d / "notes.txt").write_text("not a library\n")
     (d / "broken.json").write_text("{nope")
     m = json.loads(manifest.read_text())
-    m["tiles"][1]["x0"] += 1                                   # a packing that runs off the board
+    m["tiles"][1]["x0"] += 1  # a packing that runs off the board
     (d / "offboard.json").write_text(json.dumps(m))
     m = json.loads(manifest.read_text())
-    m["tiles"][0]["hash"] = "0" * 64                           # a tile the library does not have
+    m["tiles"][0]["hash"] = "0" * 64  # a tile the library does not have
     (d / "unknown-tile.json").write_text(json.dumps(m))
     return {"lib": fx.lib_path, "day": manifest, "dir": d}
 
@@ -40,16 +40,28 @@ CASES = [
     ("port out of range", ["-L", "{lib}", "--manifest", "{day}", "--port", "70000"], 2, "--port"),
     ("port zero", ["-L", "{lib}", "--manifest", "{day}", "--port", "0"], 2, "--port"),
     ("port taken", ["-L", "{lib}", "--manifest", "{day}", "--port", "{busy}"], 2, "Address already in use"),
-    ("host unknown", ["-L", "{lib}", "--manifest", "{day}", "--host", "no-such-host.invalid", "--port", "{port}"],
-     2, "cannot resolve"),
-    ("host not ours", ["-L", "{lib}", "--manifest", "{day}", "--host", "192.0.2.1", "--port", "{port}"],
-     2, "cannot listen"),
+    (
+        "host unknown",
+        ["-L", "{lib}", "--manifest", "{day}", "--host", "no-such-host.invalid", "--port", "{port}"],
+        2,
+        "cannot resolve",
+    ),
+    (
+        "host not ours",
+        ["-L", "{lib}", "--manifest", "{day}", "--host", "192.0.2.1", "--port", "{port}"],
+        2,
+        "cannot listen",
+    ),
     ("max body zero", ["-L", "{lib}", "--manifest", "{day}", "--max-body", "0"], 2, "--max-body"),
     ("max moves negative", ["-L", "{lib}", "--manifest", "{day}", "--max-moves", "-1"], 2, "--max-moves"),
     ("workers zero", ["-L", "{lib}", "--manifest", "{day}", "--workers", "0"], 2, "--workers"),
     ("poll zero", ["-L", "{lib}", "--manifest", "{day}", "--poll", "0"], 2, "--poll"),
-    ("runs folder missing", ["-L", "{lib}", "--manifest", "{day}", "--runs", "{out}/no/runs.sqlite"], 2,
-     "does not exist"),
+    (
+        "runs folder missing",
+        ["-L", "{lib}", "--manifest", "{day}", "--runs", "{out}/no/runs.sqlite"],
+        2,
+        "does not exist",
+    ),
 ]
 
 
@@ -60,8 +72,12 @@ def test_a_bad_argument_is_one_line_and_no_file(inputs, tmp_path, name, args, co
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
-        fill = {**{k: str(v) for k, v in inputs.items()}, "out": str(out), "port": str(free_port()),
-                "busy": str(busy.getsockname()[1])}
+        fill = {
+            **{k: str(v) for k, v in inputs.items()},
+            "out": str(out),
+            "port": str(free_port()),
+            "busy": str(busy.getsockname()[1]),
+        }
         argv = [a.format(**fill) for a in args]
         if "--runs" not in argv:
             argv += ["--runs", str(out / "runs.sqlite")]

@@ -85,12 +85,15 @@ def test_a_person_plays_the_seed_tile_and_a_neighbour(g61, browser, tmp_path):
 
 def canvas_colour_pixels(page, selector: str, rgb: tuple[int, int, int]) -> int:
     """How many pixels of the canvas are (within a small tolerance) of colour ``rgb``: what was drawn."""
-    return page.evaluate("""([sel, rgb]) => {
+    return page.evaluate(
+        """([sel, rgb]) => {
         const c = document.querySelector(sel), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
         let k = 0;
         for (let i = 0; i < d.length; i += 4)
           if (Math.abs(d[i] - rgb[0]) < 24 && Math.abs(d[i + 1] - rgb[1]) < 24 && Math.abs(d[i + 2] - rgb[2]) < 24) k++;
-        return k; }""", [selector, list(rgb)])
+        return k; }""",
+        [selector, list(rgb)],
+    )
 
 
 @pytest.mark.slow
@@ -109,8 +112,9 @@ def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_pat
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors, foreign = [], []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("request", lambda r: None if r.url.startswith(base) or r.url.startswith("data:")
-                else foreign.append(r.url))
+        page.on(
+            "request", lambda r: None if r.url.startswith(base) or r.url.startswith("data:") else foreign.append(r.url)
+        )
         page.goto(base + "/")
         wait_in_page(page, "window.tilesPlay && window.tilesPlay.ready && tilesPlay.analysed > 0")
         page.fill("#player", "ann")
@@ -118,8 +122,11 @@ def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_pat
         wait_in_page(page, "tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
         got = [solve_in_page(page, base, page.evaluate("tilesPlay.state.board.seed_tile"))]
         got.append(solve_in_page(page, base, page.evaluate("[...tilesPlay.state.frontier].sort((a, b) => a - b)[0]")))
-        wait_in_page(page, "tilesPlay.state.charts && tilesPlay.state.charts.reward.series.length === 2 && "
-                               "tilesPlay.state.charts.reward.series[1].points.length === 2")
+        wait_in_page(
+            page,
+            "tilesPlay.state.charts && tilesPlay.state.charts.reward.series.length === 2 && "
+            "tilesPlay.state.charts.reward.series[1].points.length === 2",
+        )
         run = page.evaluate("tilesPlay.state.run")
         rows = [r.split("\t") for r in page.inner_text("#leaders tbody").splitlines()]
         assert rows[0][:4] == ["1", "solver-bot", str(bot.reward), str(bot.solved)]
@@ -134,14 +141,14 @@ def test_the_page_shows_the_leaderboard_and_the_two_charts(g61, browser, tmp_pat
         day_n, mine_n = charts["meanN"]["series"]
         assert mine_n["points"] == [[b["t"], b["mean_n"]] for b in ra if b["mean_n"] is not None]
         assert day_n["points"] == [[b["t"], b["mean_n"]] for b in da["time"] if b["mean_n"] is not None]
-        for sel in ("#chartreward", "#chartmeann"):         # drawn, not only there: both colours on the canvas
-            assert canvas_colour_pixels(page, sel, (0x3d, 0x7b, 0xe0)) > 40
-            assert canvas_colour_pixels(page, sel, (0xe0, 0xa8, 0x00)) > 40
+        for sel in ("#chartreward", "#chartmeann"):  # drawn, not only there: both colours on the canvas
+            assert canvas_colour_pixels(page, sel, (0x3D, 0x7B, 0xE0)) > 40
+            assert canvas_colour_pixels(page, sel, (0xE0, 0xA8, 0x00)) > 40
         box = page.query_selector("#chartreward").bounding_box()
         assert box["width"] > 200 and box["height"] > 100 and page.is_visible("#chartmeann")
         page.evaluate("document.getElementById('analysis').scrollIntoView()")
-        page.screenshot(path=str(tmp_path / "analysis.png"))         # docs/play-analysis.png is one
-        page.click("#leaders tbody tr:first-child")               # chart the solver's run instead
+        page.screenshot(path=str(tmp_path / "analysis.png"))  # docs/play-analysis.png is one
+        page.click("#leaders tbody tr:first-child")  # chart the solver's run instead
         wait_in_page(page, "tilesPlay.state.charts.reward.series[1].points.length > 3")
         assert page.text_content("#chartrun").startswith(f"· run {bot.run}")
         assert errors == [] and foreign == []
@@ -160,20 +167,24 @@ def test_the_page_orders_the_leaderboard_by_each_measure(g61, browser, tmp_path)
     with serving(d / "lib.sqlite", tmp_path / "runs.sqlite", [manifest]) as base:
         with Client(base) as c:
             small = agents.play("solver", HttpSession(c, DAY, "small-batches", 4), player="small-batches")
-            time.sleep(1.1)                         # a run's age is in whole seconds: the tie on reward is broken
+            time.sleep(1.1)  # a run's age is in whole seconds: the tie on reward is broken
             big = agents.play("solver", HttpSession(c, DAY, "big-batches", 64), player="big-batches")
             part = c.create_run(DAY, player="one-tile").run
             seed = c.run_tile(part, c.frontier(part).tiles[0])
-            c.moves(part, [(seed.tile, httpx.get(f"{base}/api/v1/days/{DAY}/tiles/{seed.tile}/solution").json()["cells"])])
+            c.moves(
+                part, [(seed.tile, httpx.get(f"{base}/api/v1/days/{DAY}/tiles/{seed.tile}/solution").json()["cells"])]
+            )
         assert small.cleared and big.cleared and small.batches > big.batches
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(base + "/")
         wait_in_page(page, "window.tilesPlay && window.tilesPlay.ready && tilesPlay.analysed > 0")
-        expected = {"reward": ["small-batches", "big-batches", "one-tile"],
-                    "batches": ["big-batches", "small-batches", "one-tile"],
-                    "requests": ["big-batches", "small-batches", "one-tile"]}
+        expected = {
+            "reward": ["small-batches", "big-batches", "one-tile"],
+            "batches": ["big-batches", "small-batches", "one-tile"],
+            "requests": ["big-batches", "small-batches", "one-tile"],
+        }
         for by, names in expected.items():
             before = page.evaluate("tilesPlay.analysed")
             page.select_option("#leaderby", by)
@@ -181,7 +192,17 @@ def test_the_page_orders_the_leaderboard_by_each_measure(g61, browser, tmp_path)
             rows = [r.split("\t") for r in page.inner_text("#leaders tbody").splitlines()]
             assert [r[1] for r in rows] == names, by
             api = httpx.get(f"{base}/api/v1/days/{DAY}/leaderboard", params={"by": by, "limit": 10}).json()["runs"]
-            assert [[str(r["rank"]), r["player"], str(r["reward"]), str(r["solved"]), str(r["moves"]),
-                     str(r["batches"]), str(r["requests"])] for r in api] == [row[:7] for row in rows], by
-        assert rows[0][7].endswith(" s") and rows[2][7] == "—"            # a time only for a cleared run
+            assert [
+                [
+                    str(r["rank"]),
+                    r["player"],
+                    str(r["reward"]),
+                    str(r["solved"]),
+                    str(r["moves"]),
+                    str(r["batches"]),
+                    str(r["requests"]),
+                ]
+                for r in api
+            ] == [row[:7] for row in rows], by
+        assert rows[0][7].endswith(" s") and rows[2][7] == "—"  # a time only for a cleared run
         assert errors == []

@@ -27,11 +27,13 @@ def served(tmp_path_factory):
 def half_a_request(port: int, path: str, headers: dict | None = None) -> None:
     """Send ``POST path`` announcing a 100-byte JSON body, send 40 bytes of it, and hang up."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
-    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: 100\r\n\r\n")
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: 100\r\n\r\n"
+    )
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(head.encode() + b'{"player": "' + b"x" * 28)
-        time.sleep(0.3)                 # the server is reading the body when the connection closes
+        time.sleep(0.3)  # the server is reading the body when the connection closes
 
 
 def new_lines(log, seen: int, want: int, wait: float = 10.0) -> list[str]:
@@ -53,7 +55,7 @@ def test_a_client_gone_mid_body_costs_one_line(served, path, auth):
     lines = new_lines(log, seen, 1)
     sent = path.format(run=made["run"])
     assert lines == [f"tiles referee serve: POST {sent}: client disconnected before its request body arrived"], lines
-    assert httpx.get(f"{base}/api/v1/runs/{made['run']}", timeout=30).json()["moves"] == 0   # and it goes on
+    assert httpx.get(f"{base}/api/v1/runs/{made['run']}", timeout=30).json()["moves"] == 0  # and it goes on
 
 
 def test_a_client_gone_mid_body_at_the_mcp_endpoint_costs_one_line_too(served):

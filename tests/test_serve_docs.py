@@ -55,7 +55,7 @@ def page(tmp_path_factory):
         doc = httpx.get(base + "/openapi.json", timeout=30).json()
         redoc = httpx.get(base + "/redoc", timeout=30)
         oauth = httpx.get(base + "/docs/oauth2-redirect", timeout=30)
-    assert redoc.status_code == 404 and oauth.status_code == 404      # Swagger UI's and ReDoc's pages are off
+    assert redoc.status_code == 404 and oauth.status_code == 404  # Swagger UI's and ReDoc's pages are off
     p = Sections()
     p.feed(r.text)
     return r, p, doc
@@ -116,7 +116,6 @@ def test_the_moves_write_shows_its_401_and_403(page):
     assert "WWW-Authenticate" in p.text["op-moves-401"]
 
 
-
 def test_every_schema_has_its_section_and_every_link_lands(page):
     _, p, doc = page
     for name, s in doc["components"]["schemas"].items():
@@ -132,12 +131,28 @@ def test_the_documents_text_is_escaped():
     """A description with markup shows as text, never as markup."""
     from referee.service.apidocs import render
 
-    doc = {"openapi": "3.1.0", "info": {"title": "<b>t</b>", "version": "1"},
-           "paths": {"/x/{a}": {"get": {"operationId": "x", "summary": "<script>alert(1)</script>",
-                                        "parameters": [{"name": "a\"><img src=x>", "in": "path", "required": True,
-                                                        "schema": {"type": "string", "pattern": "^<&>$"},
-                                                        "description": "<i>"}],
-                                        "responses": {"200": {"description": "<hr>"}}}}}}
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "<b>t</b>", "version": "1"},
+        "paths": {
+            "/x/{a}": {
+                "get": {
+                    "operationId": "x",
+                    "summary": "<script>alert(1)</script>",
+                    "parameters": [
+                        {
+                            "name": 'a"><img src=x>',
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "pattern": "^<&>$"},
+                            "description": "<i>",
+                        }
+                    ],
+                    "responses": {"200": {"description": "<hr>"}},
+                }
+            }
+        },
+    }
     html = render(doc)
     assert not re.search(r"<(script|b|i|hr|img)[ >]", html), html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "^&lt;&amp;&gt;$" in html

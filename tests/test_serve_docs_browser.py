@@ -45,8 +45,14 @@ class Offline:
         self.page = browser.new_page(viewport={"width": 1280, "height": 900})
         self.page.add_init_script(RECORD_VIOLATIONS)
         self.page.route("**/*", self._route)
-        self.page.on("console", lambda m: self.console.append(m.text)
-                     if "Content Security Policy" in m.text or "Content-Security-Policy" in m.text else None)
+        self.page.on(
+            "console",
+            lambda m: (
+                self.console.append(m.text)
+                if "Content Security Policy" in m.text or "Content-Security-Policy" in m.text
+                else None
+            ),
+        )
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def _route(self, route) -> None:
@@ -77,10 +83,10 @@ def test_the_play_page_plays_offline_under_its_policy(base, browser, tmp_path):
     drawn = page.evaluate("""() => { const c = document.getElementById("board");
         const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
         let k = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) k++; return k; }""")
-    assert drawn > 10000, drawn                                   # the board is drawn, not only there
+    assert drawn > 10000, drawn  # the board is drawn, not only there
     assert page.evaluate("getComputedStyle(document.querySelector('header')).display") == "flex"  # styled
     page.fill("#player", "offline")
-    page.click("#newrun")                                          # the API answers the page's fetch
+    page.click("#newrun")  # the API answers the page's fetch
     wait_in_page(page, "tilesPlay.state.run !== null && tilesPlay.state.frontier.size === 1")
     page.screenshot(path=str(tmp_path / "page.png"))
     o.assert_clean()
@@ -100,8 +106,9 @@ def test_docs_render_offline_and_list_every_operation(base, browser, tmp_path):
     assert page.locator("section.op").count() == len(ops)
     assert page.is_visible("#op-moves") and "401" in page.inner_text("#op-moves")
     # the stylesheet applied (a blocked one would leave sections unstyled)
-    assert page.evaluate("getComputedStyle(document.querySelector('section.op')).backgroundColor") == \
-        "rgb(255, 255, 255)"
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('section.op')).backgroundColor") == "rgb(255, 255, 255)"
+    )
     page.click("nav a[href='#op-moves']")
     assert page.evaluate("location.hash") == "#op-moves"
     page.screenshot(path=str(tmp_path / "docs.png"), full_page=False)
@@ -118,11 +125,11 @@ def test_the_policy_and_the_blocking_are_really_watched(base, browser):
     page.evaluate("""() => { const s = document.createElement("script");
         s.textContent = "window.__ran = 1"; document.body.appendChild(s); }""")
     wait_in_page(page, "window.__violations.length > 0")
-    assert page.evaluate("window.__ran") is None                   # the inline script did not run
+    assert page.evaluate("window.__ran") is None  # the inline script did not run
     assert any(v.startswith("script-src") for v in o.violations()), o.violations()
     page.evaluate("""() => { const i = document.createElement("img");
         i.src = "https://example.invalid/pixel.png"; document.body.appendChild(i); }""")
     wait_in_page(page, "window.__violations.some(v => v.startsWith('img-src'))")
     with pytest.raises(Exception):
-        page.goto("https://example.invalid/")                      # a navigation elsewhere is aborted
+        page.goto("https://example.invalid/")  # a navigation elsewhere is aborted
     assert "https://example.invalid/" in o.blocked

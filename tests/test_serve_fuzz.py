@@ -41,8 +41,16 @@ def base(tmp_path_factory, module_runs_target):
     (d / "future.json").write_text(replace(fx.manifest, day=FUTURE).to_json())
     # the default quotas stay on (fuzzing makes hundreds of runs from one address: their 429s are
     # checked against the document too), over 5-second windows so a player waits seconds, not a minute
-    with serving(fx.lib_path, module_runs_target, [d / "past.json", d / "future.json"], "--max-moves", "8",
-                 "--quota-window", "5", log=d / "serve.log") as url:
+    with serving(
+        fx.lib_path,
+        module_runs_target,
+        [d / "past.json", d / "future.json"],
+        "--max-moves",
+        "8",
+        "--quota-window",
+        "5",
+        log=d / "serve.log",
+    ) as url:
         yield url
 
 
@@ -50,24 +58,44 @@ MOVES = "/api/v1/runs/{run}/moves"
 
 
 def config(**extra) -> Config:
-    return Config.from_dict({
-        "seed": SEED,
-        "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
-        "checks": {"enabled": True},        # every check schemathesis has ("checks all")
-        "request-timeout": 30,
-        "operations": [{
-            "include-path": MOVES, "include-method": "POST",
-            # every check on, missing_required_header and ignored_auth too: a write without the
-            # run's token is the 401 (with its Bearer challenge) this operation declares, RFC 6750
-            "checks": {
-                # a batch over --max-moves (the document's maxItems) is refused with the 413 this
-                # operation declares: a rejection, which the default list (no 413) does not know
-                "negative_data_rejection": {"expected-statuses": [
-                    "400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx"]},
-            },
-        }],
-        **extra,
-    })
+    return Config.from_dict(
+        {
+            "seed": SEED,
+            "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
+            "checks": {"enabled": True},  # every check schemathesis has ("checks all")
+            "request-timeout": 30,
+            "operations": [
+                {
+                    "include-path": MOVES,
+                    "include-method": "POST",
+                    # every check on, missing_required_header and ignored_auth too: a write without the
+                    # run's token is the 401 (with its Bearer challenge) this operation declares, RFC 6750
+                    "checks": {
+                        # a batch over --max-moves (the document's maxItems) is refused with the 413 this
+                        # operation declares: a rejection, which the default list (no 413) does not know
+                        "negative_data_rejection": {
+                            "expected-statuses": [
+                                "400",
+                                "401",
+                                "403",
+                                "404",
+                                "405",
+                                "406",
+                                "409",
+                                "413",
+                                "415",
+                                "422",
+                                "428",
+                                "429",
+                                "5xx",
+                            ]
+                        },
+                    },
+                }
+            ],
+            **extra,
+        }
+    )
 
 
 def pinned_away(case, pins: dict) -> bool:
@@ -92,8 +120,9 @@ def other_run_in_body(case, pins: dict) -> bool:
 
 
 def exempt(check: str, case, pins: dict) -> bool:
-    return ((check == "negative_data_rejection" and pinned_away(case, pins))
-            or (check == "positive_data_acceptance" and other_run_in_body(case, pins)))
+    return (check == "negative_data_rejection" and pinned_away(case, pins)) or (
+        check == "positive_data_acceptance" and other_run_in_body(case, pins)
+    )
 
 
 def fuzz(schema, pins: dict | None = None) -> tuple[list[str], Counter, Counter]:
@@ -111,14 +140,17 @@ def fuzz(schema, pins: dict | None = None) -> tuple[list[str], Counter, Counter]
                         if pins and case_id in rec.cases and exempt(node.name, rec.cases[case_id].value, pins):
                             continue
                         code = getattr(f, "status_code", "")
-                        failures.append(f"[{event.phase.name}] {f.operation}: {f.title} ({code}): {f.message}\n"
-                                        f"    {node.failure_info.code_sample}")
+                        failures.append(
+                            f"[{event.phase.name}] {f.operation}: {f.title} ({code}): {f.message}\n"
+                            f"    {node.failure_info.code_sample}"
+                        )
             for case_id, inter in rec.interactions.items():
                 if inter.response is not None and case_id in rec.cases:
                     case = rec.cases[case_id].value
                     mode = case.meta.generation.mode.name if case.meta is not None else "-"
-                    statuses[(case.operation.method.upper(), case.operation.path, mode,
-                              inter.response.status_code)] += 1
+                    statuses[
+                        (case.operation.method.upper(), case.operation.path, mode, inter.response.status_code)
+                    ] += 1
         elif isinstance(event, events.PhaseStarted):
             t_phase = time.monotonic()
         elif isinstance(event, events.PhaseFinished):
@@ -138,9 +170,17 @@ def assert_exercised(ran: Counter, statuses: Counter) -> None:
     for (method, path, mode, _st), n in statuses.items():
         modes.setdefault((method, path), set()).add(mode)
     assert len(modes) >= 15 and all({"POSITIVE", "NEGATIVE"} <= m for m in modes.values()), modes
-    for name in ("not_a_server_error", "status_code_conformance", "content_type_conformance",
-                 "response_schema_conformance", "negative_data_rejection", "positive_data_acceptance",
-                 "missing_required_header", "ignored_auth", "response_headers_conformance"):
+    for name in (
+        "not_a_server_error",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_schema_conformance",
+        "negative_data_rejection",
+        "positive_data_acceptance",
+        "missing_required_header",
+        "ignored_auth",
+        "response_headers_conformance",
+    ):
         assert ran[name] > 100, (name, ran[name])
 
 
@@ -156,15 +196,19 @@ def test_anonymous(base):
 
 @pytest.mark.slow
 def test_player(base):
-    with Client(base, max_wait=30) as c:          # a player, as a player's client does: waits out a 429
+    with Client(base, max_wait=30) as c:  # a player, as a player's client does: waits out a 429
         made = c.create_run(DAY, player="fuzz")
     run, token = made.run, made.token
     pins = {"run": run, "day": DAY}
     # The body's optional 'run' must equal the path's (a 400 otherwise, as MovesRequest says): a rule
     # across two parameters no schema can state, so the pinned run goes in the body too.
-    schema = schemathesis.openapi.from_url(base + "/openapi.json", config=config(
-        headers={"Authorization": f"Bearer {token}"},
-        parameters={"body.run": run, **{f"path.{k}": v for k, v in pins.items()}}))
+    schema = schemathesis.openapi.from_url(
+        base + "/openapi.json",
+        config=config(
+            headers={"Authorization": f"Bearer {token}"},
+            parameters={"body.run": run, **{f"path.{k}": v for k, v in pins.items()}},
+        ),
+    )
     t0 = time.monotonic()
     failures, ran, statuses = fuzz(schema, pins)
     print(f"player: {time.monotonic() - t0:.1f}s, {sum(statuses.values())} requests")

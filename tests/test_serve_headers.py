@@ -34,21 +34,24 @@ def assert_secured(r: httpx.Response) -> None:
     assert r.headers.get("referrer-policy") == "no-referrer"
 
 
-@pytest.mark.parametrize("method, path, status, kind", [
-    ("GET", "/", 200, "text/html"),
-    ("GET", "/static/play.js", 200, "javascript"),
-    ("GET", "/static/style.css", 200, "text/css"),
-    ("GET", "/api/v1/days", 200, "application/json"),
-    ("GET", f"/api/v1/days/{DAY}", 200, "application/json"),
-    ("GET", "/api/v1/days/1999-01-01", 404, "application/json"),
-    ("GET", "/nowhere", 404, "application/json"),
-    ("GET", "/static/nothing.js", 404, "application/json"),
-    ("GET", "/api/v1/runs/r1/history?limit=0", 400, "application/json"),
-    ("DELETE", "/api/v1/days", 405, "application/json"),
-    ("GET", "/mcp", 405, "application/json"),
-    ("GET", "/docs", 200, "text/html"),
-    ("GET", "/openapi.json", 200, "application/json"),
-])
+@pytest.mark.parametrize(
+    "method, path, status, kind",
+    [
+        ("GET", "/", 200, "text/html"),
+        ("GET", "/static/play.js", 200, "javascript"),
+        ("GET", "/static/style.css", 200, "text/css"),
+        ("GET", "/api/v1/days", 200, "application/json"),
+        ("GET", f"/api/v1/days/{DAY}", 200, "application/json"),
+        ("GET", "/api/v1/days/1999-01-01", 404, "application/json"),
+        ("GET", "/nowhere", 404, "application/json"),
+        ("GET", "/static/nothing.js", 404, "application/json"),
+        ("GET", "/api/v1/runs/r1/history?limit=0", 400, "application/json"),
+        ("DELETE", "/api/v1/days", 405, "application/json"),
+        ("GET", "/mcp", 405, "application/json"),
+        ("GET", "/docs", 200, "text/html"),
+        ("GET", "/openapi.json", 200, "application/json"),
+    ],
+)
 def test_every_kind_of_answer_carries_the_headers(served, method, path, status, kind):
     base, _ = served
     r = httpx.request(method, base + path, timeout=30)
@@ -61,8 +64,9 @@ def test_writes_and_their_refusals_carry_the_headers(served):
     created = httpx.post(f"{base}/api/v1/days/{DAY}/runs", json={"player": "h"}, timeout=30)
     assert created.status_code == 201
     assert_secured(created)
-    big = httpx.post(f"{base}/api/v1/days/{DAY}/runs", content=b" " * 3000, timeout=30,
-                     headers={"Content-Type": "application/json"})
+    big = httpx.post(
+        f"{base}/api/v1/days/{DAY}/runs", content=b" " * 3000, timeout=30, headers={"Content-Type": "application/json"}
+    )
     assert big.status_code == 413
     assert_secured(big)
     form = httpx.post(f"{base}/api/v1/days/{DAY}/runs", data={"player": "x"}, timeout=30)
@@ -72,15 +76,16 @@ def test_writes_and_their_refusals_carry_the_headers(served):
 
 def test_the_mcp_tools_answers_carry_the_headers(served):
     base, _ = served
-    r = httpx.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=MCP_HEADERS,
-                   timeout=30)
+    r = httpx.post(
+        f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=MCP_HEADERS, timeout=30
+    )
     assert r.status_code == 200 and "submit_moves" in r.text
     assert_secured(r)
     bad = httpx.post(f"{base}/mcp", content=b"{not json", headers=MCP_HEADERS, timeout=30)
     assert bad.status_code == 400
     assert_secured(bad)
     big = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "pad": "' + b"x" * 3000 + b'"}'
-    for body in (big, iter([big[:1000], big[1000:]])):          # with a Content-Length, and chunked
+    for body in (big, iter([big[:1000], big[1000:]])):  # with a Content-Length, and chunked
         r = httpx.post(f"{base}/mcp", content=body, headers=MCP_HEADERS, timeout=30)
         assert r.status_code == 413, r.text
         assert_secured(r)

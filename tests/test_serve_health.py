@@ -13,7 +13,7 @@ import pytest
 from serve_support import board21_day, serving
 
 DAY = "2026-11-29"
-FAST = 3.5          # seconds: /readyz gives its probe 2 s (libpq's least connect_timeout) and answers
+FAST = 3.5  # seconds: /readyz gives its probe 2 s (libpq's least connect_timeout) and answers
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_alive_and_ready_over_a_runs_file_and_not_ready_while_it_is_gone(day):
             r, took = timed_get(base + "/readyz")
             assert_not_ready(r, str(runs))
             assert took < FAST, took
-            assert httpx.get(base + "/healthz", timeout=30).status_code == 200      # alive all the same
+            assert httpx.get(base + "/healthz", timeout=30).status_code == 200  # alive all the same
         finally:
             away.rename(runs)
         assert httpx.get(base + "/readyz", timeout=30).status_code == 200
@@ -74,7 +74,7 @@ def test_readyz_is_503_while_postgresql_is_stopped_and_200_after(day, pg_cluster
         pg_cluster.stop()
         stopped = True
         try:
-            for _ in range(3):                   # each time, at once: one probe, not the store's 20 s retries
+            for _ in range(3):  # each time, at once: one probe, not the store's 20 s retries
                 r, took = timed_get(base + "/readyz")
                 assert_not_ready(r, "does not answer", "127.0.0.1")
                 assert took < FAST, took

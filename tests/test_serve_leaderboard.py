@@ -46,9 +46,9 @@ def test_each_order_ranks_its_measure(served):
     base, truth = served
     tiles = order(truth)
     full = sum(len(truth.truth(t)) for t in tiles)
-    thirds = [tiles[: len(tiles) // 3], tiles[len(tiles) // 3: 2 * len(tiles) // 3], tiles[2 * len(tiles) // 3:]]
+    thirds = [tiles[: len(tiles) // 3], tiles[len(tiles) // 3 : 2 * len(tiles) // 3], tiles[2 * len(tiles) // 3 :]]
     with Client(base) as c:
-        slow = c.create_run(DAY, player="slow").run            # the oldest: it wins ties on reward
+        slow = c.create_run(DAY, player="slow").run  # the oldest: it wins ties on reward
         for part in thirds:
             c.frontier(slow)
             c.run_tile(slow, part[0])
@@ -58,15 +58,19 @@ def test_each_order_ranks_its_measure(served):
         c.moves(fast, [(t, truth.truth(t)) for t in tiles])
         half = c.create_run(DAY, player="half").run
         c.moves(half, [(t, truth.truth(t)) for t in thirds[0]])
-        for _ in range(5):                                      # after clearing: not counted against it
+        for _ in range(5):  # after clearing: not counted against it
             c.score(fast)
             c.run_tile(fast, tiles[0])
 
     rows = {by: leaderboard(base, by) for by in ("reward", "batches", "requests", "time")}
     mine = {by: [r for r in rs if r["run"] in (slow, fast, half)] for by, rs in rows.items()}
     names = {by: [r["player"] for r in rs] for by, rs in mine.items()}
-    assert names == {"reward": ["slow", "fast", "half"], "batches": ["fast", "slow", "half"],
-                     "requests": ["fast", "slow", "half"], "time": ["fast", "slow", "half"]}
+    assert names == {
+        "reward": ["slow", "fast", "half"],
+        "batches": ["fast", "slow", "half"],
+        "requests": ["fast", "slow", "half"],
+        "time": ["fast", "slow", "half"],
+    }
     got = {r["player"]: r for r in mine["reward"]}
     assert got["slow"]["cleared"] and got["fast"]["cleared"] and not got["half"]["cleared"]
     assert got["slow"]["reward"] == got["fast"]["reward"] == full
@@ -97,4 +101,3 @@ def test_reads_of_a_run_without_batches_are_written_by_the_flusher(served):
             break
         time.sleep(0.5)
     assert row["requests"] == 3 and not row["cleared"] and row["batches"] == 0
-

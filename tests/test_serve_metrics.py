@@ -45,8 +45,11 @@ def served(day):
 
 def samples(text: str) -> dict[tuple, float]:
     """Every sample of an exposition, keyed (name, sorted labels), through prometheus-client's parser."""
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for fam in text_string_to_metric_families(text) for s in fam.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+    }
 
 
 def value(found: dict[tuple, float], name: str, **labels: str) -> float:
@@ -83,7 +86,9 @@ def test_a_request_counts_once_under_its_route_template(served):
     timed = dict(route="/api/v1/days", method="GET")
     count = "tiles_http_request_duration_seconds_count"
     assert value(after, count, **timed) - value(before, count, **timed) == 5
-    assert value(after, "tiles_http_request_duration_seconds_bucket", le="+Inf", **timed) == value(after, count, **timed)
+    assert value(after, "tiles_http_request_duration_seconds_bucket", le="+Inf", **timed) == value(
+        after, count, **timed
+    )
     assert value(after, "tiles_days_loaded") == 1
     # the scrape before this one counted itself once it was answered
     assert value(after, "tiles_http_requests_total", route="/metrics", method="GET", status="200") >= 1
@@ -95,7 +100,7 @@ def test_paths_no_route_has_share_one_series(served):
         assert httpx.get(f"{base}/nowhere-{k}/x", timeout=30).status_code == 404
     found = scrape(base)
     routes = {dict(labels).get("route") for (name, labels) in found if name == "tiles_http_requests_total"}
-    assert not [r for r in routes if "nowhere" in r], routes            # never the path sent
+    assert not [r for r in routes if "nowhere" in r], routes  # never the path sent
     assert value(found, "tiles_http_requests_total", route="other", method="GET", status="404") >= 20
 
 
@@ -110,16 +115,22 @@ def test_moves_count_by_verdict_and_a_retry_is_not_counted_again(served, day):
     run, auth = r.json()["run"], {"Authorization": f"Bearer {r.json()['token']}"}
     wrong = truth.truth(nbr)
     wrong = ("1" if wrong[0] == "0" else "0") + wrong[1:]
-    moves = [{"tile": seed, "cells": truth.truth(seed)}, {"tile": seed, "cells": truth.truth(seed)},  # a replay
-             {"tile": nbr, "cells": wrong}, {"tile": nbr, "cells": "0"}]                            # malformed
+    moves = [
+        {"tile": seed, "cells": truth.truth(seed)},
+        {"tile": seed, "cells": truth.truth(seed)},  # a replay
+        {"tile": nbr, "cells": wrong},
+        {"tile": nbr, "cells": "0"},
+    ]  # malformed
     headers = {**auth, "Idempotency-Key": "metrics-1"}
     first = httpx.post(f"{base}/api/v1/runs/{run}/moves", json={"moves": moves}, headers=headers, timeout=30)
     assert first.status_code == 200, first.text
     again = httpx.post(f"{base}/api/v1/runs/{run}/moves", json={"moves": moves}, headers=headers, timeout=30)
-    assert again.json() == first.json()                        # answered from its key: nothing judged anew
+    assert again.json() == first.json()  # answered from its key: nothing judged anew
     after = scrape(base)
-    grew = {v: value(after, "tiles_moves_judged_total", verdict=v) - value(before, "tiles_moves_judged_total", verdict=v)
-            for v in ("correct", "wrong", "rejected")}
+    grew = {
+        v: value(after, "tiles_moves_judged_total", verdict=v) - value(before, "tiles_moves_judged_total", verdict=v)
+        for v in ("correct", "wrong", "rejected")
+    }
     assert grew == {"correct": 1, "wrong": 1, "rejected": 2}, grew
     assert value(after, "tiles_runs_created_total") - value(before, "tiles_runs_created_total") == 1
     route = dict(route="/api/v1/runs/{run}/moves", method="POST", status="200")
@@ -168,7 +179,7 @@ def hostile(base: str) -> bytes:
 def test_text_access_log_and_off(day):
     lib, d, manifest, _ = day
     text_log, off_log = d / "serve-text.log", d / "serve-off.log"
-    with serving(lib, d / "runs-text.sqlite", [manifest], log=text_log) as base:       # text is the default
+    with serving(lib, d / "runs-text.sqlite", [manifest], log=text_log) as base:  # text is the default
         for p in ("/healthz", "/api/v1/days/2002-03-04"):
             httpx.get(base + p, timeout=30)
         time.sleep(0.2)
@@ -186,7 +197,7 @@ def test_text_access_log_and_off(day):
             assert httpx.get(base + "/healthz", timeout=30).status_code == 200
         found = scrape(base)
         assert value(found, "tiles_http_requests_total", route="/healthz", method="GET", status="200") == 3
-    assert [ln for ln in off_log.read_text().splitlines() if "GET" in ln] == []       # counted, not logged
+    assert [ln for ln in off_log.read_text().splitlines() if "GET" in ln] == []  # counted, not logged
 
 
 def _owner(pids: list[int], port: int, client_port: int) -> int | None:
@@ -214,8 +225,10 @@ def _get(conn: http.client.HTTPConnection, path: str) -> tuple[int, str]:
 
 def test_two_workers_add_up_in_every_scrape(day, tmp_path):
     lib, _d, manifest, _ = day
-    with service_process(lib, tmp_path / "runs.sqlite", [manifest], "--workers", "2",
-                         log=tmp_path / "serve.log") as (proc, base):
+    with service_process(lib, tmp_path / "runs.sqlite", [manifest], "--workers", "2", log=tmp_path / "serve.log") as (
+        proc,
+        base,
+    ):
         deadline = time.monotonic() + 60
         while len(pids := worker_pids(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -240,15 +253,15 @@ def test_two_workers_add_up_in_every_scrape(day, tmp_path):
         a, b = by_worker[pids[0]], by_worker[pids[1]]
         days = dict(route="/api/v1/days", method="GET", status="200")
         start = [value(samples(_get(c, "/metrics")[1]), "tiles_http_requests_total", **days) for c in (a, b)]
-        assert start[0] == start[1], start                   # each worker's scrape sees the same total
+        assert start[0] == start[1], start  # each worker's scrape sees the same total
         for c, n in ((a, 3), (b, 4)):
             for _ in range(n):
                 assert _get(c, "/api/v1/days")[0] == 200
         for c in (a, b):
             found = samples(_get(c, "/metrics")[1])
-            assert value(found, "tiles_http_requests_total", **days) == start[0] + 7     # not 3, not 4
-            assert value(found, "tiles_days_loaded") == 1                              # the most, not the sum
+            assert value(found, "tiles_http_requests_total", **days) == start[0] + 7  # not 3, not 4
+            assert value(found, "tiles_days_loaded") == 1  # the most, not the sum
         for c in by_worker.values():
             c.close()
         assert list(folder.glob("counter_*.db")), list(folder.iterdir())
-    assert not folder.exists()                               # removed with the workers
+    assert not folder.exists()  # removed with the workers

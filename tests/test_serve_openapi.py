@@ -71,7 +71,7 @@ def test_every_body_and_answer_is_a_named_schema(served):
         assert any(s.startswith("2") for s in op["responses"]), where
     assert seen > 40
     assert schemas(doc)["Error"]["required"] == ["error"]
-    assert schemas(doc)["Days"]["type"] == "array"          # a RootModel is a named schema too
+    assert schemas(doc)["Days"]["type"] == "array"  # a RootModel is a named schema too
 
 
 def test_operation_ids_are_the_handlers_names(served):
@@ -93,7 +93,7 @@ def test_no_operation_declares_422(served):
 def test_the_bearer_scheme_is_declared_and_guards_the_moves_write(served):
     _, doc = served
     schemes = doc["components"]["securitySchemes"]
-    (name, scheme), = schemes.items()
+    ((name, scheme),) = schemes.items()
     assert scheme["type"] == "http" and scheme["scheme"].lower() == "bearer" and scheme.get("description")
     moves = doc["paths"]["/api/v1/runs/{run}/moves"]["post"]
     assert {name: []} in moves["security"]
@@ -120,8 +120,12 @@ def _named(schema) -> bool:
 
 def test_every_field_is_described(served):
     _, doc = served
-    missing = [f"{name}.{prop}" for name, s in schemas(doc).items()
-               for prop, p in s.get("properties", {}).items() if not p.get("description") and not _named(p)]
+    missing = [
+        f"{name}.{prop}"
+        for name, s in schemas(doc).items()
+        for prop, p in s.get("properties", {}).items()
+        if not p.get("description") and not _named(p)
+    ]
     assert missing == []
     for name in ("TileView", "Cells", "Zone", "RunBatch"):
         props = schemas(doc)[name]["properties"]

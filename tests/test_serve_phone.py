@@ -28,7 +28,7 @@ DAY = "2026-11-29"
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PHONES = [(390, 844), (360, 740)]
 WIDTHS = [(320, 640), *PHONES, (430, 932), (1280, 800), (1366, 768)]
-NARROW = 700                    # style.css's media query: the phone layout up to this width
+NARROW = 700  # style.css's media query: the phone layout up to this width
 
 # The pieces of the page that must not overlap: (name, selector, the piece it is part of). A part is
 # not checked against the piece holding it, but against everything else (the submit button against
@@ -82,8 +82,9 @@ def browser():
 def open_page(browser, base, w, h, scale=1):
     """A page at w×h CSS px, a phone's touch context below ``NARROW``; (context, page, script errors)."""
     phone = w <= NARROW
-    ctx = browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=scale,
-                              has_touch=phone, is_mobile=phone)
+    ctx = browser.new_context(
+        viewport={"width": w, "height": h}, device_scale_factor=scale, has_touch=phone, is_mobile=phone
+    )
     page = ctx.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -94,7 +95,8 @@ def open_page(browser, base, w, h, scale=1):
 
 def boxes(page) -> dict:
     """Each visible piece's box in page coordinates (left, top, right, bottom), by name."""
-    return page.evaluate("""(pieces) => {
+    return page.evaluate(
+        """(pieces) => {
         const out = {};
         for (const [name, sel] of pieces) {
           const el = document.querySelector(sel);
@@ -103,7 +105,9 @@ def boxes(page) -> dict:
           if (r.width < 1 || r.height < 1) continue;
           out[name] = [r.left + scrollX, r.top + scrollY, r.right + scrollX, r.bottom + scrollY];
         }
-        return out; }""", [[name, sel] for name, sel, _ in PIECES])
+        return out; }""",
+        [[name, sel] for name, sel, _ in PIECES],
+    )
 
 
 def assert_laid_out(page, w):
@@ -116,7 +120,7 @@ def assert_laid_out(page, w):
     for i, a in enumerate(names):
         la, ta, ra, ba = got[a]
         assert la >= -0.5 and ra <= w + 0.5, (a, got[a], w)
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             if inside.get(a) == b or inside.get(b) == a:
                 continue
             lb, tb, rb, bb = got[b]
@@ -219,11 +223,13 @@ def test_nothing_overlaps_and_the_board_takes_the_width(base, browser, w, h, tmp
             assert_laid_out(page, w)
             # the charts as wide as the column, drawn at that width
             for sel in ("#chartreward", "#chartmeann"):
-                cw, px = page.evaluate(f"[document.querySelector('{sel}').clientWidth, document.querySelector('{sel}').width]")
+                cw, px = page.evaluate(
+                    f"[document.querySelector('{sel}').clientWidth, document.querySelector('{sel}').width]"
+                )
                 assert cw >= w - 20 and px == round(cw * page.evaluate("devicePixelRatio"))
         else:
-            assert "to board" not in got                               # the laptop needs no way back up
-            assert got["tile panel"][0] >= got["board"][2] - 0.5        # the panel beside the board
+            assert "to board" not in got  # the laptop needs no way back up
+            assert got["tile panel"][0] >= got["board"][2] - 0.5  # the panel beside the board
         page.screenshot(path=str(tmp_path / f"layout-{w}x{h}.png"), full_page=phone)
         assert errors == []
     finally:
@@ -231,16 +237,26 @@ def test_nothing_overlaps_and_the_board_takes_the_width(base, browser, w, h, tmp
 
 
 def touches(cdp, kind, points):
-    cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
-        {"x": x, "y": y, "id": k, "radiusX": 4, "radiusY": 4, "force": 1} for k, (x, y) in enumerate(points)]})
+    cdp.send(
+        "Input.dispatchTouchEvent",
+        {
+            "type": kind,
+            "touchPoints": [
+                {"x": x, "y": y, "id": k, "radiusX": 4, "radiusY": 4, "force": 1} for k, (x, y) in enumerate(points)
+            ],
+        },
+    )
 
 
 def fingers(cdp, start, end, steps=10):
     """Fingers down at ``start`` points, moved in ``steps`` to ``end``, lifted."""
     touches(cdp, "touchStart", start)
     for i in range(1, steps + 1):
-        touches(cdp, "touchMove", [(a[0] + (b[0] - a[0]) * i / steps, a[1] + (b[1] - a[1]) * i / steps)
-                                   for a, b in zip(start, end)])
+        touches(
+            cdp,
+            "touchMove",
+            [(a[0] + (b[0] - a[0]) * i / steps, a[1] + (b[1] - a[1]) * i / steps) for a, b in zip(start, end)],
+        )
     touches(cdp, "touchEnd", [])
 
 
@@ -267,8 +283,10 @@ def composite(browser, shots, out: Path):
     """The phone pictures side by side, put together by the browser itself (no image library)."""
     imgs = "".join(f'<img src="data:image/png;base64,{base64.b64encode(s).decode()}">' for s in shots)
     page = browser.new_page(viewport={"width": 1800, "height": 1800})
-    page.set_content('<html><body style="margin:0;background:#fff"><div id="c" style="display:inline-flex;'
-                     f'gap:24px;padding:16px;background:#fff">{imgs}</div></body></html>')
+    page.set_content(
+        '<html><body style="margin:0;background:#fff"><div id="c" style="display:inline-flex;'
+        f'gap:24px;padding:16px;background:#fff">{imgs}</div></body></html>'
+    )
     page.locator("#c").screenshot(path=str(out))
     page.close()
 
@@ -300,7 +318,7 @@ def test_a_person_plays_the_seed_tile_with_their_fingers(base, browser, w, h, tm
         after = board_point(page, cx, cy)
         assert abs(after[0] - under[0]) < 0.3 and abs(after[1] - under[1]) < 0.3, (under, after)
         assert page.evaluate("visualViewport.scale") == 1 and page.evaluate("scrollY") == 0  # the page unzoomed
-        fingers(cdp, [(cx - 90, cy), (cx + 90, cy)], [(cx - 45, cy), (cx + 45, cy)])    # and back: half
+        fingers(cdp, [(cx - 90, cy), (cx + 90, cy)], [(cx - 45, cy), (cx + 45, cy)])  # and back: half
         assert abs(page.evaluate("tilesPlay.state.view.s") / v2["s"] - 0.5) < 0.05
         tap(page, "#zfit", scroll=False)
         assert page.evaluate("tilesPlay.state.view.s") < v1["s"] * 1.01
@@ -320,8 +338,10 @@ def test_a_person_plays_the_seed_tile_with_their_fingers(base, browser, w, h, tm
         score = httpx.get(f"{base}/api/v1/runs/{run}").json()
         assert (score["reward"], score["solved"], score["player"]) == (n * n, 1, "thumbs")
         # a neighbour from the "playable" chips, half filled: the pictures
-        nbr = page.evaluate("[...tilesPlay.state.frontier].sort((a, b) => tilesPlay.state.board.tiles[a].n "
-                            "- tilesPlay.state.board.tiles[b].n || a - b)[0]")
+        nbr = page.evaluate(
+            "[...tilesPlay.state.frontier].sort((a, b) => tilesPlay.state.board.tiles[a].n "
+            "- tilesPlay.state.board.tiles[b].n || a - b)[0]"
+        )
         tap(page, f"#frontier button:text-is('#{nbr} · n{page.evaluate(f'tilesPlay.state.board.tiles[{nbr}].n')}')")
         wait_in_page(page, f"tilesPlay.state.puzzle && tilesPlay.state.puzzle.tile === {nbr}")
         settle(page)

@@ -28,8 +28,7 @@ from players.client import Client
 from referee.service.runs import read_scores
 from referee.service.worker import ServeOptions
 from players.sessions import HttpSession
-from serve_support import (NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process,
-                           start_players)
+from serve_support import NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process, start_players
 from tilelib.errors import Unreachable
 
 DAY = "2026-12-02"
@@ -56,8 +55,10 @@ def two_hosts_behind_nginx(day121, tls, url, folder, *extra):
     """Two serve processes over ``url`` and nginx in front: ((proc1, base1), (proc2, base2), proxy)."""
     lib, manifest, _truth, _full = day121
     cert, key, _ctx = tls
-    with service_process(lib, url, [manifest], *extra, log=folder / "host1.log") as (p1, b1), \
-            service_process(lib, url, [manifest], *extra, log=folder / "host2.log") as (p2, b2):
+    with (
+        service_process(lib, url, [manifest], *extra, log=folder / "host1.log") as (p1, b1),
+        service_process(lib, url, [manifest], *extra, log=folder / "host2.log") as (p2, b2),
+    ):
         proxy_dir = folder / "nginx"
         proxy_dir.mkdir()
         with nginx_proxy(proxy_dir, [b1.removeprefix("http://"), b2.removeprefix("http://")], cert, key) as proxy:
@@ -77,8 +78,13 @@ def test_the_shipped_config_matches_the_service():
     """The proxy's body limit is serve's --max-body default; the headers the hosts believe are set."""
     text = NGINX_SITE.read_text()
     assert f"client_max_body_size {ServeOptions.max_body // 1024}k;" in text
-    for line in ("proxy_set_header X-Forwarded-For $remote_addr;", "proxy_set_header X-Forwarded-Proto $scheme;",
-                 "proxy_next_upstream error timeout;", "keepalive 32;", "listen ${TILES_LISTEN} ssl;"):
+    for line in (
+        "proxy_set_header X-Forwarded-For $remote_addr;",
+        "proxy_set_header X-Forwarded-Proto $scheme;",
+        "proxy_next_upstream error timeout;",
+        "keepalive 32;",
+        "listen ${TILES_LISTEN} ssl;",
+    ):
         assert line in text, line
 
 
@@ -118,8 +124,12 @@ def test_two_hosts_behind_tls_serve_one_run_and_one_host_killed_loses_nothing(da
             assert "tiles_http_requests_total" in httpx.get(f"{b2}/metrics").text
             # a body over --max-body stops at the proxy (413), and nothing is stored
             big = json.dumps({"moves": [{"tile": seed, "cells": "0" * (70 * 1024)}]})
-            r = httpx.post(f"{proxy}/api/v1/runs/{run.run}/moves", content=big, verify=ctx,
-                           headers={"Content-Type": "application/json", "Authorization": f"Bearer {run.token}"})
+            r = httpx.post(
+                f"{proxy}/api/v1/runs/{run.run}/moves",
+                content=big,
+                verify=ctx,
+                headers={"Content-Type": "application/json", "Authorization": f"Bearer {run.token}"},
+            )
             assert r.status_code == 413 and c.score(run.run).moves == 1
 
         # three players through the proxy; host 1 dies mid-run
@@ -132,7 +142,7 @@ def test_two_hosts_behind_tls_serve_one_run_and_one_host_killed_loses_nothing(da
             time.sleep(0.05)
         os.kill(p1.pid, signal.SIGKILL)
         at_kill = [moves_of(url, s.run) for s in sessions]
-        assert all(20 <= n < tiles for n in at_kill), at_kill          # every player was mid-run
+        assert all(20 <= n < tiles for n in at_kill), at_kill  # every player was mid-run
         for t in threads:
             t.join(timeout=600)
         for c in clients:
@@ -141,8 +151,10 @@ def test_two_hosts_behind_tls_serve_one_run_and_one_host_killed_loses_nothing(da
         assert not errors, errors
         for k, res in enumerate(results):
             assert res is not None and res.cleared and res.reward == full, (k, res)
-        assert "127.0.0.1:" + b1.rsplit(":", 1)[1] in (tmp_path / "nginx" / "error.log").read_text()  # nginx met the dead host
-        with Client(proxy, verify=ctx) as c:                           # and goes on serving from the other
+        assert (
+            "127.0.0.1:" + b1.rsplit(":", 1)[1] in (tmp_path / "nginx" / "error.log").read_text()
+        )  # nginx met the dead host
+        with Client(proxy, verify=ctx) as c:  # and goes on serving from the other
             board = {row.run: row for row in c.leaderboard(DAY).runs}
 
     scores = {row["run"]: row for row in read_scores(url)}
@@ -150,11 +162,10 @@ def test_two_hosts_behind_tls_serve_one_run_and_one_host_killed_loses_nothing(da
     for run, row in scores.items():
         reward, moves, scored = replayed(truth, url, run)
         assert reward == row["reward"] == board[run].reward and moves == row["moves"], run
-        assert len(scored) == len(set(scored)) == row["solved"], run          # no tile scored twice
+        assert len(scored) == len(set(scored)) == row["solved"], run  # no tile scored twice
         assert query_runs(url, "SELECT nmoves FROM runs WHERE run = ?", (run,)) == [(moves,)]
     for s in sessions:
         assert scores[s.run]["reward"] == full and scores[s.run]["solved"] == tiles
-
 
 
 def test_quotas_count_the_address_the_proxy_saw_not_one_the_client_names(day121, tls, pg_cluster, tmp_path):
@@ -166,6 +177,7 @@ def test_quotas_count_the_address_the_proxy_saw_not_one_the_client_names(day121,
     url = pg_cluster.new_database("proxyquota")
     args = ("--quota-runs", "2", "--quota-window", "3600", "--trust-proxy", "127.0.0.1")
     with two_hosts_behind_nginx(day121, tls, url, tmp_path, *args) as ((_p1, b1), (_p2, b2), proxy):
+
         def create(base, source, claimed, **kw):
             with httpx.Client(transport=httpx.HTTPTransport(local_address=source, **kw)) as h:
                 return h.post(f"{base}/api/v1/days/{DAY}/runs", json={}, headers={"X-Forwarded-For": claimed})
@@ -174,9 +186,9 @@ def test_quotas_count_the_address_the_proxy_saw_not_one_the_client_names(day121,
         refused = create(proxy, "127.0.0.2", "203.0.113.9", verify=ctx)
         assert got == [201, 201, 429] and refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
         assert [create(b1, "127.0.0.1", "198.51.100.7").status_code for _ in range(3)] == [201, 201, 429]
-        assert create(b2, "127.0.0.2", "198.51.100.8").status_code == 429       # not trusted: its own address
+        assert create(b2, "127.0.0.2", "198.51.100.8").status_code == 429  # not trusted: its own address
     logs = (tmp_path / "host1.log").read_text() + (tmp_path / "host2.log").read_text()
-    assert "127.0.0.2" in logs and "198.51.100.7" in logs and "203.0.113." not in logs    # the access log agrees
+    assert "127.0.0.2" in logs and "198.51.100.7" in logs and "203.0.113." not in logs  # the access log agrees
     used = {k: n for k, n in query_runs(url, "SELECT key, used FROM quota") if k.startswith("runs@")}
     assert used == {"runs@127.0.0.2": 2, "runs@198.51.100.7": 2}
     assert query_runs(url, "SELECT count(*) FROM runs") == [(4,)]

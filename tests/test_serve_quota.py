@@ -19,7 +19,7 @@ from referee.service.quota import NO_QUOTAS, SHARDS, Quotas, charge, retry_after
 from serve_support import board21_day, service_process
 from tilelib.errors import RateLimited
 
-T0 = 1_800_000_000.0          # a window boundary for every window used here (divisible by 60 and by 2)
+T0 = 1_800_000_000.0  # a window boundary for every window used here (divisible by 60 and by 2)
 
 
 def _charge(db, q: Quotas, **kw) -> None:
@@ -46,9 +46,9 @@ def test_run_creations_per_address_are_counted_and_refused_past_the_limit(runs_t
         with pytest.raises(RateLimited, match="too many runs created from 10.0.0.1: 2 per 60 s") as e:
             _charge(db, q, address="10.0.0.1", creating=True, now=T0 + 10)
         assert e.value.retry_after == 50
-        assert _count(db, "runs@10.0.0.1") == 2          # the refused one rolled back with its transaction
-        _charge(db, q, address="10.0.0.2", creating=True, now=T0 + 10)     # another address: its own count
-        _charge(db, q, address="10.0.0.1", creating=True, now=T0 + 60)     # the next window starts again
+        assert _count(db, "runs@10.0.0.1") == 2  # the refused one rolled back with its transaction
+        _charge(db, q, address="10.0.0.2", creating=True, now=T0 + 10)  # another address: its own count
+        _charge(db, q, address="10.0.0.1", creating=True, now=T0 + 60)  # the next window starts again
         assert _count(db, "runs@10.0.0.1") == 3
 
 
@@ -97,8 +97,10 @@ def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, t
     fx, d, manifest, truth = day21
     runs = tmp_path / "runs.sqlite"
     quota = ("--quota-moves", "2", "--quota-runs", "3", "--quota-window", "2", "--access-log", "off")
-    with service_process(fx.lib_path, runs, [manifest], *quota, log=tmp_path / "a.log") as (_a, url_a), \
-            service_process(fx.lib_path, runs, [manifest], *quota, log=tmp_path / "b.log") as (_b, url_b):
+    with (
+        service_process(fx.lib_path, runs, [manifest], *quota, log=tmp_path / "a.log") as (_a, url_a),
+        service_process(fx.lib_path, runs, [manifest], *quota, log=tmp_path / "b.log") as (_b, url_b),
+    ):
         day = httpx.get(f"{url_a}/api/v1/days").json()[0]["day"]
         # line up at the start of a window so the test's requests fall in one
         time.sleep(2 - time.time() % 2 + 0.05)
@@ -108,7 +110,7 @@ def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, t
         assert refused.headers["Retry-After"].isdigit() and 1 <= int(refused.headers["Retry-After"]) <= 2
         assert "too many runs created from 127.0.0.1" in refused.json()["error"]
         with opened(runs) as db:
-            assert db.read("SELECT count(*) FROM runs") == [(3,)]        # the refused creation stored nothing
+            assert db.read("SELECT count(*) FROM runs") == [(3,)]  # the refused creation stored nothing
 
         run, token = made[0].json()["run"], made[0].json()["token"]
         auth = {"Authorization": f"Bearer {token}"}
@@ -116,8 +118,10 @@ def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, t
         view = httpx.get(f"{url_a}/api/v1/runs/{run}/tiles/{seed}").json()
         wrong = [{"tile": seed, "cells": "0" * len(view["puzzle"])}]
         time.sleep(2 - time.time() % 2 + 0.05)
-        sent = [httpx.post(f"{u}/api/v1/runs/{run}/moves", json={"moves": wrong}, headers=auth)
-                for u in (url_b, url_a, url_b)]
+        sent = [
+            httpx.post(f"{u}/api/v1/runs/{run}/moves", json={"moves": wrong}, headers=auth)
+            for u in (url_b, url_a, url_b)
+        ]
         assert [r.status_code for r in sent] == [200, 200, 429]
         assert 1 <= int(sent[2].headers["Retry-After"]) <= 2
         with opened(runs) as db:
@@ -148,15 +152,25 @@ def test_the_mcp_door_counts_the_callers_address(day21, tmp_path):
 
     fx, _d, manifest, _truth = day21
     runs = tmp_path / "runs.sqlite"
-    with service_process(fx.lib_path, runs, [manifest], "--quota-runs", "2", "--quota-window", "600",
-                         "--access-log", "off", log=tmp_path / "serve.log") as (_p, url):
+    with service_process(
+        fx.lib_path,
+        runs,
+        [manifest],
+        "--quota-runs",
+        "2",
+        "--quota-window",
+        "600",
+        "--access-log",
+        "off",
+        log=tmp_path / "serve.log",
+    ) as (_p, url):
         day = httpx.get(f"{url}/api/v1/days").json()[0]["day"]
 
         async def three():
             async with McpClient(f"{url}/mcp") as c:
                 return [await c.call_tool("start_run", {"day": day}) for _ in range(3)]
 
-        if 600 - time.time() % 600 < 30:       # not across a window's edge
+        if 600 - time.time() % 600 < 30:  # not across a window's edge
             time.sleep(600 - time.time() % 600 + 0.1)
         answers = asyncio.run(three())
         assert [a.is_error for a in answers] == [False, False, True]
@@ -177,7 +191,11 @@ def test_the_commands_quota_defaults_are_the_services():
     params = inspect.signature(serve_command).parameters
     got = {k: params[k].default.default for k in ("quota_runs", "quota_moves", "quota_address_moves", "quota_window")}
     want = Quotas()
-    assert got == {"quota_runs": want.runs_per_address, "quota_moves": want.moves_per_token,
-                   "quota_address_moves": want.moves_per_address, "quota_window": want.window}
+    assert got == {
+        "quota_runs": want.runs_per_address,
+        "quota_moves": want.moves_per_token,
+        "quota_address_moves": want.moves_per_address,
+        "quota_window": want.window,
+    }
     opts = ServeOptions(library="x", runs="y")
     assert opts.quotas() == want

@@ -23,8 +23,9 @@ def day21(tmp_path_factory):
 
 def test_concurrent_batches_on_one_run_score_once(day21, pg_url, tmp_path):
     fx, _d, manifest, truth = day21
-    with service_process(fx.lib_path, pg_url, [manifest], "--access-log", "off", "--quota-moves", "0",
-                         log=tmp_path / "serve.log") as (_p, url):
+    with service_process(
+        fx.lib_path, pg_url, [manifest], "--access-log", "off", "--quota-moves", "0", log=tmp_path / "serve.log"
+    ) as (_p, url):
         day = httpx.get(f"{url}/api/v1/days").json()[0]["day"]
         made = httpx.post(f"{url}/api/v1/days/{day}/runs").json()
         run, auth = made["run"], {"Authorization": f"Bearer {made['token']}"}
@@ -34,8 +35,11 @@ def test_concurrent_batches_on_one_run_score_once(day21, pg_url, tmp_path):
         def send(k: int) -> None:
             with httpx.Client(timeout=60) as c:
                 go.wait()
-                answers[k] = c.post(f"{url}/api/v1/runs/{run}/moves", headers=auth,
-                                    json={"moves": [{"tile": seed, "cells": truth.truth(seed)}]})
+                answers[k] = c.post(
+                    f"{url}/api/v1/runs/{run}/moves",
+                    headers=auth,
+                    json={"moves": [{"tile": seed, "cells": truth.truth(seed)}]},
+                )
 
         threads = [threading.Thread(target=send, args=(k,)) for k in range(SENDERS)]
         for t in threads:
@@ -66,12 +70,16 @@ def test_a_batch_counts_only_its_runs_moves_when_ids_interleave(day21, runs_targ
         store = RunStore(runs_target, {m.day: DayBoard.load(m, lib, runs_target)})
     try:
         (a, _), (b, _) = store.create(m.day), store.create(m.day)
-        sql = ("INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
-               "VALUES (?, 0, '0', 0, 0, 0, 'bad', 0) RETURNING id")
+        sql = (
+            "INSERT INTO moves (run, tile, cells, accepted, correct, reward, reason, at) "
+            "VALUES (?, 0, '0', 0, 0, 0, 'bad', 0) RETURNING id"
+        )
 
         def interleave(tx):
             ids = [tx.one(sql, (r,))[0] for r in (a.run, b.run, b.run, a.run)]
-            tx.rows("INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)", (a.run, ids[0], ids[3], 1.0))
+            tx.rows(
+                "INSERT INTO batches (run, first_move, last_move, at) VALUES (?,?,?,?)", (a.run, ids[0], ids[3], 1.0)
+            )
             tx.rows("UPDATE runs SET nmoves = 2 WHERE run = ?", (a.run,))
             return ids
 

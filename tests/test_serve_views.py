@@ -33,7 +33,6 @@ def db(fx, tmp_path_factory):
         return DayBoard.load(load_manifest(fx.manifest.to_json()), lib, tmp_path_factory.mktemp("v") / "r.sqlite")
 
 
-
 # ---------------------------------------------------------------- the one manifest loader
 
 
@@ -54,9 +53,18 @@ def test_load_manifest_refuses_malformed_and_overlapping_manifests(fx, tmp_path)
     pk = fx.manifest.packing
     squares = list(pk.squares)
     squares[1] = (squares[1][0] - 2, squares[1][1], squares[1][2])
-    bad = replace(fx.manifest, packing=Packing(P=pk.P, squares=tuple(squares), zones=pk.zones,
-                                               seed_tile=pk.seed_tile, name=pk.name, version=pk.version,
-                                               params=pk.params))
+    bad = replace(
+        fx.manifest,
+        packing=Packing(
+            P=pk.P,
+            squares=tuple(squares),
+            zones=pk.zones,
+            seed_tile=pk.seed_tile,
+            name=pk.name,
+            version=pk.version,
+            params=pk.params,
+        ),
+    )
     with pytest.raises(CheckFailed) as e:
         load_manifest(bad.to_json())
     assert e.value.step == "packing"
@@ -70,8 +78,9 @@ solved_sets = st.sets(st.integers(0, 7), max_size=8)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(solved=solved_sets)
 def test_frontier_is_exactly_what_the_judge_accepts(db, solved):
-    accepts = {t for t in range(8)
-               if db.judge.judge_move({"tile": t, "cells": db.judge.truth(t)}, set(solved))["accepted"]}
+    accepts = {
+        t for t in range(8) if db.judge.judge_move({"tile": t, "cells": db.judge.truth(t)}, set(solved))["accepted"]
+    }
     assert frontier(db, set(solved)) == accepts
 
 
@@ -117,10 +126,10 @@ def test_zone_cells_and_clues_show_in_the_puzzle(tmp_path_factory, tmp_path):
     m = z.manifest.with_clues([(7, 2)])
     with Library.open(z.lib_path) as lib:
         dz = DayBoard.load(load_manifest(m.to_json()), lib, tmp_path / "r.sqlite")
-    v = puzzle_view(dz, 1, set())                # tile 1 (x0=5, y0=0): its right column is zone-given
+    v = puzzle_view(dz, 1, set())  # tile 1 (x0=5, y0=0): its right column is zone-given
     n = v["n"]
     assert all(v["zone"][r * n + n - 1] == "1" and v["puzzle"][r * n + n - 1] != "." for r in range(n))
-    v2 = puzzle_view(dz, 2, set())               # tile 2 (x0=0, y0=5) holds the clue at row 7, col 2
+    v2 = puzzle_view(dz, 2, set())  # tile 2 (x0=0, y0=5) holds the clue at row 7, col 2
     assert v2["clues"] == [[7, 2, int(z.solution[7, 2])]]
     assert v2["puzzle"][2 * n + 2] == str(int(z.solution[7, 2]))
 
@@ -134,16 +143,24 @@ def test_run_series_per_batch_reward_and_mean_n():
     solved = [(1, 0), (3, 1), (4, 2)]
     out = run_series(batches, solved, [1, 3, 1], n, 100)
     assert [(e["batch"], e["t"], e["moves"], e["solved"], e["reward"], e["mean_n"]) for e in out] == [
-        (1, 0.0, 1, 1, 256, 16.0), (2, 1.5, 3, 2, 100, 7.0), (3, 3.0, 1, 0, 0, None)]
+        (1, 0.0, 1, 1, 256, 16.0),
+        (2, 1.5, 3, 2, 100, 7.0),
+        (3, 3.0, 1, 0, 0, None),
+    ]
     assert [(e["total_reward"], e["total_solved"], e["mean_n_so_far"]) for e in out] == [
-        (256, 1, 16.0), (356, 3, 10.0), (356, 3, 10.0)]
+        (256, 1, 16.0),
+        (356, 3, 10.0),
+        (356, 3, 10.0),
+    ]
     day = day_series([out, out[:1]])
     assert day[0] == {"batch": 1, "runs": 2, "mean_reward": 256.0, "solved": 2, "mean_n": 16.0}
     assert day[2] == {"batch": 3, "runs": 1, "mean_reward": 0.0, "solved": 0, "mean_n": None}
     # two runs: one started at 100 (batches at +0, +1.5, +3), one at 102 (its batch 1 at +0)
     tm = time_series([(100, out), (102, out[:1])], bucket=2)
-    assert tm == [{"t": 0, "batches": 2, "reward": 356, "solved": 3, "mean_n": 10.0},
-                  {"t": 2, "batches": 2, "reward": 256, "solved": 1, "mean_n": 16.0}]
+    assert tm == [
+        {"t": 0, "batches": 2, "reward": 356, "solved": 3, "mean_n": 10.0},
+        {"t": 2, "batches": 2, "reward": 256, "solved": 1, "mean_n": 16.0},
+    ]
     assert time_series([], 60) == []
 
 
@@ -178,9 +195,10 @@ def test_cli_puzzle_and_score(fx, db, tmp_path, runs_target):
     assert r.returncode == 0
     head, puzzle, *grid = r.stdout.splitlines()
     assert head.startswith("tile 1: n=6 at x0=15 y0=0; locked") and puzzle == puzzle_view(db, 1, set())["puzzle"]
-    assert grid == [" ".join(puzzle[r * 6:(r + 1) * 6]) for r in range(6)]
-    runs = runs_target                              # a runs file, then PostgreSQL
+    assert grid == [" ".join(puzzle[r * 6 : (r + 1) * 6]) for r in range(6)]
+    runs = runs_target  # a runs file, then PostgreSQL
     from referee.judge import Judge
+
     Judge(fx.manifest, db.board, runs).judge({"run": "me", "moves": [{"tile": 0, "cells": db.judge.truth(0)}]})
     r = run_tiles("referee", "puzzle", str(mf), "1", "--runs", str(runs), "--run", "me", "--json", "-L", lib)
     assert r.returncode == 0
@@ -190,11 +208,13 @@ def test_cli_puzzle_and_score(fx, db, tmp_path, runs_target):
     assert r.returncode == 0
     row = json.loads(r.stdout)
     assert (row["run"], row["solved"], row["reward"], row["moves"], row["batches"]) == ("me", 1, 256, 1, 1)
-    for argv in (["referee", "puzzle", str(mf), "8", "-L", lib],
-                 ["referee", "puzzle", str(mf), "1", "--runs", str(runs), "-L", lib],
-                 ["referee", "puzzle", str(mf), "1", "--runs", str(runs), "--run", "nobody", "-L", lib],
-                 ["referee", "score", "--runs", str(tmp_path / "none.sqlite")],
-                 ["referee", "score", "--runs", str(runs), "--run", "nobody"]):
+    for argv in (
+        ["referee", "puzzle", str(mf), "8", "-L", lib],
+        ["referee", "puzzle", str(mf), "1", "--runs", str(runs), "-L", lib],
+        ["referee", "puzzle", str(mf), "1", "--runs", str(runs), "--run", "nobody", "-L", lib],
+        ["referee", "score", "--runs", str(tmp_path / "none.sqlite")],
+        ["referee", "score", "--runs", str(runs), "--run", "nobody"],
+    ):
         r = run_tiles(*argv)
         assert r.returncode == 2
         err = r.stderr.strip().splitlines()

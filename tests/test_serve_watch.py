@@ -26,11 +26,10 @@ def days(base: str) -> list[str]:
 def test_a_day_built_while_serving_is_offered_without_a_restart_and_sigterm_is_prompt(tmp_path):
     lib = tmp_path / "lib.sqlite"
     build(BuildOptions(day="2026-11-28", library=lib, out_dir=tmp_path, size=61, seed=SEED), log=lambda _l: None)
-    with service_process(lib, tmp_path / "runs.sqlite", []) as (proc, base):     # default --poll 10 s
+    with service_process(lib, tmp_path / "runs.sqlite", []) as (proc, base):  # default --poll 10 s
         assert days(base) == ["2026-11-28"]
         t0 = time.monotonic()
-        build(BuildOptions(day="2026-11-29", library=lib, out_dir=tmp_path, size=61, seed=SEED),
-              log=lambda _l: None)
+        build(BuildOptions(day="2026-11-29", library=lib, out_dir=tmp_path, size=61, seed=SEED), log=lambda _l: None)
         while "2026-11-29" not in days(base):
             assert time.monotonic() - t0 < 60, "the new day was not offered within a minute"
             time.sleep(0.5)
@@ -38,7 +37,7 @@ def test_a_day_built_while_serving_is_offered_without_a_restart_and_sigterm_is_p
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout.splitlines()[-1])["cleared"] is True
 
-        keep = httpx.Client(base_url=base)           # an idle keep-alive connection stays open
+        keep = httpx.Client(base_url=base)  # an idle keep-alive connection stays open
         assert keep.get("/api/v1/days").status_code == 200
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)

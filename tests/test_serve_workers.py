@@ -45,7 +45,7 @@ def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluste
         sessions = [HttpSession(c, DAY, player=f"bot{k}", max_moves=3) for k, c in enumerate(clients)]
         threads, results, errors = start_players(sessions, "agent")
         faults = []
-        for k in range(3):                       # PostgreSQL restarts under them, a worker dies
+        for k in range(3):  # PostgreSQL restarts under them, a worker dies
             time.sleep(1.0)
             if not any(t.is_alive() for t in threads):
                 break
@@ -59,7 +59,7 @@ def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluste
         for c in clients:
             c.close()
         assert not errors, errors
-        assert faults[:2] == ["restart", "worker killed"], faults    # the faults did come mid-play
+        assert faults[:2] == ["restart", "worker killed"], faults  # the faults did come mid-play
         for k, r in enumerate(results):
             assert r is not None and r.cleared and r.reward == full, (k, r)
         with Client(base) as c:
@@ -68,7 +68,7 @@ def test_eight_agents_on_two_workers_survive_postgresql_restarts(g121, pg_cluste
         stored = query_runs(url, "SELECT coalesce(sum(reward), 0), count(*) FROM moves WHERE run = ?", (s.run,))[0]
         reward, moves, scored = replayed(truth, url, s.run)
         assert reward == stored[0] == full == board[s.run].reward
-        assert len(scored) == len(set(scored)) == len(truth.board.squares)       # no tile scored twice
+        assert len(scored) == len(set(scored)) == len(truth.board.squares)  # no tile scored twice
         assert query_runs(url, "SELECT nmoves FROM runs WHERE run = ?", (s.run,)) == [(moves,)]
 
 
@@ -84,7 +84,7 @@ def test_two_workers_and_the_cli_judge_write_one_database_consistently(g121, pg_
             r = run_tiles("referee", "judge", str(manifest), str(sub), "--runs", url, "-L", str(lib))
             assert r.returncode == 0 and json.loads(r.stdout)["correct"] is True, r.stderr
             n = truth.board.squares[seed][2] + 1
-            for _ in range(20):                   # new connections: either worker answers, each says the same
+            for _ in range(20):  # new connections: either worker answers, each says the same
                 got = httpx.get(f"{base}/api/v1/runs/{run}", headers={"Connection": "close"}).json()
                 assert (got["solved"], got["reward"]) == (1, n * n)
             again = c.moves(run, [(seed, truth.truth(seed))]).verdicts[0]
@@ -145,8 +145,10 @@ def test_a_burst_of_connections_is_spread_over_the_workers(g121, tmp_path):
     (the supervisor's socket holds the port and never listens), and a worker started in place of a
     killed one takes its share of the next burst."""
     lib, manifest, _truth, _full = g121
-    with service_process(lib, tmp_path / "runs.sqlite", [manifest], "--workers", "2",
-                         log=tmp_path / "serve.log") as (proc, base):
+    with service_process(lib, tmp_path / "runs.sqlite", [manifest], "--workers", "2", log=tmp_path / "serve.log") as (
+        proc,
+        base,
+    ):
         port = int(base.rsplit(":", 1)[1])
 
         def listening(pids):
@@ -155,7 +157,7 @@ def test_a_burst_of_connections_is_spread_over_the_workers(g121, tmp_path):
         deadline = time.monotonic() + 60
         while not listening(worker_pids(proc.pid)) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _held_by(proc.pid, _sockets(port, "0A")) == 0          # the supervisor never listens
+        assert _held_by(proc.pid, _sockets(port, "0A")) == 0  # the supervisor never listens
         for round_ in range(2):
             pids = worker_pids(proc.pid)
             assert len(pids) == 2, pids
@@ -164,9 +166,10 @@ def test_a_burst_of_connections_is_spread_over_the_workers(g121, tmp_path):
             assert sum(held) == 64 and min(held) >= 16, (round_, held)
             for s in conns:
                 s.close()
-            if round_ == 0:                        # a worker dies; its replacement joins the group
+            if round_ == 0:  # a worker dies; its replacement joins the group
                 os.kill(pids[0], signal.SIGKILL)
                 deadline = time.monotonic() + 60
-                while (pids[0] in worker_pids(proc.pid) or not listening(worker_pids(proc.pid))) \
-                        and time.monotonic() < deadline:
+                while (
+                    pids[0] in worker_pids(proc.pid) or not listening(worker_pids(proc.pid))
+                ) and time.monotonic() < deadline:
                     time.sleep(0.2)

@@ -30,7 +30,7 @@ def images(g: np.ndarray) -> list[np.ndarray]:
             x = g[:, ::-1] if f else g
             for _r in range(4):
                 out.append(1 - x if k else x)
-                x = np.rot90(x, -1)            # a quarter turn clockwise
+                x = np.rot90(x, -1)  # a quarter turn clockwise
     return out
 
 
@@ -90,13 +90,13 @@ def test_spent_rows_merge_as_a_commutative_union_and_count_in_the_fingerprint(tm
             got = merge_file(lib, src)
             assert got.spent_added == 5
     rows = [sorted(sqlite3.connect(p).execute("SELECT solution, board, n, day FROM spent")) for p in paths]
-    assert rows[0] == rows[1] and len(rows[0]) == 10       # (solution, board) pairs: a shared solution twice
+    assert rows[0] == rows[1] and len(rows[0]) == 10  # (solution, board) pairs: a shared solution twice
     after = fingerprint(sqlite3.connect(paths[0]))
     assert after[-1] == 10 and after[-1] > before[0][-1]
     with Library.open(paths[0]) as lib:
         assert spent.spent_of(lib.conn, [_hex(i) for i in range(20)]) == {_hex(i) for i in range(6)}
         assert spent.count(lib.conn) == (10, 6)
-        assert merge_file(lib, paths[1]).spent_added == 0    # idempotent
+        assert merge_file(lib, paths[1]).spent_added == 0  # idempotent
 
 
 def test_a_delta_carries_the_spent_rows_past_the_mark(tmp_path):
@@ -141,8 +141,9 @@ def test_a_version_1_library_is_upgraded_on_open_and_a_read_only_one_reads_as_em
         assert {"spent_updated", "spent_deleted"} <= names
 
 
-@pytest.mark.parametrize("column, value", [("solution", "XYZ"), ("board", "0" * 63), ("n", 8),
-                                           ("day", "yesterday"), ("solution", "A" * 64)])
+@pytest.mark.parametrize(
+    "column, value", [("solution", "XYZ"), ("board", "0" * 63), ("n", 8), ("day", "yesterday"), ("solution", "A" * 64)]
+)
 def test_the_publish_check_refuses_a_malformed_spent_row(tmp_path, column, value):
     p = tmp_path / "lib.sqlite"
     with Library.open(p, create=True) as lib:
@@ -153,4 +154,4 @@ def test_the_publish_check_refuses_a_malformed_spent_row(tmp_path, column, value
             lib.conn.execute(f"UPDATE spent SET {column} = ? WHERE rowid = 2", (value,))
         with pytest.raises(CorruptLibrary, match="spent row 2 is malformed"):
             check_connection(lib.conn, "lib")
-        assert lib.meta()["verified:dirty"] == "spent updated"     # the tamper trigger saw it too
+        assert lib.meta()["verified:dirty"] == "spent updated"  # the tamper trigger saw it too

@@ -38,8 +38,18 @@ def _loaded_after(argv: list[str]) -> set[str]:
     return set(json.loads(out.stderr.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["library", "--help"], ["referee", "--help"], ["daily", "--help"],
-                                  ["library", "generate", "--help"], ["solve", "--help"], ["pack", "--help"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["library", "--help"],
+        ["referee", "--help"],
+        ["daily", "--help"],
+        ["library", "generate", "--help"],
+        ["solve", "--help"],
+        ["pack", "--help"],
+    ],
+)
 def test_help_loads_no_heavy_module(argv):
     assert _loaded_after(argv) == set()
 
@@ -62,8 +72,22 @@ def test_generate_loads_no_heavy_library(tmp_path, n, level):
     (the column filter, the canonical form, the edges and the rating are C or int code), no
     pandas (the store inserts with sqlite3), no CP-SAT (no boundary is fixed)."""
     lib = tmp_path / "g.sqlite"
-    loaded = _loaded_after(["library", "generate", "--n", str(n), "--count", "5", "--level", str(level),
-                            "--seed", "cd" * 32, "-L", str(lib)])
+    loaded = _loaded_after(
+        [
+            "library",
+            "generate",
+            "--n",
+            str(n),
+            "--count",
+            "5",
+            "--level",
+            str(level),
+            "--seed",
+            "cd" * 32,
+            "-L",
+            str(lib),
+        ]
+    )
     assert loaded == {"generator", "tilelib.store"}, loaded
     assert lib.exists()
 
@@ -79,11 +103,13 @@ def test_one_command_group_is_the_whole_group():
     for name, group in full.commands.items():
         mods = cli.modules_for([name])
         assert mods != cli.COMMAND_MODULES, name
-        code = ("import json, typer.main\n"
-                "from tiles_cli import app as cli\n"
-                f"cmd = typer.main.get_command(cli.build_app({mods!r}))\n"
-                f"g = cmd.commands[{name!r}]\n"
-                "print(json.dumps(sorted(getattr(g, 'commands', {}))))\n")
+        code = (
+            "import json, typer.main\n"
+            "from tiles_cli import app as cli\n"
+            f"cmd = typer.main.get_command(cli.build_app({mods!r}))\n"
+            f"g = cmd.commands[{name!r}]\n"
+            "print(json.dumps(sorted(getattr(g, 'commands', {}))))\n"
+        )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout) == sorted(getattr(group, "commands", {})), name
@@ -112,7 +138,7 @@ def test_pack_default_is_the_packers_default():
     from tiles_cli.options import DEFAULT_PACKER, PACKER_NAMES
 
     assert DEFAULT_PACKER == packers.DEFAULT_PACKER
-    assert PACKER_NAMES == " | ".join(packers.PACKERS)     # the --packer help names every packer
+    assert PACKER_NAMES == " | ".join(packers.PACKERS)  # the --packer help names every packer
 
 
 def test_main_registers_the_commands_once_per_process():

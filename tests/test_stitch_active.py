@@ -48,7 +48,7 @@ def _same_index(a: MemoryIndex, b: MemoryIndex, rng) -> None:
     for n, sa in a.sizes.items():
         sb = b.sizes[n]
         assert sa.hashes == sb.hashes
-        assert (sa.OE[:sa.size] == sb.OE[:sb.size]).all() and (sa.PINS[:sa.size] == sb.PINS[:sb.size]).all()
+        assert (sa.OE[: sa.size] == sb.OE[: sb.size]).all() and (sa.PINS[: sa.size] == sb.PINS[: sb.size]).all()
         full = (1 << n) - 1
         for _ in range(30):
             e = sa.OE[int(rng.integers(0, sa.size))] if sa.size else [0, 0, 0, 0]
@@ -63,8 +63,10 @@ def test_active_set_is_the_cap_smallest_hashes_of_each_size(grown, tmp_path):
         act, info = load_active(lib.conn, path, cap=17)
         assert info.source == "scan" and info.written
         for n in (6, 8):
-            rows = lib.conn.execute("SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles "
-                                    "WHERE n = ? ORDER BY hash LIMIT 17", (n,)).fetchall()
+            rows = lib.conn.execute(
+                "SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE n = ? ORDER BY hash LIMIT 17",
+                (n,),
+            ).fetchall()
             a = act[n]
             assert [h.decode() for h in a.hashes.tolist()] == [r[0] for r in rows]
             assert a.edges.tolist() == [list(r[1:5]) for r in rows]
@@ -103,7 +105,7 @@ def test_a_sidecar_of_another_library_or_cap_is_not_trusted(grown, tmp_path):
     with Library.open(a) as lib:
         load_active(lib.conn, a, cap=9)
         assert load_active(lib.conn, a, cap=9)[1].source == "sidecar"
-        assert load_active(lib.conn, a, cap=10)[1].source == "scan"       # another cap
+        assert load_active(lib.conn, a, cap=10)[1].source == "scan"  # another cap
     # another library (its own library_id) that finds a's sidecar beside it
     b = tmp_path / "b.sqlite"
     with Library.create(b) as lib:
@@ -112,7 +114,8 @@ def test_a_sidecar_of_another_library_or_cap_is_not_trusted(grown, tmp_path):
         act, info = load_active(lib.conn, b, cap=10)
         assert info.source == "scan"
         assert sorted(h.decode() for h in act[6].hashes.tolist()) == [
-            r[0] for r in lib.conn.execute("SELECT hash FROM tiles WHERE n = 6 ORDER BY hash LIMIT 10")]
+            r[0] for r in lib.conn.execute("SELECT hash FROM tiles WHERE n = 6 ORDER BY hash LIMIT 10")
+        ]
 
 
 def test_a_sidecar_whose_probed_rows_changed_is_rebuilt(grown, tmp_path):
@@ -139,8 +142,12 @@ def test_a_damaged_sidecar_is_rebuilt_and_an_unwritable_one_is_skipped(grown, tm
 def test_merged_keeps_the_cap_smallest_and_one_row_per_hash():
     def rows(hs):
         k = len(hs)
-        return ActiveRows(np.array(hs, dtype="S64"), np.arange(4 * k, dtype=np.int64).reshape(k, 4),
-                          np.ones(k, dtype=np.int64), np.full(k, 0xffff, dtype=np.int64))
+        return ActiveRows(
+            np.array(hs, dtype="S64"),
+            np.arange(4 * k, dtype=np.int64).reshape(k, 4),
+            np.ones(k, dtype=np.int64),
+            np.full(k, 0xFFFF, dtype=np.int64),
+        )
 
     a = rows([b"0a", b"0c", b"0e"])
     b = rows([b"0b", b"0c", b"0d"])

@@ -18,10 +18,10 @@ from tests.test_stitch_seams import rebuild
 from tilelib.rng import Stream
 from tilelib.store import Library
 
-stitch_mod = importlib.import_module("stitcher.stitch")   # the package re-exports the function
+stitch_mod = importlib.import_module("stitcher.stitch")  # the package re-exports the function
 
 G = 61
-SEEDS = (2, 4)    # packings on which, from an empty library, some square meets this case (generator 5)
+SEEDS = (2, 4)  # packings on which, from an empty library, some square meets this case (generator 5)
 
 
 def _run(tmp_path, seed: int, early: bool):
@@ -30,7 +30,7 @@ def _run(tmp_path, seed: int, early: bool):
         res = stitch(make_packing("big-first", G, s), lib, Stream(s, "stitch"), early_repair=early)
         validate_packing(res.packing, res.packing.P)
         assert all(lib.has(h) for h, _t in res.placements)
-        rebuild(res, lib)     # every placed tile agrees with every neighbour on shared cells
+        rebuild(res, lib)  # every placed tile agrees with every neighbour on shared cells
         return res
 
 
@@ -62,7 +62,7 @@ def test_early_repair_runs_only_at_the_top_level(tmp_path, monkeypatch):
     res = _run(tmp_path, SEEDS[0], True)
     assert res.stats.total("repaired_early") >= 1
     assert all(open_ for _d, open_ in seen)
-    assert all(d == 0 for d, _o in seen)     # resolve's repairs and early ones: never nested
+    assert all(d == 0 for d, _o in seen)  # resolve's repairs and early ones: never nested
 
 
 def test_early_repair_is_deterministic(tmp_path):

@@ -41,8 +41,19 @@ def test_the_second_night_needs_fewer_new_tiles(tmp_path):
         if lib.exists():
             with sqlite3.connect(lib) as c:
                 before = c.execute("SELECT count(*) FROM tiles").fetchone()[0]
-        res = build(BuildOptions(day=day, library=lib, out_dir=tmp_path / "out", size=151, secret="islands",
-                                 force=True, packer="islands", profile="human"), log=lambda _l: None)
+        res = build(
+            BuildOptions(
+                day=day,
+                library=lib,
+                out_dir=tmp_path / "out",
+                size=151,
+                secret="islands",
+                force=True,
+                packer="islands",
+                profile="human",
+            ),
+            log=lambda _l: None,
+        )
         assert res.status == "frontier"
         with sqlite3.connect(lib) as c:
             new.append(c.execute("SELECT count(*) FROM tiles").fetchone()[0] - before)

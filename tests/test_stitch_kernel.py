@@ -58,7 +58,7 @@ def test_randbelow_rejects_bad_bounds():
     with pytest.raises(ValueError):
         _core.randbelow(Stream(b"\0" * 32), 0)
     with pytest.raises(AttributeError):
-        _core.randbelow(object(), 5)      # not a Stream
+        _core.randbelow(object(), 5)  # not a Stream
 
 
 # ---------------------------------------------------------------- the board
@@ -123,8 +123,8 @@ def random_index(seed: int) -> MemoryIndex:
             m = int(rng.integers(1, 4))
             edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
             rows.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
-        idx._size(n).add(rows[:count // 2])
-        for r in rows[count // 2:]:      # one at a time, as the drain adds them
+        idx._size(n).add(rows[: count // 2])
+        for r in rows[count // 2 :]:  # one at a time, as the drain adds them
             idx.add(r[0], n, r[1], r[2], r[3])
     return idx
 
@@ -279,7 +279,7 @@ def test_checker_rejects_bad_input():
     rng, squares, adj, placements, children, board = random_case(1, 61, "big-first")
     fc = ForwardCheck(board, squares, adj, placements, children)
     with pytest.raises(TypeError):
-        fc.checker(0)(5)                 # a key without a table
+        fc.checker(0)(5)  # a key without a table
     with pytest.raises(ValueError):
         fc.checker(0)((1, 2, 3))
     with pytest.raises(ValueError):
@@ -334,8 +334,8 @@ def sparse_index(seed: int) -> MemoryIndex:
             # few distinct lines, so lookups on real edges find several entries
             edges = tuple(int(lines[v]) for v in rng.integers(0, 40, size=4))
             rows.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
-        idx._size(n).add(rows[:count - 20])
-        for r in rows[count - 20:]:
+        idx._size(n).add(rows[: count - 20])
+        for r in rows[count - 20 :]:
             idx.add(r[0], n, r[1], r[2], r[3])
     return idx
 
@@ -377,8 +377,7 @@ def test_index_entries_are_the_transformed_grids_edges(seed, n):
     hashes = [rng.bytes(32).hex() for _ in range(k)]
     pins = rng.integers(0, 1 << 16, size=k)
     si = index_module._SizeIndex(n)
-    si.add_arrays(hashes, np.array([grid_edges(g) for g in grids], dtype=np.int64),
-                  rng.integers(1, 4, size=k), pins)
+    si.add_arrays(hashes, np.array([grid_edges(g) for g in grids], dtype=np.int64), rng.integers(1, 4, size=k), pins)
     for row, g in enumerate(grids):
         for t in range(16):
             e = 16 * row + t
@@ -400,8 +399,9 @@ def test_tables_built_on_threads_answer_as_one_built_inline(threads):
     for n, si in ref.sizes.items():
         rows = np.arange(0, len(si.hashes), 1 + threads, dtype=np.int64)
         ent = rows * 16
-        lazy._size(n).add_arrays([si.hashes[j] for j in rows.tolist()], si.OE[ent], si.M[ent],
-                                 si.PINS[ent].astype(np.int64), table=False)
+        lazy._size(n).add_arrays(
+            [si.hashes[j] for j in rows.tolist()], si.OE[ent], si.M[ent], si.PINS[ent].astype(np.int64), table=False
+        )
         sub.add_subset(n, ref, rows)
         assert lazy.sizes[n].table is None and sub.sizes[n].table is None
     build_tables(list(lazy.sizes.values()) + list(sub.sizes.values()), threads=threads)
@@ -409,7 +409,7 @@ def test_tables_built_on_threads_answer_as_one_built_inline(threads):
         a, b = lazy.sizes[n], sub.sizes[n]
         assert a.hashes == b.hashes and a.size == b.size
         for name in ("OE", "PINS", "M", "SK"):
-            assert (getattr(a, name)[:a.size] == getattr(b, name)[:b.size]).all()
+            assert (getattr(a, name)[: a.size] == getattr(b, name)[: b.size]).all()
         for _ in range(40):
             c = random_constraint(rng, ref, n)
             for m1 in (False, True):

@@ -14,7 +14,8 @@ from hypothesis import strategies as hst
 
 import stitcher.drain as drain_mod
 import importlib
-run_mod = importlib.import_module("stitcher.run")      # where the run calls joint_complete
+
+run_mod = importlib.import_module("stitcher.run")  # where the run calls joint_complete
 from packers.packing import Packing, validate_packing
 from stitcher.board import Board, SeamConflict
 from stitcher.drain import NOFIT, NofitSet, drain_misses, generate
@@ -31,8 +32,7 @@ from tilelib.rules import valid_lines, violations
 from tilelib.store import Library
 
 SEED = bytes(range(32))
-FOUR = Packing(P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0,
-               name="test")
+FOUR = Packing(P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0, name="test")
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_forced_miss_is_recorded_then_drained(lib):
     st = res.stats
     assert st.per_n[6]["misses_first"] >= 1 and st.per_n[6]["drained"] >= 1
     rows = lib.conn.execute("SELECT n, side_mask, count, nofit, tile, packing FROM misses ORDER BY id").fetchall()
-    assert rows[0][:2] == (6, 0)                 # the seed's unconstrained miss comes first
+    assert rows[0][:2] == (6, 0)  # the seed's unconstrained miss comes first
     assert rows[0][4] is not None and lib.has(rows[0][4])
     assert all(r[5] == FOUR.digest() for r in rows)
     for h, _t in res.placements:
@@ -91,8 +91,7 @@ def test_forced_miss_is_recorded_then_drained(lib):
 def test_repeated_miss_is_one_row_with_a_counter(lib):
     """Same packing, seed and library twice without the drain: the same misses, counted twice."""
     lib.insert(generate(Constraint.sides(6), 0, 1, Stream(SEED, "one"))[1])
-    packing = Packing(P=10, squares=((0, 0, 5), (5, 0, 5)), zones=((( 0, 5, 10, 5),),), seed_tile=0,
-                      name="test")
+    packing = Packing(P=10, squares=((0, 0, 5), (5, 0, 5)), zones=(((0, 5, 10, 5),),), seed_tile=0, name="test")
     validate_packing(packing, 10)
     first = stitch(packing, lib, Stream(SEED, "s"), drain=False)
     rows1 = lib.conn.execute("SELECT id, count FROM misses").fetchall()
@@ -113,8 +112,7 @@ def test_nofit_is_marked_and_then_settled_by_containment(lib, spy):
     assert len(spy) == 1
     assert len(ledger.nofit_constraints(lib.conn, 6)) == 1
     # A harder constraint (one more whole side), seen in another orientation: nofit, no CP-SAT.
-    right = next(v for v in valid_lines(6)
-                 if (v >> 5) == (c.values[0] & 1) and (v & 1) == (c.values[2] & 1))
+    right = next(v for v in valid_lines(6) if (v >> 5) == (c.values[0] & 1) and (v & 1) == (c.values[2] & 1))
     harder = Constraint(6, (63, 63, 63, 63), (c.values[0], right, c.values[2], c.values[3]))
     assert harder.contains(c)
     ledger.record_miss(lib.conn, push_forward(harder, 5), "p")
@@ -136,8 +134,8 @@ def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
         # lookahead off: no window-aware make and no repair of the hand-made neighbours
         run = open_run(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8, lookahead=False))
         # Stand-in tiles on squares 1 and 2 with edges that present c to square 3.
-        run.at.put(1, "x", 0, (0, 0, c.values[0], 0))   # square 1: its bottom is square 3's top
-        run.at.put(2, "x", 0, (0, c.values[3], 0, 0))   # square 2: its right is square 3's left
+        run.at.put(1, "x", 0, (0, 0, c.values[0], 0))  # square 1: its bottom is square 3's top
+        run.at.put(2, "x", 0, (0, c.values[3], 0, 0))  # square 2: its right is square 3's left
         # The bottom of square 3 lies on the board edge; give it by hand as if a tile held it.
         b = run.at.board
         idx_bottom = [(10, 5 + j) for j in range(6)]
@@ -149,7 +147,7 @@ def test_stitch_square_facing_a_nofit_boundary_settles_without_cp_sat(lib, spy):
         spy.clear()
         run.resolve(3, None)
         assert not run.at.placed(3) and 3 in run.at.children  # split -> a 5-square is a zone
-        if attempt == 0:    # proved by the exact n = 6 table (small.feasible): no CP-SAT call
+        if attempt == 0:  # proved by the exact n = 6 table (small.feasible): no CP-SAT call
             assert run.st.per_n[6]["nofit"] == 1 and spy == []
         else:
             assert run.st.per_n[6]["settled"] == 1 and spy == []
@@ -161,8 +159,13 @@ def test_fallback_keeps_the_packing_valid(lib):
     documented order (a split square's leaves replace it in place)."""
     lib.insert(generate(Constraint.sides(6), 0, 1, Stream(SEED, "one"))[1])
     lib.insert(generate(Constraint.sides(16), 0, 1, Stream(SEED, "big"))[1])
-    packing = Packing(P=24, squares=((0, 0, 15), (15, 0, 9), (15, 9, 9), (0, 15, 9)),
-                      zones=(((9, 15, 6, 9),), ((15, 18, 9, 6),)), seed_tile=0, name="test")
+    packing = Packing(
+        P=24,
+        squares=((0, 0, 15), (15, 0, 9), (15, 9, 9), (0, 15, 9)),
+        zones=(((9, 15, 6, 9),), ((15, 18, 9, 6),)),
+        seed_tile=0,
+        name="test",
+    )
     validate_packing(packing, 24)
     res = stitch(packing, lib, Stream(SEED, "f"), drain=False)
     validate_packing(res.packing, 24)
@@ -172,12 +175,17 @@ def test_fallback_keeps_the_packing_valid(lib):
     assert res.stats.final_fill < 1.0
     assert res.packing.zone_fraction() > packing.zone_fraction()
     assert len(res.placements) == len(res.packing.squares)
-    assert res.packing.zones[:2] == packing.zones   # old zone ids are kept, new zones follow
+    assert res.packing.zones[:2] == packing.zones  # old zone ids are kept, new zones follow
+
     # leaves replace their square in place: their parents appear in id order
     def parent(q):
         x, y, s = q
-        return next(i for i, (px, py, ps) in enumerate(packing.squares)
-                    if px <= x and x + s <= px + ps and py <= y and y + s <= py + ps)
+        return next(
+            i
+            for i, (px, py, ps) in enumerate(packing.squares)
+            if px <= x and x + s <= px + ps and py <= y and y + s <= py + ps
+        )
+
     parents = [parent(q) for q in res.packing.squares]
     assert parents == sorted(parents) and parents[0] == 0
 
@@ -192,13 +200,13 @@ def test_split_square_covers_exactly_with_smaller_squares(s):
     for k in range(20):
         subs, zones = split_square(3, 4, s, Stream(SEED, f"split/{k}"))
         cover = np.zeros((40, 40), dtype=int)
-        for (x, y, q) in subs:
+        for x, y, q in subs:
             assert q in (5, 7, 9, 11, 13) and q < s
-            cover[y:y + q, x:x + q] += 1
-        for (x, y, w, h) in zones:
+            cover[y : y + q, x : x + q] += 1
+        for x, y, w, h in zones:
             assert w > 0 and h > 0
-            cover[y:y + h, x:x + w] += 1
-        assert (cover[4:4 + s, 3:3 + s] == 1).all() and cover.sum() == s * s
+            cover[y : y + h, x : x + w] += 1
+        assert (cover[4 : 4 + s, 3 : 3 + s] == 1).all() and cover.sum() == s * s
 
 
 def test_board_rejects_a_conflicting_placement():
@@ -207,18 +215,23 @@ def test_board_rejects_a_conflicting_placement():
     b = Board(11)
     b.place(0, 0, 6, tile.edges)
     c = b.constraint(5, 0, 6)
-    assert (c.masks[3], c.values[3]) == (63, right)          # the neighbour faces our right column
-    assert c.masks[0] == 0b100000 and c.values[0] == (top & 1) << 5   # and our top-right corner
+    assert (c.masks[3], c.values[3]) == (63, right)  # the neighbour faces our right column
+    assert c.masks[0] == 0b100000 and c.values[0] == (top & 1) << 5  # and our top-right corner
     # a neighbour whose left column is our right column passes; one differing in one cell does not
     with pytest.raises(SeamConflict):
         b.place(5, 0, 6, ((top & 1) << 5, 0, 0, right ^ 0b000100))
-    assert b.constraint(5, 0, 6) == c                         # nothing was written
+    assert b.constraint(5, 0, 6) == c  # nothing was written
     b.place(5, 0, 6, ((top & 1) << 5, 0, (right & 1) << 5, right))
 
 
 def test_seed_is_placed_first_and_big_first_goes_by_size():
-    P = Packing(P=20, squares=((0, 0, 5), (5, 0, 15), (0, 5, 5), (0, 10, 5), (0, 15, 5)), zones=(),
-                seed_tile=3, name="big-first")
+    P = Packing(
+        P=20,
+        squares=((0, 0, 5), (5, 0, 15), (0, 5, 5), (0, 10, 5), (0, 15, 5)),
+        zones=(),
+        seed_tile=3,
+        name="big-first",
+    )
     order = placement_order(P, [3, 1, 2, 0, 1])
     assert order[0] == 3 and order[1] == 1
 
@@ -230,7 +243,7 @@ def test_board_remove_keeps_cells_another_tile_holds():
     b.place(0, 0, 6, tile.edges)
     b.place(5, 0, 6, ((top & 1) << 5, 0, (right & 1) << 5, right))
     b.remove(5, 0, 6)
-    assert b.constraint(5, 0, 6).masks == (0b100000, 0, 0b100000, 63)   # the first tile's column stays
+    assert b.constraint(5, 0, 6).masks == (0b100000, 0, 0b100000, 63)  # the first tile's column stays
     b.remove(0, 0, 6)
     assert not b.known.any()
 
@@ -240,7 +253,7 @@ def test_exact_n6_table_agrees_with_cp_sat():
     from stitcher.small import feasible, solutions_edges
 
     E = solutions_edges(6)
-    assert len(E) == 4140          # every valid 6x6 grid with distinct rows and columns
+    assert len(E) == 4140  # every valid 6x6 grid with distinct rows and columns
     c_bad = infeasible_constraint()
     assert not feasible(c_bad)
     rng = np.random.default_rng(0)  # test-only sampling of constraints; the code under test is seedless
@@ -249,7 +262,7 @@ def test_exact_n6_table_agrees_with_cp_sat():
         top, left = int(rng.choice(lines)), int(rng.choice(lines))
         if (top >> 5) != (left >> 5):
             continue
-        masks = (63, 0, int(rng.integers(0, 64)) & 0b011110, 63)   # bottom corners come from left/right
+        masks = (63, 0, int(rng.integers(0, 64)) & 0b011110, 63)  # bottom corners come from left/right
         bottom = int(rng.integers(0, 64)) & masks[2]
         c = Constraint(6, masks, (top, 0, bottom, left))
         want = generate(c, 0, 2, Stream(SEED, f"agree/{k}"))[0] != NOFIT
@@ -269,7 +282,7 @@ def test_drain_modes_fill_a_small_board(lib, mode):
     assert res.stats.total("misses_first") >= 1
     assert ledger.open_misses(lib.conn) == []
     assert res.packing.seed_tile == [i for i, q in enumerate(res.packing.squares) if q == (5, 5, 5)][0]
-    for bad in ("sometimes", mode, 1, None):    # the mode's name is not a mode: only Drain or a bool
+    for bad in ("sometimes", mode, 1, None):  # the mode's name is not a mode: only Drain or a bool
         with pytest.raises(ValueError):
             stitch(packing, lib, Stream(SEED, mode), drain=bad)
 
@@ -319,7 +332,7 @@ def _hand_case(lib, bottom: int):
     top and left to square 3, and square 3's bottom (on the board edge) given by hand as ``bottom``."""
     c = infeasible_constraint()
     run = open_run(FOUR, lib, Stream(SEED, "s"), StitchOptions(max_tries=8))
-    corner = (bottom >> 5) & 1      # cell (10, 5): square 2's last bottom cell and right cell
+    corner = (bottom >> 5) & 1  # cell (10, 5): square 2's last bottom cell and right cell
     assert corner == c.values[3] & 1
     for k, e in ((1, (0, 0, c.values[0], 0)), (2, (0, c.values[3], corner, 0))):
         run.at.put(k, "x", 0, e)
@@ -338,19 +351,19 @@ def test_repair_together_remakes_a_square_and_the_neighbours_it_takes_off(lib):
     run, c = _hand_case(lib, c.values[2])
     assert run.at.board.constraint(5, 5, 6).contains(c)
     assert repair_together(run, 3, [1, 2], keep_others=False)
-    run.journal.flush({run.at.tile(k)[0] for k in (1, 2, 3)})     # what the end of a stitch writes
+    run.journal.flush({run.at.tile(k)[0] for k in (1, 2, 3)})  # what the end of a stitch writes
     grids = {}
     for k in (1, 2, 3):
         h, t = run.at.tile(k)
         assert lib.has(h)
         grids[k] = lib.get_oriented(h, t).solution_grid
         assert not violations(grids[k])
-    assert (grids[1][5, :] == grids[3][0, :]).all()      # 1's bottom row is 3's top row
-    assert (grids[2][:, 5] == grids[3][:, 0]).all()      # 2's right column is 3's left column
-    assert grids[1][5, 0] == grids[2][0, 5]              # the shared corner cell
+    assert (grids[1][5, :] == grids[3][0, :]).all()  # 1's bottom row is 3's top row
+    assert (grids[2][:, 5] == grids[3][:, 0]).all()  # 2's right column is 3's left column
+    assert grids[1][5, 0] == grids[2][0, 5]  # the shared corner cell
     hand = [(c.values[2] >> (5 - j)) & 1 for j in range(6)]
     assert grids[3][5, :].tolist() == hand
-    for k in (1, 2, 3):   # the board holds exactly those edges
+    for k in (1, 2, 3):  # the board holds exactly those edges
         x, y, s = FOUR.squares[k]
         assert run.at.board.constraint(x, y, s + 1).values == lib.get_oriented(*run.at.tile(k)).edges
 

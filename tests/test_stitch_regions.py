@@ -47,16 +47,18 @@ def test_split_is_a_partition_whose_halves_share_no_cell(G, k, packer):
     left_cells = set().union(*(cells(sq[i]) for i in left)) if left else set()
     right_cells = set().union(*(cells(sq[i]) for i in right)) if right else set()
     assert not left_cells & right_cells
-    for i in sp.strip:                      # the strip is exactly the squares crossing the column
+    for i in sp.strip:  # the strip is exactly the squares crossing the column
         x, _y, s = sq[i]
         assert x <= sp.column < x + s
-    for part in (left, right, sp.strip):    # each part keeps the placement order
+    for part in (left, right, sp.strip):  # each part keeps the placement order
         assert part == sorted(part, key=order.index)
 
 
 def _ledger_rows(conn):
-    return conn.execute("SELECT n, side_mask, top, right, bottom, left, top_mask, right_mask, "
-                        "bottom_mask, left_mask, packing, count, nofit, tile FROM misses ORDER BY id").fetchall()
+    return conn.execute(
+        "SELECT n, side_mask, top, right, bottom, left, top_mask, right_mask, "
+        "bottom_mask, left_mask, packing, count, nofit, tile FROM misses ORDER BY id"
+    ).fetchall()
 
 
 def test_a_replayed_log_writes_what_direct_writes_would(tmp_path, sample_tiles):
@@ -67,8 +69,8 @@ def test_a_replayed_log_writes_what_direct_writes_would(tmp_path, sample_tiles):
         ledger.record_miss(lib.conn, Constraint(6, (63, 0, 0, 0), (0b001011, 0, 0, 0)), "old")
         lib.conn.commit()
     shutil.copyfile(a, b)
-    c1 = Constraint(6, (63, 0, 0, 0), (0b001011, 0, 0, 0))             # already in the ledger
-    c2 = Constraint(6, (0, 63, 0, 0), (0, 0b001011, 0, 0))             # c1 turned: the same miss
+    c1 = Constraint(6, (63, 0, 0, 0), (0b001011, 0, 0, 0))  # already in the ledger
+    c2 = Constraint(6, (0, 63, 0, 0), (0, 0b001011, 0, 0))  # c1 turned: the same miss
     c3 = Constraint(8, (255, 0, 0, 255), (0b00101101, 0, 0, 0b00110011))
     tile = sample_tiles[0]
 
@@ -84,7 +86,7 @@ def test_a_replayed_log_writes_what_direct_writes_would(tmp_path, sample_tiles):
     with Library.open(a) as lib:
         j = SqlJournal(lib, lib.conn)
         script(j)
-        assert j.flush(set()) == 0          # the one tile is named by the ledger: written
+        assert j.flush(set()) == 0  # the one tile is named by the ledger: written
         lib.conn.commit()
         direct = _ledger_rows(lib.conn), sorted(r[0] for r in lib.conn.execute("SELECT hash FROM tiles"))
     log = LogJournal(b)
@@ -118,7 +120,7 @@ def test_kept_back_tiles_are_written_only_if_used_or_named(tmp_path, sample_tile
         log.close()
         m = j.record_miss(Constraint(6, (63, 0, 0, 0), (0b001011, 0, 0, 0)), "p")
         j.mark_drained(m.id, h_named)
-        j.write_named()                       # the named tile is written before any commit
+        j.write_named()  # the named tile is written before any commit
         assert lib.has(h_named) and not lib.has(h_used) and h_named not in j.pending
         assert j.flush({h_used}) == 1
         lib.conn.commit()
@@ -131,6 +133,7 @@ def test_kept_back_tiles_are_written_only_if_used_or_named(tmp_path, sample_tile
 
 def tile_hash(hashes, tile):
     from tilelib.store import tile_key
+
     h = tile_key(tile)[1]
     assert h in hashes
     return h
@@ -156,7 +159,7 @@ def test_halves_give_the_same_board_and_library_with_one_or_two_workers(tmp_path
     Library.open(src, create=True).close()
     r1, tiles1, miss1 = _stitch_g61(tmp_path, 1, src)
     r2, tiles2, miss2 = _stitch_g61(tmp_path, 2, src)
-    assert r1.stats.seconds.get("halves") is not None       # the halves ran
+    assert r1.stats.seconds.get("halves") is not None  # the halves ran
     assert r1.placements == r2.placements and r1.packing == r2.packing
     assert tiles1 == tiles2 and miss1 == miss2
     validate_packing(r1.packing, 60)
@@ -171,8 +174,10 @@ def test_a_build_on_halves_verifies(tmp_path, monkeypatch):
     texts = []
     for w in (2, 1):
         lib = tmp_path / f"lib{w}.sqlite"
-        res = build(BuildOptions(day="2026-11-29", library=lib, out_dir=tmp_path / f"out{w}", size=61,
-                                 seed=SEED, workers=w), log=lambda _line: None)
+        res = build(
+            BuildOptions(day="2026-11-29", library=lib, out_dir=tmp_path / f"out{w}", size=61, seed=SEED, workers=w),
+            log=lambda _line: None,
+        )
         assert res.status == "frontier"
         texts.append(res.manifest_path.read_text())
         with Library.open(lib) as l:
@@ -183,15 +188,18 @@ def test_a_build_on_halves_verifies(tmp_path, monkeypatch):
 @pytest.fixture
 def sample_tiles():
     from generator.make import GenParams, make_tile
+
     return [make_tile(GenParams.make(6, m_max=1, seam_mask=0), Stream(SEED, f"t{i}")) for i in range(3)]
 
 
 # ---------------------------------------------------------------- doomed windows (small.doomed)
 
+
 def test_relaxed_n6_table_counts_every_grid_whose_lines_may_repeat():
     """11,222 valid 6x6 grids without the distinct-lines rule, 4,140 with it (the checksums);
     every grid of the strict table is in the relaxed one."""
     from stitcher.small import solutions_edges
+
     strict, relaxed = solutions_edges(6), solutions_edges(6, distinct=False)
     assert len(strict) == 4140 and len(relaxed) == 11222
     assert set(map(tuple, strict.tolist())) <= set(map(tuple, relaxed.tolist()))
@@ -202,14 +210,18 @@ def test_doomed_is_only_said_where_cp_sat_finds_nothing(tmp_path, monkeypatch):
     anyway: CP-SAT finds no solution for any of them (doomed is sound), and some were skipped."""
     run_mod = importlib.import_module("stitcher.run")
     from stitcher import joint, small
+
     seen = []
     real = small.doomed
 
     def checking(board, squares, others):
         got = real(board, squares, others)
         if got:
-            seen.append(joint.joint_complete_many(board.values, board.known, squares, others,
-                                                  Stream(SEED, f"doomed/{len(seen)}")))
+            seen.append(
+                joint.joint_complete_many(
+                    board.values, board.known, squares, others, Stream(SEED, f"doomed/{len(seen)}")
+                )
+            )
         return got
 
     monkeypatch.setattr(run_mod, "doomed", checking)
@@ -217,6 +229,10 @@ def test_doomed_is_only_said_where_cp_sat_finds_nothing(tmp_path, monkeypatch):
     lib_path = tmp_path / "cold.sqlite"
     with Library.open(lib_path, create=True) as lib:
         for k in range(3):
-            stitch(make_packing("big-first", 61, hashlib.sha256(b"doomed-%d" % k).digest()), lib,
-                   Stream(SEED, f"s{k}"), drain=True)
+            stitch(
+                make_packing("big-first", 61, hashlib.sha256(b"doomed-%d" % k).digest()),
+                lib,
+                Stream(SEED, f"s{k}"),
+                drain=True,
+            )
     assert seen and all(g is None for g in seen), len(seen)

@@ -115,8 +115,9 @@ def test_a_stitch_reuses_grids_and_adds_fewer_rows(tmp_path):
             shutil.copyfile(base, path)
             with Library.open(path) as lib:
                 before = _rows(lib)
-                res = stitch(make_packing("big-first", 101, bytes([night]) * 32), lib, Stream(b"night", "s"),
-                             reuse=reuse)
+                res = stitch(
+                    make_packing("big-first", 101, bytes([night]) * 32), lib, Stream(b"night", "s"), reuse=reuse
+                )
                 added = _rows(lib) - before
                 made[reuse] += added
                 reused = res.stats.total("reused")
@@ -136,14 +137,29 @@ def test_daily_builds_with_a_profile_reuse_and_verify(tmp_path):
     lib = tmp_path / "lib.sqlite"
     got = []
     for day in ("2027-02-01", "2027-02-02"):
-        res = build(BuildOptions(day=day, library=lib, out_dir=tmp_path / "out", size=201, secret="reuse",
-                                 force=True, workers=2, profile="human"), log=lambda _l: None)
+        res = build(
+            BuildOptions(
+                day=day,
+                library=lib,
+                out_dir=tmp_path / "out",
+                size=201,
+                secret="reuse",
+                force=True,
+                workers=2,
+                profile="human",
+            ),
+            log=lambda _l: None,
+        )
         assert res.status == "frontier"
         got.append(sum(d.get("reused", 0) for d in res.stitch_detail["per_n"].values()))
-        with Library.open(lib) as L:     # every tile the ledger names is a row; so is every placement
+        with Library.open(lib) as L:  # every tile the ledger names is a row; so is every placement
             assert L.conn.execute("SELECT count(*) FROM misses WHERE tile IS NOT NULL").fetchone()[0] > 0
-            assert L.conn.execute("SELECT count(*) FROM misses WHERE tile IS NOT NULL AND tile NOT IN "
-                                  "(SELECT hash FROM tiles)").fetchone()[0] == 0
+            assert (
+                L.conn.execute(
+                    "SELECT count(*) FROM misses WHERE tile IS NOT NULL AND tile NOT IN (SELECT hash FROM tiles)"
+                ).fetchone()[0]
+                == 0
+            )
             m = json.loads(res.manifest_path.read_text())
             assert all(L.has(t["hash"]) for t in m["tiles"])
     assert got[1] > 0

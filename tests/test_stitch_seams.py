@@ -40,11 +40,11 @@ def rebuild(result, lib) -> tuple[np.ndarray, int]:
         tile = lib.get_oriented(h, t)
         assert tile.n == n
         grid = tile.solution_grid.astype(np.int16)
-        win = board[y0:y0 + n, x0:x0 + n]
+        win = board[y0 : y0 + n, x0 : x0 + n]
         clash = (win >= 0) & (win != grid)
         assert not clash.any(), f"seam conflict at tile ({x0},{y0},{s}) cells {np.argwhere(clash)[:3].tolist()}"
         win[...] = grid
-        holders[y0:y0 + n, x0:x0 + n] += 1
+        holders[y0 : y0 + n, x0 : x0 + n] += 1
     return board, int((holders >= 2).sum())
 
 
@@ -65,7 +65,7 @@ def test_no_seam_conflict(shared_lib, name, G):
     board, shared = rebuild(res, shared_lib)
     assert shared > 0 or len(res.packing.squares) == 1
     # every tile is a valid Takuzu solution; the seed tile is m = 1
-    for (h, t) in res.placements[:5]:
+    for h, t in res.placements[:5]:
         assert not violations(shared_lib.get_oriented(h, t).solution_grid)
     h, t = res.placements[res.packing.seed_tile]
     assert shared_lib.get(h).features.m == 1
@@ -99,7 +99,8 @@ def test_same_seed_same_library_same_placements(shared_lib, tmp_path):
             res = stitch(packing, lib, Stream(seed_of(9), "stitch"))
             miss_rows = lib.conn.execute(
                 "SELECT n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask, count, "
-                "nofit, tile FROM misses ORDER BY id").fetchall()
+                "nofit, tile FROM misses ORDER BY id"
+            ).fetchall()
             outs.append((res.placements, res.packing.to_json(), miss_rows, lib.count_tiles()))
     assert outs[0] == outs[1]
     # a different seed draws differently
@@ -112,8 +113,7 @@ def test_sql_index_gives_the_same_placements(shared_lib):
     """The in-memory index and per-query SQLite answer identically, so the stitch is the same."""
     packing = make_packing("bands", 61, seed_of(3))
     ns = range(6, 17, 2)
-    r1 = stitch(packing, shared_lib, Stream(seed_of(3), "s"), drain=False,
-                index=MemoryIndex.load(shared_lib.conn, ns))
+    r1 = stitch(packing, shared_lib, Stream(seed_of(3), "s"), drain=False, index=MemoryIndex.load(shared_lib.conn, ns))
     r2 = stitch(packing, shared_lib, Stream(seed_of(3), "s"), drain=False, index=SqlIndex(shared_lib.conn))
     assert r1.placements == r2.placements
     assert r1.packing == r2.packing
@@ -144,7 +144,7 @@ PIN_P = 35
 # path joins to the seed tile now becomes zone (stitcher.fallback.assemble). Every other placement
 # is unchanged: with that rule switched off the pre-29 pin below still holds.
 PIN_DIGEST = "50e6144fe78aa45c3a7d08b6675f22e10a2f629ff98d64b3b9b6cd9f20f13aa4"
-PIN_COUNTS = [(29, 28, 12, 0, 7), (31, 28, 11, 0, 8)]   # placements, hits 1st, fallbacks, unchecked, misses
+PIN_COUNTS = [(29, 28, 12, 0, 7), (31, 28, 11, 0, 8)]  # placements, hits 1st, fallbacks, unchecked, misses
 PIN_DIGEST_ALL_KEPT = "667d77fb767e7487377c4bf4dbc6d9a0c788a5ebc4951e6f1d155f7695d5a108"
 PIN_COUNTS_ALL_KEPT = [(36, 28, 12, 0, 7), (37, 28, 11, 0, 8)]
 
@@ -181,10 +181,18 @@ def pinned_stitches(lib) -> tuple[list, list]:
         rebuild(res, lib)
         misses = lib.conn.execute(
             "SELECT n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask, packing, "
-            "count, nofit, tile FROM misses ORDER BY id").fetchall()
+            "count, nofit, tile FROM misses ORDER BY id"
+        ).fetchall()
         parts.append([[list(p) for p in res.placements], res.packing.to_json(), [list(m) for m in misses]])
-        counts.append((len(res.placements), res.stats.total("hits_first"), res.stats.total("fallbacks"),
-                       res.stats.total("unchecked"), len(misses)))
+        counts.append(
+            (
+                len(res.placements),
+                res.stats.total("hits_first"),
+                res.stats.total("fallbacks"),
+                res.stats.total("unchecked"),
+                len(misses),
+            )
+        )
     return parts, counts
 
 
@@ -233,8 +241,12 @@ def reference_score(run, i: int, edges) -> int:
     at = run.at
     x, y, s = at.squares[i]
     n = s + 1
-    border = ({(y, x + k) for k in range(n)} | {(y + n - 1, x + k) for k in range(n)}
-              | {(y + k, x) for k in range(n)} | {(y + k, x + n - 1) for k in range(n)})
+    border = (
+        {(y, x + k) for k in range(n)}
+        | {(y + n - 1, x + k) for k in range(n)}
+        | {(y + k, x) for k in range(n)}
+        | {(y + k, x + n - 1) for k in range(n)}
+    )
     saved = at.board.push(x, y, n, edges)
     try:
         best, small = 1 << 30, []
@@ -244,8 +256,12 @@ def reference_score(run, i: int, edges) -> int:
             xj, yj, sj = at.squares[j]
             nj = sj + 1
             c = at.board.constraint(xj, yj, nj)
-            sides = ({(yj, xj + k) for k in range(nj)}, {(yj + k, xj + nj - 1) for k in range(nj)},
-                     {(yj + nj - 1, xj + k) for k in range(nj)}, {(yj + k, xj) for k in range(nj)})
+            sides = (
+                {(yj, xj + k) for k in range(nj)},
+                {(yj + k, xj + nj - 1) for k in range(nj)},
+                {(yj + nj - 1, xj + k) for k in range(nj)},
+                {(yj + k, xj) for k in range(nj)},
+            )
             touched = [sd for sd in range(4) if sides[sd] & border]
             for sd in touched:
                 k = len(matching_lines(nj, c.masks[sd], c.values[sd]))
@@ -275,6 +291,7 @@ def test_forward_check_scores_equal_the_brute_force_definition(tmp_path, monkeyp
             seen.append(got)
             assert got == reference_score(self, i, edges), (i, edges)
             return got
+
         return wrapped
 
     monkeypatch.setattr(stitch_mod.StitchRun, "_checker", checking)

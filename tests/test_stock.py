@@ -34,14 +34,27 @@ def nights(tmp_path_factory):
     lib, out = root / "lib.sqlite", root / "out"
     summaries = []
     for day in DAYS:
-        r = run_tiles("daily", "build", "--date", day, "--size", "61", "--library", lib, "--out", out,
-                      "--json", env=SECRET)
+        r = run_tiles(
+            "daily", "build", "--date", day, "--size", "61", "--library", lib, "--out", out, "--json", env=SECRET
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         summaries.append(json.loads(r.stdout))
-        if day == DAYS[0]:             # a top-up between the nights: a stock for night 2 to draw on
+        if day == DAYS[0]:  # a top-up between the nights: a stock for night 2 to draw on
             for n, count, mask in ((10, 30, 0), (12, 6, 3)):
-                g = run_tiles("library", "generate", "--n", str(n), "--count", str(count), "--seam-mask", str(mask),
-                              "--seed", f"{n:02d}" * 32, "--library", lib)
+                g = run_tiles(
+                    "library",
+                    "generate",
+                    "--n",
+                    str(n),
+                    "--count",
+                    str(count),
+                    "--seam-mask",
+                    str(mask),
+                    "--seed",
+                    f"{n:02d}" * 32,
+                    "--library",
+                    lib,
+                )
                 assert g.returncode == 0, g.stderr
     return {"root": root, "lib": lib, "summaries": summaries}
 
@@ -67,14 +80,23 @@ def _own_count(lib: Path) -> dict:
             d["sols"].add(h)
             d["per_class"][_own_shape(mask)] = d["per_class"].get(_own_shape(mask), 0) + 1
     conn.close()
-    return {n: {"rows": d["rows"], "unspent": d["unspent"], "solutions": len(d["sols"]),
-                "per_class": d["per_class"]} for n, d in out.items()}
+    return {
+        n: {"rows": d["rows"], "unspent": d["unspent"], "solutions": len(d["sols"]), "per_class": d["per_class"]}
+        for n, d in out.items()
+    }
 
 
 def _counts_of(rep: dict) -> dict:
-    return {n: {"rows": c["rows"], "unspent": c["unspent"], "solutions": c["solutions"],
-                "per_class": {k: v for k, v in c["per_class"].items() if v}}
-            for n, c in rep["per_n"].items() if c["rows"]}
+    return {
+        n: {
+            "rows": c["rows"],
+            "unspent": c["unspent"],
+            "solutions": c["solutions"],
+            "per_class": {k: v for k, v in c["per_class"].items() if v},
+        }
+        for n, c in rep["per_n"].items()
+        if c["rows"]
+    }
 
 
 def _report(lib: Path, cached: bool = True) -> dict:
@@ -95,8 +117,9 @@ def test_the_counts_equal_an_independent_count_and_the_build_reports_them(nights
     # the second build's --json carries the same stock, after its board was stored
     last = nights["summaries"][-1]
     assert _counts_of(last["stock"]) == own and last["stages"]["stock"]["load"]["source"] in ("refresh", "scan")
-    assert rep["nights"] == list(reversed(DAYS)) and rep["empty"] == [int(n) for n, c in rep["per_n"].items()
-                                                                       if not c["solutions"]]
+    assert rep["nights"] == list(reversed(DAYS)) and rep["empty"] == [
+        int(n) for n, c in rep["per_n"].items() if not c["solutions"]
+    ]
 
 
 def test_what_a_night_drew_and_made_adds_up_to_its_fresh_tiles_and_sets_the_rate(nights):
@@ -128,7 +151,7 @@ def test_a_night_whose_board_the_library_no_longer_holds_does_not_count(nights, 
     shutil.copy(nights["lib"], lib)
     conn = sqlite3.connect(lib)
     conn.execute("DROP TRIGGER IF EXISTS manifests_updated")
-    conn.execute("UPDATE manifests SET json = json || ' ' WHERE day = ?", (DAYS[0],))   # another board
+    conn.execute("UPDATE manifests SET json = json || ' ' WHERE day = ?", (DAYS[0],))  # another board
     conn.commit()
     assert [d for d, _ in stock.nights(conn)] == [DAYS[1]]
     conn.close()
@@ -139,16 +162,19 @@ def test_the_cache_refreshed_after_new_tiles_and_merged_spent_rows_equals_a_scan
     shutil.copy(nights["lib"], lib)
     shutil.copy(str(nights["lib"]) + stock.SUFFIX, str(lib) + stock.SUFFIX)
     assert _report(lib)["load"]["source"] == "cache"
-    r = run_tiles("library", "generate", "--n", "10", "--count", "3", "--seam-mask", "1", "--seed", "ab" * 32,
-                  "--library", lib)
+    r = run_tiles(
+        "library", "generate", "--n", "10", "--count", "3", "--seam-mask", "1", "--seed", "ab" * 32, "--library", lib
+    )
     assert r.returncode == 0, r.stderr
     # a merge brings spent rows of another machine's board: two unspent solutions of n = 10 leave the stock
     conn = sqlite3.connect(lib)
     free = [own_hash(from_blob(bytes(s), 10)) for (s,) in conn.execute("SELECT solution FROM tiles WHERE n = 10")]
     gone = sorted(set(free) - {s for (s,) in conn.execute("SELECT solution FROM spent")})[:2]
     assert len(gone) == 2
-    conn.executemany("INSERT INTO spent (solution, board, n, day, created) VALUES (?, ?, 10, '2026-09-30', 0)",
-                     [(s, "f" * 64) for s in gone])
+    conn.executemany(
+        "INSERT INTO spent (solution, board, n, day, created) VALUES (?, ?, 10, '2026-09-30', 0)",
+        [(s, "f" * 64) for s in gone],
+    )
     conn.commit()
     conn.close()
     rep = _report(lib)
@@ -166,7 +192,7 @@ def test_a_cache_of_another_library_or_a_damaged_one_is_not_trusted(nights, tmp_
     conn.execute("UPDATE meta SET value = 'another' WHERE key = 'library_id'")
     conn.commit()
     conn.close()
-    assert _report(lib)["load"]["source"] == "scan"          # and the cache is rewritten for this file
+    assert _report(lib)["load"]["source"] == "scan"  # and the cache is rewritten for this file
     assert _report(lib)["load"]["source"] == "cache"
     side.write_bytes(b"not an npz")
     rep = _report(lib)
@@ -229,4 +255,5 @@ def test_rows_and_spent_keys_merged_in_any_order_count_as_a_brute_force_count(st
     free = [(k, cl) for k, cl in rows if k not in spent]
     assert (c["rows"], c["unspent"], c["solutions"]) == (len(rows), len(free), len({k for k, _ in free}))
     assert {k: v for k, v in c["per_class"].items() if v} == {
-        stock.CLASSES[cl]: sum(1 for _k, x in free if x == cl) for cl in {x for _k, x in free}}
+        stock.CLASSES[cl]: sum(1 for _k, x in free if x == cl) for cl in {x for _k, x in free}
+    }

@@ -42,25 +42,33 @@ def test_the_floor_is_the_one_sided_stock_of_the_doc():
 
 
 def _report(per_n: dict, started: dict | None = None) -> dict:
-    return {"per_n": {str(n): {"solutions": s, "drawn_per_night": r, "started": (started or {}).get(n)}
-                      for n, (s, r) in per_n.items()}}
+    return {
+        "per_n": {
+            str(n): {"solutions": s, "drawn_per_night": r, "started": (started or {}).get(n)}
+            for n, (s, r) in per_n.items()
+        }
+    }
 
 
 def test_the_plan_restores_what_the_last_night_started_with():
     rep = _report({10: (0, None), 12: (30, 0.0), 14: (100, 40.0), 16: (200, 5.0)}, {12: 20, 14: 150, 16: 650})
     p = topup.plan(rep, {}, 3)
-    assert p.targets == {10: 13, 12: 30, 14: 150, 16: 650}       # floor, floor, started, started
+    assert p.targets == {10: 13, 12: 30, 14: 150, 16: 650}  # floor, floor, started, started
     assert {b.n: b.count for b in p.batches} == {10: 13, 14: 50, 16: 450}
 
 
 def test_the_plan_fills_the_shortfall_with_the_servable_mix_and_leaves_three_sides_to_the_drain():
     rep = _report({10: (0, None), 12: (500, 2.0), 14: (10, 40.0), 16: (187, 0.0)})
-    mix = {10: {"none": 1, "one": 0, "corner": 3, "opposite": 0, "three": 50, "four": 46},
-           12: {}, 14: {"three": 7}, 16: {}}
+    mix = {
+        10: {"none": 1, "one": 0, "corner": 3, "opposite": 0, "three": 50, "four": 46},
+        12: {},
+        14: {"three": 7},
+        16: {},
+    }
     p = topup.plan(rep, mix, 3)
     assert p.targets == {10: 13, 12: 30, 14: 120, 16: 187}
     got = {(b.n, b.cls): b.count for b in p.batches}
-    assert got == {(10, "none"): 3, (10, "corner"): 10, (14, "none"): 110}      # 12 and 16 are not thin
+    assert got == {(10, "none"): 3, (10, "corner"): 10, (14, "none"): 110}  # 12 and 16 are not thin
     assert {b.seam_mask for b in p.batches} == {0, 3}
     with pytest.raises(Exception, match="--nights"):
         topup.plan(rep, mix, 0)
@@ -80,8 +88,9 @@ def test_with_a_profile_each_class_is_split_over_its_levels():
 def _rows(lib: Path, after: int = 0) -> list[tuple]:
     conn = sqlite3.connect(lib)
     try:
-        return conn.execute("SELECT hash, n, seam_mask, ladder FROM tiles WHERE rowid > ? ORDER BY rowid",
-                            (after,)).fetchall()
+        return conn.execute(
+            "SELECT hash, n, seam_mask, ladder FROM tiles WHERE rowid > ? ORDER BY rowid", (after,)
+        ).fetchall()
     finally:
         conn.close()
 
@@ -104,7 +113,7 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
     # stored canonical: a corner made as mask 3 may be stored as 6, 9 or 12; its class is the same
     assert new and {stock.CLASSES[stock.edge_class(m)] for _h, _n, m, _lv in new} <= set(topup.SERVED)
     assert all(n >= 10 for _h, n, _m, _lv in new)
-    assert {lv for *_x, lv in new} == {2, 3, 4}       # the default profile's levels, as the build aims
+    assert {lv for *_x, lv in new} == {2, 3, 4}  # the default profile's levels, as the build aims
     # one worker makes the same rows; run again, nothing is thin
     r1 = run_tiles("library", "generate", "--stock", "--nights", "2", "--seed", SEED, "--library", twin)
     assert r1.returncode == 0 and _rows(twin, start) == new, r1.stderr
@@ -112,8 +121,19 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
     assert again.returncode == 0 and "topped up 0 tiles (the stock was not thin)" in again.stdout
     assert len(_rows(lib)) == start + len(new)
     # the next night places some of them: its record says it drew from the stock
-    b = run_tiles("daily", "build", "--date", "2026-10-03", "--size", "61", "--library", lib, "--out",
-                  tmp_path / "out", env=SECRET)
+    b = run_tiles(
+        "daily",
+        "build",
+        "--date",
+        "2026-10-03",
+        "--size",
+        "61",
+        "--library",
+        lib,
+        "--out",
+        tmp_path / "out",
+        env=SECRET,
+    )
     assert b.returncode == 0, b.stderr[-2000:]
     conn = sqlite3.connect(lib)
     rec = dict(stock.nights(conn))["2026-10-03"]
@@ -130,16 +150,19 @@ def test_the_top_up_lifts_the_stock_to_its_targets_and_the_next_night_draws_on_i
         assert own[n]["solutions"] >= rec["left"][n] + rec["drawn"].get(n, 0), (n, rec, own[n])
 
 
-@pytest.mark.parametrize("args, want", [
-    (("--stock", "--n", "10"), "--stock plans its own sizes, counts, seam masks and levels: drop --n"),
-    (("--stock", "--m-max", "2", "--needs-unique"), "drop --m-max, --needs-unique"),
-    (("--stock", "--max-ladder", "4"), "drop --max-ladder"),
-    (("--stock", "--seam-mask", "3"), "drop --seam-mask"),
-    (("--stock", "--nights", "0"), "--nights must be 1..365"),
-    (("--stock", "--level", "3"), "drop --level"),
-    (("--stock", "--profile", "hard"), "--profile must be a preset"),
-    (("--n", "10"), "--n and --count are required (or --stock)"),
-])
+@pytest.mark.parametrize(
+    "args, want",
+    [
+        (("--stock", "--n", "10"), "--stock plans its own sizes, counts, seam masks and levels: drop --n"),
+        (("--stock", "--m-max", "2", "--needs-unique"), "drop --m-max, --needs-unique"),
+        (("--stock", "--max-ladder", "4"), "drop --max-ladder"),
+        (("--stock", "--seam-mask", "3"), "drop --seam-mask"),
+        (("--stock", "--nights", "0"), "--nights must be 1..365"),
+        (("--stock", "--level", "3"), "drop --level"),
+        (("--stock", "--profile", "hard"), "--profile must be a preset"),
+        (("--n", "10"), "--n and --count are required (or --stock)"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(nights, tmp_path, args, want):  # noqa: F811
     lib = tmp_path / "lib.sqlite"
     shutil.copy(nights["lib"], lib)

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from support import random_givens, random_solution
-from tilelib.errors import (CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew,
-                            UnknownTile)
+from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew, UnknownTile
 from tilelib.store import SCHEMA_VERSION, Library
 from tilelib.symmetry import TRANSFORMS
 from tilelib.tile import Tile
@@ -110,6 +109,7 @@ def test_open_corrupt_file(lib_path):
         lib = Library.open(lib_path)
         lib.count_tiles()
         from referee.checks import verify_library
+
         verify_library(lib)
 
 

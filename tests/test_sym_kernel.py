@@ -27,7 +27,7 @@ def test_transform_equals_numpy(b, t, complement):
 def test_canonical_equals_numpy(data, n, seam, sparse):
     _, sol = data.draw(blobs(n))
     _, giv = data.draw(blobs(n))
-    if sparse:   # few distinct keys: ties between transforms must go to the smallest t
+    if sparse:  # few distinct keys: ties between transforms must go to the smallest t
         sol = bytes(len(sol))
         giv = bytes(len(giv))
     tile = Tile(n, sol, giv, seam)

@@ -4,8 +4,17 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from tilelib import bits
-from tilelib.symmetry import (TRANSFORMS, apply_grid, apply_mask, compose, edge_map, inverse,
-                              side_map, transform_edges, transform_side_mask)
+from tilelib.symmetry import (
+    TRANSFORMS,
+    apply_grid,
+    apply_mask,
+    compose,
+    edge_map,
+    inverse,
+    side_map,
+    transform_edges,
+    transform_side_mask,
+)
 
 ts = st.sampled_from(TRANSFORMS)
 
@@ -34,28 +43,28 @@ def spec_transform(g, t):
 @given(grids(), ts)
 def test_apply_grid_matches_the_spec_definition(g, t):
     assert (apply_grid(g, t) == spec_transform(g, t)).all()
-    assert (apply_mask(g, t) == spec_transform(g, t & 7)).all()   # masks: geometry only
+    assert (apply_mask(g, t) == spec_transform(g, t & 7)).all()  # masks: geometry only
 
 
 def test_transform_numbering():
     g = np.arange(4).reshape(2, 2) % 2
     assert (apply_grid(g, 0) == g).all()
-    assert (apply_grid(g, 1) == np.rot90(g, -1)).all()          # r=1: clockwise
-    assert (apply_grid(g, 4) == g[:, ::-1]).all()               # f: mirror left-right
-    assert (apply_grid(g, 8) == 1 - g).all()                    # k: complement
+    assert (apply_grid(g, 1) == np.rot90(g, -1)).all()  # r=1: clockwise
+    assert (apply_grid(g, 4) == g[:, ::-1]).all()  # f: mirror left-right
+    assert (apply_grid(g, 8) == 1 - g).all()  # k: complement
 
 
 @given(grids(), ts, ts, ts)
 def test_group_laws(g, a, b, c):
-    assert (apply_grid(g, 0) == g).all()                                             # identity
-    assert (apply_grid(apply_grid(g, a), b) == apply_grid(g, compose(a, b))).all()   # closure
-    assert (apply_grid(apply_grid(g, a), inverse(a)) == g).all()                     # inverses
+    assert (apply_grid(g, 0) == g).all()  # identity
+    assert (apply_grid(apply_grid(g, a), b) == apply_grid(g, compose(a, b))).all()  # closure
+    assert (apply_grid(apply_grid(g, a), inverse(a)) == g).all()  # inverses
     assert compose(a, inverse(a)) == 0 == compose(inverse(a), a)
-    assert compose(compose(a, b), c) == compose(a, compose(b, c))                     # associativity
+    assert compose(compose(a, b), c) == compose(a, compose(b, c))  # associativity
 
 
 def test_all_sixteen_transforms_are_distinct():
-    g = np.array([[0, 0, 1], [0, 1, 1], [1, 0, 0]], dtype=np.uint8)   # no symmetry at all
+    g = np.array([[0, 0, 1], [0, 1, 1], [1, 0, 0]], dtype=np.uint8)  # no symmetry at all
     assert len({apply_grid(g, t).tobytes() for t in TRANSFORMS}) == 16
 
 
@@ -76,5 +85,5 @@ def test_side_map_of_a_quarter_turn():
     # rotating clockwise: new top comes from old left (reversed), new right from old top
     assert side_map(1) == (3, 0, 1, 2)
     assert edge_map(1)[0].reversed and not edge_map(1)[1].reversed
-    assert side_map(4) == (0, 3, 2, 1)     # mirror swaps left and right
+    assert side_map(4) == (0, 3, 2, 1)  # mirror swaps left and right
     assert all(e.complemented for e in edge_map(8)) and side_map(8) == (0, 1, 2, 3)

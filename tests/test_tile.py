@@ -17,18 +17,34 @@ ALL6 = all_grids(6)
 # Three fixed tiles: solution string, givens mask ('1' = given), seam_mask,
 # and the hash and canonical transform written down when the format was fixed.
 GOLDEN = [
-    (6, "001101010101101010010110101001110010", "......1.1.1111..1..........111.1....", 0,
-     "213baf4ceff40c12cfebec298c8c455251abdd660b0c4a6ecd3db321b4c42599", 7),
-    (10, "0100101011101011001000110011011100110100001001101111011001000101011010101010010101010101011011001010",
-     "..1..1......1..1...1.1.1.1.....1.1.11....1.1...1.11.......1.1.1.1.1...1.1..1.....11111..1........1..", 5,
-     "eb71599d847fd04b6da979d90e34c39f0822dea66e70e05e3c09c8298997f6ab", 12),
-    (16, "1001001101010011110101011001010000101010011010110101010110101100101011011001001010101010011010010101"
-         "0010110101010110110100101010101010010101001110010110101011000110101001101010011010010101010110010110"
-         "10100101110010011001101000110110010011010101010010110110",
-     ".1..1..1.1..1...1....11.....111...1.111.111.1.1..1..1.11.11.1.1...1.1...1......1.1......11..11....."
-     "1..1.1....1.1..1....1...1.11....11......1.....11111..11...........1.1...111.1....11..11.1.1..11111.1"
-     ".1.1..1..1.1.1......111.1.1.......1111.1..111.........1..", 15,
-     "d165a54a930d539b32cfafd2acc7793ebfedec3b4874d1ec5a6edb7afe423821", 1),
+    (
+        6,
+        "001101010101101010010110101001110010",
+        "......1.1.1111..1..........111.1....",
+        0,
+        "213baf4ceff40c12cfebec298c8c455251abdd660b0c4a6ecd3db321b4c42599",
+        7,
+    ),
+    (
+        10,
+        "0100101011101011001000110011011100110100001001101111011001000101011010101010010101010101011011001010",
+        "..1..1......1..1...1.1.1.1.....1.1.11....1.1...1.11.......1.1.1.1.1...1.1..1.....11111..1........1..",
+        5,
+        "eb71599d847fd04b6da979d90e34c39f0822dea66e70e05e3c09c8298997f6ab",
+        12,
+    ),
+    (
+        16,
+        "1001001101010011110101011001010000101010011010110101010110101100101011011001001010101010011010010101"
+        "0010110101010110110100101010101010010101001110010110101011000110101001101010011010010101010110010110"
+        "10100101110010011001101000110110010011010101010010110110",
+        ".1..1..1.1..1...1....11.....111...1.111.111.1.1..1..1.11.11.1.1...1.1...1......1.1......11..11....."
+        "1..1.1....1.1..1....1...1.11....11......1.....11111..11...........1.1...111.1....11..11.1.1..11111.1"
+        ".1.1..1..1.1.1......111.1.1.......1111.1..111.........1..",
+        15,
+        "d165a54a930d539b32cfafd2acc7793ebfedec3b4874d1ec5a6edb7afe423821",
+        1,
+    ),
 ]
 
 
@@ -64,13 +80,15 @@ def test_canonical_form_is_the_same_for_all_16_images(n, seed, seam):
         assert c2.seam_mask == canon.seam_mask and img.hash == tile.hash
         # the canonical key is minimal over all images
         key = canon.solution + canon.givens + bytes([canon.seam_mask])
-        assert all(key <= (img.transform(v).solution + img.transform(v).givens
-                           + bytes([img.transform(v).seam_mask])) for v in TRANSFORMS)
+        assert all(
+            key <= (img.transform(v).solution + img.transform(v).givens + bytes([img.transform(v).seam_mask]))
+            for v in TRANSFORMS
+        )
 
 
 def test_canonical_ties_break_to_the_smallest_t():
     # a fully symmetric-under-complement-and-turn grid has ties; the chosen t must be the smallest
-    sol = Puzzle.parse("0101" "1010" "0101" "1010").values  # 4×4 chessboard (not a tile; fine for ties)
+    sol = Puzzle.parse("0101101001011010").values  # 4×4 chessboard (not a tile; fine for ties)
     tile = Tile(4, bits.to_blob(sol), bits.to_blob(np.zeros((4, 4))), 0)
     key = lambda u: tile.transform(u).solution + tile.transform(u).givens + bytes([tile.transform(u).seam_mask])
     best = min(key(u) for u in TRANSFORMS)
@@ -88,8 +106,9 @@ def test_content_hash_depends_on_every_field():
     assert content_hash(c.n, c.solution, flipped, c.seam_mask) != h
 
 
-@given(st.integers(0, len(ALL6) - 1), st.integers(0, 2**32 - 1), st.sampled_from(TRANSFORMS),
-       st.sampled_from(TRANSFORMS))
+@given(
+    st.integers(0, len(ALL6) - 1), st.integers(0, 2**32 - 1), st.sampled_from(TRANSFORMS), st.sampled_from(TRANSFORMS)
+)
 def test_transform_carries_alts_and_side_nibbles(idx, seed, a, b):
     rng = np.random.default_rng(seed)
     sol = ALL6[idx]
@@ -97,8 +116,7 @@ def test_transform_carries_alts_and_side_nibbles(idx, seed, a, b):
     tile = tile_with_alts(sol, givens, 15, ALL6)
     img = tile.transform(a)
     # the transformed features are exactly those computed from scratch on the transformed grids
-    fresh = tile_with_alts(apply_grid(sol, a), img.givens_grid, img.seam_mask,
-                           [apply_grid(g, a) for g in ALL6])
+    fresh = tile_with_alts(apply_grid(sol, a), img.givens_grid, img.seam_mask, [apply_grid(g, a) for g in ALL6])
     assert img.features == fresh.features
     # and transforms compose on whole tiles too
     assert tile.transform(a).transform(b) == tile.transform(compose(a, b))

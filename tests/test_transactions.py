@@ -71,7 +71,7 @@ def test_nested_block_is_a_savepoint_inside_the_callers_transaction(db):
         conn.execute("INSERT INTO t VALUES (1)")
         with atomic(conn):
             conn.execute("INSERT INTO t VALUES (2)")
-        assert conn.in_transaction and table(path) == []     # the caller's transaction: not committed
+        assert conn.in_transaction and table(path) == []  # the caller's transaction: not committed
         with pytest.raises(Boom):
             with atomic(conn):
                 conn.execute("INSERT INTO t VALUES (3)")
@@ -98,9 +98,11 @@ def test_an_error_that_ends_the_whole_transaction_is_not_hidden(db):
 # A program: a list of steps; a step is an int (insert it) or (fails, program) (a nested block
 # that raises after its steps when ``fails``). The model: what survives is every insert whose
 # blocks, from it up to the top, all succeed.
-programs = st.recursive(st.lists(st.integers(0, 10**6), max_size=3),
-                        lambda inner: st.lists(st.one_of(st.integers(0, 10**6), st.tuples(st.booleans(), inner)),
-                                               max_size=4), max_leaves=20)
+programs = st.recursive(
+    st.lists(st.integers(0, 10**6), max_size=3),
+    lambda inner: st.lists(st.one_of(st.integers(0, 10**6), st.tuples(st.booleans(), inner)), max_size=4),
+    max_leaves=20,
+)
 
 
 def run(conn, program) -> None:
@@ -157,6 +159,7 @@ def test_statements_split_a_script_as_sqlite_does():
 
 # ---------------------------------------------------------------- the library under faults
 
+
 def dump(path) -> str:
     """Every row of every table of a library file, as SQL text, read by a connection of its own."""
     conn = sqlite3.connect(path)
@@ -175,8 +178,9 @@ def stocked(tmp_path) -> Path:
         for k in range(2):
             lib.insert(make_tile(GenParams.make(6, seam_mask=k), Stream(b"tx" * 16, f"tile/{k}")))
         ledger.record_miss(lib.conn, Constraint.sides(8, top=0b00110011), "p0")
-        ledger.put_manifest(lib.conn, "2026-12-01", "ab" * 32, "{}",
-                            spent=[SpentRow("0" * 64, "b" * 64, 10, "2026-12-01")])
+        ledger.put_manifest(
+            lib.conn, "2026-12-01", "ab" * 32, "{}", spent=[SpentRow("0" * 64, "b" * 64, 10, "2026-12-01")]
+        )
     return path
 
 
@@ -189,7 +193,7 @@ def test_an_exception_inside_a_nested_write_leaves_the_library_as_it_was(stocked
     before = dump(stocked)
     with Library.open(stocked) as lib:
         with pytest.raises(Boom):
-            with atomic(lib.conn):                      # the caller's unit (a stitch, a build's store)
+            with atomic(lib.conn):  # the caller's unit (a stitch, a build's store)
                 lib.insert(make_tile(GenParams.make(8, seam_mask=3), Stream(b"tx" * 16, "tile/new")))
                 ledger.record_miss(lib.conn, Constraint.sides(8, top=0b01010101), "p1")
                 ledger.put_manifest(lib.conn, "2026-12-02", "cd" * 32, "{}", spent=spent_rows_then_a_fault())
@@ -234,13 +238,13 @@ def test_a_killed_writer_leaves_the_library_as_it_was(stocked):
     proc = subprocess.Popen([sys.executable, "-c", KILLED, str(stocked)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "inside"
-        assert Path(str(stocked) + "-journal").exists()          # mid-transaction: a journal on disk
+        assert Path(str(stocked) + "-journal").exists()  # mid-transaction: a journal on disk
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
         proc.stdout.close()
     assert proc.returncode == -signal.SIGKILL
-    assert dump(stocked) == before                              # the hot journal rolled back on open
+    assert dump(stocked) == before  # the hot journal rolled back on open
     with Library.open(stocked) as lib:
         assert lib.conn.execute("SELECT count(*) FROM misses").fetchone()[0] == 1
 
@@ -249,7 +253,8 @@ def test_a_failed_stitch_keeps_the_misses_it_recorded(lib):
     """``stitcher.stitch.kept``: the stitch's transaction is committed when it fails (its misses are
     worth keeping), and the error goes on."""
     four = __import__("packers.packing", fromlist=["Packing"]).Packing(
-        P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0, name="test")
+        P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0, name="test"
+    )
     with pytest.raises(StitchError):
         stitch(four, lib, Stream(bytes(range(32)), "x"), drain=False)
     assert not lib.conn.in_transaction
@@ -259,11 +264,23 @@ def test_a_failed_stitch_keeps_the_misses_it_recorded(lib):
 
 # ---------------------------------------------------------------- one path, read from the source
 
-SOURCES = ("tilelib", "engine", "packers", "generator", "stitcher", "referee", "remote", "daily", "tiles_cli",
-           "scripts")
-HELPERS = {"tilelib/db.py"}                 # the one path (PostgreSQL: psycopg's conn.transaction())
-TRANSACTION = re.compile(r"""["'](BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|END)\b|\.commit\(\)|\.rollback\(\)"""
-                         r"""|\bwith\s+[\w.]*\bconn\w*\s*:|\bwith\s+[\w.]*\b(db|lib)\.conn\s*:|executescript\(""")
+SOURCES = (
+    "tilelib",
+    "engine",
+    "packers",
+    "generator",
+    "stitcher",
+    "referee",
+    "remote",
+    "daily",
+    "tiles_cli",
+    "scripts",
+)
+HELPERS = {"tilelib/db.py"}  # the one path (PostgreSQL: psycopg's conn.transaction())
+TRANSACTION = re.compile(
+    r"""["'](BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|END)\b|\.commit\(\)|\.rollback\(\)"""
+    r"""|\bwith\s+[\w.]*\bconn\w*\s*:|\bwith\s+[\w.]*\b(db|lib)\.conn\s*:|executescript\("""
+)
 
 
 def transaction_statements(text: str) -> list[str]:
@@ -281,14 +298,34 @@ def test_no_code_but_the_helper_begins_commits_or_rolls_back():
     assert found == []
 
 
-@pytest.mark.parametrize("line", ['conn.execute("BEGIN IMMEDIATE")', "lib.conn.commit()", "    with conn:",
-                                  "with self.conn:", "with lib.conn:", 'c.execute("COMMIT")', "src.rollback()",
-                                  "conn.executescript(SQL)", "with db.conn:", 'conn.execute("SAVEPOINT a")'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'conn.execute("BEGIN IMMEDIATE")',
+        "lib.conn.commit()",
+        "    with conn:",
+        "with self.conn:",
+        "with lib.conn:",
+        'c.execute("COMMIT")',
+        "src.rollback()",
+        "conn.executescript(SQL)",
+        "with db.conn:",
+        'conn.execute("SAVEPOINT a")',
+    ],
+)
 def test_the_source_check_finds_every_other_way(line):
     assert transaction_statements(line) == [line.strip()]
 
 
-@pytest.mark.parametrize("line", ["with atomic(conn):", "with connect(p) as c:", "# conn.commit() in a comment",
-                                  "x = conn.execute('SELECT 1')", "with opened(path) as db:"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "with atomic(conn):",
+        "with connect(p) as c:",
+        "# conn.commit() in a comment",
+        "x = conn.execute('SELECT 1')",
+        "with opened(path) as db:",
+    ],
+)
 def test_the_source_check_passes_the_one_way(line):
     assert transaction_statements(line) == []

@@ -33,8 +33,9 @@ cli = run_tiles
 
 def run(lib: Path, out: Path, remote: str | None, day: str = DAY, size: int = 61, **kw):
     logs: list[str] = []
-    res = build(BuildOptions(day=day, library=lib, out_dir=out, size=size, seed=SEED, remote=remote, **kw),
-                log=logs.append)
+    res = build(
+        BuildOptions(day=day, library=lib, out_dir=out, size=size, seed=SEED, remote=remote, **kw), log=logs.append
+    )
     return res, logs
 
 
@@ -96,6 +97,7 @@ def test_both_days_replay_byte_for_byte(built):
 def _inner_cell(built) -> list[int]:
     """A board cell inside exactly one tile window that is not given: a legal extra clue."""
     from referee import gate
+
     m = load(built["second"].manifest_path)
     with Library.open(built["lib"]) as lib:
         b = gate.admit_board(m, lib)
@@ -109,17 +111,20 @@ def test_a_tampered_choice_that_verify_accepts_fails_the_replay(built, tmp_path,
     if what == "extra clue":
         cell = _inner_cell(built)
 
-        def change(d):                            # a careful forger keeps the stated stats consistent
+        def change(d):  # a careful forger keeps the stated stats consistent
             d["clues"].append(cell)
             d["stats"]["clues"] += 1
+
         words = f"clue {cell}"
     else:
-        change, words = (lambda d: d["stats"]["stitch"].update(drained=d["stats"]["stitch"]["drained"] + 1),
-                         "stats.stitch")
+        change, words = (
+            lambda d: d["stats"]["stitch"].update(drained=d["stats"]["stitch"]["drained"] + 1),
+            "stats.stitch",
+        )
     p = tampered(built, tmp_path, change)
     env = {"TILES_LIBRARY": str(built["lib"]), "TILES_REMOTE": built["url"]}
     ok = cli("referee", "verify", str(p), "--seed", SEED_HEX, env=env)
-    assert ok.returncode == 0, ok.stderr          # the board is still sound: only the replay can tell
+    assert ok.returncode == 0, ok.stderr  # the board is still sound: only the replay can tell
     r = cli("referee", "verify", str(p), "--seed", SEED_HEX, "--replay", env=env)
     assert r.returncode == 5, r.stderr
     assert "replay:" in r.stderr and words in r.stderr and "Traceback" not in r.stderr
@@ -148,12 +153,14 @@ def test_seed_tile_moved_fails_with_the_seed(built, tmp_path):
     with Library.open(built["lib"]) as lib:
         board = build_board(m, lib)
     seed = json.loads(m.to_json())["seed_tile"]
-    to = next((i for i in range(m.tile_count())
-               if i != seed and closure.closure(replace(board, seed_tile=i)).complete), None)
+    to = next(
+        (i for i in range(m.tile_count()) if i != seed and closure.closure(replace(board, seed_tile=i)).complete), None
+    )
     assert to is not None, "no other tile to start from"
 
     def move(d):
         d["seed_tile"] = to
+
     p = tampered(built, tmp_path, move)
     env = {"TILES_LIBRARY": str(built["lib"])}
     r = cli("referee", "verify", str(p), "--seed", SEED_HEX, env=env)
@@ -185,15 +192,25 @@ def test_a_day_built_by_an_older_generator_says_plainly_why_it_cannot_be_replaye
         replay(from_json(d), SEED, built["url"])
     old = tmp_path / "old.json"
     old.write_text(json.dumps(d))
-    r = cli("referee", "verify", str(old), "--seed", SEED_HEX, "--replay", "--remote", built["url"],
-            env={"TILES_LIBRARY": str(built["lib"])})
+    r = cli(
+        "referee",
+        "verify",
+        str(old),
+        "--seed",
+        SEED_HEX,
+        "--replay",
+        "--remote",
+        built["url"],
+        env={"TILES_LIBRARY": str(built["lib"])},
+    )
     assert r.returncode != 0 and r.stderr.count("\n") == 1
     assert f"replay impossible here: the build ran with generator 4 (here {GENERATOR_VERSION})" in r.stderr
 
 
 def test_replay_needs_the_seed_on_the_cli(built):
-    r = cli("referee", "verify", str(built["second"].manifest_path), "--replay",
-            env={"TILES_LIBRARY": str(built["lib"])})
+    r = cli(
+        "referee", "verify", str(built["second"].manifest_path), "--replay", env={"TILES_LIBRARY": str(built["lib"])}
+    )
     assert r.returncode == 2 and "--replay needs --seed" in r.stderr
 
 
@@ -220,8 +237,20 @@ def test_build_refuses_a_tampered_row_before_packing(tmp_path):
     run(lib, out, None, size=21)
     with sqlite3.connect(lib) as c:
         c.execute("UPDATE tiles SET givens = zeroblob(length(givens)) WHERE rowid = 1")
-    r = cli("daily", "build", "--date", "2026-11-21", "--size", "21", "--seed", SEED_HEX,
-            "--library", str(lib), "--out", str(out))
+    r = cli(
+        "daily",
+        "build",
+        "--date",
+        "2026-11-21",
+        "--size",
+        "21",
+        "--seed",
+        SEED_HEX,
+        "--library",
+        str(lib),
+        "--out",
+        str(out),
+    )
     assert r.returncode == 3, r.stderr
     assert "row 1" in r.stderr and "pack" not in r.stderr
     assert not (out / "2026-11-21.json").exists()
@@ -232,8 +261,20 @@ def test_build_refuses_a_damaged_stored_manifest(tmp_path):
     run(lib, out, None, size=21)
     with sqlite3.connect(lib) as c:
         c.execute("UPDATE manifests SET json = substr(json, 1, 100) || zeroblob(50)")
-    r = cli("daily", "build", "--date", "2026-11-21", "--size", "21", "--seed", SEED_HEX,
-            "--library", str(lib), "--out", str(out))
+    r = cli(
+        "daily",
+        "build",
+        "--date",
+        "2026-11-21",
+        "--size",
+        "21",
+        "--seed",
+        SEED_HEX,
+        "--library",
+        str(lib),
+        "--out",
+        str(out),
+    )
     assert r.returncode == 3 and DAY[:8] in r.stderr and "manifest" in r.stderr
     for args in (["library", "verify"], ["daily", "render", "--date", DAY, "--png", str(tmp_path / "x.png")]):
         r = cli(*args, "--library", str(lib))
@@ -242,6 +283,7 @@ def test_build_refuses_a_damaged_stored_manifest(tmp_path):
 
 def test_stats_says_a_malformed_file_is_damaged(tmp_path):
     from test_trust_remote import flip_page_header
+
     lib = tmp_path / "lib.sqlite"
     run(lib, tmp_path / "out", None, size=41)
     flip_page_header(lib)
@@ -252,8 +294,21 @@ def test_stats_says_a_malformed_file_is_damaged(tmp_path):
 def test_bad_packer_or_params_create_no_library(tmp_path):
     lib = tmp_path / "sub" / "lib.sqlite"
     for extra in (["--packer", "nope"], ["--params", '{"bogus": 1}'], ["--params", "[1]"]):
-        r = cli("daily", "build", "--date", DAY, "--size", "21", "--seed", SEED_HEX, "--library", str(lib),
-                "--out", str(tmp_path / "out"), *extra)
+        r = cli(
+            "daily",
+            "build",
+            "--date",
+            DAY,
+            "--size",
+            "21",
+            "--seed",
+            SEED_HEX,
+            "--library",
+            str(lib),
+            "--out",
+            str(tmp_path / "out"),
+            *extra,
+        )
         assert r.returncode == 2, (extra, r.stderr)
     assert not lib.exists() and not lib.parent.exists()
 
@@ -263,6 +318,7 @@ def test_bad_packer_or_params_create_no_library(tmp_path):
 
 def test_a_failed_push_is_retried_by_the_next_run(tmp_path, monkeypatch):
     import remote.sync as sync
+
     (tmp_path / "remote").mkdir()
     url = f"file://{tmp_path / 'remote'}"
     lib, out = tmp_path / "lib.sqlite", tmp_path / "out"
@@ -270,7 +326,7 @@ def test_a_failed_push_is_retried_by_the_next_run(tmp_path, monkeypatch):
 
     def flaky(*a, **kw):
         calls.append(1)
-        if len(calls) == 2:                      # the push after the build (the first publishes the start)
+        if len(calls) == 2:  # the push after the build (the first publishes the start)
             raise RemoteError("remote: connection reset (injected)")
         return real_push(*a, **kw)
 
@@ -279,7 +335,7 @@ def test_a_failed_push_is_retried_by_the_next_run(tmp_path, monkeypatch):
         run(lib, out, url, size=21)
     st = sync.status(lib, open_backend(url))
     assert st.ahead_manifests == 1 and st.ahead_tiles > 0 and "ahead of remote" in st.line()
-    (out / f"{DAY}.json").unlink()               # and the manifest file got lost too
+    (out / f"{DAY}.json").unlink()  # and the manifest file got lost too
     res, logs = run(lib, out, url, size=21)
     assert res.skipped and (out / f"{DAY}.json").is_file()
     assert any("rewritten" in line for line in logs) and any(line.startswith("push") for line in logs)

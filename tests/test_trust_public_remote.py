@@ -59,6 +59,7 @@ def test_an_empty_mirror_is_empty_and_a_missing_host_is_a_remote_error(mirror, t
     _, public = mirror
     assert pull(tmp_path / "x.sqlite", open_backend(public)).status == "empty"
     from tilelib.errors import RemoteError
+
     with pytest.raises(RemoteError, match="cannot reach"):
         pull(tmp_path / "y.sqlite", open_backend("http://127.0.0.1:9/none"))
 
@@ -82,8 +83,7 @@ def test_a_poisoned_head_heals_along_the_chain_without_listing(mirror, tmp_path)
     good = json.loads((Path(writable[7:]) / "HEAD.json").read_bytes())["snapshot"]
     b = open_backend(writable)
     bad, size = upload_tampered(writable, good, tmp_path / "raw.sqlite", rowid=3)
-    b.put_head(json.dumps({"snapshot": bad, "size": size, "tiles": 8, "parent": good}).encode(),
-               b.get_head().etag)
+    b.put_head(json.dumps({"snapshot": bad, "size": size, "tiles": 8, "parent": good}).encode(), b.get_head().etag)
     fresh = tmp_path / "fresh.sqlite"
     r = pull(fresh, open_backend(public))
     assert r.snapshot == good and r.note and bad[:12] in r.note and tile_hashes(fresh) == ha
@@ -98,13 +98,36 @@ def test_cli_verify_replay_from_a_public_mirror_needs_no_credentials(mirror, tmp
     def tiles(*args, **extra):
         return run_tiles(*args, env=extra)
 
-    r = tiles("daily", "build", "--date", "2026-11-18", "--size", "21", "--seed", seed, "--out", str(out),
-              "--library", str(lib), TILES_REMOTE=writable)
+    r = tiles(
+        "daily",
+        "build",
+        "--date",
+        "2026-11-18",
+        "--size",
+        "21",
+        "--seed",
+        seed,
+        "--out",
+        str(out),
+        "--library",
+        str(lib),
+        TILES_REMOTE=writable,
+    )
     assert r.returncode == 0, r.stderr
     anyone = tmp_path / "anyone.sqlite"
     r = tiles("library", "pull", "--remote", public, "--library", str(anyone))
     assert r.returncode == 0, r.stderr
-    r = tiles("referee", "verify", str(out / "2026-11-18.json"), "--seed", seed, "--replay",
-              "--remote", public, "--library", str(anyone))
+    r = tiles(
+        "referee",
+        "verify",
+        str(out / "2026-11-18.json"),
+        "--seed",
+        seed,
+        "--replay",
+        "--remote",
+        public,
+        "--library",
+        str(anyone),
+    )
     assert r.returncode == 0, r.stderr
     assert "replay ok" in r.stdout and file_digest(anyone)

@@ -33,7 +33,7 @@ def head_doc(url: str) -> dict | None:
 def remote_state(url: str) -> tuple:
     """Everything a reader of the remote can see: HEAD's body and the set of snapshots."""
     if url.startswith("file://") and not Path(url[7:]).exists():
-        return (None, [])                 # a file:// remote that was never created
+        return (None, [])  # a file:// remote that was never created
     b = open_backend(url)
     h = b.get_head()
     return (None if h is None else h.body, sorted(s.sha for s in b.list_snapshots()))
@@ -95,11 +95,11 @@ def test_tampering_after_a_verified_push_is_caught_by_the_incremental_check(remo
     make_library(a, 1, 12)
     push(a, open_backend(remote_url))
     with Library.open(a) as lib:
-        assert read_watermark(lib)[0] == 12           # the next check may start after row 12
+        assert read_watermark(lib)[0] == 12  # the next check may start after row 12
     tamper_row(a, 1)
-    add_tiles(a, 2, 3)                                 # something new, so a push would publish
+    add_tiles(a, 2, 3)  # something new, so a push would publish
     with Library.open(a) as lib:
-        assert read_watermark(lib) == (0, 0)           # the update trigger marked the file dirty
+        assert read_watermark(lib) == (0, 0)  # the update trigger marked the file dirty
     before = remote_state(remote_url)
     with pytest.raises(CorruptLibrary, match="push refused, the remote is untouched"):
         push(a, open_backend(remote_url))
@@ -197,6 +197,7 @@ def test_push_refuses_a_malformed_page(remote_url, tmp_path, monkeypatch, size):
 
 def test_push_refuses_a_truncated_stored_manifest(remote_url, tmp_path):
     from tilelib import ledger
+
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 4)
     with Library.open(a) as lib:
@@ -229,7 +230,7 @@ def _poison(url: str, tmp_path: Path, how: str) -> str:
     doc = json.loads(head.body)
     bad = tmp_path / f"bad-{how}.sqlite"
     b.get_snapshot(doc["snapshot"], bad)
-    add_tiles(bad, 99, 4)                       # a poisoned push usually carries new rows too
+    add_tiles(bad, 99, 4)  # a poisoned push usually carries new rows too
     if how == "hash":
         tamper_row(bad, 2)
     else:
@@ -237,8 +238,9 @@ def _poison(url: str, tmp_path: Path, how: str) -> str:
     data = bad.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     b.put_snapshot(sha, bad)
-    body = json.dumps({"snapshot": sha, "size": len(data), "tiles": doc["tiles"] + 4,
-                       "parent": doc["snapshot"]}).encode()
+    body = json.dumps(
+        {"snapshot": sha, "size": len(data), "tiles": doc["tiles"] + 4, "parent": doc["snapshot"]}
+    ).encode()
     b.put_head(body, head.etag)
     return sha
 
@@ -249,25 +251,25 @@ def test_two_healthy_clients_recover_from_a_poisoned_head(remote_url, tmp_path, 
     ha = make_library(a, 1, 10)
     push(a, open_backend(remote_url))
     hb = make_library(b, 2, 6)
-    push(b, open_backend(remote_url))                 # HEAD: a ∪ b, parent: a's snapshot
+    push(b, open_backend(remote_url))  # HEAD: a ∪ b, parent: a's snapshot
     good = head_doc(remote_url)
     bad = _poison(remote_url, tmp_path, how)
     assert head_doc(remote_url)["snapshot"] == bad
 
     ha |= add_tiles(a, 3, 2)
-    r = pull(a, open_backend(remote_url))             # a falls back to the good HEAD before
+    r = pull(a, open_backend(remote_url))  # a falls back to the good HEAD before
     assert r.snapshot == good["snapshot"] and r.note and "bad" in r.note and bad[:12] in r.note
-    p = push(a, open_backend(remote_url))             # and publishes a good HEAD on top
+    p = push(a, open_backend(remote_url))  # and publishes a good HEAD on top
     assert p.status == "pushed" and p.note and "bad" in p.note
     healed = head_doc(remote_url)
     assert healed["parent"] == good["snapshot"] and healed["snapshot"] != bad
 
     hb |= add_tiles(b, 4, 2)
-    push(b, open_backend(remote_url))                 # b never saw the poison; nothing is lost
+    push(b, open_backend(remote_url))  # b never saw the poison; nothing is lost
     fresh = tmp_path / "fresh.sqlite"
     pr = pull(fresh, open_backend(remote_url))
     assert pr.status == "cloned" and pr.note is None
-    assert tile_hashes(fresh) == ha | hb              # every row a good snapshot held, and theirs
+    assert tile_hashes(fresh) == ha | hb  # every row a good snapshot held, and theirs
 
 
 @pytest.mark.parametrize("how", ["hash", "page"])
@@ -277,7 +279,7 @@ def test_push_alone_heals_without_a_pull_first(remote_url, tmp_path, how):
     push(a, open_backend(remote_url))
     hb = make_library(b, 2, 3)
     _poison(remote_url, tmp_path, how)
-    p = push(b, open_backend(remote_url))             # nothing pulled yet: push falls back itself
+    p = push(b, open_backend(remote_url))  # nothing pulled yet: push falls back itself
     assert p.status == "pushed" and p.note
     fresh = tmp_path / "fresh.sqlite"
     pull(fresh, open_backend(remote_url))
@@ -292,7 +294,7 @@ def test_an_up_to_date_client_still_replaces_a_bad_head(remote_url, tmp_path):
     bad = _poison(remote_url, tmp_path, "hash")
     r = pull(a, open_backend(remote_url))
     assert r.note and r.tiles_added == 0
-    assert pull(a, open_backend(remote_url)).note      # still says so until someone pushes
+    assert pull(a, open_backend(remote_url)).note  # still says so until someone pushes
     p = push(a, open_backend(remote_url))
     assert p.status == "pushed" and head_doc(remote_url)["snapshot"] != bad
     fresh = tmp_path / "fresh.sqlite"
@@ -306,7 +308,7 @@ def test_no_sound_snapshot_at_all_is_an_error(remote_url, tmp_path):
     b = open_backend(remote_url)
     bad, size = upload_tampered(remote_url, sha, tmp_path / "raw.sqlite")
     if remote_url.startswith("file://"):
-        (Path(remote_url[7:]) / "snapshots" / f"{sha}.sqlite").unlink()   # the only good one is gone
+        (Path(remote_url[7:]) / "snapshots" / f"{sha}.sqlite").unlink()  # the only good one is gone
     else:
         b.delete_snapshot(sha)
     head = b.get_head()
@@ -335,8 +337,7 @@ def test_head_history_lets_a_client_fall_back_several_snapshots(remote_url, tmp_
         if remote_url.startswith("file://"):
             (Path(remote_url[7:]) / "snapshots" / f"{sha}.sqlite").write_bytes(raw.read_bytes())
         else:
-            b.client.put_object(Bucket=b.url.bucket, Key=b.url.key(f"snapshots/{sha}.sqlite"),
-                                Body=raw.read_bytes())
+            b.client.put_object(Bucket=b.url.bucket, Key=b.url.key(f"snapshots/{sha}.sqlite"), Body=raw.read_bytes())
     fresh = tmp_path / "fresh.sqlite"
     r = pull(fresh, open_backend(remote_url))
     assert r.snapshot == shas[0] and "2 snapshot(s) back" in r.note

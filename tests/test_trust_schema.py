@@ -31,20 +31,33 @@ DAY = "2026-11-21"
 
 # name -> (statements a hostile peer runs, the phrase that names the object)
 HOSTILE = {
-    "trigger on tiles": (["CREATE TRIGGER drop_tiles BEFORE INSERT ON tiles BEGIN SELECT RAISE(IGNORE); END"],
-                         'extra trigger "drop_tiles" on tiles'),
-    "trigger on spent": (["CREATE TRIGGER drop_spent BEFORE INSERT ON spent BEGIN SELECT RAISE(IGNORE); END"],
-                         'extra trigger "drop_spent" on spent'),
-    "trigger on manifests": (["CREATE TRIGGER bump AFTER INSERT ON manifests BEGIN "
-                              "UPDATE meta SET value = '99' WHERE key = 'schema_version'; END"],
-                             'extra trigger "bump" on manifests'),
-    "view shadowing tiles": (["ALTER TABLE tiles RENAME TO tiles_kept",
-                              "CREATE VIEW tiles AS SELECT * FROM tiles_kept",
-                              "CREATE TRIGGER swallow INSTEAD OF INSERT ON tiles BEGIN SELECT 1; END"],
-                             '"tiles" is a view where version 2 has a table'),
-    "changed index": (["DROP INDEX tiles_top_right",
-                       "CREATE UNIQUE INDEX tiles_top_right ON tiles (n) WHERE created > {after}"],
-                      'changed index "tiles_top_right" on tiles'),
+    "trigger on tiles": (
+        ["CREATE TRIGGER drop_tiles BEFORE INSERT ON tiles BEGIN SELECT RAISE(IGNORE); END"],
+        'extra trigger "drop_tiles" on tiles',
+    ),
+    "trigger on spent": (
+        ["CREATE TRIGGER drop_spent BEFORE INSERT ON spent BEGIN SELECT RAISE(IGNORE); END"],
+        'extra trigger "drop_spent" on spent',
+    ),
+    "trigger on manifests": (
+        [
+            "CREATE TRIGGER bump AFTER INSERT ON manifests BEGIN "
+            "UPDATE meta SET value = '99' WHERE key = 'schema_version'; END"
+        ],
+        'extra trigger "bump" on manifests',
+    ),
+    "view shadowing tiles": (
+        [
+            "ALTER TABLE tiles RENAME TO tiles_kept",
+            "CREATE VIEW tiles AS SELECT * FROM tiles_kept",
+            "CREATE TRIGGER swallow INSTEAD OF INSERT ON tiles BEGIN SELECT 1; END",
+        ],
+        '"tiles" is a view where version 2 has a table',
+    ),
+    "changed index": (
+        ["DROP INDEX tiles_top_right", "CREATE UNIQUE INDEX tiles_top_right ON tiles (n) WHERE created > {after}"],
+        'changed index "tiles_top_right" on tiles',
+    ),
     "dropped index": (["DROP INDEX tiles_left_top"], 'missing index "tiles_left_top" on tiles'),
     "extra table": (["CREATE TABLE notes (x)"], 'extra table "notes"'),
 }
@@ -64,9 +77,11 @@ def rows(path: Path) -> dict[str, set]:
     """Every row a reader of the file sees, per table (read raw: through whatever holds the name)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return {"tiles": set(conn.execute("SELECT hash FROM tiles")),
-                "manifests": set(conn.execute("SELECT day, json FROM manifests")),
-                "spent": set(conn.execute("SELECT solution, board FROM spent"))}
+        return {
+            "tiles": set(conn.execute("SELECT hash FROM tiles")),
+            "manifests": set(conn.execute("SELECT day, json FROM manifests")),
+            "spent": set(conn.execute("SELECT solution, board FROM spent")),
+        }
     finally:
         conn.close()
 
@@ -82,7 +97,7 @@ def meta(path: Path) -> dict:
 def plant(path: Path, how: str) -> None:
     """Run the hostile peer's statements on the file (plain sqlite3, as the peer's own code would)."""
     conn = sqlite3.connect(path)
-    (after,) = conn.execute("SELECT max(created) FROM tiles").fetchone()   # only rows added later collide
+    (after,) = conn.execute("SELECT max(created) FROM tiles").fetchone()  # only rows added later collide
     for stmt in HOSTILE[how][0]:
         conn.execute(stmt.format(after=after))
     conn.commit()
@@ -129,8 +144,10 @@ def _plant_head(url: str, peer: Path) -> str:
     data = peer.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
     b.put_snapshot(sha, peer)
-    b.put_head(json.dumps({"snapshot": sha, "size": len(data), "tiles": doc["tiles"],
-                           "parent": doc["snapshot"]}).encode(), head.etag)
+    b.put_head(
+        json.dumps({"snapshot": sha, "size": len(data), "tiles": doc["tiles"], "parent": doc["snapshot"]}).encode(),
+        head.etag,
+    )
     return sha
 
 
@@ -183,10 +200,10 @@ def test_repair_recovers_every_row_and_generate_then_adds_rows(day_lib, tmp_path
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert any(HOSTILE[how][1] in s for s in rep["schema"])
-    assert [d for d in rep["dropped"] if d["table"] != "meta"] == []       # no row of a table is lost
-    assert all(d["row"].startswith(("verified:", "remote_")) for d in rep["dropped"])   # per-file state only
-    assert peer.read_bytes() == before                       # the original is never modified
-    assert rows(out) == rows(day_lib)                        # every row (all of them verify)
+    assert [d for d in rep["dropped"] if d["table"] != "meta"] == []  # no row of a table is lost
+    assert all(d["row"].startswith(("verified:", "remote_")) for d in rep["dropped"])  # per-file state only
+    assert peer.read_bytes() == before  # the original is never modified
+    assert rows(out) == rows(day_lib)  # every row (all of them verify)
     assert meta(out)[f"stock:night:{DAY}"] == meta(day_lib)[f"stock:night:{DAY}"]
     assert meta(out)["library_id"] != meta(day_lib)["library_id"]
     conn = sqlite3.connect(out)
@@ -201,8 +218,20 @@ def test_the_build_refuses_before_writing_anything(day_lib, tmp_path, how):
     peer = hostile_copy(day_lib, tmp_path, how)
     before = peer.read_bytes()
     out = tmp_path / "out"
-    r = run_tiles("daily", "build", "-L", str(peer), "--out", str(out), "--date", "2026-11-22", "--size", "21",
-                  "--seed", SEED.hex())
+    r = run_tiles(
+        "daily",
+        "build",
+        "-L",
+        str(peer),
+        "--out",
+        str(out),
+        "--date",
+        "2026-11-22",
+        "--size",
+        "21",
+        "--seed",
+        SEED.hex(),
+    )
     assert r.returncode == 3 and HOSTILE[how][1] in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert peer.read_bytes() == before and not list(out.glob("*.json"))
 
@@ -214,7 +243,7 @@ def test_a_hostile_delta_stops_the_chain_before_it(day_lib, tmp_path, remote_url
     shutil.copy(day_lib, a)
     push(a, open_backend(remote_url))
     generate(a, 2)
-    push(a, open_backend(remote_url))                               # delta 1: sound
+    push(a, open_backend(remote_url))  # delta 1: sound
     good = rows(a)
     b = open_backend(remote_url)
     head = b.get_head()
@@ -226,7 +255,7 @@ def test_a_hostile_delta_stops_the_chain_before_it(day_lib, tmp_path, remote_url
     sha = hashlib.sha256(data).hexdigest()
     b.put_snapshot(sha, raw)
     doc["deltas"].append({"sha": sha, "size": len(data)})
-    b.put_head(json.dumps(doc).encode(), head.etag)                 # a hostile peer's delta 2
+    b.put_head(json.dumps(doc).encode(), head.etag)  # a hostile peer's delta 2
     fresh = tmp_path / "fresh.sqlite"
     r = pull(fresh, open_backend(remote_url))
     assert r.note and sha[:12] in r.note and 'extra trigger "drop_tiles" on tiles' in r.note
@@ -253,7 +282,7 @@ def test_repair_drops_exactly_the_rows_that_do_not_verify_and_says_why(day_lib, 
     (bad_tile,) = conn.execute("SELECT hash FROM tiles ORDER BY rowid LIMIT 1").fetchone()
     conn.execute("UPDATE tiles SET givens = zeroblob(length(givens)) WHERE hash = ?", (bad_tile,))
     board = conn.execute("SELECT board FROM spent LIMIT 1").fetchone()
-    conn.execute("INSERT INTO spent VALUES (?, ?, 11, ?, 1)", ("ab" * 32, board[0], DAY))     # n = 11
+    conn.execute("INSERT INTO spent VALUES (?, ?, 11, ?, 1)", ("ab" * 32, board[0], DAY))  # n = 11
     conn.execute("INSERT INTO spent VALUES (?, ?, 10, ?, 'soon')", ("cd" * 32, board[0], DAY))
     conn.execute("INSERT INTO manifests VALUES ('2026-11-30', 'c0', '{\"day\":', 1)")
     conn.commit()
@@ -261,10 +290,10 @@ def test_repair_drops_exactly_the_rows_that_do_not_verify_and_says_why(day_lib, 
     out = tmp_path / "repaired.sqlite"
     r = run_tiles("library", "repair", "-L", str(peer), "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
-    dropped = {(d["table"], d["row"].split("…")[0][:16]) for d in json.loads(r.stdout)["dropped"]
-               if d["table"] != "meta"}
-    assert dropped == {("tiles", bad_tile[:16]), ("spent", "ab" * 8), ("spent", "cd" * 8),
-                       ("manifests", "2026-11-30")}
+    dropped = {
+        (d["table"], d["row"].split("…")[0][:16]) for d in json.loads(r.stdout)["dropped"] if d["table"] != "meta"
+    }
+    assert dropped == {("tiles", bad_tile[:16]), ("spent", "ab" * 8), ("spent", "cd" * 8), ("manifests", "2026-11-30")}
     want = rows(day_lib)
     want["tiles"] = want["tiles"] - {(bad_tile,)}
     assert rows(out) == want

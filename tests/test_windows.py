@@ -50,13 +50,14 @@ def check_answer(problem: Windows, grids) -> None:
     """Every window of a found answer obeys its rules, keeps the known cells, avoids its exclusions."""
     for k, ((x, y, n, d), g) in enumerate(zip(problem.windows, grids)):
         assert (violations(g) == []) if d else lines_valid(g), (k, g)
-        kn = problem.known[y:y + n, x:x + n] == 1
-        assert (g[kn] == problem.values[y:y + n, x:x + n][kn]).all()
+        kn = problem.known[y : y + n, x : x + n] == 1
+        assert (g[kn] == problem.values[y : y + n, x : x + n][kn]).all()
         for j, ex in problem.exclude:
             assert j != k or not (g == ex).all()
 
 
 # ---------------------------------------------------------------- 6×6 against brute force
+
 
 @settings(max_examples=80, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(0.05, 0.7), st.booleans())
@@ -82,8 +83,7 @@ def test_excluding_each_answer_in_turn_enumerates_every_completion(distinct, fir
     known[0] = 1
     exclude, seen = [], set()
     while True:
-        got = solve(Windows(values, known, ((0, 0, 6, distinct),), tuple(exclude)), len(exclude),
-                    max_nodes=10**6)
+        got = solve(Windows(values, known, ((0, 0, 6, distinct),), tuple(exclude)), len(exclude), max_nodes=10**6)
         assert got.status != UNDECIDED
         if got.status == NONE:
             break
@@ -96,6 +96,7 @@ def test_excluding_each_answer_in_turn_enumerates_every_completion(distinct, fir
 
 
 # ---------------------------------------------------------------- against CP-SAT
+
 
 def _agree(problem: Windows, stream: Stream) -> int:
     """Both decide ``problem``; they agree on feasibility and their grids are valid. Returns C's status."""
@@ -116,9 +117,10 @@ def test_window_aware_layouts_agree_with_cpsat():
     statuses = []
     for case in json.loads(JOINT.read_text())["models"]:
         values, known, squares, others = _layout(case["density"], np.random.default_rng(case["seed"]))
-        statuses.append(_agree(joint_problem(values, known, squares, others),
-                               Stream(case["seed"].to_bytes(4, "big") * 8, "joint")))
-    assert statuses.count(FOUND) > 100 and statuses.count(NONE) >= 5      # both answers are tested
+        statuses.append(
+            _agree(joint_problem(values, known, squares, others), Stream(case["seed"].to_bytes(4, "big") * 8, "joint"))
+        )
+    assert statuses.count(FOUND) > 100 and statuses.count(NONE) >= 5  # both answers are tested
 
 
 @pytest.mark.parametrize("n", [6, 8, 10, 12, 14, 16])
@@ -144,6 +146,7 @@ def test_drained_boundaries_agree_with_cpsat(n):
 
 # ---------------------------------------------------------------- seeds, budget, the decision path
 
+
 def test_a_seed_fixes_the_answer_and_seeds_differ():
     z = np.zeros((12, 12), dtype=np.uint8)
     p = Windows(z, z, ((0, 0, 12, True),))
@@ -168,7 +171,7 @@ def test_past_the_budget_cpsat_decides_and_the_tally_says_so():
 def test_an_infeasible_decision_is_a_proof():
     values = np.zeros((6, 6), dtype=np.uint8)
     known = np.zeros((6, 6), dtype=np.uint8)
-    known[0, :3] = 1                                   # three zeros in a row
+    known[0, :3] = 1  # three zeros in a row
     got = decide(Windows(values, known, ((0, 0, 6, True),)), Stream(b"i" * 32), 10.0)
     assert got.grids is None and got.proof and got.path == DECIDED_C
 
@@ -178,18 +181,36 @@ def test_an_infeasible_decision_is_a_proof():
 Z6 = np.zeros((6, 6), dtype=np.uint8)
 
 
-@pytest.mark.parametrize("problem, says", [
-    (Windows(Z6, np.zeros((6, 5), dtype=np.uint8), ((0, 0, 6, True),)), "shape"),
-    (Windows(Z6, Z6, ()), "at least one window"),
-    (Windows(Z6, Z6, ((1, 0, 6, True),)), "outside"),
-    (Windows(Z6, Z6, ((0, 0, 5, True),)), "even"),
-    (Windows(np.zeros((20, 20), dtype=np.uint8), np.zeros((20, 20), dtype=np.uint8), ((0, 0, 18, True),)),
-     "even in 2..16"),
-    (Windows(Z6 + 2, Z6, ((0, 0, 6, True),)), "0 and 1"),
-    (Windows(Z6, Z6, ((0, 0, 6),)), "(x, y, n, distinct)"),
-    (Windows(Z6, Z6, ((0, 0, 6, True),), ((1, Z6),)), "excluded grid 1"),
-    (Windows(Z6, Z6, ((0, 0, 6, True),), ((0, np.zeros((4, 4)),),)), "excluded grid 0"),
-])
+@pytest.mark.parametrize(
+    "problem, says",
+    [
+        (Windows(Z6, np.zeros((6, 5), dtype=np.uint8), ((0, 0, 6, True),)), "shape"),
+        (Windows(Z6, Z6, ()), "at least one window"),
+        (Windows(Z6, Z6, ((1, 0, 6, True),)), "outside"),
+        (Windows(Z6, Z6, ((0, 0, 5, True),)), "even"),
+        (
+            Windows(np.zeros((20, 20), dtype=np.uint8), np.zeros((20, 20), dtype=np.uint8), ((0, 0, 18, True),)),
+            "even in 2..16",
+        ),
+        (Windows(Z6 + 2, Z6, ((0, 0, 6, True),)), "0 and 1"),
+        (Windows(Z6, Z6, ((0, 0, 6),)), "(x, y, n, distinct)"),
+        (Windows(Z6, Z6, ((0, 0, 6, True),), ((1, Z6),)), "excluded grid 1"),
+        (
+            Windows(
+                Z6,
+                Z6,
+                ((0, 0, 6, True),),
+                (
+                    (
+                        0,
+                        np.zeros((4, 4)),
+                    ),
+                ),
+            ),
+            "excluded grid 0",
+        ),
+    ],
+)
 def test_bad_problems_are_one_clear_error(problem, says):
     with pytest.raises(BadInput) as e:
         solve(problem, 0)
@@ -222,10 +243,14 @@ def test_the_kernel_checks_its_own_input():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(1, 12), st.integers(1, 12), st.binary(max_size=160), st.binary(max_size=160),
-       st.lists(st.tuples(st.integers(-3, 14), st.integers(-3, 14), st.integers(-2, 18), st.booleans()),
-                max_size=4),
-       st.lists(st.tuples(st.integers(-1, 4), st.binary(max_size=40)), max_size=2))
+@given(
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.binary(max_size=160),
+    st.binary(max_size=160),
+    st.lists(st.tuples(st.integers(-3, 14), st.integers(-3, 14), st.integers(-2, 18), st.booleans()), max_size=4),
+    st.lists(st.tuples(st.integers(-1, 4), st.binary(max_size=40)), max_size=2),
+)
 def test_junk_to_the_kernel_is_an_answer_or_a_value_error(h, w, vals, known, wins, excl):
     """Arbitrary arguments: a (status, grid, nodes) answer or ValueError, never a crash."""
     try:

@@ -32,7 +32,7 @@ class Outcome:
     reward: int = 0
     rounds: int = 0
     moves: int = 0
-    stuck: list[int] = field(default_factory=list)   # playable tiles it could not settle at the end
+    stuck: list[int] = field(default_factory=list)  # playable tiles it could not settle at the end
 
     @property
     def cleared(self) -> bool:
@@ -44,7 +44,7 @@ def solve_view(n: int, puzzle: str) -> str | None:
     none or several."""
     km, kv = [], []
     for r in range(n):
-        row = puzzle[r * n:(r + 1) * n]
+        row = puzzle[r * n : (r + 1) * n]
         km.append(sum((ch != ".") << (n - 1 - c) for c, ch in enumerate(row)))
         kv.append(sum((ch == "1") << (n - 1 - c) for c, ch in enumerate(row)))
     found = []
@@ -60,7 +60,7 @@ def solve_view(n: int, puzzle: str) -> str | None:
 def play(client, max_batch: int = 4096) -> Outcome:
     """Play until a round settles nothing (see the module docstring)."""
     out = Outcome()
-    tried: dict[int, str] = {}          # tile -> the puzzle it could not settle (retry once it grows)
+    tried: dict[int, str] = {}  # tile -> the puzzle it could not settle (retry once it grows)
     while True:
         ready = []
         for t in client.frontier():
@@ -77,7 +77,7 @@ def play(client, max_batch: int = 4096) -> Outcome:
             return out
         out.rounds += 1
         for k in range(0, len(ready), max_batch):
-            for verdict in client.submit(ready[k:k + max_batch]):
+            for verdict in client.submit(ready[k : k + max_batch]):
                 if not (verdict["accepted"] and verdict["correct"]):
                     raise AssertionError(f"the unique grid of a view was refused: {verdict}")
                 out.solved += 1
@@ -136,7 +136,7 @@ class Http:
     def submit(self, moves: list[tuple[int, str]]) -> list[dict]:
         out = []
         for k in range(0, len(moves), self.max_batch):
-            body = {"moves": [{"tile": t, "cells": s} for t, s in moves[k:k + self.max_batch]]}
+            body = {"moves": [{"tile": t, "cells": s} for t, s in moves[k : k + self.max_batch]]}
             r = self.c.post(f"/runs/{self.run}/moves", json=body, headers=self.auth)
             r.raise_for_status()
             out.extend(r.json()["verdicts"])
@@ -150,5 +150,6 @@ class Http:
 
 if __name__ == "__main__":
     o = play(Http(sys.argv[1], sys.argv[2]))
-    print(json.dumps({"cleared": o.cleared, "solved": o.solved, "reward": o.reward, "rounds": o.rounds,
-                      "stuck": o.stuck}))
+    print(
+        json.dumps({"cleared": o.cleared, "solved": o.solved, "reward": o.reward, "rounds": o.rounds, "stuck": o.stuck})
+    )

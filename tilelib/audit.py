@@ -44,7 +44,7 @@ def feature_problems(tile: Tile) -> list[str]:
         return [f"flip blob is {len(f.flip)} bytes, not {bl}"]
     sol, giv = tile.solution_grid, tile.givens_grid
     alts = tile.alt_grids()
-    blobs = [f.alts[i:i + bl] for i in range(0, len(f.alts), bl)]
+    blobs = [f.alts[i : i + bl] for i in range(0, len(f.alts), bl)]
     if blobs != sorted(set(blobs)):
         out.append("alternatives are not strictly ascending")
     sides = nibbles(f.alt_sides, len(alts))
@@ -97,5 +97,3 @@ def tile_problems(tile: Tile, *, stored_edges: tuple[int, int, int, int] | None 
     if not 0 <= tile.seam_mask <= 15:
         out.append(f"seam_mask {tile.seam_mask} is not a 4-bit side mask")
     return out + feature_problems(tile)
-
-

@@ -36,13 +36,13 @@ class Constraint:
                 raise ValueError("constraint values must lie inside their n-bit masks")
 
     @staticmethod
-    def sides(n: int, top: int | None = None, right: int | None = None,
-              bottom: int | None = None, left: int | None = None) -> "Constraint":
+    def sides(
+        n: int, top: int | None = None, right: int | None = None, bottom: int | None = None, left: int | None = None
+    ) -> "Constraint":
         """Whole sides given as ints (None = unconstrained)."""
         full = (1 << n) - 1
         vals = (top, right, bottom, left)
-        return Constraint(n, tuple(0 if v is None else full for v in vals),
-                          tuple(0 if v is None else v for v in vals))
+        return Constraint(n, tuple(0 if v is None else full for v in vals), tuple(0 if v is None else v for v in vals))
 
     @property
     def side_mask(self) -> int:
@@ -66,7 +66,8 @@ class Constraint:
         """True if every cell ``other`` fixes is fixed here to the same value (self is at least as hard)."""
         return self.n == other.n and all(
             (m & om) == om and (v & om) == ov
-            for m, v, om, ov in zip(self.masks, self.values, other.masks, other.values))
+            for m, v, om, ov in zip(self.masks, self.values, other.masks, other.values)
+        )
 
 
 def pull_back(c: Constraint, t: int) -> Constraint:
@@ -100,8 +101,8 @@ def window_constraint(values: np.ndarray, known: np.ndarray, x0: int, y0: int, n
     ``values``/``known`` are board-sized uint8 arrays; this answers the library's
     fourth question (FORMAT §5): given placed tiles, the next placement's constraints.
     """
-    win_v = values[y0:y0 + n, x0:x0 + n]
-    win_k = known[y0:y0 + n, x0:x0 + n]
+    win_v = values[y0 : y0 + n, x0 : x0 + n]
+    win_k = known[y0 : y0 + n, x0 : x0 + n]
     lines_v = (win_v[0, :], win_v[:, -1], win_v[-1, :], win_v[:, 0])
     lines_k = (win_k[0, :], win_k[:, -1], win_k[-1, :], win_k[:, 0])
     masks = tuple(bits.line_int(k) for k in lines_k)

@@ -114,5 +114,5 @@ def rows_by_hash(conn, columns, hashes, chunk: int = 500):
     want = sorted(set(hashes))
     cols = ", ".join(columns)
     for k in range(0, len(want), chunk):
-        part = want[k:k + chunk]
+        part = want[k : k + chunk]
         yield from conn.execute(f"SELECT {cols} FROM tiles WHERE hash IN ({','.join('?' * len(part))})", part)

@@ -110,8 +110,9 @@ def parse_profile(obj) -> Profile | None:
             try:
                 obj = json.loads(obj)
             except json.JSONDecodeError as err:
-                raise BadInput(f"--profile must be a preset ({', '.join(PRESETS)}, library) or a JSON "
-                               f"object, got {obj!r}") from err
+                raise BadInput(
+                    f"--profile must be a preset ({', '.join(PRESETS)}, library) or a JSON object, got {obj!r}"
+                ) from err
     if not isinstance(obj, dict) or not obj:
         raise BadInput("difficulty profile must be a non-empty JSON object")
     if all(str(k) in {str(n) for n in VALID_N} for k in obj):

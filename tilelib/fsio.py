@@ -35,7 +35,7 @@ def _umask() -> int:
     return mask
 
 
-_FILE_MODE = 0o666 & ~_umask()     # what open(path, "w") would have given the file
+_FILE_MODE = 0o666 & ~_umask()  # what open(path, "w") would have given the file
 
 
 def fsync_dir(path: Path) -> None:
@@ -124,7 +124,7 @@ def no_follow_open(path: str | Path, flags: int, mode: int = 0o644) -> int:
     try:
         return os.open(path, flags | os.O_NOFOLLOW, mode)
     except OSError as e:
-        if e.errno == errno.ELOOP:     # the name is a symlink
+        if e.errno == errno.ELOOP:  # the name is a symlink
             raise BadInput(f"{path} is a symbolic link; refusing to open it") from None
         raise
 

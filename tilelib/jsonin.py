@@ -33,7 +33,7 @@ def parse(data: str | bytes | bytearray, what: str, max_bytes: int) -> Any:
     try:
         value = json.loads(data, parse_constant=_no_constant)
     except RecursionError:
-        raise BadInput(f"{what}: nested too deeply") from None   # the cause is a thousand-frame traceback
+        raise BadInput(f"{what}: nested too deeply") from None  # the cause is a thousand-frame traceback
     except ValueError as e:
         raise BadInput(f"{what}: not valid JSON ({e})") from e
     if _depth(value) > MAX_DEPTH:

@@ -27,7 +27,7 @@ _MASKS = tuple(f"{s}_mask" for s in _SIDES)
 @dataclass(frozen=True)
 class Miss:
     id: int
-    constraint: Constraint   # canonical orientation
+    constraint: Constraint  # canonical orientation
     packing: str | None
     count: int
     nofit: bool
@@ -36,11 +36,12 @@ class Miss:
 
 def _row_to_miss(r) -> Miss:
     (id_, n, top, right, bottom, left, tm, rm, bm, lm, packing, count, nofit, tile) = r
-    return Miss(id_, Constraint(n, (tm, rm, bm, lm), (top, right, bottom, left)), packing, count,
-                bool(nofit), tile)
+    return Miss(id_, Constraint(n, (tm, rm, bm, lm), (top, right, bottom, left)), packing, count, bool(nofit), tile)
 
 
-_MISS_COLS = "id, n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask, packing, count, nofit, tile"
+_MISS_COLS = (
+    "id, n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask, packing, count, nofit, tile"
+)
 
 
 def record_miss(conn, c: Constraint, packing: str | None = None, now: int | None = None) -> Miss:
@@ -54,7 +55,8 @@ def record_miss(conn, c: Constraint, packing: str | None = None, now: int | None
             "packing, first_seen, last_seen) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT (n, top, right, bottom, left, top_mask, right_mask, bottom_mask, left_mask) "
             "DO UPDATE SET count = count + 1, last_seen = excluded.last_seen",
-            (canon.n, canon.side_mask, *canon.values, *canon.masks, packing, now, now))
+            (canon.n, canon.side_mask, *canon.values, *canon.masks, packing, now, now),
+        )
         found = _find(conn, key)
         if found is None:
             raise RowsNotStored(f"the miss of n = {canon.n} {canon.masks} was recorded and is not stored")
@@ -70,7 +72,9 @@ def find_miss(conn, c: Constraint) -> Miss | None:
 def _find(conn, key: tuple) -> Miss | None:
     row = conn.execute(
         f"SELECT {_MISS_COLS} FROM misses WHERE n=? AND top=? AND right=? AND bottom=? AND left=? "
-        "AND top_mask=? AND right_mask=? AND bottom_mask=? AND left_mask=?", key).fetchone()
+        "AND top_mask=? AND right_mask=? AND bottom_mask=? AND left_mask=?",
+        key,
+    ).fetchone()
     return None if row is None else _row_to_miss(row)
 
 
@@ -105,8 +109,12 @@ def mark_drained(conn, miss_id: int, tile_hash: str) -> None:
 
 
 def nofit_constraints(conn, n: int) -> list[Constraint]:
-    return [m.constraint for m in (_row_to_miss(r) for r in conn.execute(
-        f"SELECT {_MISS_COLS} FROM misses WHERE nofit = 1 AND n = ?", (n,)))]
+    return [
+        m.constraint
+        for m in (
+            _row_to_miss(r) for r in conn.execute(f"SELECT {_MISS_COLS} FROM misses WHERE nofit = 1 AND n = ?", (n,))
+        )
+    ]
 
 
 def settled_nofit(c: Constraint, nofits: list[Constraint]) -> bool:
@@ -121,15 +129,16 @@ def settled_nofit(c: Constraint, nofits: list[Constraint]) -> bool:
 # ------------------------------------------------------------------ manifests
 
 
-def put_manifest(conn, day: str, seed_commit: str, json_text: str, *, replace: bool = False,
-                 spent=()) -> None:
+def put_manifest(conn, day: str, seed_commit: str, json_text: str, *, replace: bool = False, spent=()) -> None:
     """Append a day's manifest and, in the same transaction, the spent rows its board adds
     (``tilelib.spent.record``); an existing day is an error unless ``replace``."""
     verb = "INSERT OR REPLACE" if replace else "INSERT"
     try:
         with atomic(conn):
-            conn.execute(f"{verb} INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)",
-                         (day, seed_commit, json_text, int(time.time())))
+            conn.execute(
+                f"{verb} INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)",
+                (day, seed_commit, json_text, int(time.time())),
+            )
             if get_manifest(conn, day) != json_text:
                 raise RowsNotStored(f"the manifest of {day} was stored and is not there")
             if spent:

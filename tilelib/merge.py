@@ -65,7 +65,7 @@ class MergeStats:
     source_tiles: int
     source_fingerprint: tuple[int, ...]
     local_only: bool
-    conflicting: tuple = ()   # the source's (day, seed_commit, json, created) of days both hold differently
+    conflicting: tuple = ()  # the source's (day, seed_commit, json, created) of days both hold differently
 
 
 def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
@@ -78,14 +78,14 @@ def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
     q = lambda sql: conn.execute(sql).fetchone()  # noqa: E731
     tiles = q(f"SELECT count(*) FROM {schema}.tiles")[0]
     manifests = q(f"SELECT count(*) FROM {schema}.manifests")[0]
-    m = q(f"SELECT count(*), total(count), total(nofit), count(tile), total(last_seen - first_seen) "
-          f"FROM {schema}.misses")
+    m = q(
+        f"SELECT count(*), total(count), total(nofit), count(tile), total(last_seen - first_seen) FROM {schema}.misses"
+    )
     spent = q(f"SELECT count(*) FROM {schema}.spent")[0] if has_spent(conn, schema) else 0
     return [tiles, manifests, *(int(x) for x in m), spent]
 
 
-def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str = ALIAS,
-                 only_new: bool = True) -> int:
+def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str = ALIAS, only_new: bool = True) -> int:
     """Recompute the content hash of tile rows in ``schema`` (only those ``main`` lacks when
     ``only_new``); raise HashMismatch on the first bad one; return how many were checked."""
     if verify == "none":
@@ -118,12 +118,16 @@ def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
     spent added)."""
     cols = ", ".join(TILE_COLUMNS)
     tiles = conn.execute(f"INSERT OR IGNORE INTO main.tiles ({cols}) SELECT {cols} FROM {ALIAS}.tiles").rowcount
-    conflicts = tuple(conn.execute(
-        f"SELECT s.day, s.seed_commit, s.json, s.created FROM {ALIAS}.manifests AS s JOIN main.manifests AS m "
-        f"ON m.day = s.day WHERE m.json IS NOT s.json OR m.seed_commit IS NOT s.seed_commit ORDER BY s.day"))
+    conflicts = tuple(
+        conn.execute(
+            f"SELECT s.day, s.seed_commit, s.json, s.created FROM {ALIAS}.manifests AS s JOIN main.manifests AS m "
+            f"ON m.day = s.day WHERE m.json IS NOT s.json OR m.seed_commit IS NOT s.seed_commit ORDER BY s.day"
+        )
+    )
     mcols = ", ".join(MANIFEST_COLUMNS)
     manifests = conn.execute(
-        f"INSERT OR IGNORE INTO main.manifests ({mcols}) SELECT {mcols} FROM {ALIAS}.manifests").rowcount
+        f"INSERT OR IGNORE INTO main.manifests ({mcols}) SELECT {mcols} FROM {ALIAS}.manifests"
+    ).rowcount
     on = " AND ".join(f'm."{k}" = s."{k}"' for k in MISS_KEY)
     updated = conn.execute(
         f"""UPDATE main.misses AS m SET
@@ -136,7 +140,8 @@ def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
             FROM {ALIAS}.misses AS s
             WHERE {on} AND (s.count > m.count OR s.last_seen > m.last_seen OR s.first_seen < m.first_seen
                   OR s.nofit > m.nofit OR (m.tile IS NULL AND s.tile IS NOT NULL)
-                  OR (m.packing IS NULL AND s.packing IS NOT NULL))""").rowcount
+                  OR (m.packing IS NULL AND s.packing IS NOT NULL))"""
+    ).rowcount
     mc = ", ".join(f'"{c}"' for c in MISS_COLUMNS)
     added = conn.execute(f"INSERT OR IGNORE INTO main.misses ({mc}) SELECT {mc} FROM {ALIAS}.misses").rowcount
     spent = 0
@@ -149,13 +154,14 @@ def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
 # A source row of each table the merge must leave in main (misses: by their key), or nothing.
 _UNSTORED = {
     "tile": f"SELECT s.hash FROM {ALIAS}.tiles AS s WHERE NOT EXISTS "
-            "(SELECT 1 FROM main.tiles AS m WHERE m.hash = s.hash) LIMIT 1",
+    "(SELECT 1 FROM main.tiles AS m WHERE m.hash = s.hash) LIMIT 1",
     "manifest": f"SELECT s.day FROM {ALIAS}.manifests AS s WHERE NOT EXISTS "
-                "(SELECT 1 FROM main.manifests AS m WHERE m.day = s.day) LIMIT 1",
+    "(SELECT 1 FROM main.manifests AS m WHERE m.day = s.day) LIMIT 1",
     "miss": f"SELECT s.id FROM {ALIAS}.misses AS s WHERE NOT EXISTS (SELECT 1 FROM main.misses AS m WHERE "
-            + " AND ".join(f'm."{k}" = s."{k}"' for k in MISS_KEY) + ") LIMIT 1",
+    + " AND ".join(f'm."{k}" = s."{k}"' for k in MISS_KEY)
+    + ") LIMIT 1",
     "spent row of solution": f"SELECT s.solution FROM {ALIAS}.spent AS s WHERE NOT EXISTS (SELECT 1 FROM "
-                             "main.spent AS m WHERE m.solution = s.solution AND m.board = s.board) LIMIT 1",
+    "main.spent AS m WHERE m.solution = s.solution AND m.board = s.board) LIMIT 1",
 }
 
 
@@ -167,8 +173,9 @@ def _check_stored(conn: sqlite3.Connection, label: str) -> None:
             continue
         row = conn.execute(sql).fetchone()
         if row is not None:
-            raise RowsNotStored(f"merging {label}: {what} {row[0]} was merged and is not stored; "
-                                "refusing the whole merge")
+            raise RowsNotStored(
+                f"merging {label}: {what} {row[0]} was merged and is not stored; refusing the whole merge"
+            )
 
 
 def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> MergeStats:
@@ -200,5 +207,6 @@ def merge_file(lib: Library, source: str | Path, *, verify: str = "new") -> Merg
     finally:
         conn.execute(f"DETACH DATABASE {ALIAS}")
         conn.execute(f"PRAGMA cache_size = {int(old_cache)}")
-    return MergeStats(tiles, manifests, len(conflicts), added, updated, spent, checked, source_tiles, source_fp,
-                      local_only, conflicts)
+    return MergeStats(
+        tiles, manifests, len(conflicts), added, updated, spent, checked, source_tiles, source_fp, local_only, conflicts
+    )

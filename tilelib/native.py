@@ -30,7 +30,7 @@ import importlib
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent     # the directory holding the packages
+ROOT = Path(__file__).resolve().parent.parent  # the directory holding the packages
 REBUILD = "rebuild with `pip install -e .`"
 
 _warned: set[str] = set()
@@ -65,7 +65,7 @@ def stale_reason(mod, root: Path = ROOT) -> str | None:
         return "was built before source digests (an old build)"
     files = sources.split(",")
     if not all((root / f).is_file() for f in files):
-        return None                  # an installed copy without its sources: nothing to compare
+        return None  # an installed copy without its sources: nothing to compare
     if source_digest(root, files) != digest:
         return f"was built from other sources than {', '.join(files)}"
     return None

@@ -27,8 +27,17 @@ from tilelib.bits import reverse_bits
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_side_mask
 
 SIDE_COLUMNS = ("top", "right", "bottom", "left")
-FILTER_COLUMNS = ("m", "ladder", "bifurcations", "used_unique", "needs_unique",
-                  "needs_bifurcation", "pin_depth", "version", "blank")
+FILTER_COLUMNS = (
+    "m",
+    "ladder",
+    "bifurcations",
+    "used_unique",
+    "needs_unique",
+    "needs_bifurcation",
+    "pin_depth",
+    "version",
+    "blank",
+)
 MAX_IN = 256
 
 
@@ -64,8 +73,9 @@ def _filter_conditions(filters: Mapping[str, object]) -> tuple[list[str], list]:
     return conds, params
 
 
-def build_query(c: Constraint, filters: Mapping[str, object] | None = None,
-                seam_mask: int | None = None, transforms=TRANSFORMS) -> tuple[str, list]:
+def build_query(
+    c: Constraint, filters: Mapping[str, object] | None = None, seam_mask: int | None = None, transforms=TRANSFORMS
+) -> tuple[str, list]:
     """SQL and parameters answering ``c`` (+ filters) in every transform of ``transforms``.
 
     ``seam_mask`` is the wanted seam mask of the *oriented* tile (pulled back like the sides).
@@ -87,8 +97,7 @@ def _whole_side_sql(n: int, side_bits: int, filter_shape: tuple, with_seam: bool
     fconds, _ = _filter_conditions({k: (0, 0) if rng else 0 for k, rng in filter_shape})
     parts = []
     for t in TRANSFORMS:
-        conds = ["n = ?"] + [f"{SIDE_COLUMNS[src.side]} = ?"
-                             for s, src in enumerate(EDGE_MAP[t]) if side_bits >> s & 1]
+        conds = ["n = ?"] + [f"{SIDE_COLUMNS[src.side]} = ?" for s, src in enumerate(EDGE_MAP[t]) if side_bits >> s & 1]
         if with_seam:
             conds.append("seam_mask = ?")
         parts.append(f"SELECT hash, {t} AS t FROM tiles WHERE {' AND '.join(conds + fconds)}")
@@ -142,8 +151,13 @@ def _general_query(c: Constraint, filters, seam_mask, transforms) -> tuple[str, 
     return " UNION ALL ".join(parts) + " ORDER BY hash, t", params
 
 
-def find(conn, c: Constraint, filters: Mapping[str, object] | None = None,
-         seam_mask: int | None = None, limit: int | None = None) -> list[tuple[str, int]]:
+def find(
+    conn,
+    c: Constraint,
+    filters: Mapping[str, object] | None = None,
+    seam_mask: int | None = None,
+    limit: int | None = None,
+) -> list[tuple[str, int]]:
     """(hash, t) pairs of every library tile that, placed as transform(tile, t), satisfies ``c``.
 
     Sorted by (hash, t) so a seeded draw among them is reproducible.
@@ -154,7 +168,15 @@ def find(conn, c: Constraint, filters: Mapping[str, object] | None = None,
     return [(h, t) for h, t in conn.execute(sql, params)]
 
 
-def find_edges(conn, n: int, *, top: int | None = None, right: int | None = None,
-               bottom: int | None = None, left: int | None = None, **kw) -> list[tuple[str, int]]:
+def find_edges(
+    conn,
+    n: int,
+    *,
+    top: int | None = None,
+    right: int | None = None,
+    bottom: int | None = None,
+    left: int | None = None,
+    **kw,
+) -> list[tuple[str, int]]:
     """Whole-side shorthand for ``find``: FORMAT §5 questions 1 and 2."""
     return find(conn, Constraint.sides(n, top, right, bottom, left), **kw)

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Violation:
-    rule: str      # "shape" | "values" | "balance" | "runs" | "unique"
-    where: str     # e.g. "row 3", "column 2 at rows 4..6", "rows 1 and 5"
+    rule: str  # "shape" | "values" | "balance" | "runs" | "unique"
+    where: str  # e.g. "row 3", "column 2 at rows 4..6", "rows 1 and 5"
 
     def __str__(self) -> str:
         return f"{self.rule}: {self.where}"

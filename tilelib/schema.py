@@ -34,7 +34,7 @@ from pathlib import Path
 from tilelib.db import atomic, connect, statements
 from tilelib.errors import NotALibrary, SchemaMismatch, SchemaTooNew
 
-SCHEMA_VERSION = 2          # 2: the spent table (tilelib.spent); a version-1 file is upgraded on open
+SCHEMA_VERSION = 2  # 2: the spent table (tilelib.spent); a version-1 file is upgraded on open
 VERSION_1_TABLES_LEFT_OUT = ("spent",)
 # What a pull or push adds to a local library to know which misses rows changed since the last push
 # (remote.delta): a file holds both objects or neither.
@@ -61,12 +61,15 @@ class SchemaObject:
         return f'{self.type} "{self.name}"{on}'
 
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<space>\s+) | (?P<line>--[^\n]*) | (?P<block>/\*.*?(?:\*/|\Z)) |
     (?P<string>'(?:[^']|'')*') | (?P<quoted>"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\]) |
     (?P<word>[A-Za-z_][A-Za-z0-9_$]*) | (?P<number>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?) |
     (?P<op><>|<=|>=|==|!=|\|\||<<|>>|.)
-    """, re.VERBOSE | re.DOTALL)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
 
 
 @lru_cache(maxsize=4096)
@@ -80,7 +83,7 @@ def normalise(sql: str) -> tuple[str, ...]:
             continue
         if kind == "quoted":
             inner = text[1:-1]
-            text = inner.replace(text[0] * 2, text[0]) if text[0] in "\"`" else inner
+            text = inner.replace(text[0] * 2, text[0]) if text[0] in '"`' else inner
             out.append(text.lower())
         elif kind == "string":
             out.append(text)
@@ -92,9 +95,12 @@ def normalise(sql: str) -> tuple[str, ...]:
 def read_objects(conn: sqlite3.Connection, schema: str = "main") -> dict[str, SchemaObject]:
     """Every object of ``schema``'s ``sqlite_master``, by lower-case name (reading it runs nothing)."""
     rows = conn.execute(f"SELECT type, name, tbl_name, sql FROM {schema}.sqlite_master").fetchall()
-    return {str(name).lower(): SchemaObject(str(type_), str(name), str(tbl).lower(),
-                                            normalise(sql) if isinstance(sql, str) else None)
-            for type_, name, tbl, sql in rows}
+    return {
+        str(name).lower(): SchemaObject(
+            str(type_), str(name), str(tbl).lower(), normalise(sql) if isinstance(sql, str) else None
+        )
+        for type_, name, tbl, sql in rows
+    }
 
 
 def shipped_sql() -> str:
@@ -147,8 +153,9 @@ def sync_objects() -> dict[str, SchemaObject]:
     return {k: v for k, v in both.items() if k not in base}
 
 
-def file_version(conn: sqlite3.Connection, label: str, schema: str = "main",
-                 objects: dict[str, SchemaObject] | None = None) -> int:
+def file_version(
+    conn: sqlite3.Connection, label: str, schema: str = "main", objects: dict[str, SchemaObject] | None = None
+) -> int:
     """The schema version a file says it has: NotALibrary without a ``meta`` table that is the
     shipped one or without a decimal ``schema_version``, SchemaTooNew past ``SCHEMA_VERSION``. The
     ``meta`` object is compared before it is read, so reading it runs no one's view."""
@@ -157,8 +164,10 @@ def file_version(conn: sqlite3.Connection, label: str, schema: str = "main",
     if meta is None:
         raise NotALibrary(f"{label} is not a tiles library (no meta table)")
     if meta != shipped(SCHEMA_VERSION)["meta"]:
-        raise SchemaMismatch(f"{label}: {meta.words()} is not the meta table schema.sql ships; "
-                             "refusing the file (`tiles library repair` writes a clean copy)")
+        raise SchemaMismatch(
+            f"{label}: {meta.words()} is not the meta table schema.sql ships; "
+            "refusing the file (`tiles library repair` writes a clean copy)"
+        )
     row = conn.execute(f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'").fetchone()
     if row is None or not str(row[0]).isdigit():
         raise NotALibrary(f"{label} has no valid schema_version in meta, so it is not a tiles library")
@@ -214,11 +223,25 @@ def check_schema(conn: sqlite3.Connection, label: str, schema: str = "main") -> 
     version, diffs = _version_and_differences(conn, label, schema)
     if diffs:
         more = f" (and {len(diffs) - 1} more difference(s))" if len(diffs) > 1 else ""
-        raise SchemaMismatch(f"{label}: its schema is not schema version {version}'s: {diffs[0]}{more}; "
-                             "refusing it (`tiles library repair` writes a clean copy)")
+        raise SchemaMismatch(
+            f"{label}: its schema is not schema version {version}'s: {diffs[0]}{more}; "
+            "refusing it (`tiles library repair` writes a clean copy)"
+        )
     return version
 
 
-__all__ = ["SCHEMA_VERSION", "SYNC_SCHEMA", "SchemaObject", "check_schema", "differences", "file_version",
-           "normalise", "read_objects", "schema_problems", "shipped", "shipped_sql",
-           "sync_objects", "version_statements"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "SYNC_SCHEMA",
+    "SchemaObject",
+    "check_schema",
+    "differences",
+    "file_version",
+    "normalise",
+    "read_objects",
+    "schema_problems",
+    "shipped",
+    "shipped_sql",
+    "sync_objects",
+    "version_statements",
+]

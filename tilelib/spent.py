@@ -33,15 +33,15 @@ from typing import Iterable
 from tilelib.db import rows_by_hash
 from tilelib.errors import BadInput, RowsNotStored
 
-FRESH_MIN_N = 10            # sides n >= this are held to the rule; 6 and 8 are exempt
-_CHUNK = 500                # hashes per IN (...) query (SQLite's variable limit is 999 on old builds)
+FRESH_MIN_N = 10  # sides n >= this are held to the rule; 6 and 8 are exempt
+_CHUNK = 500  # hashes per IN (...) query (SQLite's variable limit is 999 on old builds)
 
 
 class Reuse(Enum):
     """The build's policy on repeated solutions (``tiles daily build --reuse``)."""
 
-    FRESH = "fresh"     # no n >= 10 solution twice on a board, none from an earlier board
-    ANY = "any"         # as before the rule: any library tile may be placed
+    FRESH = "fresh"  # no n >= 10 solution twice on a board, none from an earlier board
+    ANY = "any"  # as before the rule: any library tile may be placed
 
     @classmethod
     def parse(cls, value: "Reuse | str | None", what: str = "--reuse") -> "Reuse":
@@ -92,8 +92,10 @@ def grid_solution_hash(grid) -> str:
 
 def has_table(conn: sqlite3.Connection, schema: str = "main") -> bool:
     """Whether ``schema`` holds a spent table (libraries made before the rule lack one)."""
-    return conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = 'spent'"
-                        ).fetchone() is not None
+    return (
+        conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = 'spent'").fetchone()
+        is not None
+    )
 
 
 @dataclass(frozen=True)
@@ -111,13 +113,17 @@ def record(conn: sqlite3.Connection, rows: Iterable[SpentRow], now: int | None =
     rows = list(rows)
     want = {(r.solution, r.board) for r in rows}
     before = _present(conn, want)
-    conn.executemany("INSERT OR IGNORE INTO spent (solution, board, n, day, created) VALUES (?,?,?,?,?)",
-                     [(r.solution, r.board, r.n, r.day, now) for r in rows])
+    conn.executemany(
+        "INSERT OR IGNORE INTO spent (solution, board, n, day, created) VALUES (?,?,?,?,?)",
+        [(r.solution, r.board, r.n, r.day, now) for r in rows],
+    )
     after = _present(conn, want)
     if after != want:
         sol, board = min(want - after)
-        raise RowsNotStored(f"the spent row of solution {sol[:12]}… on board {board[:12]}… was recorded and "
-                            f"is not stored ({len(want - after)} of {len(want)} rows missing)")
+        raise RowsNotStored(
+            f"the spent row of solution {sol[:12]}… on board {board[:12]}… was recorded and "
+            f"is not stored ({len(want - after)} of {len(want)} rows missing)"
+        )
     return len(after) - len(before)
 
 
@@ -138,18 +144,26 @@ def rows_of(conn: sqlite3.Connection, solutions: Iterable[str]) -> list[SpentRow
         return []
     out: list[SpentRow] = []
     for i in range(0, len(sols), _CHUNK):
-        part = sols[i:i + _CHUNK]
-        out += [SpentRow(*r) for r in conn.execute(
-            f"SELECT solution, board, n, day FROM spent WHERE solution IN ({','.join('?' * len(part))}) "
-            "ORDER BY solution, board", part)]
+        part = sols[i : i + _CHUNK]
+        out += [
+            SpentRow(*r)
+            for r in conn.execute(
+                f"SELECT solution, board, n, day FROM spent WHERE solution IN ({','.join('?' * len(part))}) "
+                "ORDER BY solution, board",
+                part,
+            )
+        ]
     return out
 
 
 def board_solutions(conn: sqlite3.Connection, hashes: list[str]) -> list[tuple[int, int, str]]:
     """(tile id, n, solution hash) of the tiles of side n >= 10 among a board's ``hashes`` (in tile
     id order), from the library's stored (canonical) solutions; hashes it lacks are left out."""
-    sol = {h: (n, solution_hash(n, bytes(b))) for h, n, b in rows_by_hash(conn, ("hash", "n", "solution"), hashes)
-           if held(n)}
+    sol = {
+        h: (n, solution_hash(n, bytes(b)))
+        for h, n, b in rows_by_hash(conn, ("hash", "n", "solution"), hashes)
+        if held(n)
+    }
     return [(i, *sol[h]) for i, h in enumerate(hashes) if h in sol]
 
 
@@ -199,10 +213,29 @@ def unfair(conn: sqlite3.Connection, day: str, placed: list[tuple[int, int, str]
             by.setdefault(r.solution, r)
     for i, n, sol in placed:
         if sol in by:
-            return (f"tile {i} (n = {n}) places solution {sol[:12]}… that the board of {by[sol].day} "
-                    f"({by[sol].board[:12]}…) already used")
+            return (
+                f"tile {i} (n = {n}) places solution {sol[:12]}… that the board of {by[sol].day} "
+                f"({by[sol].board[:12]}…) already used"
+            )
     return None
 
 
-__all__ = ["FRESH_MIN_N", "Reuse", "SpentRow", "board_rows", "board_solutions", "canonical_solution", "count", "grid_solution_hash", "has_table", "held", "live_boards", "record", "rows_of", "solution_digest", "solution_hash",
-           "spent_of", "unfair"]
+__all__ = [
+    "FRESH_MIN_N",
+    "Reuse",
+    "SpentRow",
+    "board_rows",
+    "board_solutions",
+    "canonical_solution",
+    "count",
+    "grid_solution_hash",
+    "has_table",
+    "held",
+    "live_boards",
+    "record",
+    "rows_of",
+    "solution_digest",
+    "solution_hash",
+    "spent_of",
+    "unfair",
+]

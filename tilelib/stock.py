@@ -44,13 +44,13 @@ import numpy as np
 from tilelib import cache, spent
 from tilelib.bits import VALID_N
 
-FORMAT = "tiles-stock/2"    # /2: rows in key order with a spent flag
+FORMAT = "tiles-stock/2"  # /2: rows in key order with a spent flag
 SUFFIX = ".stock"
-NIGHTS = 7                   # the rate's window: the last 7 live boards with a record
+NIGHTS = 7  # the rate's window: the last 7 live boards with a record
 NIGHT_PREFIX = "stock:night:"
 CLASSES = ("none", "one", "corner", "opposite", "three", "four")
 HELD = tuple(n for n in VALID_N if spent.held(n))
-_KEY = "S16"                 # the first 16 bytes of a solution hash's digest
+_KEY = "S16"  # the first 16 bytes of a solution hash's digest
 _CHUNK = 50_000
 
 
@@ -72,17 +72,23 @@ class StockSet:
     of every spent solution. Kept sorted so a night's rows and spent keys merge in by binary search
     (no sort of the whole set) and the counts are plain passes."""
 
-    keys: dict[int, np.ndarray]       # n -> (rows,) S16, ascending (rows sharing a solution adjacent)
-    classes: dict[int, np.ndarray]    # n -> (rows,) uint8
-    gone: dict[int, np.ndarray]       # n -> (rows,) bool: the row's solution is spent
-    spent: np.ndarray                 # (k,) S16, sorted, unique
-    last: int                         # largest tiles rowid read
-    spent_last: int                   # largest spent rowid read
+    keys: dict[int, np.ndarray]  # n -> (rows,) S16, ascending (rows sharing a solution adjacent)
+    classes: dict[int, np.ndarray]  # n -> (rows,) uint8
+    gone: dict[int, np.ndarray]  # n -> (rows,) bool: the row's solution is spent
+    spent: np.ndarray  # (k,) S16, sorted, unique
+    last: int  # largest tiles rowid read
+    spent_last: int  # largest spent rowid read
 
     @staticmethod
     def empty() -> "StockSet":
-        return StockSet({n: np.zeros(0, _KEY) for n in HELD}, {n: np.zeros(0, np.uint8) for n in HELD},
-                        {n: np.zeros(0, bool) for n in HELD}, np.zeros(0, _KEY), 0, 0)
+        return StockSet(
+            {n: np.zeros(0, _KEY) for n in HELD},
+            {n: np.zeros(0, np.uint8) for n in HELD},
+            {n: np.zeros(0, bool) for n in HELD},
+            np.zeros(0, _KEY),
+            0,
+            0,
+        )
 
 
 def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -106,16 +112,19 @@ def _add_rows(st: StockSet, n: int, keys: np.ndarray, classes: np.ndarray) -> No
 def _read_tiles(conn, st: StockSet) -> int:
     """Merge the rows above ``st.last`` (chunked); returns how many were read."""
     read = 0
-    cur = conn.execute("SELECT rowid, n, seam_mask, solution FROM tiles WHERE rowid > ? ORDER BY rowid",
-                       (st.last,))
+    cur = conn.execute("SELECT rowid, n, seam_mask, solution FROM tiles WHERE rowid > ? ORDER BY rowid", (st.last,))
     while rows := cur.fetchmany(_CHUNK):
         read += len(rows)
         st.last = rows[-1][0]
         for n in HELD:
             part = [r for r in rows if r[1] == n]
             if part:
-                _add_rows(st, n, np.array([_key(n, r[3]) for r in part], _KEY),
-                          np.array([edge_class(r[2]) for r in part], np.uint8))
+                _add_rows(
+                    st,
+                    n,
+                    np.array([_key(n, r[3]) for r in part], _KEY),
+                    np.array([edge_class(r[2]) for r in part], np.uint8),
+                )
     return read
 
 
@@ -123,8 +132,7 @@ def _read_spent(conn, st: StockSet) -> int:
     """Merge the spent rows above ``st.spent_last`` and flag the rows they name; returns how many were read."""
     if not spent.has_table(conn):
         return 0
-    rows = conn.execute("SELECT rowid, solution FROM spent WHERE rowid > ? ORDER BY rowid",
-                        (st.spent_last,)).fetchall()
+    rows = conn.execute("SELECT rowid, solution FROM spent WHERE rowid > ? ORDER BY rowid", (st.spent_last,)).fetchall()
     if not rows:
         return 0
     st.spent_last = rows[-1][0]
@@ -156,9 +164,15 @@ def read_cache(path: Path, conn) -> StockSet | None:
             if meta.get("format") != FORMAT or not cache.describes(conn, meta):
                 return None
             if int(meta["spent_last"]) > _last_spent(conn):
-                return None                  # spent rows it saw are gone: not this library's past
-            return StockSet({n: z[f"k{n}"] for n in HELD}, {n: z[f"c{n}"] for n in HELD},
-                            {n: z[f"g{n}"] for n in HELD}, z["spent"], int(meta["last"]), int(meta["spent_last"]))
+                return None  # spent rows it saw are gone: not this library's past
+            return StockSet(
+                {n: z[f"k{n}"] for n in HELD},
+                {n: z[f"c{n}"] for n in HELD},
+                {n: z[f"g{n}"] for n in HELD},
+                z["spent"],
+                int(meta["last"]),
+                int(meta["spent_last"]),
+            )
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
         return None
 
@@ -173,8 +187,8 @@ def write_cache(path: Path, conn, st: StockSet) -> bool:
 
 @dataclass
 class LoadInfo:
-    source: str          # "cache" (nothing new), "refresh" (cache + new rows), "scan"
-    rows_read: int       # tiles and spent rows read from the library
+    source: str  # "cache" (nothing new), "refresh" (cache + new rows), "scan"
+    rows_read: int  # tiles and spent rows read from the library
     seconds: float
 
 
@@ -205,21 +219,26 @@ def record_night(conn, day: str, board: str, fair_per_n: dict, left: dict[int, d
     ``daily.fairness.report``'s ``per_n``) and the distinct unspent solutions it ``left`` (``counts``
     once its spent rows are stored) into the open transaction; returns the record. Drawn + left is
     the stock the night started with: what the top-up restores (``generator.topup``)."""
-    rec = {"board": board,
-           "drawn": {n: d.get("drawn", 0) for n, d in fair_per_n.items() if spent.held(int(n))},
-           "made": {n: d.get("made", 0) for n, d in fair_per_n.items() if spent.held(int(n))}}
+    rec = {
+        "board": board,
+        "drawn": {n: d.get("drawn", 0) for n, d in fair_per_n.items() if spent.held(int(n))},
+        "made": {n: d.get("made", 0) for n, d in fair_per_n.items() if spent.held(int(n))},
+    }
     if left is not None:
         rec["left"] = {str(n): c["solutions"] for n, c in left.items()}
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                 (night_key(day), json.dumps(rec, sort_keys=True)))
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (night_key(day), json.dumps(rec, sort_keys=True))
+    )
     return rec
 
 
 def nights(conn, k: int = NIGHTS) -> list[tuple[str, dict]]:
     """(day, record) of the last ``k`` days, latest first, whose record names the board the library
     holds as that day's manifest."""
-    rows = conn.execute("SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key DESC",
-                        (NIGHT_PREFIX, NIGHT_PREFIX[:-1] + ";")).fetchall()
+    rows = conn.execute(
+        "SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key DESC",
+        (NIGHT_PREFIX, NIGHT_PREFIX[:-1] + ";"),
+    ).fetchall()
     recs = []
     for key, value in rows:
         try:
@@ -227,7 +246,7 @@ def nights(conn, k: int = NIGHTS) -> list[tuple[str, dict]]:
         except ValueError:
             continue
         if isinstance(rec, dict):
-            recs.append((key[len(NIGHT_PREFIX):], rec))
+            recs.append((key[len(NIGHT_PREFIX) :], rec))
     live = spent.live_boards(conn, [d for d, _ in recs])
     return [(d, r) for d, r in recs if live.get(d) == r.get("board")][:k]
 
@@ -241,10 +260,13 @@ def counts(st: StockSet) -> dict[int, dict]:
     for n in HELD:
         keys, free = st.keys[n], ~st.gone[n]
         per_class = np.bincount(st.classes[n][free], minlength=len(CLASSES))
-        fk = keys[free]                   # ascending: a solution's rows are adjacent
-        out[n] = {"rows": int(len(keys)), "unspent": int(free.sum()),
-                  "solutions": int(len(fk) and 1 + np.count_nonzero(fk[1:] != fk[:-1])),
-                  "per_class": {c: int(v) for c, v in zip(CLASSES, per_class)}}
+        fk = keys[free]  # ascending: a solution's rows are adjacent
+        out[n] = {
+            "rows": int(len(keys)),
+            "unspent": int(free.sum()),
+            "solutions": int(len(fk) and 1 + np.count_nonzero(fk[1:] != fk[:-1])),
+            "per_class": {c: int(v) for c, v in zip(CLASSES, per_class)},
+        }
     return out
 
 
@@ -263,14 +285,19 @@ def report(conn, library: Path | None, k: int = NIGHTS, loaded: tuple[StockSet, 
         made = [int(r.get("made", {}).get(str(n), 0)) for _d, r in recs]
         rate = sum(drawn) / len(drawn) if drawn else None
         left = last.get("left", {}).get(str(n))
-        c |= {"drawn_per_night": None if rate is None else round(rate, 3),
-              "made_per_night": round(sum(made) / len(made), 3) if made else None,
-              "nights_left": round(c["solutions"] / rate, 1) if rate else None,
-              "started": None if left is None else int(left) + int(last.get("drawn", {}).get(str(n), 0))}
+        c |= {
+            "drawn_per_night": None if rate is None else round(rate, 3),
+            "made_per_night": round(sum(made) / len(made), 3) if made else None,
+            "nights_left": round(c["solutions"] / rate, 1) if rate else None,
+            "started": None if left is None else int(left) + int(last.get("drawn", {}).get(str(n), 0)),
+        }
         per_n[str(n)] = c
-    return {"per_n": per_n, "nights": [d for d, _ in recs], "empty": [int(n) for n, c in per_n.items()
-                                                                     if not c["solutions"]],
-            "load": {"source": info.source, "rows_read": info.rows_read, "seconds": round(info.seconds, 3)}}
+    return {
+        "per_n": per_n,
+        "nights": [d for d, _ in recs],
+        "empty": [int(n) for n, c in per_n.items() if not c["solutions"]],
+        "load": {"source": info.source, "rows_read": info.rows_read, "seconds": round(info.seconds, 3)},
+    }
 
 
 def line(rep: dict) -> str:
@@ -291,17 +318,41 @@ def lines(rep: dict) -> list[str]:
     out = []
     for n, c in rep["per_n"].items():
         left = "" if c["nights_left"] is None else f", {c['nights_left']:,} nights left"
-        rate = ("no night recorded" if c["drawn_per_night"] is None
-                else f"{c['drawn_per_night']:,} drawn and {c['made_per_night']:,} made per night")
+        rate = (
+            "no night recorded"
+            if c["drawn_per_night"] is None
+            else f"{c['drawn_per_night']:,} drawn and {c['made_per_night']:,} made per night"
+        )
         cls = ", ".join(f"{k} {v:,}" for k, v in c["per_class"].items() if v)
-        out.append(f"n={n:>2}: {c['unspent']:,} unspent of {c['rows']:,} rows, {c['solutions']:,} solutions"
-                   + (f" (by seam sides: {cls})" if cls else "") + f"; {rate}{left}")
+        out.append(
+            f"n={n:>2}: {c['unspent']:,} unspent of {c['rows']:,} rows, {c['solutions']:,} solutions"
+            + (f" (by seam sides: {cls})" if cls else "")
+            + f"; {rate}{left}"
+        )
     nights_ = rep["nights"]
-    out.append(f"rate over {len(nights_)} night(s)" + (f" ({nights_[-1]} .. {nights_[0]})" if nights_ else "")
-               + _empty(rep))
+    out.append(
+        f"rate over {len(nights_)} night(s)" + (f" ({nights_[-1]} .. {nights_[0]})" if nights_ else "") + _empty(rep)
+    )
     return out
 
 
-__all__ = ["CLASSES", "FORMAT", "HELD", "LoadInfo", "NIGHTS", "NIGHT_PREFIX", "StockSet", "counts",
-           "edge_class", "line", "lines", "load", "night_key", "nights", "read_cache", "record_night", "report",
-           "write_cache"]
+__all__ = [
+    "CLASSES",
+    "FORMAT",
+    "HELD",
+    "LoadInfo",
+    "NIGHTS",
+    "NIGHT_PREFIX",
+    "StockSet",
+    "counts",
+    "edge_class",
+    "line",
+    "lines",
+    "load",
+    "night_key",
+    "nights",
+    "read_cache",
+    "record_night",
+    "report",
+    "write_cache",
+]

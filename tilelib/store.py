@@ -24,14 +24,37 @@ from tilelib.spent import count as spent_count
 from tilelib.tile import Features, Tile, content_hash
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-FEATURE_COLUMNS = ("m", "blank", "ladder", "bifurcations", "used_unique", "needs_unique",
-                   "needs_bifurcation", "pins", "pin_depth", "alt_sides")
-TILE_COLUMNS = ("hash", "n", "version", "seam_mask", "top", "right", "bottom", "left",
-                *FEATURE_COLUMNS, "solution", "givens", "flip", "alts", "created")
+FEATURE_COLUMNS = (
+    "m",
+    "blank",
+    "ladder",
+    "bifurcations",
+    "used_unique",
+    "needs_unique",
+    "needs_bifurcation",
+    "pins",
+    "pin_depth",
+    "alt_sides",
+)
+TILE_COLUMNS = (
+    "hash",
+    "n",
+    "version",
+    "seam_mask",
+    "top",
+    "right",
+    "bottom",
+    "left",
+    *FEATURE_COLUMNS,
+    "solution",
+    "givens",
+    "flip",
+    "alts",
+    "created",
+)
 
 
-_INSERT_TILE = (f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(TILE_COLUMNS))})")
+_INSERT_TILE = f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES ({', '.join('?' * len(TILE_COLUMNS))})"
 
 
 def _row_tuple(row: dict) -> tuple:
@@ -43,10 +66,21 @@ def tile_to_row(tile: Tile, created: int) -> dict:
     """The ``tiles`` row of a tile, which must already be in canonical orientation."""
     f = tile.features
     top, right, bottom, left = tile.edges
-    row = dict(hash=content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask), n=tile.n,
-               version=f.version, seam_mask=tile.seam_mask, top=top, right=right, bottom=bottom,
-               left=left, solution=tile.solution, givens=tile.givens, flip=f.flip, alts=f.alts,
-               created=created)
+    row = dict(
+        hash=content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask),
+        n=tile.n,
+        version=f.version,
+        seam_mask=tile.seam_mask,
+        top=top,
+        right=right,
+        bottom=bottom,
+        left=left,
+        solution=tile.solution,
+        givens=tile.givens,
+        flip=f.flip,
+        alts=f.alts,
+        created=created,
+    )
     row.update({c: getattr(f, c) for c in FEATURE_COLUMNS})
     return row
 
@@ -54,8 +88,12 @@ def tile_to_row(tile: Tile, created: int) -> dict:
 def row_to_tile(row: dict) -> Tile:
     """Rebuild a Tile from a row, checking the stored hash against the content."""
     try:
-        feats = Features(version=row["version"], flip=bytes(row["flip"]), alts=bytes(row["alts"]),
-                         **{c: row[c] for c in FEATURE_COLUMNS})
+        feats = Features(
+            version=row["version"],
+            flip=bytes(row["flip"]),
+            alts=bytes(row["alts"]),
+            **{c: row[c] for c in FEATURE_COLUMNS},
+        )
         tile = Tile(row["n"], bytes(row["solution"]), bytes(row["givens"]), row["seam_mask"], feats)
     except (ValueError, TypeError, KeyError) as err:
         raise CorruptLibrary(f"tile {row.get('hash')}: malformed row ({err})") from err
@@ -91,8 +129,9 @@ def check_path(path: str | Path) -> Path:
     for suffix in JOURNALS:
         j = p.with_name(p.name + suffix)
         if j.is_symlink():
-            raise LibraryError(f"{j} is a symbolic link: SQLite will not write a journal through it; "
-                               "remove it to use the library")
+            raise LibraryError(
+                f"{j} is a symbolic link: SQLite will not write a journal through it; remove it to use the library"
+            )
     return p
 
 
@@ -198,8 +237,10 @@ class Library:
             after = self._present(hashes)
             if len(after) != len(hashes):
                 first = min(hashes - after)
-                raise RowsNotStored(f"{self.path}: tile {first} was inserted and is not stored "
-                                    f"({len(hashes - after)} of {len(hashes)} rows missing); nothing of the batch is kept")
+                raise RowsNotStored(
+                    f"{self.path}: tile {first} was inserted and is not stored "
+                    f"({len(hashes - after)} of {len(hashes)} rows missing); nothing of the batch is kept"
+                )
         return len(hashes) - len(before)
 
     def _present(self, hashes) -> set[str]:
@@ -216,8 +257,7 @@ class Library:
 
     def get(self, hash_: str) -> Tile:
         """The canonical tile with this hash; UnknownTile if absent, HashMismatch if tampered."""
-        cur = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles WHERE hash = ?",
-                                (hash_.lower(),))
+        cur = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles WHERE hash = ?", (hash_.lower(),))
         row = cur.fetchone()
         if row is None:
             raise UnknownTile(f"no tile with hash {hash_} in {self.path}")
@@ -283,5 +323,6 @@ def tile_key(tile: Tile) -> tuple[Tile, str, int]:
     """(canonical tile, its hash, t) with tile = canonical.transform(t): what ``Library.insert``
     stores and returns, computed without a library (the stitcher's region workers log inserts)."""
     from tilelib.symmetry import inverse
+
     canon, t = tile.canonical()
     return canon, content_hash(canon.n, canon.solution, canon.givens, canon.seam_mask), inverse(t)

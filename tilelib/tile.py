@@ -21,7 +21,7 @@ from tilelib.symmetry import TRANSFORMS, apply_grid, apply_mask, transform_side_
 if TYPE_CHECKING:
     import numpy as np
 
-_sym = load_twin("tilelib._sym")   # the C twin of the transforms below; numpy is the reference
+_sym = load_twin("tilelib._sym")  # the C twin of the transforms below; numpy is the reference
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ class Features:
     pins: int = 0
     pin_depth: int = 0
     alt_sides: int = 0
-    flip: bytes = b""   # empty means "the all-zero grid" (filled in by Tile)
-    alts: bytes = b""   # (m-1) grid BLOBs, ascending
+    flip: bytes = b""  # empty means "the all-zero grid" (filled in by Tile)
+    alts: bytes = b""  # (m-1) grid BLOBs, ascending
 
 
 def nibbles(packed: int, count: int) -> list[int]:
@@ -76,13 +76,13 @@ class Tile:
     # ------------------------------------------------------------ construction
 
     @staticmethod
-    def from_grids(solution: np.ndarray, givens: np.ndarray, seam_mask: int = 0,
-                   features: Features | None = None) -> "Tile":
+    def from_grids(
+        solution: np.ndarray, givens: np.ndarray, seam_mask: int = 0, features: Features | None = None
+    ) -> "Tile":
         import numpy as np
 
         sol = np.asarray(solution, dtype=np.uint8)
-        return Tile(sol.shape[0], bits.to_blob(sol), bits.to_blob(givens), seam_mask,
-                    features or Features())
+        return Tile(sol.shape[0], bits.to_blob(sol), bits.to_blob(givens), seam_mask, features or Features())
 
     # ------------------------------------------------------------ views
 
@@ -98,7 +98,7 @@ class Tile:
         """The m-1 alternative solutions as grids, in stored (ascending) order."""
         bl = bits.blob_len(self.n)
         a = self.features.alts
-        return [bits.from_blob(a[i:i + bl], self.n) for i in range(0, len(a), bl)]
+        return [bits.from_blob(a[i : i + bl], self.n) for i in range(0, len(a), bl)]
 
     @cached_property
     def edges(self) -> tuple[int, int, int, int]:
@@ -128,7 +128,7 @@ class Tile:
             return self
         n, f = self.n, self.features
         bl = bits.blob_len(n)
-        alts = [grid_image(n, f.alts[i:i + bl], t, True) for i in range(0, len(f.alts), bl)]
+        alts = [grid_image(n, f.alts[i : i + bl], t, True) for i in range(0, len(f.alts), bl)]
         sides = [transform_side_mask(s, t) for s in nibbles(f.alt_sides, len(alts))]
         order = sorted(range(len(alts)), key=lambda i: alts[i])
         feats = replace(
@@ -205,8 +205,11 @@ def canonical_transform_py(tile: Tile) -> int:
     sol, giv = tile.solution_grid, tile.givens_grid
     best_t, best_key = 0, None
     for t in TRANSFORMS:
-        key = (bits.to_blob(apply_grid(sol, t)) + bits.to_blob(apply_mask(giv, t))
-               + bytes([transform_side_mask(tile.seam_mask, t)]))
+        key = (
+            bits.to_blob(apply_grid(sol, t))
+            + bits.to_blob(apply_mask(giv, t))
+            + bytes([transform_side_mask(tile.seam_mask, t)])
+        )
         if best_key is None or key < best_key:
             best_t, best_key = t, key
     return best_t

@@ -17,12 +17,11 @@ import typer
 from tilelib.errors import TilesError, exit_code
 
 app = typer.Typer(
-    help="Build one huge Takuzu board a day from a content-addressed tile library. "
-         "Formats and rules: docs/FORMAT.md.",
+    help="Build one huge Takuzu board a day from a content-addressed tile library. Formats and rules: docs/FORMAT.md.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,   # plain Click help: Typer's rich help cost ~0.2 s of imports per `--help`
+    rich_markup_mode=None,  # plain Click help: Typer's rich help cost ~0.2 s of imports per `--help`
 )
 
 
@@ -73,7 +72,7 @@ def modules_for(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) the process exit code."""
-    program = argv is None   # this process is the `tiles` program and ends when main returns
+    program = argv is None  # this process is the `tiles` program and ends when main returns
     argv = sys.argv[1:] if program else argv
     build_app(modules_for(argv))
     if program:

@@ -30,24 +30,40 @@ def _log(line: str) -> None:
 
 
 @daily_app.command("build")
-def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (default: today, UTC)."),
-          size: int = typer.Option(1000, "--size", help="Board side G in cells."),
-          packer: str = PackerOpt,
-          params: str = typer.Option(None, "--params", help="Packer params as a JSON object."),
-          seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
-          out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
-          force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
-          as_json: bool = typer.Option(False, "--json", help="Print a JSON summary of every stage on stdout."),
-          profile: str = typer.Option(DEFAULT_PROFILE, "--profile", help="Difficulty profile: shares of ladder "
-                                      "levels the stitcher aims for, as JSON ({\"2\": 0.25, \"3\": 0.5, ...} or one "
-                                      "per n) or a preset (human: what a strong player solves without search); "
-                                      "recorded in the manifest. 'library': no profile."),
-          workers: int = typer.Option(None, "--workers", min=1, help="Processes that stitch the two halves "
-                                      "of a big board (default: 2 on a 2-core machine); the board is the same."),
-          reuse: str = typer.Option("fresh", "--reuse", help="fresh: no solution of side n >= 10 twice on the "
-                                    "board and none an earlier board used (the fair rule); any: any library "
-                                    "tile, as before the rule. Recorded in the manifest."),
-          library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
+def build(
+    date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (default: today, UTC)."),
+    size: int = typer.Option(1000, "--size", help="Board side G in cells."),
+    packer: str = PackerOpt,
+    params: str = typer.Option(None, "--params", help="Packer params as a JSON object."),
+    seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
+    out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
+    force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary of every stage on stdout."),
+    profile: str = typer.Option(
+        DEFAULT_PROFILE,
+        "--profile",
+        help="Difficulty profile: shares of ladder "
+        'levels the stitcher aims for, as JSON ({"2": 0.25, "3": 0.5, ...} or one '
+        "per n) or a preset (human: what a strong player solves without search); "
+        "recorded in the manifest. 'library': no profile.",
+    ),
+    workers: int = typer.Option(
+        None,
+        "--workers",
+        min=1,
+        help="Processes that stitch the two halves "
+        "of a big board (default: 2 on a 2-core machine); the board is the same.",
+    ),
+    reuse: str = typer.Option(
+        "fresh",
+        "--reuse",
+        help="fresh: no solution of side n >= 10 twice on the "
+        "board and none an earlier board used (the fair rule); any: any library "
+        "tile, as before the rule. Recorded in the manifest.",
+    ),
+    library: Path = LibraryOpt,
+    remote: str = RemoteOpt,
+) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
     Off a terminal (cron), the stitch logs a progress line at most every 15 s."""
@@ -57,15 +73,26 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
     from tilelib.rng import seed_from_hex
     from tilelib.spent import Reuse
 
-    opts = BuildOptions(day=parse_day(date), library=library, out_dir=out, size=size, packer=packer,
-                        params=parse_params(params), seed=seed_from_hex(seed) if seed else None,
-                        secret=os.environ.get(SECRET_ENV), remote=remote, force=force, profile=profile,
-                        reuse=Reuse.parse(reuse).value)
+    opts = BuildOptions(
+        day=parse_day(date),
+        library=library,
+        out_dir=out,
+        size=size,
+        packer=packer,
+        params=parse_params(params),
+        seed=seed_from_hex(seed) if seed else None,
+        secret=os.environ.get(SECRET_ENV),
+        remote=remote,
+        force=force,
+        profile=profile,
+        reuse=Reuse.parse(reuse).value,
+    )
     if workers is not None:
         opts = dataclasses.replace(opts, workers=workers)
     if opts.seed is None:
-        day_seed(opts.secret, opts.day)          # fail early, before any work, if no secret
+        day_seed(opts.secret, opts.day)  # fail early, before any work, if no secret
     with progress("stitching") as bar:
+
         def tick(done: int, total: int, _stats=None) -> None:
             bar.total(total)
             bar.set(done)
@@ -81,8 +108,10 @@ def build(date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (def
 
 
 @daily_app.command("reveal")
-def reveal(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
-           force: bool = typer.Option(False, "--force", help="Reveal even if the day is not over.")) -> None:
+def reveal(
+    date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
+    force: bool = typer.Option(False, "--force", help="Reveal even if the day is not over."),
+) -> None:
     """Print the day's seed (hex) once the day is over (UTC)."""
     from daily.seed import SECRET_ENV, check_revealable, day_seed, parse_day
 
@@ -92,15 +121,17 @@ def reveal(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
 
 
 @daily_app.command("render")
-def render(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
-           png: Path = typer.Option(..., "--png", help="Output PNG file."),
-           manifest: Path = typer.Option(None, "--manifest", help="Manifest file (default: the library's)."),
-           region: str = typer.Option(None, "--region", help="Only cells X,Y,W,H (columns X..X+W-1, rows "
-                                                             "Y..Y+H-1)."),
-           tile: int = typer.Option(None, "--tile", help="Only this tile's window (and a 2-cell margin)."),
-           scale: int = typer.Option(None, "--scale", help="Pixels per cell (1..64); a cell grid from 6 "
-                                                           "and tile ids once they fit."),
-           library: Path = LibraryOpt) -> None:
+def render(
+    date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
+    png: Path = typer.Option(..., "--png", help="Output PNG file."),
+    manifest: Path = typer.Option(None, "--manifest", help="Manifest file (default: the library's)."),
+    region: str = typer.Option(None, "--region", help="Only cells X,Y,W,H (columns X..X+W-1, rows Y..Y+H-1)."),
+    tile: int = typer.Option(None, "--tile", help="Only this tile's window (and a 2-cell margin)."),
+    scale: int = typer.Option(
+        None, "--scale", help="Pixels per cell (1..64); a cell grid from 6 and tile ids once they fit."
+    ),
+    library: Path = LibraryOpt,
+) -> None:
     """Draw the day's board: tile hues, zones grey, givens and clues, the seed tile marked, a legend."""
     from daily.render import render_day
     from daily.seed import parse_day
@@ -110,9 +141,11 @@ def render(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
 
 
 @daily_app.command("bundle")
-def bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD: a day the library holds a manifest for."),
-           out: Path = typer.Option(None, "--out", help="The bundle file to write (default ./DATE.bundle.sqlite)."),
-           library: Path = LibraryOpt) -> None:
+def bundle(
+    date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD: a day the library holds a manifest for."),
+    out: Path = typer.Option(None, "--out", help="The bundle file to write (default ./DATE.bundle.sqlite)."),
+    library: Path = LibraryOpt,
+) -> None:
     """Write the day's bundle: a library holding exactly the rows its board uses (FORMAT §5).
 
     What is published of a finished day: `tiles referee verify MANIFEST --seed HEX -L BUNDLE` checks
@@ -128,10 +161,12 @@ def bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD: a d
 
 
 @daily_app.command("export")
-def export(first: str = typer.Option(..., "--from", help="The first day, YYYY-MM-DD."),
-           last: str = typer.Option(..., "--to", help="The last day, YYYY-MM-DD; every day exported must be over (UTC)."),
-           out: Path = typer.Option(..., "--out", help="The directory for days.parquet and tiles.parquet."),
-           library: Path = LibraryOpt) -> None:
+def export(
+    first: str = typer.Option(..., "--from", help="The first day, YYYY-MM-DD."),
+    last: str = typer.Option(..., "--to", help="The last day, YYYY-MM-DD; every day exported must be over (UTC)."),
+    out: Path = typer.Option(..., "--out", help="The directory for days.parquet and tiles.parquet."),
+    library: Path = LibraryOpt,
+) -> None:
     """Write the days the library holds from --from to --to as a dataset (Parquet): one row per tile
     (its start view, solution, neighbours, closure wave) and one per day (with TILES_SECRET, its seed)."""
     from daily.export import export_days
@@ -146,12 +181,18 @@ def export(first: str = typer.Option(..., "--from", help="The first day, YYYY-MM
 
 
 @daily_app.command("publish-bundle")
-def publish_bundle(date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD; it must be over (UTC)."),
-                   to: str = typer.Option(None, "--to", envvar="TILES_PUBLIC_REMOTE",
-                                          help="The public mirror, s3:// or file:// (env TILES_PUBLIC_REMOTE); "
-                                               "never the library's remote."),
-                   force: bool = typer.Option(False, "--force", help="Publish a day that is not over (tests)."),
-                   library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
+def publish_bundle(
+    date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD; it must be over (UTC)."),
+    to: str = typer.Option(
+        None,
+        "--to",
+        envvar="TILES_PUBLIC_REMOTE",
+        help="The public mirror, s3:// or file:// (env TILES_PUBLIC_REMOTE); never the library's remote.",
+    ),
+    force: bool = typer.Option(False, "--force", help="Publish a day that is not over (tests)."),
+    library: Path = LibraryOpt,
+    remote: str = RemoteOpt,
+) -> None:
     """Publish a finished day: its bundle, manifest and (with TILES_SECRET) seed, to the public mirror.
 
     The library and its remote hold the stock and stay private; this is all the public needs to

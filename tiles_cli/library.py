@@ -11,8 +11,7 @@ from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
 from tilelib.errors import VerificationFailed
 
-library_app = typer.Typer(help="The tile library: create, inspect, verify, sync, generate.",
-                          no_args_is_help=True)
+library_app = typer.Typer(help="The tile library: create, inspect, verify, sync, generate.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -31,8 +30,9 @@ def init(library: Path = LibraryOpt) -> None:
 
 
 @library_app.command("stats")
-def stats(library: Path = LibraryOpt,
-          as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+def stats(
+    library: Path = LibraryOpt, as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")
+) -> None:
     """Counts per n, m and ladder level; misses; manifests; bytes per tile. A damaged file is exit 3."""
     from referee.checks import check_pages
     from tilelib.store import Library
@@ -44,20 +44,26 @@ def stats(library: Path = LibraryOpt,
         typer.echo(json.dumps(s, sort_keys=True))
         return
     typer.echo(f"library {s['path']}  id {s['library_id']}  schema v{s['schema_version']}")
-    typer.echo(f"tiles {s['tiles']:,}  ({s['file_bytes']:,} bytes"
-               + (f", {s['bytes_per_tile']} per tile)" if s["tiles"] else ")"))
+    typer.echo(
+        f"tiles {s['tiles']:,}  ({s['file_bytes']:,} bytes"
+        + (f", {s['bytes_per_tile']} per tile)" if s["tiles"] else ")")
+    )
     for key in ("per_n", "per_m", "per_ladder"):
         if s[key]:
             typer.echo(f"  {key[4:]:<7}" + "  ".join(f"{k}: {v:,}" for k, v in s[key].items()))
-    typer.echo(f"misses open {s['misses_open']:,}  nofit {s['misses_nofit']:,}  "
-               f"drained {s['misses_drained']:,}  manifests {s['manifests']:,}")
+    typer.echo(
+        f"misses open {s['misses_open']:,}  nofit {s['misses_nofit']:,}  "
+        f"drained {s['misses_drained']:,}  manifests {s['manifests']:,}"
+    )
     typer.echo(f"spent solutions {s['spent_solutions']:,} (n >= 10, by {s['spent_rows']:,} board rows)")
 
 
 @library_app.command("stock")
-def stock_cmd(library: Path = LibraryOpt,
-              nights: int = typer.Option(7, "--nights", min=1, help="Nights the rate is measured over."),
-              as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+def stock_cmd(
+    library: Path = LibraryOpt,
+    nights: int = typer.Option(7, "--nights", min=1, help="Nights the rate is measured over."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
     """The fair rule's stock per n >= 10: unspent rows and solutions, per edge class, drawn per night, nights left."""
     from tilelib import stock
     from tilelib.store import Library
@@ -88,11 +94,15 @@ def verify(library: Path = LibraryOpt) -> None:
 
 
 @library_app.command("repair")
-def repair_cmd(library: Path = LibraryOpt,
-               out: Path = typer.Option(None, "--out", help="The clean library to write (default: "
-                                        "<name>.repaired.sqlite beside the library; never overwritten)."),
-               as_json: bool = typer.Option(False, "--json", help="Print one JSON object (every row left behind).")
-               ) -> None:
+def repair_cmd(
+    library: Path = LibraryOpt,
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="The clean library to write (default: <name>.repaired.sqlite beside the library; never overwritten).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (every row left behind)."),
+) -> None:
     """Write a clean library from a damaged or hostile one: every row that verifies, the shipped schema,
     and what was left behind and why. The library itself is never modified."""
     from referee.repair import repair

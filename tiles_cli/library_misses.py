@@ -22,8 +22,9 @@ def register(app: typer.Typer) -> None:
 
 
 @library_app.command("misses")
-def misses_cmd(library: Path = LibraryOpt,
-               as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+def misses_cmd(
+    library: Path = LibraryOpt, as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")
+) -> None:
     """Open misses (neither drained nor nofit) by n and fixed sides, most asked first."""
     from stitcher.refresh import misses_summary
     from tilelib.store import Library
@@ -39,15 +40,18 @@ def misses_cmd(library: Path = LibraryOpt,
 
 
 @library_app.command("drain")
-def drain_cmd(library: Path = LibraryOpt,
-              limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Drain at most N misses."),
-              workers: int = typer.Option(1, "--workers", min=1, max=64,
-                                          help="Solver processes (the tiles made do not depend on it)."),
-              seed: Optional[str] = typer.Option(None, "--seed", help="64 hex digits; default a fresh random "
-                                                 "seed (printed)."),
-              remote: Optional[str] = typer.Option(None, "--remote", envvar="TILES_REMOTE",
-                                                   help="Push every --batch misses and at the end."),
-              batch: int = typer.Option(200, "--batch", min=1, help="Misses between pushes.")) -> None:
+def drain_cmd(
+    library: Path = LibraryOpt,
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Drain at most N misses."),
+    workers: int = typer.Option(
+        1, "--workers", min=1, max=64, help="Solver processes (the tiles made do not depend on it)."
+    ),
+    seed: Optional[str] = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
+    remote: Optional[str] = typer.Option(
+        None, "--remote", envvar="TILES_REMOTE", help="Push every --batch misses and at the end."
+    ),
+    batch: int = typer.Option(200, "--batch", min=1, help="Misses between pushes."),
+) -> None:
     """Make tiles for the open misses (CP-SAT completion, thinning) or prove them nofit."""
     from remote.backend import open_backend
     from remote.sync import push
@@ -57,7 +61,7 @@ def drain_cmd(library: Path = LibraryOpt,
     from tilelib.store import Library
 
     seed_bytes = seed_from_hex(seed) if seed is not None else new_seed()
-    backend = open_backend(remote) if remote else None       # a bad remote fails before any work
+    backend = open_backend(remote) if remote else None  # a bad remote fails before any work
 
     def publish(rep) -> None:
         if backend is not None:

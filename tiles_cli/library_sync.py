@@ -14,22 +14,33 @@ from tiles_cli.library import library_app
 from tiles_cli.options import Check, Integrity, LibraryOpt, RemoteOpt, Verify
 from tiles_cli.progress import progress
 
-VerifyOpt = typer.Option(Verify.new.value, "--verify", help="Re-hash incoming tile rows: new (every row the local "
-                         "file lacks), sample (256 random rows), none.")
+VerifyOpt = typer.Option(
+    Verify.new.value,
+    "--verify",
+    help="Re-hash incoming tile rows: new (every row the local file lacks), sample (256 random rows), none.",
+)
 
 
 def register(app: typer.Typer) -> None:
     """Commands are registered on ``library_app`` by the decorators below (importing is enough)."""
 
 
-IntegrityOpt = typer.Option(Integrity.full.value, "--integrity", help="Check of a downloaded snapshot after its sha256: "
-                            "full (PRAGMA integrity_check, FORMAT default) or quick (PRAGMA quick_check).")
+IntegrityOpt = typer.Option(
+    Integrity.full.value,
+    "--integrity",
+    help="Check of a downloaded snapshot after its sha256: "
+    "full (PRAGMA integrity_check, FORMAT default) or quick (PRAGMA quick_check).",
+)
 
 
-CheckOpt = typer.Option(Check.new.value, "--check", help="What push proves about the local file before publishing it: "
-                        "new (PRAGMA quick_check and the rows and manifests added since the last verified "
-                        "push; everything if a row was changed) or full (integrity_check, every row, every "
-                        "manifest).")
+CheckOpt = typer.Option(
+    Check.new.value,
+    "--check",
+    help="What push proves about the local file before publishing it: "
+    "new (PRAGMA quick_check and the rows and manifests added since the last verified "
+    "push; everything if a row was changed) or full (integrity_check, every row, every "
+    "manifest).",
+)
 
 
 def _note(note: str | None) -> None:
@@ -47,8 +58,9 @@ def _modes(verify: Verify, integrity: Integrity) -> dict:
 
 
 @library_app.command("pull")
-def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify = VerifyOpt,
-             integrity: Integrity = IntegrityOpt) -> None:
+def pull_cmd(
+    library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify = VerifyOpt, integrity: Integrity = IntegrityOpt
+) -> None:
     """Merge the remote's HEAD snapshot into the local library (never drops a local row)."""
     from remote.backend import open_backend
     from remote.sync import pull
@@ -63,15 +75,24 @@ def pull_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify
         typer.echo(f"already up to date with snapshot {r.snapshot[:12]}…")
     else:
         verb = "cloned" if r.status == "cloned" else "pulled"
-        typer.echo(f"{verb} {r.tiles_added:,} new tiles, snapshot {r.snapshot[:12]}…, "
-                   f"{_mb(r.bytes)} in {r.seconds:.1f} s")
+        typer.echo(
+            f"{verb} {r.tiles_added:,} new tiles, snapshot {r.snapshot[:12]}…, {_mb(r.bytes)} in {r.seconds:.1f} s"
+        )
 
 
 @library_app.command("push")
-def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify = VerifyOpt,
-             integrity: Integrity = IntegrityOpt, check: Check = CheckOpt,
-             compact: bool = typer.Option(False, "--compact", help="Write a full snapshot even if a delta "
-                                          "would do (pushes compact by themselves every 16 deltas).")) -> None:
+def push_cmd(
+    library: Path = LibraryOpt,
+    remote: str = RemoteOpt,
+    verify: Verify = VerifyOpt,
+    integrity: Integrity = IntegrityOpt,
+    check: Check = CheckOpt,
+    compact: bool = typer.Option(
+        False,
+        "--compact",
+        help="Write a full snapshot even if a delta would do (pushes compact by themselves every 16 deltas).",
+    ),
+) -> None:
     """Publish the local library as the remote's HEAD (merging what others pushed first).
 
     Nothing corrupt is published: the file must pass --check first (exit 3 naming the first bad row)."""
@@ -87,8 +108,10 @@ def push_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify
         typer.echo(f"nothing to push: remote is up to date at snapshot {r.snapshot[:12]}…{merged}")
         return
     retries = f", {r.attempts - 1} lost race(s) retried" if r.attempts > 1 else ""
-    typer.echo(f"pushed {r.new_tiles:,} new tiles, {r.kind} {r.snapshot[:12]}…, "
-               f"{_mb(r.bytes)} in {r.seconds:.1f} s{retries}{merged}")
+    typer.echo(
+        f"pushed {r.new_tiles:,} new tiles, {r.kind} {r.snapshot[:12]}…, "
+        f"{_mb(r.bytes)} in {r.seconds:.1f} s{retries}{merged}"
+    )
 
 
 @library_app.command("status")
@@ -106,13 +129,16 @@ def status_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
 
 
 @library_app.command("snapshots")
-def snapshots_cmd(remote: str = RemoteOpt,
-                  prune_keep: int = typer.Option(None, "--prune-keep", min=0,
-                                                 help="Delete all but the K newest snapshots (HEAD's and "
-                                                      "its parent's are always kept)."),
-                  min_age: float = typer.Option(3600.0, "--min-age",
-                                                help="Never prune a snapshot younger than this many seconds.")
-                  ) -> None:
+def snapshots_cmd(
+    remote: str = RemoteOpt,
+    prune_keep: int = typer.Option(
+        None,
+        "--prune-keep",
+        min=0,
+        help="Delete all but the K newest snapshots (HEAD's and its parent's are always kept).",
+    ),
+    min_age: float = typer.Option(3600.0, "--min-age", help="Never prune a snapshot younger than this many seconds."),
+) -> None:
     """List the remote's snapshots (newest last); prune old ones only when asked."""
     from remote.backend import open_backend
     from remote.sync import current_snapshot, prune
@@ -120,8 +146,7 @@ def snapshots_cmd(remote: str = RemoteOpt,
     backend = open_backend(remote)
     if prune_keep is not None:
         deleted, kept = prune(backend, prune_keep, min_age)
-        typer.echo(f"pruned {len(deleted)} snapshot(s) ({_mb(sum(s.size for s in deleted))}), "
-                   f"kept {len(kept)}")
+        typer.echo(f"pruned {len(deleted)} snapshot(s) ({_mb(sum(s.size for s in deleted))}), kept {len(kept)}")
         return
     head = current_snapshot(backend)
     snaps = backend.list_snapshots()

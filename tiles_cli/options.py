@@ -12,10 +12,15 @@ import typer
 
 from tilelib.errors import BadInput
 
-LibraryOpt = typer.Option(Path("tiles.sqlite"), "--library", "-L", envvar="TILES_LIBRARY",
-                          help="Tile library file (env TILES_LIBRARY).")
-RemoteOpt = typer.Option(None, "--remote", envvar="TILES_REMOTE",
-                         help="Library remote: s3://bucket/prefix or file:///dir (env TILES_REMOTE).")
+LibraryOpt = typer.Option(
+    Path("tiles.sqlite"), "--library", "-L", envvar="TILES_LIBRARY", help="Tile library file (env TILES_LIBRARY)."
+)
+RemoteOpt = typer.Option(
+    None,
+    "--remote",
+    envvar="TILES_REMOTE",
+    help="Library remote: s3://bucket/prefix or file:///dir (env TILES_REMOTE).",
+)
 _RUNS_HELP = "Runs database: a SQLite file, or a postgresql:// URL (env TILES_RUNS)."
 RunsOpt = typer.Option("tiles-runs.sqlite", "--runs", envvar="TILES_RUNS", help=_RUNS_HELP)
 RunsNeededOpt = typer.Option(..., "--runs", envvar="TILES_RUNS", help=_RUNS_HELP)

@@ -21,7 +21,9 @@ def pack_command(
     seed: str = typer.Option(..., "--seed", help="The seed: 64 hex digits (32 bytes)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the packing JSON (manifest shapes) here."),
     png_out: Optional[Path] = typer.Option(None, "--png", help="Write a picture of the packing here."),
-    params: Optional[str] = typer.Option(None, "--params", help='Packer params as a JSON object, e.g. \'{"sub": 30}\'.'),
+    params: Optional[str] = typer.Option(
+        None, "--params", help="Packer params as a JSON object, e.g. '{\"sub\": 30}'."
+    ),
 ) -> None:
     """Pack a G×G board with a seeded packer and print a one-line summary."""
     from packers import make_packing, validate_packing
@@ -38,9 +40,11 @@ def pack_command(
         atomic_write(json_out, json_bytes)
     if png_out:
         atomic_write(png_out, png_bytes)
-    typer.echo(f"{packing.name} v{packing.version} G={packing.G}: {len(packing.squares)} tiles, "
-               f"{len(packing.zones)} zones, zone {100 * packing.zone_fraction():.3f}% of pitch area, "
-               f"seed tile {packing.seed_tile}")
+    typer.echo(
+        f"{packing.name} v{packing.version} G={packing.G}: {len(packing.squares)} tiles, "
+        f"{len(packing.zones)} zones, zone {100 * packing.zone_fraction():.3f}% of pitch area, "
+        f"seed tile {packing.seed_tile}"
+    )
 
 
 def register(app: typer.Typer) -> None:

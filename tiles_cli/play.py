@@ -25,23 +25,30 @@ def register(app: typer.Typer) -> None:
 
 def play_command(
     url: Optional[str] = typer.Option(None, "--url", help="The service's root, e.g. http://127.0.0.1:8000."),
-    day: Optional[str] = typer.Option(None, "--day", help="The day to play (YYYY-MM-DD; default: the manifest's, "
-                                      "or the newest day on offer)."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Play this manifest offline, in process "
-                                            "(with -L), instead of a served day."),
+    day: Optional[str] = typer.Option(
+        None, "--day", help="The day to play (YYYY-MM-DD; default: the manifest's, or the newest day on offer)."
+    ),
+    manifest: Optional[Path] = typer.Option(
+        None, "--manifest", help="Play this manifest offline, in process (with -L), instead of a served day."
+    ),
     library: Path = LibraryOpt,
     agent: Agent = typer.Option(Agent.solver, "--agent", help="solver | random"),
     runs: int = typer.Option(1, "--runs", min=1, max=1000, help="How many runs to play, one after another."),
     player: Optional[str] = typer.Option(None, "--player", help="Player name on the leaderboard."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random agent (run k uses seed + k)."),
     batch: int = typer.Option(64, "--batch", min=1, max=4096, help="Moves per request (the service's --max-moves)."),
-    runs_file: Optional[Path] = typer.Option(None, "--runs-file", help="Offline: keep the runs in this runs "
-                                             "file (default: a temporary one)."),
-    run: Optional[str] = typer.Option(None, "--run", help="Online: go on with this run (with --token) "
-                                      "instead of creating one."),
-    token: Optional[str] = typer.Option(None, "--token", envvar="TILES_TOKEN", help="The run's token (env TILES_TOKEN)."),
-    retries: int = typer.Option(4, "--retries", min=0, max=20, help="Online: attempts after a failed request "
-                                "(exponential backoff from 0.25 s)."),
+    runs_file: Optional[Path] = typer.Option(
+        None, "--runs-file", help="Offline: keep the runs in this runs file (default: a temporary one)."
+    ),
+    run: Optional[str] = typer.Option(
+        None, "--run", help="Online: go on with this run (with --token) instead of creating one."
+    ),
+    token: Optional[str] = typer.Option(
+        None, "--token", envvar="TILES_TOKEN", help="The run's token (env TILES_TOKEN)."
+    ),
+    retries: int = typer.Option(
+        4, "--retries", min=0, max=20, help="Online: attempts after a failed request (exponential backoff from 0.25 s)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
     """Play a day with a reference agent: progress lines on stderr, one JSON line per run on stdout

@@ -24,14 +24,23 @@ def register(app: typer.Typer) -> None:
 def verify_command(
     manifest: Path = typer.Argument(..., help="The manifest JSON file."),
     library: Path = LibraryOpt,
-    seed: Optional[str] = typer.Option(None, "--seed", help="The revealed seed (64 hex digits): check the "
-                                                           "commitment and re-draw the packing."),
+    seed: Optional[str] = typer.Option(
+        None, "--seed", help="The revealed seed (64 hex digits): check the commitment and re-draw the packing."
+    ),
     deep: bool = typer.Option(False, "--deep", help="Also re-run the difficulty ladder on every tile (slow)."),
-    replay: bool = typer.Option(False, "--replay", help="With --seed: fetch the snapshot the build started "
-                                "from and rerun the whole build; the board must come out byte for byte."),
-    remote: Optional[str] = typer.Option(None, "--remote", envvar="TILES_REMOTE",
-                                         help="Remote holding the start snapshot, for --replay (env "
-                                              "TILES_REMOTE); an https:// remote needs no credentials."),
+    replay: bool = typer.Option(
+        False,
+        "--replay",
+        help="With --seed: fetch the snapshot the build started "
+        "from and rerun the whole build; the board must come out byte for byte.",
+    ),
+    remote: Optional[str] = typer.Option(
+        None,
+        "--remote",
+        envvar="TILES_REMOTE",
+        help="Remote holding the start snapshot, for --replay (env "
+        "TILES_REMOTE); an https:// remote needs no credentials.",
+    ),
 ) -> None:
     """Check a manifest against the library (FORMAT §10); print one line, or name the first failure (exit 5)."""
     from referee.manifest import load
@@ -57,8 +66,9 @@ def verify_command(
 def tile_command(
     hash_: str = typer.Argument(..., metavar="HASH", help="The tile's content hash (64 hex digits)."),
     t: int = typer.Option(0, "--t", help="Transform 0..15 to apply (0 = canonical orientation)."),
-    with_solution: bool = typer.Option(False, "--with-solution", help="Also print the solution, the "
-                                       "alternative solutions and the flip mask."),
+    with_solution: bool = typer.Option(
+        False, "--with-solution", help="Also print the solution, the alternative solutions and the flip mask."
+    ),
     library: Path = LibraryOpt,
 ) -> None:
     """Print a library tile as one JSON object (canonical, or oriented by --t); no solution unless asked."""
@@ -92,7 +102,7 @@ def judge_command(
             text = Path(submission).read_bytes()
         except OSError as e:
             raise BadInput(f"cannot read {submission}: {e.strerror}") from e
-    m = gate.load(manifest)                   # nothing is scored on a board verify would reject
+    m = gate.load(manifest)  # nothing is scored on a board verify would reject
     with Library.open(library) as lib:
         board = gate.admit_board(m, lib)
     for verdict in Judge(m, board, runs).judge(text):

@@ -15,7 +15,6 @@ from tiles_cli.options import LibraryOpt, RunsNeededOpt, RunsOpt
 from tiles_cli.referee import referee_app
 
 
-
 def register(app: typer.Typer) -> None:
     """Commands are added to `tiles referee` when this module is imported."""
 
@@ -24,30 +23,63 @@ def register(app: typer.Typer) -> None:
 def serve_command(
     library: Path = LibraryOpt,
     runs: str = RunsOpt,
-    manifest: Optional[List[Path]] = typer.Option(None, "--manifest", help="Offer this manifest file's day "
-                                                  "(repeatable; default: every day in the library)."),
+    manifest: Optional[List[Path]] = typer.Option(
+        None, "--manifest", help="Offer this manifest file's day (repeatable; default: every day in the library)."
+    ),
     day: Optional[List[str]] = typer.Option(None, "--day", help="Offer only this library day (repeatable)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
     max_body: int = typer.Option(64 * 1024, "--max-body", min=1, help="Largest request body in bytes."),
     max_moves: int = typer.Option(64, "--max-moves", min=1, help="Most moves in one request."),
-    poll: float = typer.Option(10.0, "--poll", min=0.1, max=3600, help="Seconds between looks for new days in "
-                               "the library (without --manifest and --day: a day built later is offered)."),
-    workers: int = typer.Option(1, "--workers", min=1, max=64, help="Worker processes (uvicorn's); with more "
-                                "than one, a postgresql:// --runs is the usual choice."),
-    quota_runs: int = typer.Option(30, "--quota-runs", min=0, help="Runs one client address may create per "
-                                   "--quota-window (0: no limit); past it 429 with Retry-After."),
-    quota_moves: int = typer.Option(1800, "--quota-moves", min=0, help="Moves requests one run (its token) may "
-                                    "send per --quota-window (0: no limit)."),
-    quota_address_moves: int = typer.Option(18000, "--quota-address-moves", min=0, help="Moves requests one "
-                                            "client address may send per --quota-window, over all its runs "
-                                            "(0: no limit)."),
-    quota_window: float = typer.Option(60.0, "--quota-window", min=1.0, max=86400.0, help="Seconds of one quota "
-                                       "window (counted in the runs database: every worker and host sees them)."),
-    access_log: str = typer.Option("text", "--access-log", help="One line per request on stderr: text, json "
-                                   "(JSON lines) or off."),
-    trust_proxy: str = typer.Option("127.0.0.1", "--trust-proxy", help="Comma-separated addresses (or *) of "
-                                    "reverse proxies whose X-Forwarded-For names the client (quotas, access log)."),
+    poll: float = typer.Option(
+        10.0,
+        "--poll",
+        min=0.1,
+        max=3600,
+        help="Seconds between looks for new days in "
+        "the library (without --manifest and --day: a day built later is offered).",
+    ),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        max=64,
+        help="Worker processes (uvicorn's); with more than one, a postgresql:// --runs is the usual choice.",
+    ),
+    quota_runs: int = typer.Option(
+        30,
+        "--quota-runs",
+        min=0,
+        help="Runs one client address may create per --quota-window (0: no limit); past it 429 with Retry-After.",
+    ),
+    quota_moves: int = typer.Option(
+        1800,
+        "--quota-moves",
+        min=0,
+        help="Moves requests one run (its token) may send per --quota-window (0: no limit).",
+    ),
+    quota_address_moves: int = typer.Option(
+        18000,
+        "--quota-address-moves",
+        min=0,
+        help="Moves requests one client address may send per --quota-window, over all its runs (0: no limit).",
+    ),
+    quota_window: float = typer.Option(
+        60.0,
+        "--quota-window",
+        min=1.0,
+        max=86400.0,
+        help="Seconds of one quota window (counted in the runs database: every worker and host sees them).",
+    ),
+    access_log: str = typer.Option(
+        "text", "--access-log", help="One line per request on stderr: text, json (JSON lines) or off."
+    ),
+    trust_proxy: str = typer.Option(
+        "127.0.0.1",
+        "--trust-proxy",
+        help="Comma-separated addresses (or *) of "
+        "reverse proxies whose X-Forwarded-For names the client (quotas, access log).",
+    ),
 ) -> None:
     """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, MCP tools at /mcp, the
     play page at /.
@@ -56,21 +88,36 @@ def serve_command(
     from referee.service import server
     from referee.service.worker import ServeOptions, check_address, open_service
 
-    opts = ServeOptions(library=str(library), runs=str(runs), manifests=tuple(map(str, manifest or ())),
-                        days=tuple(day or ()), host=host, port=port, max_body=max_body, max_moves=max_moves,
-                        poll=poll, workers=workers, quota_runs=quota_runs, quota_moves=quota_moves,
-                        quota_address_moves=quota_address_moves, quota_window=quota_window,
-                        access_log=access_log, trust_proxy=trust_proxy)
+    opts = ServeOptions(
+        library=str(library),
+        runs=str(runs),
+        manifests=tuple(map(str, manifest or ())),
+        days=tuple(day or ()),
+        host=host,
+        port=port,
+        max_body=max_body,
+        max_moves=max_moves,
+        poll=poll,
+        workers=workers,
+        quota_runs=quota_runs,
+        quota_moves=quota_moves,
+        quota_address_moves=quota_address_moves,
+        quota_window=quota_window,
+        access_log=access_log,
+        trust_proxy=trust_proxy,
+    )
     if access_log not in ("off", "text", "json"):
         raise BadInput(f"--access-log must be off, text or json, not {access_log[:40]!r}")
     say = lambda line: typer.echo(f"tiles referee serve: {line}", err=True)  # noqa: E731
     t0 = time.perf_counter()
-    check_address(host, port)             # every argument checked before the runs database is made
+    check_address(host, port)  # every argument checked before the runs database is made
     app, store = open_service(opts, say=say, log=say)
-    say(f"{len(store.days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; http://{host}:{port}/"
-        + (f" ({workers} workers)" if workers > 1 else ""))
+    say(
+        f"{len(store.days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; http://{host}:{port}/"
+        + (f" ({workers} workers)" if workers > 1 else "")
+    )
     if workers > 1:
-        store.close()          # checked; each worker opens its own (referee.service.worker)
+        store.close()  # checked; each worker opens its own (referee.service.worker)
         del app, store
         server.run_workers(opts)
         return
@@ -84,8 +131,11 @@ def serve_command(
 def puzzle_command(
     manifest: Path = typer.Argument(..., help="The manifest JSON file."),
     tile: int = typer.Argument(..., help="Tile id."),
-    runs: Optional[str] = typer.Option(None, "--runs", help="Runs database (file or postgresql:// URL): show "
-                                       "cells known from the run's solved neighbours."),
+    runs: Optional[str] = typer.Option(
+        None,
+        "--runs",
+        help="Runs database (file or postgresql:// URL): show cells known from the run's solved neighbours.",
+    ),
     run: Optional[str] = typer.Option(None, "--run", help="The run (with --runs)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole view as one JSON object."),
     library: Path = LibraryOpt,
@@ -108,8 +158,10 @@ def puzzle_command(
         typer.echo(json.dumps(v))
         return
     flags = [f for f, on in (("seed", v["seed"]), ("solved", v["solved"]), ("playable", v["playable"])) if on]
-    typer.echo(f"tile {tile}: n={v['n']} at x0={v['x0']} y0={v['y0']}; {' '.join(flags) or 'locked'}; "
-               f"neighbours {','.join(map(str, v['neighbours']))}")
+    typer.echo(
+        f"tile {tile}: n={v['n']} at x0={v['x0']} y0={v['y0']}; {' '.join(flags) or 'locked'}; "
+        f"neighbours {','.join(map(str, v['neighbours']))}"
+    )
     typer.echo(v["puzzle"])
     typer.echo(grid_text(v["puzzle"], v["n"]))
 
@@ -132,13 +184,15 @@ def analyze_command(
     day: str = typer.Option(..., "--day", help="The day (YYYY-MM-DD)."),
     runs: str = RunsNeededOpt,
     library: Path = LibraryOpt,
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The day's manifest file (default: the "
-                                            "library's manifest of --day)."),
+    manifest: Optional[Path] = typer.Option(
+        None, "--manifest", help="The day's manifest file (default: the library's manifest of --day)."
+    ),
     run: Optional[str] = typer.Option(None, "--run", help="Also chart this run."),
     bucket: float = typer.Option(60.0, "--bucket", min=1, max=86400, help="Seconds per time bucket of the day."),
     top: int = typer.Option(10, "--top", min=1, max=1000, help="Leaderboard rows."),
-    png: Optional[Path] = typer.Option(None, "--png", help="Draw the leaderboard and the two charts into this "
-                                       "PNG file (as the play page shows them)."),
+    png: Optional[Path] = typer.Option(
+        None, "--png", help="Draw the leaderboard and the two charts into this PNG file (as the play page shows them)."
+    ),
 ) -> None:
     """The analyzer of a day: its leaderboard, reward per batch and mean n of solved tiles over time (and
     of one run with --run), as one JSON object on stdout; with --png, drawn for a report."""

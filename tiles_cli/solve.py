@@ -15,13 +15,15 @@ import typer
 from engine.report import parse_puzzle, read_puzzles, solve_report
 from tilelib.errors import BadInput
 
-MAX_N = 16          # the largest tile; the C kernel's limit
-MAX_K = 1_000_000   # counting stops at k; past a million the count says nothing a player needs
+MAX_N = 16  # the largest tile; the C kernel's limit
+MAX_K = 1_000_000  # counting stops at k; past a million the count says nothing a player needs
 
 
 def solve_command(
     givens: Optional[str] = typer.Option(None, "--givens", help="One puzzle: n*n chars of 0, 1, '.', row-major."),
-    file: Optional[Path] = typer.Option(None, "--file", help="Puzzles, one per line ('#' comments, blank lines skipped)."),
+    file: Optional[Path] = typer.Option(
+        None, "--file", help="Puzzles, one per line ('#' comments, blank lines skipped)."
+    ),
     k: int = typer.Option(2, "--k", min=1, max=MAX_K, help="Count solutions up to K (default 2)."),
     n: Optional[int] = typer.Option(None, "--n", help="Optional check: the puzzles' side."),
 ) -> None:

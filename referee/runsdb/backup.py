@@ -28,7 +28,7 @@ from tilelib.db import connect
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 from tilelib.fsio import check_placeable, staged
 
-PG_TIMEOUT = 3600        # seconds pg_dump may take
+PG_TIMEOUT = 3600  # seconds pg_dump may take
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,9 @@ class Backup:
     """What one backup wrote: the file, the backend, its size, and (SQLite) what the copy holds."""
 
     out: str
-    backend: str                   # "sqlite" | "postgresql"
+    backend: str  # "sqlite" | "postgresql"
     bytes: int
-    runs: Optional[int] = None     # rows in the copy (SQLite: read back from the backup itself)
+    runs: Optional[int] = None  # rows in the copy (SQLite: read back from the backup itself)
     moves: Optional[int] = None
 
     def as_dict(self) -> dict:
@@ -59,7 +59,7 @@ def backup(target: str | Path, out: str | Path) -> Backup:
 def _sqlite(src_path: Path, out: Path) -> Backup:
     if not src_path.is_file() or src_path.stat().st_size == 0:
         raise BadInput(f"--runs {src_path}: no runs file there")
-    src = connect(src_path, timeout=30)        # read only in use; a WAL file's reader may need its -shm
+    src = connect(src_path, timeout=30)  # read only in use; a WAL file's reader may need its -shm
     try:
         try:
             kind = src.execute("SELECT value FROM meta WHERE key = 'kind'").fetchone()
@@ -70,13 +70,13 @@ def _sqlite(src_path: Path, out: Path) -> Backup:
         with staged(out, replace=False) as tmp:
             dst = connect(tmp)
             try:
-                src.backup(dst)                           # pages=-1: the whole file from one snapshot
+                src.backup(dst)  # pages=-1: the whole file from one snapshot
                 dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
                 problems = [r[0] for r in dst.execute("PRAGMA integrity_check").fetchall()]
                 if problems != ["ok"]:
                     raise CorruptLibrary(f"the backup of {src_path} fails its integrity check: {problems[0]}")
-                runs, = dst.execute("SELECT count(*) FROM runs").fetchone()
-                moves, = dst.execute("SELECT count(*) FROM moves").fetchone()
+                (runs,) = dst.execute("SELECT count(*) FROM runs").fetchone()
+                (moves,) = dst.execute("SELECT count(*) FROM moves").fetchone()
             finally:
                 dst.close()
             size = tmp.stat().st_size
@@ -90,8 +90,9 @@ def _sqlite(src_path: Path, out: Path) -> Backup:
 def _pg_dump(url: str, out: Path) -> Backup:
     exe = shutil.which("pg_dump")
     if exe is None:
-        raise BadInput("pg_dump is not installed (PostgreSQL's client tools); it makes the backup of a "
-                       "postgresql:// runs database")
+        raise BadInput(
+            "pg_dump is not installed (PostgreSQL's client tools); it makes the backup of a postgresql:// runs database"
+        )
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     try:
@@ -99,13 +100,17 @@ def _pg_dump(url: str, out: Path) -> Backup:
     except Exception as e:  # psycopg.ProgrammingError: a malformed URL
         raise BadInput(f"--runs: not a usable postgresql:// URL ({e})") from None
     env = dict(os.environ)
-    if "password" in params:            # to pg_dump by its environment, not on a command line others can read
+    if "password" in params:  # to pg_dump by its environment, not on a command line others can read
         env["PGPASSWORD"] = params.pop("password")
     with staged(out, replace=False) as tmp:
         try:
-            r = subprocess.run([exe, "--format=custom", "--no-owner", "--file", str(tmp),
-                                "--dbname", make_conninfo(**params)],
-                               capture_output=True, text=True, timeout=PG_TIMEOUT, env=env)
+            r = subprocess.run(
+                [exe, "--format=custom", "--no-owner", "--file", str(tmp), "--dbname", make_conninfo(**params)],
+                capture_output=True,
+                text=True,
+                timeout=PG_TIMEOUT,
+                env=env,
+            )
         except subprocess.TimeoutExpired:
             raise DatabaseUnavailable(f"pg_dump did not finish within {PG_TIMEOUT} s") from None
         if r.returncode != 0:

@@ -6,15 +6,19 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
-RETRY_FOR = 20.0          # seconds a worker waits for PostgreSQL to come back before answering 503
+RETRY_FOR = 20.0  # seconds a worker waits for PostgreSQL to come back before answering 503
 URL_SCHEMES = ("postgresql://", "postgres://")
 # a run as every reader wants it: (board, day, created, nmoves, token_sha256, player)
-RUN_ROW = ("SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
-           "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?")
+RUN_ROW = (
+    "SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
+    "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?"
+)
 # RUN_ROW and what an idempotency key stored for the run, (body_sha256, answer) or NULLs: one read
-KEYED_RUN_ROW = ("SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player, i.body_sha256, i.answer "
-                 "FROM runs r LEFT JOIN tokens t ON t.run = r.run "
-                 "LEFT JOIN idempotency i ON i.run = r.run AND i.key = ? WHERE r.run = ?")
+KEYED_RUN_ROW = (
+    "SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player, i.body_sha256, i.answer "
+    "FROM runs r LEFT JOIN tokens t ON t.run = r.run "
+    "LEFT JOIN idempotency i ON i.run = r.run AND i.key = ? WHERE r.run = ?"
+)
 
 
 class Tx(Protocol):
@@ -41,9 +45,9 @@ class Tx(Protocol):
 class RunsDB(Protocol):
     """A runs database, SQLite or PostgreSQL."""
 
-    target: str     # what --runs named, for messages (a URL without its password)
-    dialect: str    # "sqlite" | "postgresql"
-    threads: int    # threads the service may run its work on (0: the caller's thread only)
+    target: str  # what --runs named, for messages (a URL without its password)
+    dialect: str  # "sqlite" | "postgresql"
+    threads: int  # threads the service may run its work on (0: the caller's thread only)
 
     def atomic(self, fn: Callable[[Tx], T]) -> T:
         """``fn(tx)`` in one write transaction (see the module doc for retries)."""

@@ -26,9 +26,9 @@ from referee.runsdb.base import KEYED_RUN_ROW, RETRY_FOR, RUN_ROW, note
 from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
 
 T = TypeVar("T")
-THREADS = 6                  # a worker's threads for batches of moves: their round trips overlap
-CONNECT_TIMEOUT = 4          # seconds per address (libpq's connect_timeout covers the whole start-up)
-_MIGRATION_LOCK = 0x7469_6c65   # pg_advisory_xact_lock key: one opener migrates at a time
+THREADS = 6  # a worker's threads for batches of moves: their round trips overlap
+CONNECT_TIMEOUT = 4  # seconds per address (libpq's connect_timeout covers the whole start-up)
+_MIGRATION_LOCK = 0x7469_6C65  # pg_advisory_xact_lock key: one opener migrates at a time
 _SQL: dict[str, str] = {}
 
 
@@ -70,7 +70,7 @@ class _Tx:
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         cur = self.cur.execute(_pg(sql), args)
-        self.pipe.sync()                 # its answer now (a write's too: ``rows`` says what it did)
+        self.pipe.sync()  # its answer now (a write's too: ``rows`` says what it did)
         return cur.fetchall() if cur.description is not None else []
 
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
@@ -91,12 +91,12 @@ class PostgresRuns:
     """A runs database in PostgreSQL (see the module doc)."""
 
     dialect = "postgresql"
-    threads = THREADS        # the service judges batches on this many threads (``RunStore``)
+    threads = THREADS  # the service judges batches on this many threads (``RunStore``)
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.target = redact(url)
-        self._local = threading.local()          # each thread's own connection (psycopg's are not shared)
+        self._local = threading.local()  # each thread's own connection (psycopg's are not shared)
         self._opened: set[psycopg.Connection] = set()
         self._guard = threading.Lock()
         self.conn = self._connect()
@@ -134,8 +134,9 @@ class PostgresRuns:
             raise DatabaseUnavailable(f"cannot open the runs database {self.target}: {_line(e)}") from e
 
     def _dial(self) -> "psycopg.Connection":
-        return psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
-                               application_name="tiles-referee")
+        return psycopg.connect(
+            self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name="tiles-referee"
+        )
 
     def _live(self) -> "psycopg.Connection":
         """The connection, dialled again if it was lost (psycopg.OperationalError if that fails)."""
@@ -164,8 +165,10 @@ class PostgresRuns:
             if tx.one("SELECT to_regclass('meta')")[0] is not None:
                 kind = tx.one("SELECT value FROM meta WHERE key = 'kind'")
                 if kind is None or kind[0] != schema.RUNS_KIND:
-                    raise BadInput(f"{self.target} is not a runs database (its meta table has no kind "
-                                   f"{schema.RUNS_KIND!r}); refusing to touch it")
+                    raise BadInput(
+                        f"{self.target} is not a runs database (its meta table has no kind "
+                        f"{schema.RUNS_KIND!r}); refusing to touch it"
+                    )
                 if tx.one("SELECT to_regclass('schema_migrations')")[0] is not None:
                     version = tx.one("SELECT coalesce(max(version), 0) FROM schema_migrations")[0]
             schema.refuse_newer(version, self.target)
@@ -209,8 +212,10 @@ class PostgresRuns:
             if not committing or _refused(e):
                 raise
             note("unavailable")
-            raise DatabaseUnavailable(f"the runs database {self.target} failed at commit (the write may or "
-                                      f"may not be kept; retry with the same Idempotency-Key): {_line(e)}") from e
+            raise DatabaseUnavailable(
+                f"the runs database {self.target} failed at commit (the write may or "
+                f"may not be kept; retry with the same Idempotency-Key): {_line(e)}"
+            ) from e
         return out
 
     def atomic(self, fn: Callable[[_Tx], T]) -> T:
@@ -224,8 +229,9 @@ class PostgresRuns:
         ``/readyz`` asks whether PostgreSQL answers now, from any thread, without the ``RETRY_FOR``
         wait or the process's one connection."""
         try:
-            with psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, round(timeout)),
-                                 application_name="tiles-referee-ping") as conn:
+            with psycopg.connect(
+                self.url, autocommit=True, connect_timeout=max(2, round(timeout)), application_name="tiles-referee-ping"
+            ) as conn:
                 conn.execute("SELECT 1").fetchone()
         except psycopg.Error as e:
             raise DatabaseUnavailable(f"the runs database {self.target} does not answer: {_line(e)}") from e

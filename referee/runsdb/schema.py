@@ -25,7 +25,8 @@ from tilelib.errors import SchemaTooNew
 
 RUNS_KIND = "tiles-runs/1"
 
-_V1 = """
+_V1 = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     run TEXT PRIMARY KEY, board TEXT NOT NULL, day TEXT NOT NULL, created {BIG} NOT NULL);
@@ -43,8 +44,11 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE TABLE IF NOT EXISTS idempotency (
     run TEXT NOT NULL REFERENCES runs(run), key TEXT NOT NULL, body_sha256 TEXT NOT NULL,
     answer TEXT NOT NULL, at {BIG} NOT NULL, PRIMARY KEY (run, key));
-INSERT INTO meta (key, value) VALUES ('kind', '""" + RUNS_KIND + """');
+INSERT INTO meta (key, value) VALUES ('kind', '"""
+    + RUNS_KIND
+    + """');
 """
+)
 
 _V2 = """
 ALTER TABLE runs ADD COLUMN nmoves {BIG} NOT NULL DEFAULT 0;
@@ -82,8 +86,7 @@ def statements(sql: str, dialect: str) -> list[str]:
 def refuse_newer(version: int, target: str) -> None:
     """``SchemaTooNew`` if ``version`` was written by newer code than this (checked before any write)."""
     if version > LATEST:
-        raise SchemaTooNew(f"{target}: runs schema version {version} is newer than this code's {LATEST}; "
-                           "upgrade tiles")
+        raise SchemaTooNew(f"{target}: runs schema version {version} is newer than this code's {LATEST}; upgrade tiles")
 
 
 def pending(current: int) -> list[tuple[int, str]]:
@@ -91,8 +94,7 @@ def pending(current: int) -> list[tuple[int, str]]:
     return [(v, sql) for v, sql in MIGRATIONS if v > current]
 
 
-def migrate(run: Callable[[str], object], current: int, dialect: str, now: int,
-            legacy: bool = False) -> list[int]:
+def migrate(run: Callable[[str], object], current: int, dialect: str, now: int, legacy: bool = False) -> list[int]:
     """Apply every migration after ``current`` through ``run`` (one statement at a time, inside the
     caller's transaction) and record each; the versions applied. ``legacy``: a version-1 SQLite file
     from before migrations were recorded, whose version 1 is recorded now."""

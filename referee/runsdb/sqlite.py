@@ -64,14 +64,14 @@ def _version(conn: sqlite3.Connection, p: Path) -> tuple[int, bool]:
         (v,) = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
         return v, False
     except sqlite3.OperationalError:
-        return 1, True        # written before migrations were recorded: version 1's tables
+        return 1, True  # written before migrations were recorded: version 1's tables
 
 
 class SqliteRuns:
     """A runs file (see the module doc)."""
 
     dialect = "sqlite"
-    threads = 0         # its work runs on the caller's thread: one connection, writes serialise on the file
+    threads = 0  # its work runs on the caller's thread: one connection, writes serialise on the file
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -102,7 +102,7 @@ class SqliteRuns:
         with atomic(self.conn):
             has_meta = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
             version, legacy = _version(self.conn, self.path) if has_meta else (0, False)
-            schema.refuse_newer(version, self.target)   # another opener may have migrated meanwhile
+            schema.refuse_newer(version, self.target)  # another opener may have migrated meanwhile
             schema.migrate(self.conn.execute, version, self.dialect, int(time.time()), legacy)
 
     def atomic(self, fn: Callable[[_Tx], T]) -> T:

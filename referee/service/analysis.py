@@ -10,8 +10,13 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 
-def run_series(batches: Iterable[tuple[int, int, float]], solved_moves: Iterable[tuple[int, int]],
-               moves_per_batch: Iterable[int], n_of: Callable[[int], int], start: float) -> list[dict]:
+def run_series(
+    batches: Iterable[tuple[int, int, float]],
+    solved_moves: Iterable[tuple[int, int]],
+    moves_per_batch: Iterable[int],
+    n_of: Callable[[int], int],
+    start: float,
+) -> list[dict]:
     """One entry per batch of a run, in order.
 
     ``batches``: (first_move, last_move, at) rows; ``solved_moves``: (move id, tile) of the correct
@@ -31,10 +36,20 @@ def run_series(batches: Iterable[tuple[int, int, float]], solved_moves: Iterable
         tot_r += reward
         tot_s += len(ns)
         tot_n += sum(ns)
-        out.append({"batch": idx, "t": round(at - start, 3), "moves": count, "solved": len(ns),
-                    "reward": reward, "mean_n": round(sum(ns) / len(ns), 3) if ns else None, "n_sum": sum(ns),
-                    "total_reward": tot_r, "total_solved": tot_s,
-                    "mean_n_so_far": round(tot_n / tot_s, 3) if tot_s else None})
+        out.append(
+            {
+                "batch": idx,
+                "t": round(at - start, 3),
+                "moves": count,
+                "solved": len(ns),
+                "reward": reward,
+                "mean_n": round(sum(ns) / len(ns), 3) if ns else None,
+                "n_sum": sum(ns),
+                "total_reward": tot_r,
+                "total_solved": tot_s,
+                "mean_n_so_far": round(tot_n / tot_s, 3) if tot_s else None,
+            }
+        )
     return out
 
 
@@ -44,13 +59,21 @@ def day_series(per_run: Iterable[list[dict]]) -> list[dict]:
     acc: dict[int, list[int]] = {}
     for series in per_run:
         for e in series:
-            a = acc.setdefault(e["batch"], [0, 0, 0, 0])   # runs, reward, solved, sum of n
+            a = acc.setdefault(e["batch"], [0, 0, 0, 0])  # runs, reward, solved, sum of n
             a[0] += 1
             a[1] += e["reward"]
             a[2] += e["solved"]
             a[3] += e["n_sum"]
-    return [{"batch": k, "runs": a[0], "mean_reward": round(a[1] / a[0], 3), "solved": a[2],
-             "mean_n": round(a[3] / a[2], 3) if a[2] else None} for k, a in sorted(acc.items())]
+    return [
+        {
+            "batch": k,
+            "runs": a[0],
+            "mean_reward": round(a[1] / a[0], 3),
+            "solved": a[2],
+            "mean_n": round(a[3] / a[2], 3) if a[2] else None,
+        }
+        for k, a in sorted(acc.items())
+    ]
 
 
 def time_series(per_run: Iterable[tuple[float, list[dict]]], bucket: float) -> list[dict]:
@@ -62,10 +85,18 @@ def time_series(per_run: Iterable[tuple[float, list[dict]]], bucket: float) -> l
     t0 = min(t for t, _ in points)
     acc: dict[int, list[int]] = {}
     for t, e in points:
-        a = acc.setdefault(int((t - t0) // bucket), [0, 0, 0, 0])   # batches, reward, solved, sum of n
+        a = acc.setdefault(int((t - t0) // bucket), [0, 0, 0, 0])  # batches, reward, solved, sum of n
         a[0] += 1
         a[1] += e["reward"]
         a[2] += e["solved"]
         a[3] += e["n_sum"]
-    return [{"t": k * bucket, "batches": a[0], "reward": a[1], "solved": a[2],
-             "mean_n": round(a[3] / a[2], 3) if a[2] else None} for k, a in sorted(acc.items())]
+    return [
+        {
+            "t": k * bucket,
+            "batches": a[0],
+            "reward": a[1],
+            "solved": a[2],
+            "mean_n": round(a[3] / a[2], 3) if a[2] else None,
+        }
+        for k, a in sorted(acc.items())
+    ]

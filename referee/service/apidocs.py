@@ -19,9 +19,19 @@ from typing import Any
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 REF = "#/components/schemas/"
-_LIMITS = (("minimum", "≥ {}"), ("maximum", "≤ {}"), ("exclusiveMinimum", "> {}"), ("exclusiveMaximum", "< {}"),
-           ("minLength", "length ≥ {}"), ("maxLength", "length ≤ {}"), ("minItems", "items ≥ {}"),
-           ("maxItems", "items ≤ {}"), ("pattern", "pattern {}"), ("format", "format {}"), ("default", "default {}"))
+_LIMITS = (
+    ("minimum", "≥ {}"),
+    ("maximum", "≤ {}"),
+    ("exclusiveMinimum", "> {}"),
+    ("exclusiveMaximum", "< {}"),
+    ("minLength", "length ≥ {}"),
+    ("maxLength", "length ≤ {}"),
+    ("minItems", "items ≥ {}"),
+    ("maxItems", "items ≤ {}"),
+    ("pattern", "pattern {}"),
+    ("format", "format {}"),
+    ("default", "default {}"),
+)
 
 
 def _num(v: Any) -> str:
@@ -72,15 +82,19 @@ def _parameters(op: dict) -> str:
         f"<tr><td><code>{escape(p['name'])}</code></td><td>{escape(p.get('in', ''))}</td>"
         f"<td>{'yes' if p.get('required') else 'no'}</td><td>{schema_html(p.get('schema', {}))}</td>"
         f"<td>{escape(p.get('description') or p.get('schema', {}).get('description', ''))}</td></tr>"
-        for p in params)
-    return ("<h3>Parameters</h3><table><thead><tr><th>name</th><th>in</th><th>required</th><th>schema</th>"
-            f"<th>description</th></tr></thead><tbody>{rows}</tbody></table>")
+        for p in params
+    )
+    return (
+        "<h3>Parameters</h3><table><thead><tr><th>name</th><th>in</th><th>required</th><th>schema</th>"
+        f"<th>description</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def _content(content: dict) -> str:
     """Each media type of a body or an answer with its schema."""
-    return "; ".join(f"<code>{escape(media)}</code>: {schema_html(v.get('schema', {}))}"
-                     for media, v in content.items())
+    return "; ".join(
+        f"<code>{escape(media)}</code>: {schema_html(v.get('schema', {}))}" for media, v in content.items()
+    )
 
 
 def _request_body(op: dict) -> str:
@@ -96,13 +110,19 @@ def _responses(anchor: str, op: dict) -> str:
     """Every status the operation declares: meaning, body, headers (one row each, ``#ANCHOR-STATUS``)."""
     rows = []
     for status, r in op.get("responses", {}).items():
-        headers = ", ".join(f"<code>{escape(h)}</code>{' (always)' if v.get('required') else ''}: "
-                            f"{escape(v.get('description', ''))}" for h, v in r.get("headers", {}).items())
-        rows.append(f'<tr id="{anchor}-{escape(status)}"><td class="status">{escape(status)}</td>'
-                    f"<td>{escape(r.get('description', ''))}</td><td>{_content(r.get('content', {}))}</td>"
-                    f"<td>{headers}</td></tr>")
-    return ("<h3>Responses</h3><table><thead><tr><th>status</th><th>meaning</th><th>body</th><th>headers</th>"
-            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        headers = ", ".join(
+            f"<code>{escape(h)}</code>{' (always)' if v.get('required') else ''}: {escape(v.get('description', ''))}"
+            for h, v in r.get("headers", {}).items()
+        )
+        rows.append(
+            f'<tr id="{anchor}-{escape(status)}"><td class="status">{escape(status)}</td>'
+            f"<td>{escape(r.get('description', ''))}</td><td>{_content(r.get('content', {}))}</td>"
+            f"<td>{headers}</td></tr>"
+        )
+    return (
+        "<h3>Responses</h3><table><thead><tr><th>status</th><th>meaning</th><th>body</th><th>headers</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _security(op: dict, schemes: dict) -> str:
@@ -110,8 +130,11 @@ def _security(op: dict, schemes: dict) -> str:
     parts = []
     for name in (n for req in op.get("security", []) for n in req):
         sch = schemes.get(name, {})
-        how = ("<code>Authorization: Bearer TOKEN</code>" if sch.get("scheme", "").lower() == "bearer"
-               else escape(f"{sch.get('type', '')} {sch.get('scheme', sch.get('in', ''))}".strip()))
+        how = (
+            "<code>Authorization: Bearer TOKEN</code>"
+            if sch.get("scheme", "").lower() == "bearer"
+            else escape(f"{sch.get('type', '')} {sch.get('scheme', sch.get('in', ''))}".strip())
+        )
         parts.append(f"<code>{escape(name)}</code>, sent as {how}: {escape(sch.get('description', ''))}")
     return "".join(f'<p class="auth">Needs {p}</p>' for p in parts)
 
@@ -119,25 +142,30 @@ def _security(op: dict, schemes: dict) -> str:
 def _operation(method: str, path: str, op: dict, schemes: dict) -> str:
     """One operation's section (module doc)."""
     anchor = _anchor(method, path, op)
-    return (f'<section class="op" id="{anchor}">'
-            f'<h2><span class="method {method}">{method.upper()}</span> <code>{escape(path)}</code></h2>'
-            f'<p class="summary">{escape(op.get("summary", ""))}</p>{_text(op.get("description"))}'
-            f"{_security(op, schemes)}{_parameters(op)}{_request_body(op)}{_responses(anchor, op)}</section>")
+    return (
+        f'<section class="op" id="{anchor}">'
+        f'<h2><span class="method {method}">{method.upper()}</span> <code>{escape(path)}</code></h2>'
+        f'<p class="summary">{escape(op.get("summary", ""))}</p>{_text(op.get("description"))}'
+        f"{_security(op, schemes)}{_parameters(op)}{_request_body(op)}{_responses(anchor, op)}</section>"
+    )
 
 
 def _schema_section(name: str, s: dict) -> str:
     """A named schema's section: its description and a row per property (or its one-line form)."""
     props = s.get("properties", {})
     required = set(s.get("required", []))
-    head = (f'<section class="schema" id="schema-{escape(name)}"><h3>{escape(name)}</h3>'
-            f"{_text(s.get('description'))}")
+    head = f'<section class="schema" id="schema-{escape(name)}"><h3>{escape(name)}</h3>{_text(s.get("description"))}'
     if not props:
         return head + f"<p>{schema_html({k: v for k, v in s.items() if k != 'description'})}</p></section>"
-    rows = "".join(f"<tr><td><code>{escape(p)}</code></td><td>{'yes' if p in required else 'no'}</td>"
-                   f"<td>{schema_html(v)}</td><td>{escape(v.get('description', ''))}</td></tr>"
-                   for p, v in props.items())
-    return (head + "<table><thead><tr><th>property</th><th>required</th><th>schema</th><th>description</th></tr>"
-            f"</thead><tbody>{rows}</tbody></table></section>")
+    rows = "".join(
+        f"<tr><td><code>{escape(p)}</code></td><td>{'yes' if p in required else 'no'}</td>"
+        f"<td>{schema_html(v)}</td><td>{escape(v.get('description', ''))}</td></tr>"
+        for p, v in props.items()
+    )
+    return (
+        head + "<table><thead><tr><th>property</th><th>required</th><th>schema</th><th>description</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table></section>"
+    )
 
 
 def operations(doc: dict) -> list[tuple[str, str, dict]]:
@@ -151,8 +179,11 @@ def render(doc: dict) -> str:
     comps = doc.get("components", {})
     schemes = comps.get("securitySchemes", {})
     ops = operations(doc)
-    toc = "".join(f'<li><a href="#{_anchor(m, p, op)}"><span class="method {m}">{m.upper()}</span> '
-                  f"<code>{escape(p)}</code></a> {escape(op.get('summary', ''))}</li>" for m, p, op in ops)
+    toc = "".join(
+        f'<li><a href="#{_anchor(m, p, op)}"><span class="method {m}">{m.upper()}</span> '
+        f"<code>{escape(p)}</code></a> {escape(op.get('summary', ''))}</li>"
+        for m, p, op in ops
+    )
     schemas = "".join(_schema_section(n, s) for n, s in comps.get("schemas", {}).items())
     sections = "".join(_operation(m, p, op, schemes) for m, p, op in ops)
     return (
@@ -166,4 +197,5 @@ def render(doc: dict) -> str:
         f"(OpenAPI {escape(str(doc.get('openapi', '')))}). The MCP tools answer at <code>POST /mcp</code>; "
         'the play page is <a href="/">/</a>. Every error is <code>{"error": "one line"}</code>.</p>'
         f"</header><nav><h2>Operations</h2><ul>{toc}</ul></nav><main>{sections}"
-        f'<section id="schemas"><h2>Schemas</h2>{schemas}</section></main></body></html>\n')
+        f'<section id="schemas"><h2>Schemas</h2>{schemas}</section></main></body></html>\n'
+    )

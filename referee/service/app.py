@@ -54,8 +54,7 @@ def _gone_line(scope) -> str:
     """The one log line of a client that closed the connection before its request body arrived:
     method and path as sent (no query), printable, at most 200 characters, so a hostile path cannot
     forge or flood log lines."""
-    return (f"{scope.get('method', '?')} {observe.safe_path(scope)}: client disconnected before its request "
-            "body arrived")
+    return f"{scope.get('method', '?')} {observe.safe_path(scope)}: client disconnected before its request body arrived"
 
 
 def _validation_line(err: RequestValidationError) -> str:
@@ -65,7 +64,7 @@ def _validation_line(err: RequestValidationError) -> str:
         return "body must be a JSON object as the operation's request schema says (/openapi.json)"
     where = ".".join(str(x) for x in e.get("loc", ()))
     msg = e.get("msg", "invalid")
-    if e.get("type") == "string_pattern_mismatch":     # not the regex itself: a line, not a page
+    if e.get("type") == "string_pattern_mismatch":  # not the regex itself: a line, not a page
         msg = "has a character or form its pattern in /openapi.json does not allow"
     return f"{where}: {msg}" if where else msg
 
@@ -124,8 +123,13 @@ def _mount_mcp(app: FastAPI, store: RunStore, host: str, log: Callable[[str], No
     from referee.service import mcp_tools
 
     app.state.mcp = mcp_tools.create(store, app.state.settings)
-    asgi = app.state.mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
-                                             max_request_body_size=app.state.settings.max_body, host=host)
+    asgi = app.state.mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=app.state.settings.max_body,
+        host=host,
+    )
     (route,) = asgi.routes
     app.router.routes.append(Route("/mcp", endpoint=_McpDoor(route.endpoint, app.state.settings.max_body, log)))
 
@@ -143,8 +147,9 @@ class _McpDoor:
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["method"] != "POST":
-            await _error(405, "the MCP endpoint takes POST (stateless streamable HTTP): JSON-RPC requests",
-                         {"Allow": "POST"})(scope, receive, send)
+            await _error(
+                405, "the MCP endpoint takes POST (stateless streamable HTTP): JSON-RPC requests", {"Allow": "POST"}
+            )(scope, receive, send)
             return
         try:
             read = await _body_messages(receive, self.limit)
@@ -178,28 +183,42 @@ class RefereeApp(FastAPI):
     ``observe.Observe`` (metrics, access log) outside both, so it sees every answer as sent."""
 
     def build_middleware_stack(self):
-        return observe.Observe(SecurityHeaders(super().build_middleware_stack()), self.router.routes,
-                               self.state.settings.access_log)
+        return observe.Observe(
+            SecurityHeaders(super().build_middleware_stack()), self.router.routes, self.state.settings.access_log
+        )
 
 
-def create_app(store: RunStore, *, today: Callable[[], dt.date] | None = None, max_body: int = MAX_BODY,
-               max_moves: int = MAX_MOVES, background: Sequence[Callable[[], Awaitable[None]]] = (),
-               host: str = "127.0.0.1", log: Callable[[str], None] = _stderr, access_log: str = "off") -> FastAPI:
+def create_app(
+    store: RunStore,
+    *,
+    today: Callable[[], dt.date] | None = None,
+    max_body: int = MAX_BODY,
+    max_moves: int = MAX_MOVES,
+    background: Sequence[Callable[[], Awaitable[None]]] = (),
+    host: str = "127.0.0.1",
+    log: Callable[[str], None] = _stderr,
+    access_log: str = "off",
+) -> FastAPI:
     """The app over ``store``; ``today`` (UTC date) decides which days are over (tests pass their own);
     ``background`` jobs run while it serves; ``host`` is the address it is served on (``_mount_mcp``);
     ``log`` gets the service's own lines (a client gone mid-request); ``access_log`` ("off", "text",
     "json") one line per request."""
-    app = RefereeApp(title="tiles referee", version="1", lifespan=_lifespan(background),
-                     docs_url=None, redoc_url=None,      # /docs is apidocs' page: Swagger UI needs a CDN
-                  generate_unique_id_function=lambda route: route.name,   # operationId = the handler's name
-                  description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
-                              "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
-                              "'Content-Type: application/json'.")
+    app = RefereeApp(
+        title="tiles referee",
+        version="1",
+        lifespan=_lifespan(background),
+        docs_url=None,
+        redoc_url=None,  # /docs is apidocs' page: Swagger UI needs a CDN
+        generate_unique_id_function=lambda route: route.name,  # operationId = the handler's name
+        description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
+        "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
+        "'Content-Type: application/json'.",
+    )
     app.state.store = store
     app.state.settings = Settings(max_body=max_body, max_moves=max_moves, today=today, access_log=access_log)
     app.include_router(routes_days.router, prefix=API)
     app.include_router(routes_runs.router, prefix=API)
-    app.include_router(observe.router)          # /healthz, /readyz, /metrics: not in the OpenAPI document
+    app.include_router(observe.router)  # /healthz, /readyz, /metrics: not in the OpenAPI document
     observe.days_loaded(len(store.days))
     app.openapi = lambda: _openapi(app)
     _mount_mcp(app, store, host, log)

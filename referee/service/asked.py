@@ -18,7 +18,7 @@ import time
 from collections import Counter
 
 EVERY = 1.0
-STALE = 3.0         # the flusher writes a run's count once it has waited this long for a batch to carry it
+STALE = 3.0  # the flusher writes a run's count once it has waited this long for a batch to carry it
 
 ADD = "UPDATE runs SET requests = requests + ? WHERE run = ?"
 
@@ -29,7 +29,7 @@ class Asked:
 
     def __init__(self) -> None:
         self._n: Counter[str] = Counter()
-        self._since: dict[str, float] = {}     # run -> when its oldest pending request was counted
+        self._since: dict[str, float] = {}  # run -> when its oldest pending request was counted
         self._lock = threading.Lock()
 
     def note(self, run: str) -> None:

@@ -59,7 +59,7 @@ class DayBoard:
     board: Board
     judge: Judge
     colours: list[int]
-    touching: list[set[int]]    # tiles sharing at least one board cell (seam neighbours and corners)
+    touching: list[set[int]]  # tiles sharing at least one board cell (seam neighbours and corners)
     clues_by_tile: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
     @property
@@ -87,8 +87,9 @@ def tiles_at(board: Board, row: int, col: int) -> list[int]:
     return [i for i, (x0, y0, s) in enumerate(board.squares) if y0 <= row <= y0 + s and x0 <= col <= x0 + s]
 
 
-def load_days(lib: Library, runs_path: str | Path, manifests: list[Path] | None = None,
-              days: list[str] | None = None) -> dict[str, DayBoard]:
+def load_days(
+    lib: Library, runs_path: str | Path, manifests: list[Path] | None = None, days: list[str] | None = None
+) -> dict[str, DayBoard]:
     """The days on offer: the given manifest files, else every manifest in the library's ledger
     (optionally only ``days``). BadInput if two manifests claim one day or a named day has none."""
     found: list[Manifest] = []
@@ -115,10 +116,16 @@ def public_board(db: DayBoard, over: bool) -> dict:
     """What anyone may see of a day: geometry, zones, seed tile, clue cells with values, the colouring."""
     b, m = db.board, db.manifest
     return {
-        "day": m.day, "G": b.G, "status": m.status, "seed_tile": b.seed_tile, "over": over,
+        "day": m.day,
+        "G": b.G,
+        "status": m.status,
+        "seed_tile": b.seed_tile,
+        "over": over,
         "board": m.digest(),
-        "tiles": [{"id": i, "x0": x0, "y0": y0, "n": s + 1, "colour": db.colours[i]}
-                  for i, (x0, y0, s) in enumerate(b.squares)],
+        "tiles": [
+            {"id": i, "x0": x0, "y0": y0, "n": s + 1, "colour": db.colours[i]}
+            for i, (x0, y0, s) in enumerate(b.squares)
+        ],
         "zones": [{"id": i, "rects": [list(r) for r in z]} for i, z in enumerate(m.packing.zones)],
         "clues": [[r, c, int(b.solution[r, c])] for r, c in b.clues],
     }
@@ -152,15 +159,24 @@ def puzzle_view(db: DayBoard, tile: int, solved: set[int]) -> dict:
     x0, y0, s = b.squares[tile]
     rows, cols = b.window(tile)
     giv = b.givens[rows, cols]
-    known = solved_cells(b, solved, tile, db.touching)     # the closure's view (FORMAT §10) less the givens
+    known = solved_cells(b, solved, tile, db.touching)  # the closure's view (FORMAT §10) less the givens
     shown = giv | known
     sol = b.solution[rows, cols]
     puzzle = np.where(shown, sol + ord("0"), ord(".")).astype(np.uint8).tobytes().decode("ascii")
     playable = tile not in solved and (tile == b.seed_tile or bool(db.judge.nbrs[tile] & solved))
     return {
-        "day": db.day, "tile": tile, "x0": x0, "y0": y0, "n": s + 1, "seed": tile == b.seed_tile,
-        "solved": tile in solved, "playable": playable, "neighbours": sorted(db.judge.nbrs[tile]),
-        "puzzle": puzzle, "givens": _mask(giv), "known": _mask(known & ~giv),
+        "day": db.day,
+        "tile": tile,
+        "x0": x0,
+        "y0": y0,
+        "n": s + 1,
+        "seed": tile == b.seed_tile,
+        "solved": tile in solved,
+        "playable": playable,
+        "neighbours": sorted(db.judge.nbrs[tile]),
+        "puzzle": puzzle,
+        "givens": _mask(giv),
+        "known": _mask(known & ~giv),
         "zone": _mask(b.zone_givens[rows, cols]),
         "clues": [[r, c, int(b.solution[r, c])] for r, c in db.clues_by_tile.get(tile, [])],
     }
@@ -185,4 +201,4 @@ def tile_solution(db: DayBoard, tile: int) -> str:
 
 def grid_text(puzzle: str, n: int) -> str:
     """A puzzle string as n lines of space-separated cells (the CLI's grid)."""
-    return "\n".join(" ".join(puzzle[r * n:(r + 1) * n]) for r in range(n))
+    return "\n".join(" ".join(puzzle[r * n : (r + 1) * n]) for r in range(n))

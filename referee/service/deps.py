@@ -35,7 +35,7 @@ class Settings:
     max_body: int = MAX_BODY
     max_moves: int = MAX_MOVES
     today: Optional[Callable[[], dt.date]] = None
-    access_log: str = "off"     # "off" | "text" | "json": one line per request on stderr
+    access_log: str = "off"  # "off" | "text" | "json": one line per request on stderr
 
 
 # Dependencies are ``async`` so FastAPI calls them on the event loop: a plain ``def`` would be sent
@@ -62,8 +62,11 @@ class RunToken(HTTPBearer):
         return rest.strip() if scheme.lower() == "bearer" else None
 
 
-token = RunToken(auto_error=False, scheme_name="runToken",
-                 description="The run's secret token, returned once by POST /days/{day}/runs.")
+token = RunToken(
+    auto_error=False,
+    scheme_name="runToken",
+    description="The run's secret token, returned once by POST /days/{day}/runs.",
+)
 REALM = 'Bearer realm="tiles"'
 
 
@@ -141,28 +144,38 @@ class GuardedRoute(APIRoute):
 _MEANING = {
     400: "Malformed input: a path or query parameter, or a body off its schema.",
     401: "No usable token: no 'Authorization: Bearer TOKEN' header, another scheme, or an empty or "
-         "malformed token (RFC 6750). The answer's WWW-Authenticate says 'Bearer realm=\"tiles\"', with "
-         "error=\"invalid_request\" for a malformed token.",
-    403: "A wrong token (WWW-Authenticate: Bearer error=\"invalid_token\"), a run that takes no token here, "
-         "or something secret until the day is over.",
+    "malformed token (RFC 6750). The answer's WWW-Authenticate says 'Bearer realm=\"tiles\"', with "
+    'error="invalid_request" for a malformed token.',
+    403: 'A wrong token (WWW-Authenticate: Bearer error="invalid_token"), a run that takes no token here, '
+    "or something secret until the day is over.",
     404: "Unknown day, run or tile.",
-    409: "A move off the run's frontier (the batch is not recorded), or an Idempotency-Key reused "
-         "with another body.",
+    409: "A move off the run's frontier (the batch is not recorded), or an Idempotency-Key reused with another body.",
     413: "A body or a batch over the service's limits.",
     415: "A body not sent as application/json.",
     429: "Over a fair-use quota (run creations per address, moves requests per run or per address): "
-         "wait the seconds of the Retry-After header and send it again.",
+    "wait the seconds of the Retry-After header and send it again.",
 }
 
 
 _CHALLENGE = {
-    401: {"description": "The challenge: Bearer realm=\"tiles\", and error=\"invalid_request\" for a malformed "
-                         "token.", "required": True, "schema": {"type": "string"}},
-    403: {"description": "Only for a wrong token: Bearer realm=\"tiles\", error=\"invalid_token\".",
-          "required": False, "schema": {"type": "string"}},
+    401: {
+        "description": 'The challenge: Bearer realm="tiles", and error="invalid_request" for a malformed token.',
+        "required": True,
+        "schema": {"type": "string"},
+    },
+    403: {
+        "description": 'Only for a wrong token: Bearer realm="tiles", error="invalid_token".',
+        "required": False,
+        "schema": {"type": "string"},
+    },
 }
-_RETRY = {"Retry-After": {"description": "Seconds to wait before sending the request again.", "required": True,
-                          "schema": {"type": "integer", "minimum": 1}}}
+_RETRY = {
+    "Retry-After": {
+        "description": "Seconds to wait before sending the request again.",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
 
 
 def errors(*statuses: int, auth: bool = False) -> dict:

@@ -33,7 +33,8 @@ INSTRUCTIONS = (
     "tile's puzzle ('0'/'1' shown or known, '.' to solve; n·n characters row-major from the tile's "
     "top-left board cell), solve it (no three equal cells in a row or column, each row and column half "
     "0s and half 1s, no two rows or two columns alike) and submit_moves(run, token, moves) with each "
-    "tile's whole n·n grid. A solved tile scores n²; read_score(run) gives the totals.")
+    "tile's whole n·n grid. A solved tile scores n²; read_score(run) gives the totals."
+)
 
 RunArg = Annotated[str, Field(max_length=64, description="The run's id, as start_run returned it.")]
 TokenArg = Annotated[str, Field(max_length=256, description="The run's secret token, as start_run returned it.")]
@@ -74,7 +75,7 @@ def _address(ctx: "Context | None") -> Optional[str]:
     """The client address of the HTTP request a tool call came in (what quotas count), if any."""
     try:
         return client_address(ctx.request_context.request) if ctx is not None else None
-    except ValueError:          # outside a request
+    except ValueError:  # outside a request
         return None
 
 
@@ -86,46 +87,67 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
     async def list_days() -> list[m.DaySummary]:
         return [m.DaySummary.model_validate(d) for d in play.days(store, cfg)]
 
-    @mcp.tool(description="Start a run of a day. Returns its run id and its secret token (shown once: keep it; "
-                          "submit_moves needs it).")
-    async def start_run(day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
-                        player: Annotated[Optional[str], Field(
-                            max_length=40, description="A name for the leaderboard (optional).")] = None,
-                        ctx: Context = None) -> m.RunCreated:
+    @mcp.tool(
+        description="Start a run of a day. Returns its run id and its secret token (shown once: keep it; "
+        "submit_moves needs it)."
+    )
+    async def start_run(
+        day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
+        player: Annotated[
+            Optional[str], Field(max_length=40, description="A name for the leaderboard (optional).")
+        ] = None,
+        ctx: Context = None,
+    ) -> m.RunCreated:
         return m.RunCreated.model_validate(play.start_run(store, day, player, _address(ctx)))
 
-    @mcp.tool(description="The tiles the run may play now (the seed tile first, then every unsolved tile "
-                          "sharing a seam with a solved one) and those it has solved.")
+    @mcp.tool(
+        description="The tiles the run may play now (the seed tile first, then every unsolved tile "
+        "sharing a seam with a solved one) and those it has solved."
+    )
     async def read_frontier(run: RunArg) -> m.Frontier:
         return m.Frontier.model_validate(play.frontier(store, run))
 
-    @mcp.tool(description="A tile's puzzle for this run: 'puzzle' is n·n characters row-major from board cell "
-                          "(y0, x0), '0'/'1' where shown or known from solved tiles, '.' to solve.")
-    async def read_tile(run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
-                        ) -> m.TileView:
+    @mcp.tool(
+        description="A tile's puzzle for this run: 'puzzle' is n·n characters row-major from board cell "
+        "(y0, x0), '0'/'1' where shown or known from solved tiles, '.' to solve."
+    )
+    async def read_tile(
+        run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
+    ) -> m.TileView:
         return m.TileView.model_validate(play.tile(store, run, tile))
 
     async def submit_moves(run: RunArg, token: TokenArg, moves: list[m.Move], ctx: Context = None) -> m.MovesResult:
         batch = [mv.model_dump() for mv in moves]
-        return m.MovesResult.model_validate(await store.judge_off_loop(play.moves, store, cfg, run, token, batch,
-                                                                       None, _address(ctx)))
+        return m.MovesResult.model_validate(
+            await store.judge_off_loop(play.moves, store, cfg, run, token, batch, None, _address(ctx))
+        )
 
     # the batch limit is this service's (--max-moves), known only here: set as an object, since the
     # module's annotations are strings read in its globals
-    submit_moves.__annotations__["moves"] = Annotated[list[m.Move], Field(
-        min_length=1, max_length=cfg.max_moves,
-        description=f"The moves, judged in order: at most {cfg.max_moves} (this service's limit).")]
-    mcp.tool(description="Submit moves, judged in order: each is a tile id and its whole grid as n·n "
-                         "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
-                         "A move on a tile off the frontier refuses the whole batch.")(submit_moves)
+    submit_moves.__annotations__["moves"] = Annotated[
+        list[m.Move],
+        Field(
+            min_length=1,
+            max_length=cfg.max_moves,
+            description=f"The moves, judged in order: at most {cfg.max_moves} (this service's limit).",
+        ),
+    ]
+    mcp.tool(
+        description="Submit moves, judged in order: each is a tile id and its whole grid as n·n "
+        "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
+        "A move on a tile off the frontier refuses the whole batch."
+    )(submit_moves)
 
-    @mcp.tool(description="A day's leaderboard: each run's reward, tiles solved, moves, and what reaching the "
-                          "full reward took (batches, requests, seconds); 'by' orders it: reward (the default), "
-                          "or the fewest batches, requests or seconds among the runs that cleared the board.")
-    async def read_leaderboard(day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
-                               by: Annotated[m.Measure, Field(description="The order.")] = "reward",
-                               limit: Annotated[int, Field(ge=1, le=100, description="Most rows.")] = 10
-                               ) -> m.Leaderboard:
+    @mcp.tool(
+        description="A day's leaderboard: each run's reward, tiles solved, moves, and what reaching the "
+        "full reward took (batches, requests, seconds); 'by' orders it: reward (the default), "
+        "or the fewest batches, requests or seconds among the runs that cleared the board."
+    )
+    async def read_leaderboard(
+        day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
+        by: Annotated[m.Measure, Field(description="The order.")] = "reward",
+        limit: Annotated[int, Field(ge=1, le=100, description="Most rows.")] = 10,
+    ) -> m.Leaderboard:
         return m.Leaderboard.model_validate(play.leaderboard(store, day, limit, by))
 
     @mcp.tool(description="A run's totals: tiles solved, reward (Σ n²), moves judged, frontier size.")

@@ -18,12 +18,27 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, S
 Day = Annotated[str, Field(description="A UTC calendar date, YYYY-MM-DD.", examples=["2026-11-29"])]
 RunId = Annotated[str, Field(description="The run's id, as returned when the run was created.")]
 TileId = Annotated[int, Field(ge=0, description="A tile id: its position in the board's tile list.")]
-Clue = Annotated[list[int], Field(min_length=3, max_length=3, description=(
-    "[row, col, value]: a clue cell in board coordinates (row 0 at the top, col 0 at the left) and "
-    "its value 0/1. The manifest's clue is the same [row, col] pair (FORMAT §9) with the value added."))]
-Mask = Annotated[str, Field(pattern=r"^[01]*$", description=(
-    "A mask, not values: n·n characters, '1' where the property holds, row-major from board cell "
-    "(y0, x0) of the tile's window (the same layout as 'puzzle')."))]
+Clue = Annotated[
+    list[int],
+    Field(
+        min_length=3,
+        max_length=3,
+        description=(
+            "[row, col, value]: a clue cell in board coordinates (row 0 at the top, col 0 at the left) and "
+            "its value 0/1. The manifest's clue is the same [row, col] pair (FORMAT §9) with the value added."
+        ),
+    ),
+]
+Mask = Annotated[
+    str,
+    Field(
+        pattern=r"^[01]*$",
+        description=(
+            "A mask, not values: n·n characters, '1' where the property holds, row-major from board cell "
+            "(y0, x0) of the tile's window (the same layout as 'puzzle')."
+        ),
+    ),
+]
 
 
 class Error(BaseModel):
@@ -60,9 +75,12 @@ class Zone(BaseModel):
     """A zone as in the manifest (FORMAT §9): cells no tile owns, shown as givens."""
 
     id: int = Field(description="Zone id (its position in the list).")
-    rects: list[Annotated[list[int], Field(min_length=4, max_length=4)]] = Field(description=(
-        "[x, y, w, h] rectangles in pitch space (FORMAT §6): pitch area [x, x+w) × [y, y+h), i.e. "
-        "board rows y..y+h and cols x..x+w, both ends included (the convention of tile windows)."))
+    rects: list[Annotated[list[int], Field(min_length=4, max_length=4)]] = Field(
+        description=(
+            "[x, y, w, h] rectangles in pitch space (FORMAT §6): pitch area [x, x+w) × [y, y+h), i.e. "
+            "board rows y..y+h and cols x..x+w, both ends included (the convention of tile windows)."
+        )
+    )
 
 
 class PublicBoard(BaseModel):
@@ -73,8 +91,10 @@ class PublicBoard(BaseModel):
     status: str = Field(description="The manifest's proof status (FORMAT §9).")
     seed_tile: int = Field(description="The tile every run starts from.")
     over: bool = Field(description="True once the day is past (UTC).")
-    board: str = Field(pattern=r"^[0-9a-f]{64}$", description=(
-        "The manifest's digest (sha256 of its text, FORMAT §9): names the board runs belong to."))
+    board: str = Field(
+        pattern=r"^[0-9a-f]{64}$",
+        description=("The manifest's digest (sha256 of its text, FORMAT §9): names the board runs belong to."),
+    )
     tiles: list[BoardTile]
     zones: list[Zone]
     clues: list[Clue] = Field(description="Every clue cell with its value.")
@@ -84,16 +104,25 @@ class Cells(BaseModel):
     """Every given cell of the board as bit planes over the G×G board."""
 
     G: int = Field(description="Board side in cells.")
-    givens: str = Field(description=(
-        "A MASK, base64 of numpy.packbits: G·G bits, cell (row, col) is bit number row·G + col, "
-        "most significant bit of each byte first, the last byte padded with 0 bits. 1 where the cell "
-        "is shown: a given of some tile (zone cells on a tile's edge and clue cells included)."))
-    values: str = Field(description=(
-        "VALUES, the same layout as 'givens': 1 where a shown cell holds 1; 0 where it holds 0 or is "
-        "not shown (read it together with 'givens')."))
-    tile_cells: str = Field(description=(
-        "A MASK, the same layout: 1 where the cell lies in at least one tile's window; 0 on a cell "
-        "of a zone no tile covers (nothing to solve there)."))
+    givens: str = Field(
+        description=(
+            "A MASK, base64 of numpy.packbits: G·G bits, cell (row, col) is bit number row·G + col, "
+            "most significant bit of each byte first, the last byte padded with 0 bits. 1 where the cell "
+            "is shown: a given of some tile (zone cells on a tile's edge and clue cells included)."
+        )
+    )
+    values: str = Field(
+        description=(
+            "VALUES, the same layout as 'givens': 1 where a shown cell holds 1; 0 where it holds 0 or is "
+            "not shown (read it together with 'givens')."
+        )
+    )
+    tile_cells: str = Field(
+        description=(
+            "A MASK, the same layout: 1 where the cell lies in at least one tile's window; 0 on a cell "
+            "of a zone no tile covers (nothing to solve there)."
+        )
+    )
 
 
 class TileView(BaseModel):
@@ -107,15 +136,23 @@ class TileView(BaseModel):
     n: int = Field(ge=6, le=16, description="Side in cells.")
     seed: bool = Field(description="True for the seed tile.")
     solved: bool = Field(description="True if this run has solved the tile.")
-    playable: bool = Field(description="True if a move on it would be judged now: the seed tile, or a tile "
-                                       "sharing a seam (at least 2 board cells) with a solved tile; not solved.")
+    playable: bool = Field(
+        description="True if a move on it would be judged now: the seed tile, or a tile "
+        "sharing a seam (at least 2 board cells) with a solved tile; not solved."
+    )
     neighbours: list[int] = Field(description="Ids of the tiles it shares a seam with, ascending.")
-    puzzle: str = Field(pattern=r"^[01.]*$", description=(
-        "VALUES: n·n characters row-major from board cell (y0, x0): '0'/'1' where the cell is shown (a "
-        "given, a zone cell, a clue) or known from a solved neighbour, '.' where it is to be solved. "
-        "The puzzle string `tiles solve` reads."))
-    givens: Mask = Field(description="MASK of the cells shown by the board itself: the tile's givens, a "
-                                     "neighbour's on the seams, zone cells, clues (same layout as 'puzzle').")
+    puzzle: str = Field(
+        pattern=r"^[01.]*$",
+        description=(
+            "VALUES: n·n characters row-major from board cell (y0, x0): '0'/'1' where the cell is shown (a "
+            "given, a zone cell, a clue) or known from a solved neighbour, '.' where it is to be solved. "
+            "The puzzle string `tiles solve` reads."
+        ),
+    )
+    givens: Mask = Field(
+        description="MASK of the cells shown by the board itself: the tile's givens, a "
+        "neighbour's on the seams, zone cells, clues (same layout as 'puzzle')."
+    )
     known: Mask = Field(description="MASK of the cells known from the run's solved tiles and not among 'givens'.")
     zone: Mask = Field(description="MASK of the window's zone cells (given, belonging to no tile).")
     clues: list[Clue] = Field(description="The clue cells in this window with their values, board coordinates.")
@@ -124,8 +161,9 @@ class TileView(BaseModel):
 class Solution(BaseModel):
     day: Day
     tile: int = Field(description="Tile id.")
-    cells: str = Field(pattern=r"^[01]*$", description="VALUES: the solution window, n·n chars row-major "
-                                                      "from board cell (y0, x0).")
+    cells: str = Field(
+        pattern=r"^[01]*$", description="VALUES: the solution window, n·n chars row-major from board cell (y0, x0)."
+    )
 
 
 class ManifestTile(BaseModel):
@@ -144,14 +182,17 @@ class ManifestBody(BaseModel):
     model_config = ConfigDict(extra="allow")
     format: str = Field(description="The manifest format and version, 'tiles-manifest/1'.")
     day: Day
-    board: dict[str, int] = Field(description="{'cells': G, 'pitch': G - 1}: the board's side in cells and in pitch units.")
+    board: dict[str, int] = Field(
+        description="{'cells': G, 'pitch': G - 1}: the board's side in cells and in pitch units."
+    )
     seed_commit: str = Field(description="sha256 of the day's 32-byte seed, 64 lower-case hex digits (FORMAT §9).")
     packer: dict[str, Any] = Field(description="The packer that drew the geometry: {'name', 'version', 'params'}.")
     seed_tile: int = Field(description="The tile every run starts from.")
     tiles: list[ManifestTile]
     zones: list[Zone]
     clues: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
-        description="[row, col] pairs, board coordinates.")
+        description="[row, col] pairs, board coordinates."
+    )
     status: str = Field(description="The proof status: 'frontier', 'unique' or 'ambiguous'.")
     stats: dict[str, Any] = Field(description="Free-form build statistics (FORMAT §9).")
 
@@ -173,9 +214,16 @@ class RunCreate(BaseModel):
     """Optional body of a new run."""
 
     model_config = ConfigDict(extra="ignore")
-    player: Optional[StrictStr] = Field(None, min_length=1, max_length=40, pattern=PLAYER_PATTERN, description=(
-        "A name shown on the leaderboard: 1..40 characters of any script, no control characters and "
-        "no invisible formatting ones (zero-width, direction overrides)."))
+    player: Optional[StrictStr] = Field(
+        None,
+        min_length=1,
+        max_length=40,
+        pattern=PLAYER_PATTERN,
+        description=(
+            "A name shown on the leaderboard: 1..40 characters of any script, no control characters and "
+            "no invisible formatting ones (zero-width, direction overrides)."
+        ),
+    )
 
 
 class NewRun(RootModel[Optional[RunCreate]]):
@@ -231,9 +279,14 @@ class Move(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     tile: JsonInt = Field(ge=0, le=MAX_TILE_ID, description="Tile id.")
-    cells: StrictStr = Field(pattern=r"^[01]*$", max_length=256, description=(
-        "VALUES: n·n chars '0'/'1', row-major from board cell (y0, x0). Another length is judged as "
-        "not accepted (the verdict says why)."))
+    cells: StrictStr = Field(
+        pattern=r"^[01]*$",
+        max_length=256,
+        description=(
+            "VALUES: n·n chars '0'/'1', row-major from board cell (y0, x0). Another length is judged as "
+            "not accepted (the verdict says why)."
+        ),
+    )
 
 
 class MovesRequest(BaseModel):
@@ -241,8 +294,10 @@ class MovesRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     run: Optional[StrictStr] = Field(None, description="Optional; must equal the run in the path.")
-    moves: list[Move] = Field(description="The moves, judged in order; later moves may build on earlier ones. "
-                                          "At most the service's --max-moves (default 64; maxItems here), else 413.")
+    moves: list[Move] = Field(
+        description="The moves, judged in order; later moves may build on earlier ones. "
+        "At most the service's --max-moves (default 64; maxItems here), else 413."
+    )
 
 
 class Verdict(BaseModel):
@@ -331,12 +386,14 @@ class DayAnalysis(BaseModel):
     time: list[TimeBucket] = Field(description="Wall-clock buckets; empty ones are left out.")
 
 
-Measure = Literal["reward", "batches", "requests", "time"]    # the leaderboard's orders (``ranking``)
+Measure = Literal["reward", "batches", "requests", "time"]  # the leaderboard's orders (``ranking``)
 
 
 class LeaderboardRow(BaseModel):
-    rank: int = Field(description="1 for the best in the order asked ('by'): by reward, then tiles solved, then "
-                                  "age; or, among runs that cleared the board, fewest batches, requests or seconds.")
+    rank: int = Field(
+        description="1 for the best in the order asked ('by'): by reward, then tiles solved, then "
+        "age; or, among runs that cleared the board, fewest batches, requests or seconds."
+    )
     run: RunId
     player: Optional[str] = Field(description="The player's name, or null.")
     created: int = Field(description="Unix time (seconds) the run was created.")
@@ -345,10 +402,12 @@ class LeaderboardRow(BaseModel):
     moves: int = Field(description="Moves judged in the run, accepted or not.")
     cleared: bool = Field(description="The run solved every tile: the full reward.")
     batches: int = Field(description="Batches of moves up to the one that cleared the board (so far, if not).")
-    requests: int = Field(description="Requests naming the run until it cleared the board (so far, if not): reads "
-                                      "and moves.")
-    time: Optional[float] = Field(description="Seconds from the run's creation to the batch that cleared the board; "
-                                              "null if it has not.")
+    requests: int = Field(
+        description="Requests naming the run until it cleared the board (so far, if not): reads and moves."
+    )
+    time: Optional[float] = Field(
+        description="Seconds from the run's creation to the batch that cleared the board; null if it has not."
+    )
 
 
 class Leaderboard(BaseModel):

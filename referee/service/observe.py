@@ -39,23 +39,35 @@ from starlette.routing import Mount, compile_path
 from referee.runsdb.base import listen
 from tilelib.errors import TilesError
 
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"      # set: prometheus-client writes to files there (several workers)
-READY_TIMEOUT = 2.0                             # seconds /readyz gives the database's probe
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # set: prometheus-client writes to files there (several workers)
+READY_TIMEOUT = 2.0  # seconds /readyz gives the database's probe
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 NO_STORE = {"Cache-Control": "no-store"}
 MAX_PATH = 200
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
-REQUESTS = Counter("tiles_http_requests", "HTTP requests answered, by route template, method and status "
-                   "(499: the client left before any answer).", ["route", "method", "status"])
-LATENCY = Histogram("tiles_http_request_duration_seconds", "Seconds from a request's arrival to the end of its "
-                    "answer, by route template and method.", ["route", "method"], buckets=BUCKETS)
-MOVES = Counter("tiles_moves_judged", "Moves judged and recorded, by verdict: correct (scored), wrong "
-                "(accepted, not the solution), rejected (not accepted: malformed, a replay).", ["verdict"])
+REQUESTS = Counter(
+    "tiles_http_requests",
+    "HTTP requests answered, by route template, method and status (499: the client left before any answer).",
+    ["route", "method", "status"],
+)
+LATENCY = Histogram(
+    "tiles_http_request_duration_seconds",
+    "Seconds from a request's arrival to the end of its answer, by route template and method.",
+    ["route", "method"],
+    buckets=BUCKETS,
+)
+MOVES = Counter(
+    "tiles_moves_judged",
+    "Moves judged and recorded, by verdict: correct (scored), wrong "
+    "(accepted, not the solution), rejected (not accepted: malformed, a replay).",
+    ["verdict"],
+)
 RUNS = Counter("tiles_runs_created", "Runs created.")
 DB_RETRIES = Counter("tiles_db_retries", "Runs-database blocks and reads tried again while PostgreSQL was away.")
-DB_ERRORS = Counter("tiles_db_errors", "Runs-database errors raised: unavailable (HTTP 503) or error (any other).",
-                    ["kind"])
+DB_ERRORS = Counter(
+    "tiles_db_errors", "Runs-database errors raised: unavailable (HTTP 503) or error (any other).", ["kind"]
+)
 DAYS = Gauge("tiles_days_loaded", "Days on offer in this service.", multiprocess_mode="max")  # days only grow
 for _v in ("correct", "wrong", "rejected"):
     MOVES.labels(_v)
@@ -120,7 +132,7 @@ def route_table(routes) -> list[tuple[re.Pattern, str]]:
 
     walk = getattr(fastapi.routing, "iter_route_contexts", None)
     out = []
-    for r in (walk(routes) if walk is not None else routes):
+    for r in walk(routes) if walk is not None else routes:
         template = getattr(r, "path_format", None)
         if template is None:
             continue
@@ -196,8 +208,11 @@ class Observe:
         path, ms = safe_path(scope), round(seconds * 1000, 2)
         if self.access_log == "json":
             ts = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-            self.write(json.dumps({"ts": ts, "addr": addr, "method": method, "path": path, "status": status,
-                                   "ms": ms, "bytes": size}))
+            self.write(
+                json.dumps(
+                    {"ts": ts, "addr": addr, "method": method, "path": path, "status": status, "ms": ms, "bytes": size}
+                )
+            )
         else:
             self.write(f"{addr} {method} {path} {status} {ms:.1f} ms {size} B")
 

@@ -24,8 +24,17 @@ def over(day: str, cfg: Settings) -> bool:
 
 def days(st: RunStore, cfg: Settings) -> list[dict]:
     """The days on offer, oldest first (``models.Days``)."""
-    return [{"day": d, "G": db.board.G, "tiles": len(db.board.squares), "status": db.manifest.status,
-             "seed_tile": db.board.seed_tile, "over": over(d, cfg)} for d, db in sorted(st.days.items())]
+    return [
+        {
+            "day": d,
+            "G": db.board.G,
+            "tiles": len(db.board.squares),
+            "status": db.manifest.status,
+            "seed_tile": db.board.seed_tile,
+            "over": over(d, cfg),
+        }
+        for d, db in sorted(st.days.items())
+    ]
 
 
 def start_run(st: RunStore, day: str, player: Optional[str] = None, address: Optional[str] = None) -> dict:
@@ -59,8 +68,16 @@ def tile(st: RunStore, run: str, tile_id: int) -> dict:
     return puzzle_view(st.days[s.day], tile_id, s.solved)
 
 
-def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: list[dict],
-          key: Optional[str] = None, address: Optional[str] = None, claimed: Optional[str] = None) -> dict:
+def moves(
+    st: RunStore,
+    cfg: Settings,
+    run: str,
+    token: Optional[str],
+    batch: list[dict],
+    key: Optional[str] = None,
+    address: Optional[str] = None,
+    claimed: Optional[str] = None,
+) -> dict:
     """Judge one batch of moves (``models.MovesResult``) with ``RunStore.submit``, in one transaction:
     the run's token first, then the run the body names (``claimed``, if it names one), then the batch
     limit, then the judge and the quotas of the run and ``address`` (a retried ``key`` answers as the
@@ -72,10 +89,9 @@ def moves(st: RunStore, cfg: Settings, run: str, token: Optional[str], batch: li
             raise BadInput("the body's 'run' differs from the run in the path")
         if len(batch) > cfg.max_moves:
             raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
-        before.append(s.moves)             # an int: ``s`` itself is the state the batch advances
+        before.append(s.moves)  # an int: ``s`` itself is the state the batch advances
 
     answer = st.submit(run, token, batch, key, address, refuse)
-    if answer["score"]["moves"] >= before[-1] + len(answer["verdicts"]):   # not a retry answered from its key
+    if answer["score"]["moves"] >= before[-1] + len(answer["verdicts"]):  # not a retry answered from its key
         observe.judged(answer["verdicts"])
     return answer
-

@@ -31,10 +31,10 @@ SHARDS = 8
 class Quotas:
     """The limits of one service (``tiles referee serve --quota-*``); 0 is no limit."""
 
-    runs_per_address: int = 30        # run creations per address per window
-    moves_per_token: int = 1800       # moves requests per run (its token) per window
-    moves_per_address: int = 18000    # moves requests per address per window, over all its runs
-    window: float = 60.0              # seconds
+    runs_per_address: int = 30  # run creations per address per window
+    moves_per_token: int = 1800  # moves requests per run (its token) per window
+    moves_per_address: int = 18000  # moves requests per address per window, over all its runs
+    window: float = 60.0  # seconds
 
     @property
     def off(self) -> bool:
@@ -59,12 +59,21 @@ def _shard(run: str) -> int:
     return zlib.crc32(run.encode()) % SHARDS
 
 
-_CHARGE = ("INSERT INTO quota (win, key, used) VALUES (?, ?, 1) "
-           "ON CONFLICT (win, key) DO UPDATE SET used = quota.used + 1 RETURNING used")
+_CHARGE = (
+    "INSERT INTO quota (win, key, used) VALUES (?, ?, 1) "
+    "ON CONFLICT (win, key) DO UPDATE SET used = quota.used + 1 RETURNING used"
+)
 
 
-def charge(rows: Callable, q: Quotas, *, address: Optional[str], run: Optional[str] = None,
-           creating: bool = False, now: Optional[float] = None) -> None:
+def charge(
+    rows: Callable,
+    q: Quotas,
+    *,
+    address: Optional[str],
+    run: Optional[str] = None,
+    creating: bool = False,
+    now: Optional[float] = None,
+) -> None:
     """Count one request inside the caller's transaction (``rows`` is ``Tx.rows``): a run's creation
     (``creating``) from ``address``, or a moves request of ``run`` from ``address``. RateLimited (429)
     past a limit; the caller's transaction then rolls back, the count with it."""
@@ -73,22 +82,25 @@ def charge(rows: Callable, q: Quotas, *, address: Optional[str], run: Optional[s
 
     def over(what: str, used: int, limit: int) -> None:
         if limit and used > limit:
-            raise RateLimited(f"{what}: {limit} per {q.window:g} s; try again in {retry_after(left)} s",
-                              retry_after=retry_after(left))
+            raise RateLimited(
+                f"{what}: {limit} per {q.window:g} s; try again in {retry_after(left)} s", retry_after=retry_after(left)
+            )
 
     if creating:
         if q.runs_per_address and address:
-            (used,), = rows(_CHARGE, (win, f"runs@{address}"))
+            ((used,),) = rows(_CHARGE, (win, f"runs@{address}"))
             over(f"too many runs created from {address}", used, q.runs_per_address)
         return
     if q.moves_per_token and run:
-        (used,), = rows(_CHARGE, (win, f"moves#{run}"))
+        ((used,),) = rows(_CHARGE, (win, f"moves#{run}"))
         over(f"too many moves requests for run {run}", used, q.moves_per_token)
     if q.moves_per_address and address:
         prefix = f"moves@{address}#"
         rows(_CHARGE, (win, f"{prefix}{_shard(run or '')}"))
-        ((used,),) = rows("SELECT coalesce(sum(used), 0) FROM quota WHERE win = ? AND key >= ? AND key < ?",
-                          (win, prefix + "0", prefix + str(SHARDS)))
+        ((used,),) = rows(
+            "SELECT coalesce(sum(used), 0) FROM quota WHERE win = ? AND key >= ? AND key < ?",
+            (win, prefix + "0", prefix + str(SHARDS)),
+        )
         over(f"too many moves requests from {address}", int(used), q.moves_per_address)
 
 

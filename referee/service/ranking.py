@@ -14,27 +14,47 @@ from typing import Optional, get_args
 
 from referee.service.models import Measure
 
-MEASURES: tuple[str, ...] = get_args(Measure)       # reward, batches, requests, time
+MEASURES: tuple[str, ...] = get_args(Measure)  # reward, batches, requests, time
 
 
-def row(run: str, player: Optional[str], created: int, reward: int, solved: int, moves: int, requests: int,
-        cleared_requests: Optional[int], batches_to_last: int, last_at: Optional[float], batches: int,
-        tiles: int) -> dict:
+def row(
+    run: str,
+    player: Optional[str],
+    created: int,
+    reward: int,
+    solved: int,
+    moves: int,
+    requests: int,
+    cleared_requests: Optional[int],
+    batches_to_last: int,
+    last_at: Optional[float],
+    batches: int,
+    tiles: int,
+) -> dict:
     """One run's leaderboard row from its aggregates (``RunStore.leaderboard``'s query): before the
     board is cleared, the batches and requests so far and no time."""
     cleared = solved == tiles
-    return {"run": run, "player": player, "created": created, "reward": reward, "solved": solved, "moves": moves,
-            "cleared": cleared, "batches": batches_to_last if cleared else batches,
-            "requests": cleared_requests if cleared and cleared_requests is not None else requests,
-            "time": round(last_at - created, 3) if cleared and last_at is not None else None}
+    return {
+        "run": run,
+        "player": player,
+        "created": created,
+        "reward": reward,
+        "solved": solved,
+        "moves": moves,
+        "cleared": cleared,
+        "batches": batches_to_last if cleared else batches,
+        "requests": cleared_requests if cleared and cleared_requests is not None else requests,
+        "time": round(last_at - created, 3) if cleared and last_at is not None else None,
+    }
 
 
 def key(by: str):
     """The sort key of ``by`` (module doc)."""
     if by == "reward":
         return lambda r: (-r["reward"], -r["solved"], r["created"], r["run"])
-    return lambda r: ((0, r[by], r["created"], r["run"]) if r["cleared"]
-                      else (1, -r["reward"], -r["solved"], r["created"], r["run"]))
+    return lambda r: (
+        (0, r[by], r["created"], r["run"]) if r["cleared"] else (1, -r["reward"], -r["solved"], r["created"], r["run"])
+    )
 
 
 def rank(rows: list[dict], by: str, limit: int) -> list[dict]:

@@ -15,7 +15,7 @@ from referee.service.runs import RunStore
 
 router = APIRouter(prefix="/runs", tags=["runs"], route_class=GuardedRoute)
 RunPath = Path(description="The run's id.", max_length=64)
-MAX_ROW_ID = 2**63 - 1      # SQLite's largest integer: a cursor past it names no move
+MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a cursor past it names no move
 
 
 @router.get("/{run}", response_model=m.Score, responses=errors(400, 404), summary="A run's score")
@@ -23,43 +23,77 @@ async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return play.score(st, run)
 
 
-@router.get("/{run}/frontier", response_model=m.Frontier, responses=errors(400, 404),
-            summary="The tiles the run may play now, and those it has solved")
+@router.get(
+    "/{run}/frontier",
+    response_model=m.Frontier,
+    responses=errors(400, 404),
+    summary="The tiles the run may play now, and those it has solved",
+)
 async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return play.frontier(st, run)
 
 
-@router.get("/{run}/tiles/{tile}", response_model=m.TileView, responses=errors(400, 404),
-            summary="A tile's puzzle in board position for this run (cells known from its solved tiles)")
+@router.get(
+    "/{run}/tiles/{tile}",
+    response_model=m.TileView,
+    responses=errors(400, 404),
+    summary="A tile's puzzle in board position for this run (cells known from its solved tiles)",
+)
 async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
     return play.tile(st, run, tile)
 
 
-@router.post("/{run}/moves", response_model=m.MovesResult,
-             responses=errors(400, 401, 403, 404, 409, 413, 415, 429, auth=True),
-             summary="Submit moves (needs the run's token); one verdict per move, judged in order")
-async def moves(body: m.MovesRequest, run: str = RunPath, st: RunStore = Depends(store),
-                cfg: Settings = Depends(settings), bearer: Optional[str] = Depends(token),
-                client: Optional[str] = Depends(address),
-                key: str = Header(None, alias="Idempotency-Key", max_length=257, pattern=m.KEY_PATTERN, description=(
-                    "Optional, 1..255 visible ASCII characters other than '\"', in double quotes as the "
-                    "IETF draft writes it, or bare (a UUID is fine): a retried request "
-                    "with the same key and body gets the first answer and stores nothing new; the same "
-                    "key with another body is a 409."))) -> dict:
-    return await st.judge_off_loop(play.moves, st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key,
-                                   client, body.run)
+@router.post(
+    "/{run}/moves",
+    response_model=m.MovesResult,
+    responses=errors(400, 401, 403, 404, 409, 413, 415, 429, auth=True),
+    summary="Submit moves (needs the run's token); one verdict per move, judged in order",
+)
+async def moves(
+    body: m.MovesRequest,
+    run: str = RunPath,
+    st: RunStore = Depends(store),
+    cfg: Settings = Depends(settings),
+    bearer: Optional[str] = Depends(token),
+    client: Optional[str] = Depends(address),
+    key: str = Header(
+        None,
+        alias="Idempotency-Key",
+        max_length=257,
+        pattern=m.KEY_PATTERN,
+        description=(
+            "Optional, 1..255 visible ASCII characters other than '\"', in double quotes as the "
+            "IETF draft writes it, or bare (a UUID is fine): a retried request "
+            "with the same key and body gets the first answer and stores nothing new; the same "
+            "key with another body is a 409."
+        ),
+    ),
+) -> dict:
+    return await st.judge_off_loop(
+        play.moves, st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key, client, body.run
+    )
 
 
-@router.get("/{run}/history", response_model=m.History, responses=errors(400, 404),
-            summary="A run's moves, oldest first, after a cursor")
-async def history(run: str = RunPath,
-                  after: int = Query(0, ge=0, le=MAX_ROW_ID, description="Only moves with an id above this."),
-                  limit: int = Query(100, ge=1, le=1000, description="Most moves."),
-                  st: RunStore = Depends(store)) -> dict:
+@router.get(
+    "/{run}/history",
+    response_model=m.History,
+    responses=errors(400, 404),
+    summary="A run's moves, oldest first, after a cursor",
+)
+async def history(
+    run: str = RunPath,
+    after: int = Query(0, ge=0, le=MAX_ROW_ID, description="Only moves with an id above this."),
+    limit: int = Query(100, ge=1, le=1000, description="Most moves."),
+    st: RunStore = Depends(store),
+) -> dict:
     return {"run": run, "moves": st.history(run, after, limit)}
 
 
-@router.get("/{run}/analysis", response_model=m.RunAnalysis, responses=errors(400, 404),
-            summary="The analyzer of a run: reward and mean n per batch")
+@router.get(
+    "/{run}/analysis",
+    response_model=m.RunAnalysis,
+    responses=errors(400, 404),
+    summary="The analyzer of a run: reward and mean n per batch",
+)
 async def run_analysis(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return st.run_analysis(run)

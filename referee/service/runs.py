@@ -47,13 +47,13 @@ MAX_PLAYER = 40
 T = TypeVar("T")
 _PLAYER = re.compile(PLAYER_PATTERN)
 _KEY = re.compile(KEY_PATTERN)
-_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")     # RFC 6750 b64token: every run's token is one
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750 b64token: every run's token is one
 
 
 class MalformedToken(Unauthorized):
     """A token sent that no run can have: empty, or a character outside RFC 6750's b64token (401)."""
 
-    bearer_error = "invalid_request"      # RFC 6750 §3.1: the answer's WWW-Authenticate names it
+    bearer_error = "invalid_request"  # RFC 6750 §3.1: the answer's WWW-Authenticate names it
 
 
 class WrongToken(Forbidden):
@@ -89,7 +89,8 @@ LEADERBOARD = (
     "(SELECT count(*) FROM batches b WHERE b.run = r.run AND b.first_move <= a.last_ok), "
     "(SELECT max(b.at) FROM batches b WHERE b.run = r.run AND b.first_move <= a.last_ok AND b.last_move >= a.last_ok), "
     "(SELECT count(*) FROM batches b WHERE b.run = r.run) "
-    "FROM runs r LEFT JOIN tokens t ON t.run = r.run LEFT JOIN agg a ON a.run = r.run WHERE r.board = ?")
+    "FROM runs r LEFT JOIN tokens t ON t.run = r.run LEFT JOIN agg a ON a.run = r.run WHERE r.board = ?"
+)
 
 
 class RunCache:
@@ -144,9 +145,9 @@ class RunStore:
         self.days = days
         self.by_digest = {db.judge.digest: db for db in days.values()}
         self._runs = RunCache()
-        self.asked = Asked()              # requests per run not yet in the database (``asked``)
+        self.asked = Asked()  # requests per run not yet in the database (``asked``)
         self._pool = ThreadPoolExecutor(self.db.threads, "runs") if self.db.threads else None
-        self.views: dict[tuple[str, str], bytes] = {}   # (day, view) -> JSON of a view that never changes
+        self.views: dict[tuple[str, str], bytes] = {}  # (day, view) -> JSON of a view that never changes
 
     def close(self) -> None:
         if self._pool is not None:
@@ -197,10 +198,13 @@ class RunStore:
         """A new run of ``day``: (state, token). The token is shown once and never stored. Counted
         against ``address``'s quota of creations (``quota``: RateLimited past it, nothing stored)."""
         db = self.day(day)
-        if player is not None and (not isinstance(player, str) or not _PLAYER.fullmatch(player)
-                                   or storable(player) != player):
-            raise BadInput(f"'player' must be a name of 1..{MAX_PLAYER} characters without control or "
-                           "invisible formatting characters")
+        if player is not None and (
+            not isinstance(player, str) or not _PLAYER.fullmatch(player) or storable(player) != player
+        ):
+            raise BadInput(
+                f"'player' must be a name of 1..{MAX_PLAYER} characters without control or "
+                "invisible formatting characters"
+            )
         run, token = "r" + secrets.token_hex(8), secrets.token_urlsafe(24)
         now = int(time.time())
 
@@ -251,13 +255,22 @@ class RunStore:
         if token is None:
             raise Unauthorized("this write needs the run's token: send 'Authorization: Bearer TOKEN'")
         if not _B64TOKEN.fullmatch(token):
-            raise MalformedToken("the token sent is empty or malformed (a run's token is letters, digits and "
-                                 "-._~+/ as its creation returned it): send 'Authorization: Bearer TOKEN'")
+            raise MalformedToken(
+                "the token sent is empty or malformed (a run's token is letters, digits and "
+                "-._~+/ as its creation returned it): send 'Authorization: Bearer TOKEN'"
+            )
         if not hmac.compare_digest(_sha(token), st.token_sha256):
             raise WrongToken(f"wrong token for run {st.run!r}")
 
-    def submit(self, run: str, token: str | None, moves: list, key: str | None = None,
-               address: str | None = None, check: Callable[[RunState], None] | None = None) -> dict:
+    def submit(
+        self,
+        run: str,
+        token: str | None,
+        moves: list,
+        key: str | None = None,
+        address: str | None = None,
+        check: Callable[[RunState], None] | None = None,
+    ) -> dict:
         """Judge one batch of raw moves for ``run`` in one transaction; the answer
         ``{"run", "verdicts", "score"}``.
 
@@ -274,14 +287,14 @@ class RunStore:
         inserted, the rest with the ``COMMIT`` (``Tx.write``). The request is counted here (``asked``)."""
         try:
             key_, bad_key = _idempotency_key(key), None
-        except BadInput as e:          # refused in its turn, after the run and the token
+        except BadInput as e:  # refused in its turn, after the run and the token
             key_, bad_key = None, e
-        noted = []                     # the block may run again (PostgreSQL away): counted once
+        noted = []  # the block may run again (PostgreSQL away): counted once
 
         def judge(tx: Tx) -> tuple[dict, RunState | None, int]:
             row = tx.lock_run(run, key_)
             st = self._state(run, row and row[:6], tx.rows)
-            if not noted:              # this request, once the run is known to exist
+            if not noted:  # this request, once the run is known to exist
                 self.asked.note(run)
                 noted.append(run)
             self.authorise(st, token)
@@ -297,23 +310,25 @@ class RunStore:
                     return json.loads(row[7]), None, 0
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, run=run)
-            self._runs.drop(run)          # changed below: it joins the cache again only once committed
-            if self._pool is not None:    # judged on a thread while the loop may be reading this state
+            self._runs.drop(run)  # changed below: it joins the cache again only once committed
+            if self._pool is not None:  # judged on a thread while the loop may be reading this state
                 st = replace(st, solved=set(st.solved), frontier=set(st.frontier))
             db = self.days[st.day]
-            asked = self.asked.pending(run)             # this request and the reads before it
-            verdicts = db.judge.record(tx, run, moves, st.solved, asked)   # adds the tiles it solves
+            asked = self.asked.pending(run)  # this request and the reads before it
+            verdicts = db.judge.record(tx, run, moves, st.solved, asked)  # adds the tiles it solves
             off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")), None)
             if off is not None:
                 raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
             self._advance(st, db, verdicts)
             answer = {"run": run, "verdicts": verdicts, "score": self.score(st)}
             if key_ is not None:
-                tx.write("INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
-                        (run, key_, digest, json.dumps(answer, separators=(",", ":")), int(time.time())))
+                tx.write(
+                    "INSERT INTO idempotency (run, key, body_sha256, answer, at) VALUES (?,?,?,?,?)",
+                    (run, key_, digest, json.dumps(answer, separators=(",", ":")), int(time.time())),
+                )
             return answer, st, asked
 
-        answer, st, asked = self.db.atomic(judge)    # ``asked``: the requests it wrote to the run's row
+        answer, st, asked = self.db.atomic(judge)  # ``asked``: the requests it wrote to the run's row
         if st is not None:
             self._runs.put(st)
             self.asked.settle(run, asked)
@@ -334,16 +349,28 @@ class RunStore:
     # ------------------------------------------------------------ views
 
     def score(self, st: RunState) -> dict:
-        return {"run": st.run, "day": st.day, "player": st.player, "solved": len(st.solved),
-                "reward": st.reward, "moves": st.moves, "frontier": len(st.frontier)}
+        return {
+            "run": st.run,
+            "day": st.day,
+            "player": st.player,
+            "solved": len(st.solved),
+            "reward": st.reward,
+            "moves": st.moves,
+            "frontier": len(st.frontier),
+        }
 
     def history(self, run: str, after: int = 0, limit: int = 100) -> list[dict]:
         """The run's moves with id > ``after``, oldest first (cells omitted)."""
         self.get(run)
-        rows = self.db.read("SELECT id, tile, accepted, correct, reward, reason, at FROM moves "
-                            "WHERE run = ? AND id > ? ORDER BY id LIMIT ?", (run, after, limit))
-        return [{"id": i, "tile": t, "accepted": bool(a), "correct": bool(c), "reward": r, "reason": why,
-                 "at": at} for i, t, a, c, r, why, at in rows]
+        rows = self.db.read(
+            "SELECT id, tile, accepted, correct, reward, reason, at FROM moves "
+            "WHERE run = ? AND id > ? ORDER BY id LIMIT ?",
+            (run, after, limit),
+        )
+        return [
+            {"id": i, "tile": t, "accepted": bool(a), "correct": bool(c), "reward": r, "reason": why, "at": at}
+            for i, t, a, c, r, why, at in rows
+        ]
 
     def leaderboard(self, day: str, limit: int = 100, by: str = "reward") -> list[dict]:
         """A day's runs in ``by``'s order (``ranking``: reward, or what reaching the full reward took —
@@ -364,21 +391,34 @@ class RunStore:
         """The analyzer over every run of a day: each run's totals, batch k of every run side by side,
         and ``bucket``-second wall-clock buckets."""
         db = self.day(day)
-        runs = self.db.read("SELECT run, created FROM runs WHERE board = ? ORDER BY created, run",
-                            (db.judge.digest,))
+        runs = self.db.read("SELECT run, created FROM runs WHERE board = ? ORDER BY created, run", (db.judge.digest,))
         per_run = {run: (created, self._series(run, created, db)) for run, created in runs}
-        summary = [{"run": r, "batches": len(s), "reward": s[-1]["total_reward"] if s else 0,
-                    "solved": s[-1]["total_solved"] if s else 0,
-                    "mean_n": s[-1]["mean_n_so_far"] if s else None} for r, (_c, s) in per_run.items()]
-        return {"day": day, "runs": summary, "batches": day_series(s for _c, s in per_run.values()),
-                "bucket": bucket, "time": time_series(per_run.values(), bucket)}
+        summary = [
+            {
+                "run": r,
+                "batches": len(s),
+                "reward": s[-1]["total_reward"] if s else 0,
+                "solved": s[-1]["total_solved"] if s else 0,
+                "mean_n": s[-1]["mean_n_so_far"] if s else None,
+            }
+            for r, (_c, s) in per_run.items()
+        ]
+        return {
+            "day": day,
+            "runs": summary,
+            "batches": day_series(s for _c, s in per_run.values()),
+            "bucket": bucket,
+            "time": time_series(per_run.values(), bucket),
+        }
 
     def _series(self, run: str, created: int, db: DayBoard) -> list[dict]:
         # a batch is its run's moves in its id range: other runs' moves can take ids inside it (PostgreSQL
         # hands out ids to concurrent transactions as they insert), so its size is counted, not subtracted
-        rows = self.db.read("SELECT b.first_move, b.last_move, b.at, (SELECT count(*) FROM moves m WHERE m.run = b.run "
-                            "AND m.id BETWEEN b.first_move AND b.last_move) FROM batches b WHERE b.run = ? ORDER BY b.id",
-                            (run,))
+        rows = self.db.read(
+            "SELECT b.first_move, b.last_move, b.at, (SELECT count(*) FROM moves m WHERE m.run = b.run "
+            "AND m.id BETWEEN b.first_move AND b.last_move) FROM batches b WHERE b.run = ? ORDER BY b.id",
+            (run,),
+        )
         solved = self.db.read("SELECT id, tile FROM moves WHERE run = ? AND correct = 1", (run,))
         return run_series([(a, b, at) for a, b, at, _ in rows], solved, [k for *_, k in rows], db.n, created)
 
@@ -389,8 +429,9 @@ def _idempotency_key(key: str | None) -> str | None:
     if key is None:
         return None
     if not _KEY.fullmatch(key):
-        raise BadInput("Idempotency-Key must be 1..255 visible ASCII characters other than '\"', bare or "
-                       "in double quotes")
+        raise BadInput(
+            "Idempotency-Key must be 1..255 visible ASCII characters other than '\"', bare or in double quotes"
+        )
     return key.strip('"')
 
 
@@ -434,8 +475,11 @@ def read_scores(target: str | Path, run: str | None = None) -> list[dict]:
             "(SELECT count(*) FROM moves m WHERE m.run = r.run AND m.accepted = 1), "
             "(SELECT count(*) FROM batches b WHERE b.run = r.run) "
             f"FROM runs r LEFT JOIN tokens t ON t.run = r.run {where} ORDER BY 5 DESC, r.created, r.run",
-            args)
+            args,
+        )
         if run is not None and not rows:
             raise NotFound(f"no run {run!r} in {db.target}")
-    return [{"run": r, "day": d, "player": p, "solved": s, "reward": int(rw), "moves": mv, "accepted": ac,
-             "batches": b} for r, d, p, s, rw, mv, ac, b in rows]
+    return [
+        {"run": r, "day": d, "player": p, "solved": s, "reward": int(rw), "moves": mv, "accepted": ac, "batches": b}
+        for r, d, p, s, rw, mv, ac, b in rows
+    ]

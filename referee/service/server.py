@@ -40,9 +40,17 @@ class _Server(uvicorn.Server):
 def run(app, opts) -> None:
     """Serve ``app`` on ``opts`` (``ServeOptions``: host, port, the proxies trusted) until a stop signal
     (see the module doc)."""
-    config = uvicorn.Config(app, host=opts.host, port=opts.port, loop=LOOP, log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=GRACE, proxy_headers=True,
-                            forwarded_allow_ips=opts.trust_proxy)
+    config = uvicorn.Config(
+        app,
+        host=opts.host,
+        port=opts.port,
+        loop=LOOP,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=GRACE,
+        proxy_headers=True,
+        forwarded_allow_ips=opts.trust_proxy,
+    )
     _Server(config).run()
 
 
@@ -94,13 +102,22 @@ def run_workers(opts) -> None:
     from referee.service.worker import ENV
 
     os.environ[ENV] = opts.to_env()
-    metrics_dir = tempfile.mkdtemp(prefix="tiles-metrics-")       # mode 0700: this user's only
+    metrics_dir = tempfile.mkdtemp(prefix="tiles-metrics-")  # mode 0700: this user's only
     os.environ[MULTIPROC_ENV] = metrics_dir
     try:
-        config = uvicorn.Config("referee.service.worker:app", factory=True, host=opts.host, port=opts.port,
-                                workers=opts.workers, loop=LOOP, log_level="warning", access_log=False,
-                                timeout_graceful_shutdown=GRACE, proxy_headers=True,
-                                forwarded_allow_ips=opts.trust_proxy)
+        config = uvicorn.Config(
+            "referee.service.worker:app",
+            factory=True,
+            host=opts.host,
+            port=opts.port,
+            workers=opts.workers,
+            loop=LOOP,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=GRACE,
+            proxy_headers=True,
+            forwarded_allow_ips=opts.trust_proxy,
+        )
         with _reserve(opts.host, opts.port) as sock:
             Multiprocess(config, sockets=[sock]).run()
     finally:

@@ -46,7 +46,7 @@ async def _off_loop(fn: Callable, *args):
     def work() -> None:
         try:
             out = fn(*args)
-        except BaseException as e:           # handed to the awaiting task, which reports it
+        except BaseException as e:  # handed to the awaiting task, which reports it
             loop.call_soon_threadsafe(lambda err=e: done.done() or done.set_exception(err))
         else:
             loop.call_soon_threadsafe(lambda: done.done() or done.set_result(out))
@@ -62,7 +62,7 @@ async def watch(store: RunStore, library: Path, runs: Path, log: Callable[[str],
         await asyncio.sleep(every)
         try:
             new = [d for d in await _off_loop(library_days, library) if d not in store.days and d not in failed]
-        except (TilesError, OSError, sqlite3.Error) as e:     # e.g. locked by a build: look again later
+        except (TilesError, OSError, sqlite3.Error) as e:  # e.g. locked by a build: look again later
             log(f"cannot read the library for new days ({e})")
             continue
         for day in new:
@@ -71,7 +71,7 @@ async def watch(store: RunStore, library: Path, runs: Path, log: Callable[[str],
             except (OSError, sqlite3.OperationalError) as e:  # transient: try again at the next poll
                 log(f"{day}: cannot load it yet ({e})")
                 continue
-            except Exception as e:                            # the gate refused it (or a bug): once
+            except Exception as e:  # the gate refused it (or a bug): once
                 failed.add(day)
                 log(f"{day}: not offered ({type(e).__name__}: {e})")
                 continue

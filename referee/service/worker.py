@@ -39,12 +39,12 @@ class ServeOptions:
     max_moves: int = 64
     poll: float = 10.0
     workers: int = 1
-    quota_runs: int = Quotas.runs_per_address          # run creations per address per window (0: none)
-    quota_moves: int = Quotas.moves_per_token          # moves requests per run token per window
+    quota_runs: int = Quotas.runs_per_address  # run creations per address per window (0: none)
+    quota_moves: int = Quotas.moves_per_token  # moves requests per run token per window
     quota_address_moves: int = Quotas.moves_per_address  # moves requests per address per window
-    quota_window: float = Quotas.window                # seconds
-    access_log: str = "text"                           # off | text | json (one line per request)
-    trust_proxy: str = "127.0.0.1"                     # addresses whose X-Forwarded-For is believed
+    quota_window: float = Quotas.window  # seconds
+    access_log: str = "text"  # off | text | json (one line per request)
+    trust_proxy: str = "127.0.0.1"  # addresses whose X-Forwarded-For is believed
 
     def quotas(self) -> Quotas:
         return Quotas(self.quota_runs, self.quota_moves, self.quota_address_moves, self.quota_window)
@@ -68,20 +68,20 @@ def check_address(host: str, port: int) -> None:
     from tilelib.errors import BadInput
 
     try:
-        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                          flags=socket.AI_PASSIVE)[0]
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[
+            0
+        ]
     except (socket.gaierror, UnicodeError) as e:
         raise BadInput(f"--host {host[:80]!r}: cannot resolve it ({getattr(e, 'strerror', None) or e})") from None
     with socket.socket(family, kind, proto) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)        # as uvicorn binds
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
         try:
             s.bind(addr)
         except OSError as e:
             raise BadInput(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
-def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None,
-                 log: Callable[[str], None] = print):
+def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None, log: Callable[[str], None] = print):
     """(app, store) of ``opts``: the days loaded from the library (read only), then the runs database
     opened (created and migrated if new), then the app made. The runs database comes last so that a
     bad library, manifest or day leaves no file behind. ``say`` gets a line per day loaded once all is
@@ -100,10 +100,20 @@ def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None
         for d, db in sorted(days.items()):
             if say is not None:
                 say(f"{d}: G={db.board.G}, {len(db.board.squares)} tiles")
-        jobs = [] if opts.manifests or opts.days else [
-            lambda: watch.watch(store, Path(opts.library), opts.runs, log, opts.poll)]
-        app = create_app(store, max_body=opts.max_body, max_moves=opts.max_moves, background=jobs, host=opts.host,
-                         log=log, access_log=opts.access_log)
+        jobs = (
+            []
+            if opts.manifests or opts.days
+            else [lambda: watch.watch(store, Path(opts.library), opts.runs, log, opts.poll)]
+        )
+        app = create_app(
+            store,
+            max_body=opts.max_body,
+            max_moves=opts.max_moves,
+            background=jobs,
+            host=opts.host,
+            log=log,
+            access_log=opts.access_log,
+        )
     except BaseException:
         store.close()
         raise
@@ -115,6 +125,7 @@ def app():
     opts = ServeOptions.from_env(os.environ[ENV])
     pid = os.getpid()
     application, store = open_service(
-        opts, log=lambda line: print(f"tiles referee serve [{pid}]: {line}", file=sys.stderr, flush=True))
+        opts, log=lambda line: print(f"tiles referee serve [{pid}]: {line}", file=sys.stderr, flush=True)
+    )
     atexit.register(store.close)
     return application
