@@ -1,4 +1,5 @@
-"""Build hook for the C kernels (engine._kernel, tilelib._sym, stitcher._core) only; all other metadata lives in pyproject.toml.
+"""Build hook for the C kernels (engine._kernel, tilelib._sym, stitcher._core) only; all other metadata lives in
+pyproject.toml.
 
 Each extension is compiled with SOURCES (its C files and headers) and SOURCE_DIGEST (their
 ``tilelib.native.source_digest``), which it exports, so ``tilelib.native.load_twin`` can tell a

@@ -23,10 +23,11 @@ commitment does.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
+from daily import fairness
 from daily.lock import build_lock
 from daily.observe import disk_writes, peak_rss_bytes, write_calls
 from daily.provenance import build_record
@@ -35,23 +36,22 @@ from packers import DEFAULT_PACKER, check_request, check_size, make_packing
 from packers.packing import Packing
 from referee import gate
 from referee.board import build_board
+from referee.checks import check_library, mark_verified
 from referee.closure import add_play_clues
 from referee.frontier import add_clues
 from referee.manifest import PLAY_RULES, TILE_BY_TILE, Manifest
 from referee.verify import verify
-from tilelib.difficulty import Profile, parse_profile
 from stitcher.regions import default_workers
 from stitcher.stitch import StitchResult, stitch
 from tilelib import ledger, stock
-from tilelib.db import atomic
-from referee.checks import check_library, mark_verified
 from tilelib.days import seed_commit
+from tilelib.db import atomic
+from tilelib.difficulty import Profile, parse_profile
 from tilelib.errors import BadInput, CorruptLibrary, VerificationFailed
 from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
 from tilelib.spent import Reuse, board_rows
 from tilelib.store import Library
-from daily import fairness
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class Night:
     def tile_by_tile(self) -> bool:
         return self.play == TILE_BY_TILE
 
-    def with_start(self, start: dict | None) -> "Night":
+    def with_start(self, start: dict | None) -> Night:
         return replace(self, start=start)
 
 
@@ -201,7 +201,7 @@ class Stages:
         w = [disk_writes(), write_calls()]
         self.res.stages[name] = {"seconds": sec, **detail} | {
             key: None if a is None or b is None else a - b
-            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, self._written)
+            for key, a, b in zip(("disk_write_bytes", "write_call_bytes"), w, self._written, strict=True)
         }
         self._written = w
         self.log(f"{name:<8} {sec:7.2f} s  {msg}")

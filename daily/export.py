@@ -23,7 +23,6 @@ import datetime as dt
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from tilelib.errors import BadInput
 
@@ -66,7 +65,7 @@ def refuse_unfinished(days: list[str], today: dt.date) -> None:
         )
 
 
-def day_rows(lib, day: str, secret: Optional[str]) -> tuple[dict, list[dict]]:
+def day_rows(lib, day: str, secret: str | None) -> tuple[dict, list[dict]]:
     """(the day's row, its tiles' rows): the board rebuilt through the gate, the views and waves."""
     from daily.seed import day_seed
     from referee.closure import closure
@@ -113,14 +112,14 @@ def day_rows(lib, day: str, secret: Optional[str]) -> tuple[dict, list[dict]]:
     return row, tiles
 
 
-def _versions(m) -> Optional[str]:
+def _versions(m) -> str | None:
     """The manifest's ``build.versions`` as JSON with sorted keys, or None when it has none."""
     v = (m.build or {}).get("versions")
     return None if v is None else json.dumps(v, sort_keys=True)
 
 
 def export_days(
-    lib, first: str, last: str, out: Path, *, secret: Optional[str] = None, today: Optional[dt.date] = None
+    lib, first: str, last: str, out: Path, *, secret: str | None = None, today: dt.date | None = None
 ) -> ExportReport:
     """Write the over days from ``first`` to ``last`` that ``lib`` holds to ``out`` (module doc)."""
     import pyarrow as pa
@@ -128,7 +127,7 @@ def export_days(
 
     from tilelib.fsio import atomic_write, check_placeable
 
-    today = today or dt.datetime.now(dt.timezone.utc).date()
+    today = today or dt.datetime.now(dt.UTC).date()
     out = check_placeable(out, "--out", want_dir=True)
     days = days_in(lib.conn, first, last)
     refuse_unfinished(days, today)

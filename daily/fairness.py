@@ -18,8 +18,8 @@ The daily build reports it on the stitch stage line and in ``--json`` (``stitch.
 
 from __future__ import annotations
 
-from tilelib.spent import held, solution_hash, spent_of
 from tilelib.db import rows_by_hash
+from tilelib.spent import held, solution_hash, spent_of
 
 
 def _rows(conn, hashes: list[str]) -> dict[str, tuple[int, int, bytes]]:
@@ -34,12 +34,12 @@ def report(conn, hashes: list[str], ns: list[int], start_rowid: int) -> dict:
     order; ``start_rowid``: the largest tiles rowid before the build (rows above it are tonight's).
     Call it before the board's own spent rows are recorded."""
     rows = _rows(conn, hashes)
-    sols = [solution_hash(n, rows[h][2]) if held(n) else None for h, n in zip(hashes, ns)]
+    sols = [solution_hash(n, rows[h][2]) if held(n) else None for h, n in zip(hashes, ns, strict=True)]
     before = spent_of(conn, [s for s in sols if s is not None])
     per_n: dict[int, dict[str, int]] = {}
     reward = {"held": [0, 0], "small": [0, 0]}  # [reused, all]
     seen: set = set()
-    for h, n, sol in zip(hashes, ns, sols):
+    for h, n, sol in zip(hashes, ns, sols, strict=True):
         key = sol if sol is not None else h
         reused = key in seen or (sol in before if sol is not None else rows[h][0] <= start_rowid)
         seen.add(key)

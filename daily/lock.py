@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from tilelib.errors import BuildLocked
 from tilelib.fsio import no_follow_open

@@ -12,8 +12,8 @@ from __future__ import annotations
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 INTERVAL = 15.0
 

@@ -1,5 +1,6 @@
 """Where a board came from (FORMAT §13): the remote state its build started from (a base snapshot
-and the deltas on top of it) and the versions that decide its output, recorded in the manifest's ``build`` key so anyone can replay the build.
+and the deltas on top of it) and the versions that decide its output, recorded in the manifest's ``build`` key so
+anyone can replay the build.
 
 A board is a pure function of (seed, start snapshot, code); the code is named by the versions of
 the parts whose output it fixes: this package, the generator (``GENERATOR_VERSION``), OR-tools

@@ -53,7 +53,7 @@ def first_difference(want: Manifest, got: Manifest) -> str | None:
         a, b = want.tile(i), got.tile(i)
         if a != b:
             keys = [k for k in ("x0", "y0", "n", "hash", "t") if a[k] != b[k]]
-            show = lambda d: ", ".join(f"{k}={str(d[k])[:12]}" for k in keys)  # noqa: E731
+            show = lambda d, keys=keys: ", ".join(f"{k}={str(d[k])[:12]}" for k in keys)  # noqa: E731
             return f"tile {i}: the seed and snapshot give {show(b)}, the manifest says {show(a)}"
     if want.packing.zones != got.packing.zones:
         return "zones differ"

@@ -21,7 +21,7 @@ SECRET_ENV = "TILES_SECRET"
 def parse_day(text: str | None, today: dt.date | None = None) -> str:
     """An ISO date string YYYY-MM-DD (default: today, UTC); BadInput if malformed (``tilelib.days``)."""
     if text is None:
-        return (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+        return (today or dt.datetime.now(dt.UTC).date()).isoformat()
     return check_day(text, "--date")
 
 
@@ -34,6 +34,6 @@ def day_seed(secret: str | None, day: str) -> bytes:
 
 def check_revealable(day: str, today: dt.date | None = None, force: bool = False) -> None:
     """Refuse to reveal the seed of today or a future day (UTC) unless forced."""
-    today = today or dt.datetime.now(dt.timezone.utc).date()
+    today = today or dt.datetime.now(dt.UTC).date()
     if not force and dt.date.fromisoformat(day) >= today:
         raise BadInput(f"the seed of {day} is secret until the day is over (use --force to override)")

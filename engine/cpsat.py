@@ -34,7 +34,7 @@ old models' digests), so the solver's answer is too.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -71,7 +71,7 @@ class _ProtoModel:
         return self.proto
 
 
-@lru_cache(maxsize=None)
+@cache
 def _trios(m: int) -> tuple[int, ...]:
     return tuple(range(m - 2))
 
@@ -148,7 +148,7 @@ class RulesModel:
         distinct columns. Constants that break a rule make the model infeasible (an empty clause;
         callers that want a cheaper "no" check the lines first, as ``stitcher.joint`` does)."""
         rows = self.cells(x, y, n)
-        cols = [list(c) for c in zip(*rows)]
+        cols = [list(c) for c in zip(*rows, strict=True)]
         for line in rows:
             self._line(line, n)
         for line in cols:
@@ -189,10 +189,10 @@ class RulesModel:
             la = lines[a]
             for b in range(a + 1, m):
                 lb = lines[b]
-                if any(u < 0 and v < 0 and u != v for u, v in zip(la, lb)):
+                if any(u < 0 and v < 0 and u != v for u, v in zip(la, lb, strict=True)):
                     continue
                 diffs = []
-                for u, v in zip(la, lb):
+                for u, v in zip(la, lb, strict=True):
                     if u < 0:
                         if v >= 0:
                             diffs.append(v if u == -1 else ~v)
@@ -211,8 +211,8 @@ class RulesModel:
     def differ(self, rows: list[list[int]], grid: np.ndarray) -> None:
         """The cells of ``rows`` differ from ``grid`` (same shape, 0/1) somewhere."""
         lits = []
-        for row, want in zip(rows, np.asarray(grid).tolist()):
-            for code, g in zip(row, want):
+        for row, want in zip(rows, np.asarray(grid).tolist(), strict=True):
+            for code, g in zip(row, want, strict=True):
                 if code >= 0:
                     lits.append(~code if g else code)
                 elif ~code != g:
@@ -221,7 +221,7 @@ class RulesModel:
 
     # ------------------------------------------------------------ solving
 
-    def solve(self, stream, time_limit: float, *, lean: bool = True) -> "Solved":
+    def solve(self, stream, time_limit: float, *, lean: bool = True) -> Solved:
         """Hint every cell variable from ``stream`` (``bits(max(cells, 1))``, bit k for the k-th
         cell made), draw ``random_seed = stream.randbelow(2^30)``, solve with one worker.
 

@@ -28,8 +28,9 @@ restarts from L1 after any progress. ``rate`` reports FORMAT §4's features.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from engine.lines import tables
 from tilelib.bits import Puzzle
@@ -51,7 +52,7 @@ class _State:
         self.n, self.rv, self.rk, self.cv, self.ck = n, rv, rk, cv, ck
 
     @staticmethod
-    def from_puzzle(p: Puzzle) -> "_State":
+    def from_puzzle(p: Puzzle) -> _State:
         n = p.n
         rv, rk = p.row_masks()
         cv = [0] * n
@@ -64,7 +65,7 @@ class _State:
                         cv[c] |= 1 << (n - 1 - r)
         return _State(n, rv, rk, cv, ck)
 
-    def copy(self) -> "_State":
+    def copy(self) -> _State:
         return _State(self.n, self.rv[:], self.rk[:], self.cv[:], self.ck[:])
 
     def lines(self):
@@ -109,10 +110,10 @@ def _bits(x: int):
 
 def violated(st: _State) -> bool:
     """True if the known cells already break a rule (runs, balance overflow, equal complete lines)."""
-    n, full, half = st.n, (1 << st.n) - 1, st.n // 2
+    full, half = (1 << st.n) - 1, st.n // 2
     for rows in ((st.rv, st.rk), (st.cv, st.ck)):
         seen = set()
-        for v, k in zip(*rows):
+        for v, k in zip(*rows, strict=True):
             ones, zeros = v & k, ~v & k & full
             for x in (ones, zeros):
                 if x & (x >> 1) & (x >> 2) or bin(x).count("1") > half:
@@ -188,7 +189,7 @@ def uniqueness(st: _State) -> list[tuple[int, int, int]]:
         if k == full:
             continue
         vs, ks = (st.rv, st.rk) if is_row else (st.cv, st.ck)
-        dups = [s for s, sk in zip(vs, ks) if sk == full and (s & k) == v]
+        dups = [s for s, sk in zip(vs, ks, strict=True) if sk == full and (s & k) == v]
         dups = [t.index[s] for s in dups if s in t.index]
         if not dups:
             continue

@@ -13,7 +13,7 @@ Counts for n = 2, 4, ..., 16: 2, 6, 14, 34, 84, 208, 518, 1296.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from tilelib.rules import valid_lines  # the one definition; engine callers import it from here too
 
@@ -33,7 +33,7 @@ class LineTables:
     full: int
 
 
-@lru_cache(maxsize=None)
+@cache
 def tables(n: int) -> LineTables:
     """The (cached) LineTables of side n."""
     pats = valid_lines(n)

@@ -12,8 +12,8 @@ numpy alone took longer than the whole command may (BENCHMARKS.md, start-up).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from engine.count import count_rows, ladder_rows
 from tilelib.bits import puzzle_text

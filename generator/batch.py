@@ -9,9 +9,9 @@ the same rows in the same order either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from generator.make import GenParams, make_tile
 from tilelib.errors import BadInput

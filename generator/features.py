@@ -141,7 +141,7 @@ def _sides_differ(n: int, a, b) -> int:
     if a[n - 1] != b[n - 1]:
         mask |= bits.BOTTOM
     hi = 1 << (n - 1)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         d = x ^ y
         if d & 1:
             mask |= bits.RIGHT
@@ -169,9 +169,9 @@ def features_rows(n: int, sol: list[int], givens: list[int], solutions, ladder) 
     nibs = [_sides_differ(n, sol, others[b]) for b in order]
     flip = [0] * n
     pins = 0
-    for b, nb in zip(order, nibs):
+    for b, nb in zip(order, nibs, strict=True):
         pins |= nb
-        for r, (x, y) in enumerate(zip(others[b], sol)):
+        for r, (x, y) in enumerate(zip(others[b], sol, strict=True)):
             flip[r] |= x ^ y
     given = sum(bin(g).count("1") for g in givens)
     return Features(

@@ -33,7 +33,7 @@ Attempts are capped (``Targets.max_tries``); running out raises
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
 from engine import count_rows
@@ -92,7 +92,7 @@ class GenParams:
     targets: Targets = Targets()
 
     @staticmethod
-    def make(n: int, m_max: int | None = None, seam_mask: int = 0, targets: Targets | None = None) -> "GenParams":
+    def make(n: int, m_max: int | None = None, seam_mask: int = 0, targets: Targets | None = None) -> GenParams:
         """Validated parameters (BadInput on a bad value); m_max defaults by n (FORMAT §4)."""
         if n not in VALID_N:
             raise BadInput(f"--n must be one of {', '.join(map(str, VALID_N))}, got {n}")
@@ -274,15 +274,15 @@ def _rated(params: GenParams, rows: list[int], res: ThinResult) -> Tile | None:
     tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask, _bare(n))
     canon = tile.canonical()[0]
     c_sol, c_giv = blob_rows(canon.solution, n), blob_rows(canon.givens, n)
-    c_known = [g | s for g, s in zip(c_giv, side_rows(n, canon.seam_mask))]
-    lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known)], c_known)
+    c_known = [g | s for g, s in zip(c_giv, side_rows(n, canon.seam_mask), strict=True)]
+    lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known, strict=True)], c_known)
     if not params.targets.met(lad):
         return None
     feats = features_rows(n, rows, res.givens, res.solutions, lad)
     return Tile(n, tile.solution, tile.givens, params.seam_mask, feats)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bare(n: int) -> Features:
     """Features with the zero flip BLOB filled in (``Tile`` would copy the value to add it)."""
     return Features(flip=bytes(blob_len(n)))
@@ -315,7 +315,7 @@ def thin_to_level(
     if out is None:
         return None
     if seam_mask:
-        c, sols, nodes = count_rows(n, [s & k for s, k in zip(rows, out)], out, m_lim + 1)
+        c, sols, nodes = count_rows(n, [s & k for s, k in zip(rows, out, strict=True)], out, m_lim + 1)
         return ThinResult(out, [tuple(x) for x in sols], 1, nodes)
     return ThinResult(out, [tuple(rows)], 0, 0)
 

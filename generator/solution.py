@@ -17,7 +17,7 @@ stream's bytes.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
 from engine.count import _kernel
@@ -54,7 +54,7 @@ RESTART_FACTOR = 3
 TABLE_MAX_N = 6  # sides small enough to draw from the table of every valid grid
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_rows(n: int) -> tuple[tuple[int, ...], ...]:
     """Every valid n×n grid as row ints, ascending (4140 for n = 6; use only for small n).
 
@@ -160,7 +160,7 @@ def _columns_distinct(rows: list[int], n: int) -> bool:
     return len(cols) == n
 
 
-@lru_cache(maxsize=None)
+@cache
 def _column_automaton(n: int):
     """The column states (ones, zeros, bottom value, bottom run length) reachable
     from an empty column, numbered, with transition tables ``t0``/``t1`` (a
@@ -195,7 +195,7 @@ def _column_automaton(n: int):
     return t0, t1, must0, must1, 0
 
 
-@lru_cache(maxsize=None)
+@cache
 def _can_finish(v: int, run: int, need1: int, need0: int) -> bool:
     """Can a column whose bottom run is ``run`` cells of value ``v`` be finished
     with exactly need1 more ones and need0 more zeros, never three equal in a row?"""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from engine import count_rows
 from engine.count import KERNEL_BUILT, c_kernel
@@ -63,10 +63,10 @@ def removal_order(n: int, stream: Stream) -> list[int]:
     """
     cells = _non_corners(n)
     keys = struct.unpack(f">{len(cells)}I", stream.bytes(4 * len(cells)))  # big-endian 32-bit keys
-    return [c for _, c in sorted(zip(keys, cells))]
+    return [c for _, c in sorted(zip(keys, cells, strict=True))]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _non_corners(n: int) -> tuple[int, ...]:
     corners = {0, n - 1, n * (n - 1), n * n - 1}
     return tuple(i for i in range(n * n) if i not in corners)
@@ -96,7 +96,7 @@ def sides_differ(n: int, a, b) -> int:
     if a[n - 1] != b[n - 1]:
         mask |= 4
     hi = 1 << (n - 1)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         d = x ^ y
         if d & 1:
             mask |= 2
@@ -128,7 +128,7 @@ class _Checker:
 
     def check(self, known: list[int]) -> list[tuple] | None:
         """Every solution consistent with ``known`` when acceptable, else None (one count, k = m_max+1)."""
-        cnt, sols = self._count([s & k for s, k in zip(self.sol, known)], known, self.m_max + 1)
+        cnt, sols = self._count([s & k for s, k in zip(self.sol, known, strict=True)], known, self.m_max + 1)
         if cnt < 0 or cnt > self.m_max or not all(self._pinned(s) for s in sols):
             return None
         return sols
@@ -273,7 +273,7 @@ def _single_phase(n: int, chk: _Checker, known: list[int], sols: list[tuple], ce
     """
     known = known[:]
     sol, seam, m_max = chk.sol, chk.seam, chk.m_max
-    vals = [s & k for s, k in zip(sol, known)]
+    vals = [s & k for s, k in zip(sol, known, strict=True)]
     counts = nodes = 0
     for i in cells:
         r = i // n

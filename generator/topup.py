@@ -47,9 +47,9 @@ import hashlib
 import math
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tilelib import stock
 from tilelib.errors import BadInput
@@ -133,7 +133,7 @@ def check_nights(nights: int) -> int:
 
 def level_weights(profile, n: int) -> dict[str, int]:
     """A profile's level shares for side n as integer weights (key: the level)."""
-    return {str(lv): round(share * 1_000_000) for lv, share in zip(range(1, 6), profile.of(n))}
+    return {str(lv): round(share * 1_000_000) for lv, share in zip(range(1, 6), profile.of(n), strict=True)}
 
 
 def plan(rep: dict, mix: dict[int, dict[str, int]], nights: int, profile=None) -> Plan:

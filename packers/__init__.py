@@ -12,8 +12,8 @@ referee's re-draw: it uses the stream ``Stream(seed, "pack/" + name)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from packers import bands, big_first, grown, islands, substitution
 from packers.packing import MAX_PITCH, Packing, from_json, validate_packing

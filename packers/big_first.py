@@ -135,7 +135,7 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
             x += w
         y += h
     plan = BigPlan(cols, rows, wants, slack=max(cols))
-    weights = dict(zip(SIZES, p["weights"]))
+    weights = dict(zip(SIZES, p["weights"], strict=True))
     sq, zn = skyline_fill(P, P, rng, weights, greedy=0, align=p["align"], big=plan)
     bigs = [q for (cell, q) in plan.placed]
     seed = [q for (cell, q) in plan.placed if cell == seed_cell]

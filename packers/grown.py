@@ -60,7 +60,7 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     p = check_params(params)
     a, b, s = place_seed(P, rng, p["seed_weights"])
     chiral = rng.randbelow(2)
-    weights = dict(zip(SIZES, p["weights"]))
+    weights = dict(zip(SIZES, p["weights"], strict=True))
     out = Out()
     # (side, floor start x, floor start y, floor length L, depth T)
     if chiral == 0:

@@ -21,12 +21,12 @@ raises ``BadInput``; geometry is the validator's job.
 
 from __future__ import annotations
 
-from collections import deque
-
 import hashlib
 import json
+from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -115,7 +115,7 @@ def render_index(packing: Packing, scale: int | None = None) -> tuple[np.ndarray
     for zone in packing.zones:
         for x, y, w, h in zone:
             box(x, y, w, h, g, gd)
-    for (x, y, s), c in zip(packing.squares, colours):
+    for (x, y, s), c in zip(packing.squares, colours, strict=True):
         box(x, y, s, s, c, c + len(HUES))
     if 0 <= packing.seed_tile < len(packing.squares):
         x, y, s = packing.squares[packing.seed_tile]

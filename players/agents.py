@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Optional, Protocol
+from typing import Protocol
 
 from engine.count import count_rows
 from engine.report import parse_puzzle, solution_text
@@ -46,7 +47,7 @@ class PlayResult:
     day: str
     run: str
     agent: str
-    player: Optional[str]
+    player: str | None
     tiles: int
     solved: int = 0
     reward: int = 0
@@ -111,7 +112,7 @@ class _Play:
         return r
 
 
-def solve_puzzle(puzzle: str, n: int) -> Optional[str]:
+def solve_puzzle(puzzle: str, n: int) -> str | None:
     """The one grid agreeing with a puzzle string (``0``/``1``/``.``, n·n), or None when it admits
     none or several."""
     p = parse_puzzle(puzzle, n)
@@ -121,7 +122,7 @@ def solve_puzzle(puzzle: str, n: int) -> Optional[str]:
     return solution_text(sols[0], p.n)
 
 
-def solve_view(view: m.TileView) -> Optional[str]:
+def solve_view(view: m.TileView) -> str | None:
     """The one grid agreeing with a tile's puzzle view, or None when it admits none or several."""
     return solve_puzzle(view.puzzle, view.n)
 
@@ -153,7 +154,7 @@ def play_solver(session: Session, progress: Callable[[str], None], *, seed: int 
             refresh = True
             continue
         refresh = False
-        for (t, _), v in zip(ready, play.submit(ready)):
+        for (t, _), v in zip(ready, play.submit(ready), strict=True):
             if v.correct:
                 order.append(t)
                 waiting.pop(t, None)
@@ -193,7 +194,7 @@ def play(
     progress: Callable[[str], None] = lambda _line: None,
     *,
     seed: int = 0,
-    player: Optional[str] = None,
+    player: str | None = None,
 ) -> PlayResult:
     """Play one run of ``session`` with the named agent; its result."""
     result = PLAYERS[agent](session, progress, seed=seed)

@@ -29,7 +29,7 @@ balance) and the mask removes every action that cannot matter. docs/DECISIONS.md
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -49,8 +49,8 @@ class CellsEnv(DayEnv):
         self,
         manifest=None,
         library=None,
-        url: Optional[str] = None,
-        day: Optional[str] = None,
+        url: str | None = None,
+        day: str | None = None,
         *,
         shaped: bool = False,
         **kw,
@@ -67,7 +67,7 @@ class CellsEnv(DayEnv):
         """Every cell of every tile set once, twice over."""
         return 2 * CELLS * self.tiles
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
         self._begin(seed)
         self._set = {}
         self._settle()  # a first tile already whole is judged here (info's reward)
@@ -187,7 +187,7 @@ class CellSolver:
     solution is kept while the next puzzle agrees with it, so a tile is solved once, not per cell."""
 
     def __init__(self) -> None:
-        self._grid: Optional[str] = None
+        self._grid: str | None = None
 
     def __call__(self, obs: np.ndarray) -> int:
         puzzle = observation_puzzle(obs)
@@ -195,7 +195,7 @@ class CellSolver:
         if (
             self._grid is None
             or len(self._grid) != len(puzzle)
-            or any(p != "." and p != g for p, g in zip(puzzle, self._grid))
+            or any(p != "." and p != g for p, g in zip(puzzle, self._grid, strict=True))
         ):
             self._grid = solve_puzzle(puzzle, n)
         if self._grid is None:

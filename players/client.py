@@ -34,8 +34,9 @@ import asyncio
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -56,11 +57,11 @@ class Call:
     method: str
     path: str
     model: type
-    params: Optional[dict] = None
+    params: dict | None = None
     json: Any = None
-    headers: Optional[dict] = None
+    headers: dict | None = None
     safe: bool = True
-    then: Optional[Callable[[Any], Any]] = None
+    then: Callable[[Any], Any] | None = None
 
 
 class Attempts:
@@ -69,7 +70,7 @@ class Attempts:
 
     AGAIN, DONE = "again", "done"
 
-    def __init__(self, client: "Endpoints", call: Call) -> None:
+    def __init__(self, client: Endpoints, call: Call) -> None:
         self.client, self.call = client, call
         self.failures, self.waited, self.wait, self.last = 0, 0.0, 0.0, ""
 
@@ -201,7 +202,7 @@ class Endpoints:
         """-> DayAnalysis"""
         return self._get(m.DayAnalysis, f"/days/{day}/analysis", bucket=bucket)
 
-    def create_run(self, day: str, player: Optional[str] = None):
+    def create_run(self, day: str, player: str | None = None):
         """-> RunCreated: a new run of ``day``; its token is kept for this run's moves. Sent again only
         when the request surely never arrived (a refused connection)."""
         body = {"player": player} if player is not None else None
@@ -229,7 +230,7 @@ class Endpoints:
         """-> TileView"""
         return self._get(m.TileView, f"/runs/{run}/tiles/{int(tile)}")
 
-    def moves(self, run: str, moves: Iterable[tuple[int, str]], *, key: Optional[str] = None):
+    def moves(self, run: str, moves: Iterable[tuple[int, str]], *, key: str | None = None):
         """-> MovesResult: submit a batch ``[(tile, cells), …]``; one ``Idempotency-Key`` (``key`` or a
         fresh UUID) for every attempt, so a retry is answered, not judged again."""
         body = {"moves": [{"tile": int(t), "cells": c} for t, c in moves]}
@@ -253,7 +254,7 @@ class Client(Endpoints):
     def close(self) -> None:
         self.http.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -289,7 +290,7 @@ class AsyncClient(Endpoints):
     async def close(self) -> None:
         await self.http.aclose()
 
-    async def __aenter__(self) -> "AsyncClient":
+    async def __aenter__(self) -> AsyncClient:
         return self
 
     async def __aexit__(self, *exc) -> None:

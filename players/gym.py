@@ -44,7 +44,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -77,20 +77,20 @@ class DayEnv(gym.Env):
         self,
         manifest: str | Path | None = None,
         library: str | Path | None = None,
-        url: Optional[str] = None,
-        day: Optional[str] = None,
+        url: str | None = None,
+        day: str | None = None,
         *,
-        player: Optional[str] = None,
+        player: str | None = None,
         runs: str | Path | None = None,
-        max_steps: Optional[int] = None,
-        render_mode: Optional[str] = None,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
     ) -> None:
         if (url is None) == (manifest is None):
             raise BadInput("give manifest=PATH with library=PATH (offline), or url=URL (online), not both or neither")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise BadInput(f"render_mode {render_mode!r}: this environment renders 'ansi' or nothing")
         self.render_mode, self.player = render_mode, player
-        self._tmp: Optional[tempfile.TemporaryDirectory] = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
         self._store = self._client = None
         if url is not None:
             self._open_online(url, day)
@@ -98,28 +98,28 @@ class DayEnv(gym.Env):
             self._open_offline(Path(manifest), library, day, runs)
         self.max_steps = self.default_steps() if max_steps is None else int(max_steps)
         self.session = None
-        self._view: Optional[TileView] = None
-        self._spec: Optional[EnvSpec] = None
+        self._view: TileView | None = None
+        self._spec: EnvSpec | None = None
 
     def default_steps(self) -> int:
         """The episode's limit when ``max_steps`` is not given."""
         return 16 * self.tiles
 
     @property
-    def spec(self) -> Optional[EnvSpec]:  # type: ignore[override]
+    def spec(self) -> EnvSpec | None:  # type: ignore[override]
         """The spec ``gymnasium.make`` gave, its ``max_episode_steps`` this env's own limit (which
         depends on the day, so no registration can state it)."""
         return self._spec
 
     @spec.setter
-    def spec(self, value: Optional[EnvSpec]) -> None:
+    def spec(self, value: EnvSpec | None) -> None:
         self._spec = (
             None if value is None else replace(value, max_episode_steps=value.max_episode_steps or self.max_steps)
         )
 
     # ------------------------------------------------------------ the two backends
 
-    def _open_offline(self, manifest: Path, library, day: Optional[str], runs) -> None:
+    def _open_offline(self, manifest: Path, library, day: str | None, runs) -> None:
         from referee.service.boards import DayBoard, load_manifest
         from referee.service.runs import RunStore
         from tilelib.store import Library
@@ -137,7 +137,7 @@ class DayEnv(gym.Env):
         self._store = RunStore(runs, {m.day: db})
         self.day, self.G, self.tiles = m.day, db.board.G, len(db.board.squares)
 
-    def _open_online(self, url: str, day: Optional[str]) -> None:
+    def _open_online(self, url: str, day: str | None) -> None:
         from players.client import Client
 
         self._client = Client(url)
@@ -157,13 +157,13 @@ class DayEnv(gym.Env):
         return LocalSession(self._store, self.day, self.player)
 
     @property
-    def run(self) -> Optional[str]:
+    def run(self) -> str | None:
         """The current episode's run id (on the leaderboard, in the history)."""
         return None if self.session is None else self.session.run
 
     # ------------------------------------------------------------ the episode
 
-    def _begin(self, seed: Optional[int]) -> None:
+    def _begin(self, seed: int | None) -> None:
         """A new run: the first frontier tile shown."""
         super().reset(seed=seed)
         self.session = self._new_session()
@@ -214,7 +214,7 @@ class DayEnv(gym.Env):
             "verdict": v,
         }
 
-    def render(self) -> Optional[str]:
+    def render(self) -> str | None:
         """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is."""
         if self.render_mode != "ansi" or self._view is None:
             return None
@@ -265,7 +265,7 @@ class TakuzuEnv(DayEnv):
         )
         self.action_space = spaces.Dict({"tile": spaces.Discrete(k + 1), "cells": spaces.MultiBinary((SIDE, SIDE))})
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
         self._begin(seed)
         return self._observation(), self._info(None)
 
@@ -320,7 +320,7 @@ def observation_puzzle(obs: dict[str, Any]) -> str:
     n = int(obs["n"])
     shown = (np.asarray(obs["givens"]) | np.asarray(obs["known"]))[:n, :n].astype(bool)
     values = np.asarray(obs["values"])[:n, :n]
-    return "".join(str(int(val)) if s else "." for s, val in zip(shown.ravel(), values.ravel()))
+    return "".join(str(int(val)) if s else "." for s, val in zip(shown.ravel(), values.ravel(), strict=True))
 
 
 def solver_policy(obs: dict[str, Any]) -> dict[str, Any]:

@@ -4,8 +4,6 @@ in process over a ``RunStore`` — the same views (``puzzle_view``) and the same
 
 from __future__ import annotations
 
-from typing import Optional
-
 from players.client import Client
 from referee.service import models as m
 from referee.service.boards import puzzle_view
@@ -20,9 +18,9 @@ class HttpSession:
         self,
         client: Client,
         day: str,
-        player: Optional[str] = None,
+        player: str | None = None,
         max_moves: int = MAX_MOVES,
-        run: Optional[str] = None,
+        run: str | None = None,
     ) -> None:
         self.client, self.day, self.max_moves = client, day, max_moves
         self.tiles = len(client.board(day).tiles)
@@ -44,7 +42,7 @@ class HttpSession:
 class LocalSession:
     """A new run of ``day`` in ``store``, played in process: no server, no HTTP."""
 
-    def __init__(self, store: RunStore, day: str, player: Optional[str] = None, max_moves: int = MAX_MOVES) -> None:
+    def __init__(self, store: RunStore, day: str, player: str | None = None, max_moves: int = MAX_MOVES) -> None:
         self.store, self.day, self.max_moves = store, day, max_moves
         self.tiles = len(store.day(day).board.squares)
         state, self._token = store.create(day, player)

@@ -10,12 +10,11 @@ page draw the same numbers. matplotlib (the Agg backend, no display) draws; it i
 from __future__ import annotations
 
 import io
-from typing import Optional
 
 RUN_COLOUR, DAY_COLOUR = "#3d7be0", "#e0a800"  # the page's colours (static/play.js)
 
 
-def series(day: dict, run: Optional[dict]) -> dict[str, list[tuple[str, list[tuple[float, float]]]]]:
+def series(day: dict, run: dict | None) -> dict[str, list[tuple[str, list[tuple[float, float]]]]]:
     """The charts' points as the page draws them: ``reward`` (batch ordinal → reward; the day's is the
     mean over its runs) and ``mean_n`` (seconds since start → mean n of the tiles solved in a batch,
     or in a time bucket for the day), each a list of (label, points)."""
@@ -27,7 +26,7 @@ def series(day: dict, run: Optional[dict]) -> dict[str, list[tuple[str, list[tup
     return {"reward": reward, "mean_n": mean_n}
 
 
-def report_png(day: dict, leaderboard: list[dict], run: Optional[dict] = None, *, top: int = 10) -> bytes:
+def report_png(day: dict, leaderboard: list[dict], run: dict | None = None, *, top: int = 10) -> bytes:
     """The report as PNG bytes: the leaderboard's ``top`` rows, then the two charts side by side."""
     import matplotlib
 
@@ -51,7 +50,7 @@ def report_png(day: dict, leaderboard: list[dict], run: Optional[dict] = None, *
     return buf.getvalue()
 
 
-def _leaderboard(ax, day: str, rows: list[dict], run: Optional[str]) -> None:
+def _leaderboard(ax, day: str, rows: list[dict], run: str | None) -> None:
     ax.axis("off")
     ax.set_title(f"{day}: leaderboard", loc="left", fontsize=12, fontweight="bold")
     if not rows:
@@ -89,9 +88,9 @@ def _chart(ax, title: str, xname: str, yname: str, lines: list[tuple[str, list[t
     ax.set_ylabel(yname)
     ax.grid(True, color="#eeeeee")
     drawn = False
-    for (label, points), colour in zip(lines, (DAY_COLOUR, RUN_COLOUR)):
+    for (label, points), colour in zip(lines, (DAY_COLOUR, RUN_COLOUR), strict=True):
         if points:
-            xs, ys = zip(*points)
+            xs, ys = zip(*points, strict=True)
             ax.plot(xs, ys, marker="o", markersize=3, linewidth=2, color=colour, label=label)
             drawn = True
     if drawn:

@@ -73,7 +73,7 @@ class Board:
         """bool G×G: cells held by 3 or more tiles (T-junctions and 4-way corners)."""
         return self.owners >= 3
 
-    def with_clues(self, clues) -> "Board":
+    def with_clues(self, clues) -> Board:
         """The same board with another clue set (givens recomputed)."""
         clues = tuple((int(r), int(c)) for r, c in clues)
         givens = self.tile_givens | self.zone_givens

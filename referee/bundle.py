@@ -29,12 +29,11 @@ from referee import gate
 from referee.bundle_check import DAY_KEY, KIND
 from referee.manifest import Manifest
 from referee.verify import check_fresh, check_tiles_present
-from tilelib.db import atomic
+from tilelib.db import atomic, rows_by_hash
 from tilelib.errors import BadInput, NotFound
 from tilelib.fsio import check_placeable, staged
 from tilelib.merge import MANIFEST_COLUMNS, SPENT_COLUMNS
 from tilelib.spent import board_rows
-from tilelib.db import rows_by_hash
 from tilelib.store import TILE_COLUMNS, Library
 
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tilelib.audit import tile_problems
 from tilelib.db import atomic, connect

@@ -41,7 +41,7 @@ def context_levels(board: Board) -> list[tuple[int, int, int]]:
         known = board.givens[rs, cs] | solved[rs, cs]
         n = sol.shape[0]
         k = grid_rows(known)
-        lad = rate_rows(n, [v & m for v, m in zip(grid_rows(sol == 1), k)], k)
+        lad = rate_rows(n, [v & m for v, m in zip(grid_rows(sol == 1), k, strict=True)], k)
         out.append((i, n, int(lad.ladder)))
         solved[rs, cs] = True
     return out

@@ -225,7 +225,7 @@ def _second_solution(f: Frontier, tiles: list[int]) -> bool:
         rs, cs = b.window(i)
         n = rs.stop - rs.start
         g = [[cell(r, c) for c in range(cs.start, cs.stop)] for r in range(rs.start, rs.stop)]
-        lines = g + [list(col) for col in zip(*g)]
+        lines = g + [list(col) for col in zip(*g, strict=True)]
         for line in lines:
             model.Add(sum(line) == n // 2)
             for j in range(n - 2):
@@ -234,7 +234,7 @@ def _second_solution(f: Frontier, tiles: list[int]) -> bool:
                     continue
                 model.AddBoolOr([x if not isinstance(x, int) else model.NewConstant(x) for x in trio])
                 model.AddBoolOr([x.Not() if not isinstance(x, int) else model.NewConstant(1 - x) for x in trio])
-        for group in (g, [list(col) for col in zip(*g)]):
+        for group in (g, [list(col) for col in zip(*g, strict=True)]):
             for a in range(n):
                 for c2 in range(a + 1, n):
                     _differ(model, group[a], group[c2])
@@ -255,7 +255,7 @@ def _second_solution(f: Frontier, tiles: list[int]) -> bool:
 def _differ(model: cp_model.CpModel, a: list, b: list) -> None:
     """Lines a and b (cells: int constants or BoolVars) differ somewhere."""
     lits = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         xc, yc = isinstance(x, int), isinstance(y, int)
         if xc and yc:
             if x != y:

@@ -32,10 +32,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
-from packers.packing import Packing, from_json as packing_from_json
+from packers.packing import Packing
+from packers.packing import from_json as packing_from_json
 from tilelib import days, jsonin
 from tilelib.days import seed_commit  # noqa: F401  (re-exported: the one definition is tilelib.days)
 from tilelib.errors import BadInput
@@ -109,7 +111,7 @@ class Manifest:
         x0, y0, s = self.packing.squares[i]
         return {"id": i, "x0": x0, "y0": y0, "n": s + 1, "hash": self.hashes[i], "t": self.transforms[i]}
 
-    def with_clues(self, clues, status: str | None = None, stats: Mapping | None = None) -> "Manifest":
+    def with_clues(self, clues, status: str | None = None, stats: Mapping | None = None) -> Manifest:
         """A copy with other clues (and optionally status / stats); ``build`` is kept."""
         return replace(
             self,

@@ -31,7 +31,7 @@ from tilelib.store import Library
 
 
 def _mix(c, w, t: float):
-    return tuple(int(round(a * (1 - t) + b * t)) for a, b in zip(c, w))
+    return tuple(int(round(a * (1 - t) + b * t)) for a, b in zip(c, w, strict=True))
 
 
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)

@@ -22,9 +22,9 @@ The original file is never written: it is opened read-only, and the output may n
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from referee.checks import SPENT_SHAPE, check_connection, manifest_row_problem, tile_row_problems
 from tilelib.db import atomic, connect
@@ -113,7 +113,7 @@ def _read(
 
 def _tile_problem(row: tuple) -> str | None:
     """Why a tiles row does not verify (``tiles library verify``'s checks), or None."""
-    problems = tile_row_problems(dict(zip(TILE_COLUMNS, row)))
+    problems = tile_row_problems(dict(zip(TILE_COLUMNS, row, strict=True)))
     return problems[0] if problems else None
 
 
@@ -135,7 +135,7 @@ def _spent_problem(row: tuple) -> str | None:
 def _miss_problem(row: tuple) -> str | None:
     """Why a misses row is not of its shape, or None: integer columns, n a tile size, text or NULL
     for packing and tile."""
-    d = dict(zip(MISS_COLUMNS, row))
+    d = dict(zip(MISS_COLUMNS, row, strict=True))
     ints = [c for c in MISS_COLUMNS if c not in ("packing", "tile")]
     if not all(_is_int(d[c]) for c in ints) or d["n"] not in range(6, 17, 2):
         return "a column is not an integer, or n is not a tile size"

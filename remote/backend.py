@@ -13,13 +13,14 @@ from __future__ import annotations
 import importlib
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ContextManager, Protocol
-
-from tilelib.errors import RemoteError
+from typing import Protocol
 
 from remote.url import RemoteURL, parse_remote
+from tilelib.errors import RemoteError
 
 HEAD_NAME = "HEAD.json"
 SNAPSHOT_DIR = "snapshots"
@@ -53,7 +54,7 @@ class Advance(Protocol):
 
 # progress(label, total) -> context manager yielding an object with advance(k);
 # tiles_cli.progress.progress has exactly this shape.
-ProgressFactory = Callable[[str, "int | None"], ContextManager[Advance]]
+ProgressFactory = Callable[[str, "int | None"], AbstractContextManager[Advance]]
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class Backend(ABC):
 
     url: RemoteURL
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 (a hook most remotes need not override: not abstract)
         """Make the remote ready for writing (file://: create the directory). Default: nothing."""
 
     @abstractmethod

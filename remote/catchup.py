@@ -16,18 +16,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelib.db import atomic, connect
-from tilelib.errors import HashMismatch
-from tilelib.fsio import fsync_dir, fsync_file
-from tilelib.merge import fingerprint, merge_file
-from tilelib.store import Library
-
 from remote.backend import Backend
 from remote.delta import current_mark, ensure_sync_schema, pending, read_mark, write_mark
 from remote.head import HeadInfo
 from remote.snapshot import DELTA, BadSnapshot, Fetched, fetch_good, fetch_verified, strip_state
 from remote.state import SyncState, write_state
-
+from tilelib.db import atomic, connect
+from tilelib.errors import HashMismatch
+from tilelib.fsio import fsync_dir, fsync_file
+from tilelib.merge import fingerprint, merge_file
+from tilelib.store import Library
 
 STALE_WORKDIR_SECONDS = 24 * 3600
 

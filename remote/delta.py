@@ -30,8 +30,8 @@ from pathlib import Path
 
 from tilelib.db import atomic, connect, outside, statements
 from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
-from tilelib.spent import has_table as has_spent
 from tilelib.schema import SCHEMA_VERSION, SYNC_SCHEMA, version_statements
+from tilelib.spent import has_table as has_spent
 from tilelib.store import TILE_COLUMNS, Library
 
 BASE, DELTA = "base", "delta"  # the two kinds of file a remote holds (a delta's meta kind)

@@ -15,9 +15,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from tilelib.errors import RemoteError
-
 from remote.backend import SHA_RE, Head
+from tilelib.errors import RemoteError
 
 MAX_HEAD_BYTES = 64 * 1024
 HISTORY = 16  # older bases a HEAD names besides its parent

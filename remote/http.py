@@ -17,20 +17,19 @@ import urllib.request
 from contextlib import nullcontext
 from pathlib import Path
 
-from tilelib.errors import RemoteError
-
 from remote.backend import (
-    Backend,
     HEAD_NAME,
-    bounded,
+    Backend,
     Head,
-    file_name,
     ProgressFactory,
     SnapshotInfo,
+    bounded,
+    file_name,
     register,
     snapshot_name,
 )
 from remote.url import RemoteURL
+from tilelib.errors import RemoteError
 
 TIMEOUT = 10.0  # seconds per connect and per read: a silent host fails well inside 30 s
 CHUNK = 1 << 20

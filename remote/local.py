@@ -20,24 +20,23 @@ import tempfile
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from tilelib.errors import BadInput, RemoteError
-from tilelib.fsio import install, no_follow_open
-
 from remote.backend import (
-    Backend,
     HEAD_NAME,
-    bounded,
-    file_name,
+    SHA_RE,
+    SNAPSHOT_DIR,
+    Backend,
     Head,
     LostRace,
     ProgressFactory,
-    SHA_RE,
-    SNAPSHOT_DIR,
     SnapshotInfo,
+    bounded,
+    file_name,
     register,
     snapshot_name,
 )
 from remote.url import RemoteURL
+from tilelib.errors import BadInput, RemoteError
+from tilelib.fsio import install, no_follow_open
 
 CHUNK = 1 << 20
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 import threading
-from urllib.parse import urlsplit
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import boto3
 import botocore.exceptions as bex
@@ -29,23 +29,22 @@ from boto3.exceptions import S3UploadFailedError
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 
-from tilelib.errors import BadInput, RemoteError
-
 from remote.backend import (
-    Backend,
     HEAD_NAME,
-    bounded,
-    Head,
-    file_name,
-    LostRace,
-    ProgressFactory,
     SHA_RE,
     SNAPSHOT_DIR,
+    Backend,
+    Head,
+    LostRace,
+    ProgressFactory,
     SnapshotInfo,
+    bounded,
+    file_name,
     register,
     snapshot_name,
 )
 from remote.url import RemoteURL
+from tilelib.errors import BadInput, RemoteError
 
 MiB = 1 << 20
 LOST_RACE_CODES = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}

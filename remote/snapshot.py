@@ -26,14 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.checks import check_connection
+from remote.backend import Backend, ProgressFactory
+from remote.delta import BASE, DELTA, kind_of
 from tilelib.db import atomic, connect, outside
 from tilelib.errors import CorruptLibrary, NotALibrary, RemoteError, SchemaTooNew
 from tilelib.merge import fingerprint
 from tilelib.schema import check_schema
 from tilelib.store import Library
-
-from remote.backend import Backend, ProgressFactory
-from remote.delta import BASE, DELTA, kind_of
 
 STATE_PREFIXES = ("remote_etag:", "remote_state:", "remote_mark:", "verified:", "stock:")
 MAX_FALLBACK = 32

@@ -9,11 +9,10 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from remote.delta import pending, read_mark
 from tilelib.db import atomic
 from tilelib.merge import fingerprint
 from tilelib.store import Library
-
-from remote.delta import pending, read_mark
 
 
 @dataclass(frozen=True)

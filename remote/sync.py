@@ -1,7 +1,8 @@
 """Pull and push a tile library against a remote (FORMAT §11): no row is ever lost, nothing corrupt is published.
 
 Invariant: the state HEAD names (a base snapshot plus the deltas on top of it,
-``remote.head``) holds every row of every sound state HEAD ever named. Push keeps it by merging the HEAD it read (ETag E) into the local
+``remote.head``) holds every row of every sound state HEAD ever named. Push keeps it by merging the HEAD it read (ETag
+E) into the local
 file before snapshotting, and swapping HEAD only ``if_match=E``; a lost race
 means someone else moved HEAD, so we read it again, merge it, re-snapshot, retry
 (bounded exponential backoff with jitter). A push sends only what the remote
@@ -33,20 +34,14 @@ import json
 import random
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from referee.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
-from tilelib.errors import CorruptLibrary, RemoteError
-from tilelib.merge import fingerprint
-from tilelib.spent import count as spent_count
-from tilelib.store import Library
-
 from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
 from remote.catchup import STALE_WORKDIR_SECONDS, catch_up, local_missing, workdir
-from remote.fair import refuse_lost_boards
 from remote.delta import (
     COMPACT_FRACTION,
     COMPACT_MIN_BYTES,
@@ -59,10 +54,14 @@ from remote.delta import (
     read_mark,
     write_mark,
 )
+from remote.fair import refuse_lost_boards
 from remote.head import BadHead, DeltaRef, HeadInfo, head_body, parse_head
 from remote.snapshot import BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file, strip_state
 from remote.state import SyncState, ahead, read_state, write_state
-
+from tilelib.errors import CorruptLibrary, RemoteError
+from tilelib.merge import fingerprint
+from tilelib.spent import count as spent_count
+from tilelib.store import Library
 
 # ---------------------------------------------------------------- the publish check
 

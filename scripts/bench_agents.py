@@ -39,9 +39,8 @@ import time
 from pathlib import Path
 
 import httpx
-
-from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 from machine import cpu_model  # noqa: E402  (scripts/machine.py)
+from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 
 COLUMNS = (
     "G",
@@ -205,7 +204,7 @@ def measure(
     walls = [x["wall"] for x in got]
     res = [x["res"] for x in got]
     rewards = sorted({r["reward"] for r in res})
-    exact = all(r["reward"] == total and (x["board"] in (None, total)) for r, x in zip(res, got))
+    exact = all(r["reward"] == total and (x["board"] in (None, total)) for r, x in zip(res, got, strict=True))
     med = statistics.median
     reqs = med([r["requests"] for r in res])
     table.row(
@@ -260,7 +259,7 @@ def main() -> None:
     table.line("|" + "---|" * len(COLUMNS))
     problems: list[str] = []
     notes: list[str] = []
-    for g, day in zip(sizes, days):
+    for g, day in zip(sizes, days, strict=True):
         work = args.work / f"g{g}"
         manifest, lib, built = build(tiles, work, g, day)
         total = sum(t["n"] ** 2 for t in json.loads(manifest.read_text())["tiles"])

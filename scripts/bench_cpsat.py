@@ -32,13 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_nightly import fresh_copy  # noqa: E402  (scripts/bench_nightly.py)
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
+
 import generator.complete as gen_complete  # noqa: E402
 import stitcher.joint as joint_mod  # noqa: E402
 from engine import completion  # noqa: E402
 from engine.cpsat import INFEASIBLE  # noqa: E402
 from engine.windows import FOUND, MAX_NODES, NONE, UNDECIDED, seed_of, solve  # noqa: E402
-from bench_nightly import fresh_copy  # noqa: E402  (scripts/bench_nightly.py)
-from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 from tilelib.rules import violations  # noqa: E402
 
 cpu = time.process_time
@@ -98,7 +99,7 @@ def kind_of(problem) -> str:
 
 def valid(problem, grids) -> bool:
     """Each distinct window a valid grid, every window keeps its known cells."""
-    for (x, y, n, d), g in zip(problem.windows, grids):
+    for (x, y, n, d), g in zip(problem.windows, grids, strict=True):
         k = problem.known[y : y + n, x : x + n] == 1
         if (d and violations(g)) or (g[k] != problem.values[y : y + n, x : x + n][k]).any():
             return False

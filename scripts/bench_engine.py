@@ -65,7 +65,7 @@ def minimal_puzzle(n: int, stream: Stream, timing: list | None = None) -> Puzzle
     for r, c in cells:
         trial = known[:]
         trial[r] &= ~(1 << (n - 1 - c))
-        if count_rows(n, [v & k for v, k in zip(sol, trial)], trial, 2, keep=0)[0] == 1:
+        if count_rows(n, [v & k for v, k in zip(sol, trial, strict=True)], trial, 2, keep=0)[0] == 1:
             known = trial
     if timing is not None:
         timing.append(time.perf_counter() - t)

@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+
 from machine import cpu_model, timed_run  # noqa: E402  (scripts/machine.py)
 
 POLICIES = ("fresh", "any")

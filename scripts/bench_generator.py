@@ -38,11 +38,12 @@ import sys
 import time
 
 import numpy as np
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 from engine.ladder import rate
+from generator.batch import tile_stream
 from generator.complete import complete, side_cells
 from generator.features import features, ladder_puzzle
-from generator.batch import tile_stream
 from generator.make import GenParams, Targets, make_tile_stats
 from generator.solution import random_rows, rows_to_grid
 from generator.thin import thin
@@ -50,7 +51,6 @@ from generator.version import default_m_max
 from tilelib.bits import int_line
 from tilelib.rng import Stream
 from tilelib.rules import valid_lines
-from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 # Unruly (C, -O2, distinct rows/columns, "normal", ~23% clues) on this machine kind, ms per puzzle
 # (issue 14's side-by-side figures); used only when no harness is given.

@@ -188,7 +188,7 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     n = len(xs)
     mx, my = sum(xs) / n, sum(ys) / n
     var = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var if var else 0.0
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
     return my - slope * mx, slope
 
 
@@ -242,6 +242,7 @@ def projection(rows: list[dict], k_nights: int, target: int = 365) -> list[str]:
 def _synthetic(path: Path, size: int, workers: int) -> None:
     """A library of ``size`` real generator tiles (scripts/scale_libs.py's first ``size`` slots)."""
     import scale_libs
+
     from tilelib.store import Library
 
     if path.exists():

@@ -128,7 +128,7 @@ def main() -> None:
                 f"stitch {got['stitch']:6.1f} s, peak RSS {got['rss_mb']:.0f} MB",
                 flush=True,
             )
-    same = all(a["manifest"] == b["manifest"] for a, b in zip(runs["baseline"], runs["this"]))
+    same = all(a["manifest"] == b["manifest"] for a, b in zip(runs["baseline"], runs["this"], strict=True))
     print(
         f"\nmachine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}; G = {args.size}, "
         f"{args.day}, --reuse {args.reuse}, {args.rounds} rounds, start library {args.lib.name} "

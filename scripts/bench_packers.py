@@ -19,9 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
+
 from packers import PACKERS, make_packing, validate_packing  # noqa: E402
 from packers.packing import SIZES  # noqa: E402
-from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 
 def main() -> None:
@@ -32,7 +33,8 @@ def main() -> None:
     seeds = [hashlib.sha256(b"bench-%d" % k).digest() for k in range(a.seeds)]
     print(f"G = {a.size}, {a.seeds} seeds, CPU: {cpu_model()}, Python {platform.python_version()}\n")
     print(
-        "| packer | v | median s | max s | validate s | zone % mean | zone % max | tiles mean | tiles min..max | zones mean |"
+        "| packer | v | median s | max s | validate s | zone % mean | zone % max | tiles mean | tiles "
+        "min..max | zones mean |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     hist_rows = []

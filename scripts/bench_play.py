@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
 from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -84,6 +85,7 @@ def measure(manifest: Path, lib: Path, runs: Path, play_clues: int) -> dict:
     """verify's step seconds and the test player's outcome on one board, and on the same board without
     its ``play_clues`` last clues (the control: where the rule was needed, the player stalls)."""
     import tile_player
+
     from referee.service.boards import DayBoard, load_manifest
     from referee.verify import verify
     from tilelib.store import Library

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from bench_sync import fill  # noqa: E402
 
-from remote.sync import make_snapshot  # noqa: E402
 from referee.checks import check_manifests, check_pages, check_rows  # noqa: E402
+from remote.sync import make_snapshot  # noqa: E402
 from tilelib.store import Library  # noqa: E402
 
 

@@ -106,7 +106,7 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
             for e in rows:
                 oe = transform_edges(tuple(e), n, int(rng.integers(0, 16)))
                 masks = (full, 0, 0, 0) if kind == "one" else (full, 0, 0, full)
-                c = Constraint(n, masks, tuple(v & m for v, m in zip(oe, masks)))
+                c = Constraint(n, masks, tuple(v & m for v, m in zip(oe, masks, strict=True)))
                 a = time.perf_counter_ns()
                 si.lookup(c, False)
                 b = time.perf_counter_ns()
@@ -415,7 +415,8 @@ def report(results: dict) -> None:
         print("\n### G = 1000 daily build, stages (this code)\n")
         print(
             "| tiles | wall s | CPU s | pack | stitch | of which index | place | drain | index adds | ledger | clues | "
-            "verify | peak RSS MB | written MB (write_bytes / wchar) | library MB before → after | new tiles | final fill | "
+            "verify | peak RSS MB | written MB (write_bytes / wchar) | library MB before → after | new tiles "
+            "| final fill | "
             "load avg start → end |"
         )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
@@ -425,7 +426,8 @@ def report(results: dict) -> None:
                 continue
             s, sd = bd["seconds"], bd.get("stitch_detail", {}).get("seconds", {})
             print(
-                f"| {r['tiles']:,} | {bd['wall_s']:.0f} | {bd.get('cpu_s', float('nan')):.0f} | {s.get('pack', 0):.1f} | {s.get('stitch', 0):.1f} | "
+                f"| {r['tiles']:,} | {bd['wall_s']:.0f} | {bd.get('cpu_s', float('nan')):.0f} | "
+                f"{s.get('pack', 0):.1f} | {s.get('stitch', 0):.1f} | "
                 f"{sd.get('index', float('nan')):.2f} | {sd.get('place', float('nan')):.1f} | "
                 f"{sd.get('drain', float('nan')):.1f} | {sd.get('index_add', float('nan')):.2f} | "
                 f"{sd.get('ledger', float('nan')):.2f} | {s.get('clues', 0):.1f} | {s.get('verify', 0):.1f} | "

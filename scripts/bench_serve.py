@@ -16,7 +16,8 @@ Three modes:
 - the matrix (default): every set-up x ``--clients`` for ``--seconds``; a markdown row each as it
   ends: moves/s, runs cleared, p50/p99/max per request type, errors (not 429) and 429s, fairness
   (the slowest player's moves/s over the median player's), the service's RSS, the cores the service
-  and PostgreSQL kept busy, the load generator's CPU, and the audit (``scripts/bench_serve_check.py``: every run's stored history replayed through
+  and PostgreSQL kept busy, the load generator's CPU, and the audit (``scripts/bench_serve_check.py``: every run's
+  stored history replayed through
   the judging core; moves lost, scored twice — both must be 0);
 - ``--faults [LIST]``: each fault under load on its set-up (``kill-worker``, ``restart-db``: pg2;
   ``kill-host``: proxy; ``drop``: players leaving mid-request), injected a third of the way in,
@@ -60,6 +61,7 @@ import bench_serve_setups as setups  # noqa: E402
 import loadgen  # noqa: E402
 from bench_serve_check import audit  # noqa: E402
 from machine import cpu_model  # noqa: E402
+
 from referee.board import build_board  # noqa: E402
 from referee.judge import Judge  # noqa: E402
 from referee.service.boards import DayBoard, frontier, load_manifest  # noqa: E402
@@ -173,7 +175,7 @@ def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
             end_rss.extend(svc.rss())
 
     wall, cpu = loadgen.cpu_share(asyncio.run, main())
-    cores = tuple((b - a) / wall for a, b in zip(cpu0, svc.cpu()))
+    cores = tuple((b - a) / wall for a, b in zip(cpu0, svc.cpu(), strict=True))
     return rec, wall, cpu, end_rss, cores
 
 
@@ -388,7 +390,8 @@ def soak(args, ctx) -> bool:
     say(
         f"\nsoak total: {rec.moves():,} moves in {wall:.0f} s = {rec.moves() / wall:,.0f} moves/s, {len(rec.finished)} "
         f"runs cleared; moves p50/p99/max {fmt3(rec, 'moves')} ms, create {fmt3(rec, 'create')} ms; errors "
-        f"{errors(rec)}, 429s {errors(rec, rec.r429)}; load gen CPU {gen_cpu(rec, cpu, wall)}; RSS at the end {rss_text(rss)} MB"
+        f"{errors(rec)}, 429s {errors(rec, rec.r429)}; load gen CPU {gen_cpu(rec, cpu, wall)}; RSS at the end "
+        f"{rss_text(rss)} MB"
     )
     for mark, r in sorted(marks.items()):
         say(f"RSS after {mark:,} runs cleared: {rss_text(r)} MB")

@@ -27,7 +27,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 import httpx
 
@@ -52,7 +51,7 @@ def describe(name: str, proxy_workers: int = 1) -> str:
     }[name]
 
 
-def why_not(name: str) -> Optional[str]:
+def why_not(name: str) -> str | None:
     """None if set-up ``name`` can run here, else why not (one line)."""
     if name != "sqlite":
         import pg_support
@@ -73,7 +72,7 @@ def why_not(name: str) -> Optional[str]:
     return None
 
 
-def nginx_bin() -> Optional[str]:
+def nginx_bin() -> str | None:
     return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
 
 
@@ -99,8 +98,8 @@ class Service:
     cluster: object = None
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)  # nginx, when proxied
     port: int = 0
-    tls: Optional[ssl.SSLContext] = None
-    cert: Optional[Path] = None
+    tls: ssl.SSLContext | None = None
+    cert: Path | None = None
     ready_s: float = 0.0
 
     @property

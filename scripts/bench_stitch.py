@@ -29,6 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from machine import cpu_model  # noqa: E402  (scripts/machine.py)
+
 from packers import make_packing  # noqa: E402
 from packers.packing import validate_packing  # noqa: E402
 from stitcher.index import MemoryIndex, SqlIndex  # noqa: E402
@@ -37,7 +39,6 @@ from stitcher.stitch import stitch  # noqa: E402
 from tilelib.errors import TilesError  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
 from tilelib.store import Library  # noqa: E402
-from machine import cpu_model  # noqa: E402  (scripts/machine.py)
 
 NS = (6, 8, 10, 12, 14, 16)
 
@@ -199,7 +200,7 @@ def main() -> None:
     print("\n## First-pass hit rate per n against library tiles of that n (before the run)\n")
     print("| run | " + " | ".join(f"n={n}: tiles → hit (squares)" for n in NS) + " |")
     print("|---|" + "---|" * len(NS))
-    for r, c in zip(rows, curves):
+    for r, c in zip(rows, curves, strict=True):
         cells = [f"{c[n][0]} → {c[n][1]:.2f} ({c[n][2]})" if n in c else "-" for n in NS]
         print(f"| {r['run']} G={r['G']} day {r['day']} | " + " | ".join(cells) + " |")
     for n in NS:

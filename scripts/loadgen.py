@@ -32,7 +32,6 @@ import uuid
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
@@ -51,10 +50,10 @@ class Http:
     """One keep-alive HTTP/1.1 connection to the service (``tls``: an SSL context, for the proxy),
     opened on first use and again after a failure."""
 
-    def __init__(self, host: str, port: int, tls: Optional[ssl.SSLContext] = None, timeout: float = 60.0) -> None:
+    def __init__(self, host: str, port: int, tls: ssl.SSLContext | None = None, timeout: float = 60.0) -> None:
         self.host, self.port, self.tls, self.timeout = host, port, tls, timeout
-        self.r: Optional[asyncio.StreamReader] = None
-        self.w: Optional[asyncio.StreamWriter] = None
+        self.r: asyncio.StreamReader | None = None
+        self.w: asyncio.StreamWriter | None = None
 
     async def _open(self) -> None:
         try:
@@ -64,7 +63,7 @@ class Http:
                 ),
                 self.timeout,
             )
-        except (ConnectionRefusedError, asyncio.TimeoutError) as e:
+        except (TimeoutError, ConnectionRefusedError) as e:
             raise Dropped(f"connect: {type(e).__name__}", refused=True) from None
         except (OSError, ssl.SSLError) as e:
             raise Dropped(f"connect: {type(e).__name__}: {e}", refused=isinstance(e, ConnectionError)) from None
@@ -95,10 +94,10 @@ class Http:
             async with asyncio.timeout(self.timeout):  # no task per request, unlike wait_for
                 return await self._answer()
         except (
+            TimeoutError,
             OSError,
             asyncio.IncompleteReadError,
             asyncio.LimitOverrunError,
-            asyncio.TimeoutError,
             ValueError,
             IndexError,
             ssl.SSLError,
@@ -190,10 +189,10 @@ class Player:
         method: str,
         path: str,
         obj=None,
-        token: Optional[str] = None,
-        key: Optional[str] = None,
+        token: str | None = None,
+        key: str | None = None,
         safe: bool = True,
-    ) -> Optional[tuple[int, object]]:
+    ) -> tuple[int, object] | None:
         """(status, JSON) of a call, with ``players.client``'s retries (module doc); None if abandoned
         (every attempt failed, or the bench's time ran out while waiting)."""
         body = b"" if obj is None else json.dumps(obj, separators=(",", ":")).encode()
@@ -329,7 +328,7 @@ async def play(
     batch: int,
     wrong: float,
     retries: int,
-    tls: Optional[ssl.SSLContext] = None,
+    tls: ssl.SSLContext | None = None,
     during=None,
     ramp: float = 0.0,
 ) -> float:

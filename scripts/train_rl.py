@@ -110,9 +110,9 @@ def main(argv=None) -> int:
     ap.add_argument("--work", type=Path, default=Path("rl-days"))
     a = ap.parse_args(argv)
     try:
+        from sb3_contrib import MaskablePPO
         from stable_baselines3 import PPO
         from stable_baselines3.common.vec_env import DummyVecEnv
-        from sb3_contrib import MaskablePPO
     except ImportError as e:
         print(f"train_rl: {e.name} is missing: pip install -e '.[rl]'", file=sys.stderr)
         return 2
@@ -168,7 +168,8 @@ def main(argv=None) -> int:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, steps, r, secs in rows:
         print(
-            f"| {name} | {steps:,} | {r['cells set']:,} | {r['cells right']:.3f} | {r['reward/1k']:.1f} | {r['solved']} | {secs:.0f} |"
+            f"| {name} | {steps:,} | {r['cells set']:,} | {r['cells right']:.3f} | {r['reward/1k']:.1f} | "
+            f"{r['solved']} | {secs:.0f} |"
         )
     venv.close()
     return 0

@@ -76,7 +76,7 @@ class ActiveRows:
             self.ladder = np.zeros(len(self.hashes), dtype=np.int64)
 
     @staticmethod
-    def empty() -> "ActiveRows":
+    def empty() -> ActiveRows:
         return ActiveRows(
             np.zeros(0, dtype="S64"),
             np.zeros((0, 4), dtype=np.int64),
@@ -88,7 +88,7 @@ class ActiveRows:
     def __len__(self) -> int:
         return len(self.hashes)
 
-    def merged(self, other: "ActiveRows", cap: int) -> "ActiveRows":
+    def merged(self, other: ActiveRows, cap: int) -> ActiveRows:
         """The ``cap`` smallest hashes of both (rows are content-addressed: a hash held by both is one row)."""
         h = np.concatenate([self.hashes, other.hashes])
         order = np.argsort(h, kind="stable")
@@ -104,7 +104,7 @@ class ActiveRows:
             sols = np.concatenate([_sols(self), _sols(other)])[order]
         return ActiveRows(h[order], e[order], m[order], p[order], lv[order], sols)
 
-    def subset(self, keep: np.ndarray) -> "ActiveRows":
+    def subset(self, keep: np.ndarray) -> ActiveRows:
         """The rows where ``keep`` (a bool mask) is true, in order."""
         return ActiveRows(
             self.hashes[keep],

@@ -35,8 +35,8 @@ board at their first score. Without the built extension it is ``PyForwardCheck``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 

@@ -69,12 +69,12 @@ def assemble(at: Placements, packing: Packing, st: StitchStats) -> tuple[Packing
     if not at.children:  # a packer's own packing is seam-connected (tests/test_stitch_isolated.py)
         return packing, placements
     reach = seam_reachable(squares, seed_id)
-    cut = [(x, y, s, s) for (x, y, s), ok in zip(squares, reach) if not ok]
+    cut = [(x, y, s, s) for (x, y, s), ok in zip(squares, reach, strict=True) if not ok]
     for _x, _y, s, _s in cut:
         st.bump(s + 1, "isolated")
     seed_id = sum(reach[:seed_id])
-    squares = [q for q, ok in zip(squares, reach) if ok]
-    placements = [p for p, ok in zip(placements, reach) if ok]
+    squares = [q for q, ok in zip(squares, reach, strict=True) if ok]
+    placements = [p for p, ok in zip(placements, reach, strict=True) if ok]
     zones = tuple(packing.zones) + group_zones(list(at.new_zones) + cut)
     p = Packing(
         P=packing.P,

@@ -20,7 +20,7 @@ square to the parent's last pass. ``any`` builds have no ``FreshRule`` at all.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -123,7 +123,7 @@ def graft(run: StitchRun, res: HalfResult) -> list[int]:
     t0 = time.perf_counter()
     hashes = run.journal.insert_all(res.tiles)
     run.st.seconds["ledger"] += time.perf_counter() - t0
-    run.learn_all(list(zip(hashes, res.tiles)))
+    run.learn_all(list(zip(hashes, res.tiles, strict=True)))
     t0 = time.perf_counter()
     replay(res.ops, run.journal)
     run.st.seconds["ledger"] += time.perf_counter() - t0

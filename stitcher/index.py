@@ -42,16 +42,16 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
-from tilelib.constraint import Constraint
-from tilelib.query import find, matching_lines
-from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask
 from stitcher.active import ACTIVE_CAP, ActiveInfo, canonical_pins, load_active, scan
 from stitcher.place import TRIES, choose
+from tilelib.constraint import Constraint
 from tilelib.native import load_twin
+from tilelib.query import find, matching_lines
+from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask
 
 _core = load_twin("stitcher._core")  # None: the numpy reference runs (tilelib.native warned)
 
@@ -164,7 +164,7 @@ class _SizeIndex:
         else:
             self.table = self._table()
 
-    def add_subset(self, parent: "_SizeIndex", rows: np.ndarray, table: bool = True) -> None:
+    def add_subset(self, parent: _SizeIndex, rows: np.ndarray, table: bool = True) -> None:
         """Add the tiles at ``rows`` of ``parent`` (ascending): their 16 entries copied as they
         are, which is what ``add_arrays`` of their canonical rows would compute, without redoing
         the 16 transforms."""
@@ -214,7 +214,7 @@ class _SizeIndex:
                 sv, si = vals[order], ids[order]
                 cuts = np.flatnonzero(np.diff(sv)) + 1
                 b = self._buckets[s]
-                for part_v, part in zip(sv[np.r_[0, cuts]].tolist(), np.split(si, cuts)):
+                for part_v, part in zip(sv[np.r_[0, cuts]].tolist(), np.split(si, cuts), strict=True):
                     old = b.get(part_v)
                     b[part_v] = part if old is None else np.concatenate([old, part])
             self._bucketed = self.size
@@ -301,7 +301,7 @@ class _SizeIndex:
         return cands
 
 
-@lru_cache(maxsize=None)
+@cache
 def _edge_plan(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (t, s) (16 x 4): the canonical side oriented side s of transform t reads, whether it is
     reversed, and the mask it is XORed with (all ones when complemented) — ``EDGE_MAP`` as arrays."""
@@ -346,14 +346,14 @@ class MemoryIndex:
         self.solutions: dict[str, tuple[int, str]] = {}  # tile hash -> (n, solution hash), n >= 10 (fresh)
 
     @staticmethod
-    def load(conn, ns, cap: int = ACTIVE_CAP) -> "MemoryIndex":
+    def load(conn, ns, cap: int = ACTIVE_CAP) -> MemoryIndex:
         """The index of the sizes ``ns``: of each, the active set (the ``cap`` smallest hashes),
         read by one scan of the library (``open`` keeps it on disk instead)."""
         act, _last, _read = scan(conn, cap)
         return MemoryIndex.from_active(act, ns)
 
     @staticmethod
-    def open(conn, library, ns, cap: int = ACTIVE_CAP, fresh: bool = False) -> "MemoryIndex":
+    def open(conn, library, ns, cap: int = ACTIVE_CAP, fresh: bool = False) -> MemoryIndex:
         """``load``, with the active set read from (and kept in) the sidecar beside ``library``
         (``active.load_active``): the same index, in O(rows added since the last open). ``fresh``:
         the active set of a fresh build (no spent solution), with ``solutions`` filled."""
@@ -363,7 +363,7 @@ class MemoryIndex:
         return idx
 
     @staticmethod
-    def from_active(act, ns) -> "MemoryIndex":
+    def from_active(act, ns) -> MemoryIndex:
         idx = MemoryIndex()
         for n in sorted(set(ns)):
             a = act.get(n)
@@ -372,7 +372,9 @@ class MemoryIndex:
                 idx._size(n).add_arrays(hashes, a.edges, a.m, a.pins, table=False)
                 idx.opened_ladders[n] = a.ladder
                 if a.sols is not None:
-                    idx.solutions.update((h, (n, sol.decode())) for h, sol in zip(hashes, a.sols.tolist()) if sol)
+                    idx.solutions.update(
+                        (h, (n, sol.decode())) for h, sol in zip(hashes, a.sols.tolist(), strict=True) if sol
+                    )
             else:
                 idx._size(n)
         build_tables(idx.sizes.values())
@@ -390,7 +392,7 @@ class MemoryIndex:
         """The hashes of size n's tiles, in the index's (ascending hash, then added) order."""
         return list(self._size(n).hashes)
 
-    def add_subset(self, n: int, base: "MemoryIndex", rows: np.ndarray) -> None:
+    def add_subset(self, n: int, base: MemoryIndex, rows: np.ndarray) -> None:
         """Add size n's tiles at positions ``rows`` (ascending) of ``base.tile_hashes(n)``, with
         their C table left for ``build_tables`` (``_SizeIndex.add_subset``)."""
         self._size(n).add_subset(base._size(n), rows, table=False)
@@ -449,12 +451,12 @@ class SqlIndex:
         missing = [h for h in hashes if h not in self._info]
         for i in range(0, len(missing), 500):
             part = missing[i : i + 500]
-            for h, t, r, b, l, m, a in self.conn.execute(
+            for h, t, r, b, lf, m, a in self.conn.execute(
                 f"SELECT hash, top, right, bottom, left, m, alt_sides FROM tiles WHERE hash IN "
                 f"({','.join('?' * len(part))})",
                 part,
             ):
-                self._info[h] = ((t, r, b, l), canonical_pins(m, a))
+                self._info[h] = ((t, r, b, lf), canonical_pins(m, a))
 
     def lookup(self, c: Constraint, m1: bool = False):
         keys = find(self.conn, c, filters={"m": 1} if m1 else None)

@@ -23,9 +23,9 @@ from pathlib import Path
 from tilelib import ledger
 from tilelib.constraint import Constraint, canonical_constraint
 from tilelib.db import connect
+from tilelib.errors import UnknownTile
 from tilelib.ledger import Miss
 from tilelib.spent import spent_of
-from tilelib.errors import UnknownTile
 from tilelib.store import Library, tile_key
 from tilelib.tile import Tile
 

@@ -18,7 +18,7 @@ class Drain(Enum):
     OFF = "off"
 
     @classmethod
-    def of(cls, value: "Drain | bool") -> "Drain":
+    def of(cls, value: Drain | bool) -> Drain:
         """A Drain from itself or a bool (True: INLINE, False: OFF); anything else is a ValueError."""
         if isinstance(value, Drain):
             return value

@@ -20,7 +20,7 @@ for Python checks and for the SQL index.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -65,7 +65,7 @@ def choose(
         pools = (np.flatnonzero(bit), np.flatnonzero(bit == 0))
     first = None
     budget = tries
-    for pool, preferred in zip(pools, (True, False)):
+    for pool, preferred in zip(pools, (True, False), strict=True):
         if budget <= 0 or len(pool) == 0:
             continue
         best, best_score, passed = None, 0, 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from stitcher.drain import DrainStats, NofitSet, apply_result, generate
 from tilelib import ledger

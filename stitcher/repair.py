@@ -151,7 +151,7 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
         tries += 1
         made = [
             tile_from_grid(g, *run.tile_params(j), sub.child(f"thin/{j}"), level=run.level_for(j))
-            for j, g in zip(group, grids)
+            for j, g in zip(group, grids, strict=True)
         ]
         if all(t is not None for t in made):
             tiles = made
@@ -160,6 +160,6 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
     if tiles is None:
         at.put_back(old)
         return False
-    for j, tile in zip(group, tiles):
+    for j, tile in zip(group, tiles, strict=True):
         run.install(j, tile)
     return True

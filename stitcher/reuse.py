@@ -40,7 +40,7 @@ def existing(indexes, tile, *, known: int, m_max: int, m1: bool, fetch):
     seen: set[tuple[str, int]] = set()
     for idx in indexes:
         keys, pins = idx.lookup(c, m1)
-        for key, pin in zip(keys, pins.tolist()):
+        for key, pin in zip(keys, pins.tolist(), strict=True):
             if not (pin >> known) & 1:
                 continue
             h, t, _edges = idx.decode(tile.n, key)

@@ -11,11 +11,12 @@ pass over a list of squares. What the squares hold is changed only through ``sel
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable
 
 from generator.version import default_m_max
 from packers.packing import Packing
+from stitcher import regions
 from stitcher.drain import NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.fallback import replace_square
 from stitcher.fresh import FreshRule, exclude_images
@@ -26,7 +27,6 @@ from stitcher.options import Drain, StitchOptions
 from stitcher.order import placement_order
 from stitcher.placements import Placements
 from stitcher.profile import level_indexes
-from stitcher import regions
 from stitcher.reuse import existing
 from stitcher.small import EXACT_N, doomed, feasible
 from stitcher.stats import StitchStats

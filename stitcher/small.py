@@ -50,7 +50,7 @@ def solutions_edges(n: int, distinct: bool = True) -> np.ndarray:
                 a, b2 = rows[-1], rows[-2]
                 if (a & b2 & ln) or (~a & ~b2 & ~ln & full):
                     continue  # three equal cells down a column
-            new = tuple(o + (1 if ln & b else 0) for o, b in zip(ones, bits))
+            new = tuple(o + (1 if ln & b else 0) for o, b in zip(ones, bits, strict=True))
             if max(new) > half or k + 1 - min(new) > half:
                 continue  # a column would hold too many ones or zeros
             rows.append(ln)

@@ -75,7 +75,7 @@ class StitchStats:
         d = self.per_n.setdefault(n, dict.fromkeys(COUNTERS, 0))
         d[key] += by
 
-    def merge(self, other: "StitchStats") -> None:
+    def merge(self, other: StitchStats) -> None:
         """Add another run's counters, placements, tiles made, CP-SAT calls and seconds (a half's)."""
         for n, d in other.per_n.items():
             for key, v in d.items():

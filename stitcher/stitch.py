@@ -71,9 +71,9 @@ without it and with no m = 1 tile of its size, ``StitchError``). New zones
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
 
 from packers.packing import Packing
 from stitcher.drain import MAX_TRIES

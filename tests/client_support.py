@@ -1,5 +1,6 @@
 """Both clients behind one face, so every client test runs on each (``players.client``'s ``Client``
-and ``AsyncClient``; the ``make_client`` fixture of conftest.py): ``AwaitedClient`` drives an ``AsyncClient`` from plain test code on an event
+and ``AsyncClient``; the ``make_client`` fixture of conftest.py): ``AwaitedClient`` drives an ``AsyncClient`` from
+plain test code on an event
 loop of its own, awaiting each call, so a test written against ``Client`` runs unchanged."""
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class AwaitedClient:
         self.loop.run_until_complete(self.inner.close())
         self.loop.close()
 
-    def __enter__(self) -> "AwaitedClient":
+    def __enter__(self) -> AwaitedClient:
         return self
 
     def __exit__(self, *exc) -> None:

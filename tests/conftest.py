@@ -73,6 +73,7 @@ def make_client(request):
     """The client class under test, each in turn: ``Client``, or ``AsyncClient`` driven by
     ``client_support.AwaitedClient`` (the same calls, each awaited)."""
     from client_support import AwaitedClient
+
     from players.client import Client
 
     return Client if request.param == "Client" else AwaitedClient

@@ -9,7 +9,7 @@ grid is kept when all columns are valid (and distinct).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 
 def line_valid(v: int, n: int) -> bool:
@@ -19,7 +19,7 @@ def line_valid(v: int, n: int) -> bool:
     return all(not (cells[i] == cells[i + 1] == cells[i + 2]) for i in range(n - 2))
 
 
-@lru_cache(maxsize=None)
+@cache
 def brute_lines(n: int) -> tuple[int, ...]:
     return tuple(v for v in range(1 << n) if line_valid(v, n))
 

@@ -31,7 +31,7 @@ class FlakyProxy:
         self.port = self._srv.getsockname()[1]
         self._stop = False
 
-    def __enter__(self) -> "FlakyProxy":
+    def __enter__(self) -> FlakyProxy:
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 

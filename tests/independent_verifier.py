@@ -30,7 +30,7 @@ import json
 import re
 import sqlite3
 import sys
-from functools import lru_cache
+from functools import cache
 
 SIZES = (6, 8, 10, 12, 14, 16)
 HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -273,7 +273,7 @@ def transform(rows: list[int], n: int, t: int, values: bool = True) -> list[int]
     return g
 
 
-@lru_cache(maxsize=None)
+@cache
 def side_source(t: int) -> tuple[int, int, int, int]:
     """For each new side (top, right, bottom, left), the old side it comes from: transform a grid of
     distinct labels by t's geometric steps and find each new side's cells among the old sides."""
@@ -316,7 +316,7 @@ def content_hash(n: int, sol_blob: bytes, giv_blob: bytes, seam: int) -> str:
 # ---------------------------------------------------------------- §1 rules, brute-force enumeration
 
 
-@lru_cache(maxsize=None)
+@cache
 def valid_lines(n: int) -> tuple[int, ...]:
     """Every n-bit line with n/2 ones and no three equal consecutive cells."""
     out = []
@@ -404,7 +404,11 @@ def solutions(n: int, kmask: list[int], kval: list[int]):
         if not open_rows:
             grid = [d[0] for d in rows]
             tr = _transpose(grid, n)
-            if all(len(d) == 1 and d[0] == v for d, v in zip(cols, tr)) and len(set(grid)) == n and len(set(tr)) == n:
+            if (
+                all(len(d) == 1 and d[0] == v for d, v in zip(cols, tr, strict=True))
+                and len(set(grid)) == n
+                and len(set(tr)) == n
+            ):
                 yield grid
             return
         r = min(open_rows, key=lambda i: len(rows[i]))
@@ -461,14 +465,14 @@ def tile_problem(row: dict) -> str | None:
         alt = rows_of(chunk, n)
         if alt == sol or not obeys_rules(alt, n):
             return f"alternative {i} equals the solution or breaks the rules"
-        if any((a ^ s) & g for a, s, g in zip(alt, sol, giv)):
+        if any((a ^ s) & g for a, s, g in zip(alt, sol, giv, strict=True)):
             return f"alternative {i} contradicts a given"
-        diff = sum(1 << s for s, (x, y) in enumerate(zip(edges_of(alt, n), e0)) if x != y)
+        diff = sum(1 << s for s, (x, y) in enumerate(zip(edges_of(alt, n), e0, strict=True)) if x != y)
         if sides[i] != diff:
             return f"alt_sides nibble {i} is wrong"
         if not diff & row["seam_mask"]:
             return f"alternative {i} breaks the pinning invariant"
-        want_flip = [w | (a ^ s) for w, a, s in zip(want_flip, alt, sol)]
+        want_flip = [w | (a ^ s) for w, a, s in zip(want_flip, alt, sol, strict=True)]
     if flip != want_flip:
         return "flip is wrong"
     pins = 0
@@ -486,7 +490,7 @@ def tile_problem(row: dict) -> str | None:
     given = sum(bin(g).count("1") for g in giv)
     if abs(row["blank"] - (1 - given / (n * n))) > 1e-9:
         return "blank is wrong"
-    found = sorted(blob_of(s, n) for s in solutions(n, giv, [s & g for s, g in zip(sol, giv)]))
+    found = sorted(blob_of(s, n) for s in solutions(n, giv, [s & g for s, g in zip(sol, giv, strict=True)]))
     if found != sorted([bytes(row["solution"])] + chunks):
         return f"its givens admit {len(found)} solutions, not exactly the solution and its {m - 1} alternatives"
     return None
@@ -554,12 +558,12 @@ def check_claims(mf: dict) -> None:
 def load_tiles(mf: dict, conn: sqlite3.Connection) -> dict[str, dict]:
     """§10.2 in id order, each distinct hash once."""
     out: dict[str, dict] = {}
-    for i, (h, (_x, _y, s)) in enumerate(zip(mf["hashes"], mf["squares"])):
+    for i, (h, (_x, _y, s)) in enumerate(zip(mf["hashes"], mf["squares"], strict=True)):
         if h not in out:
             r = conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles WHERE hash = ?", (h,)).fetchone()
             if r is None:
                 raise Rejected("tiles", f"tile {i}: no row {h}")
-            row = dict(zip(TILE_COLUMNS, r))
+            row = dict(zip(TILE_COLUMNS, r, strict=True))
         else:
             row = out[h]
         if row["n"] != s + 1:
@@ -642,7 +646,7 @@ def assemble(mf: dict, tiles: dict[str, dict]):
     val = bytearray(b"\x02" * (G * G))
     owners = bytearray(G * G)
     giv = bytearray(G * G)
-    for i, ((x0, y0, s), h, t) in enumerate(zip(mf["squares"], mf["hashes"], mf["ts"])):
+    for i, ((x0, y0, s), h, t) in enumerate(zip(mf["squares"], mf["hashes"], mf["ts"], strict=True)):
         row, n = tiles[h], s + 1
         sol = transform(rows_of(bytes(row["solution"]), n), n, t)
         gv = transform(rows_of(bytes(row["givens"]), n), n, t, values=False)
@@ -725,8 +729,8 @@ def _visit(i: int, square, G: int, val, known) -> list[int]:
     count = 0
     for sol in solutions(n, km, kv):
         count += 1
-        all1 = [a & x for a, x in zip(all1, sol)]
-        all0 = [a & ~x for a, x in zip(all0, sol)]
+        all1 = [a & x for a, x in zip(all1, sol, strict=True)]
+        all0 = [a & ~x for a, x in zip(all0, sol, strict=True)]
     if count == 0:
         raise Rejected("frontier", f"tile {i} has no solution under the known cells")
     new = []

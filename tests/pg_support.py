@@ -82,7 +82,7 @@ class Cluster:
             **self._as,
         )
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         if not self.data.exists():
             self._pg(
                 "initdb", "-D", str(self.data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"

@@ -57,9 +57,8 @@ class LinearizableMotoServer(ThreadedMotoServer):
     """moto's threaded server with conditional writes serialised (see the module docstring)."""
 
     def _server_entry(self) -> None:
-        from werkzeug.serving import make_server
-
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+        from werkzeug.serving import make_server
 
         inner = DomainDispatcherApplication(create_backend_app)
         cond = threading.Lock()

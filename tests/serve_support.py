@@ -170,9 +170,10 @@ def wait_in_page(page, expression: str, timeout: float = 30.0) -> None:
 def board21_day(tmp_path_factory, name: str):
     """The shared G=21 fixture written as its own day's manifest file, and the truth over it:
     (fixture, folder, manifest path, a Judge whose ``truth(tile)`` is each tile's solution)."""
+    from referee_support import board21
+
     from referee.board import build_board
     from referee.judge import Judge
-    from referee_support import board21
     from tilelib.store import Library
 
     fx = board21(tmp_path_factory)

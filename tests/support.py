@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilelib.rules import valid_lines, violations
 from tilelib.bits import int_line
+from tilelib.rules import valid_lines, violations
 
 
 def _forced(rows: list[int], n: int) -> tuple[int, int]:
@@ -107,7 +107,10 @@ def tile_with_alts(solution: np.ndarray, givens: np.ndarray, seam_mask: int, poo
     n = len(solution)
     alts = [g for g in pool if ((g == solution) | (givens == 0)).all() and not (g == solution).all()]
     alts.sort(key=bits.to_blob)
-    sides = [sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(g), bits.edges(solution))) if a != b) for g in alts]
+    sides = [
+        sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(g), bits.edges(solution), strict=True)) if a != b)
+        for g in alts
+    ]
     flip = np.zeros_like(solution)
     for g in alts:
         flip |= (g != solution).astype(np.uint8)

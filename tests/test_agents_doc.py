@@ -1,5 +1,6 @@
 """docs/AGENTS.md's examples run as written: each ```python block, with only the service's address and
-the day's files put in for the literal ones (and fewer training steps), against a real `tiles referee serve` of a G=61 day. The
+the day's files put in for the literal ones (and fewer training steps), against a real `tiles referee serve` of a G=61
+day. The
 client and the Gym examples must clear the day (reward = Σ n² of its tiles); the MCP one must list
 the six tools and read the seed tile's puzzle."""
 
@@ -11,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cli_support import run_tiles
-from referee.manifest import from_json
 from serve_support import daily_g61, serving
+
+from referee.manifest import from_json
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "AGENTS.md"
 DAY = "2026-11-29"

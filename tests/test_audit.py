@@ -4,12 +4,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from support import all_grids, random_givens, tile_with_alts
 
-from support import all_grids, random_givens, random_solution, tile_with_alts
-from tilelib import bits
 from referee.checks import verify_library
+from tilelib import bits
 from tilelib.audit import feature_problems, min_hitting_sides, tile_problems
-from tilelib.store import Library, tile_to_row
 from tilelib.tile import Tile
 
 ALL6 = all_grids(6)
@@ -74,7 +73,7 @@ def test_alternative_contradicting_a_given_is_caught():
     t = good_tile()
     giv = np.array(t.givens_grid)
     alt = t.alt_grids()[0]
-    r, c = np.argwhere((alt != t.solution_grid))[0]
+    r, c = np.argwhere(alt != t.solution_grid)[0]
     giv[r, c] = 1  # now the alternative contradicts a given
     bad = Tile(6, t.solution, bits.to_blob(giv), t.seam_mask, t.features)
     assert any("contradicts a given" in p for p in feature_problems(bad))

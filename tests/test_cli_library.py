@@ -3,9 +3,9 @@
 import json
 
 import numpy as np
-
 from cli_support import run_tiles
 from support import random_givens, random_solution
+
 from tilelib.store import Library
 from tilelib.tile import Features, Tile
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_support import run_tiles
 
 from packers import make_packing
 from packers.packing import from_json, validate_packing
-from cli_support import run_tiles
 
 SEED = "0123456789abcdef" * 4
 NAMES = ["big-first", "grown", "bands", "substitution", "islands"]

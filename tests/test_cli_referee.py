@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from referee_support import board21 as shared_board21, copy_fixture
-from tilelib.store import Library
 from cli_support import run_tiles
+from referee_support import board21 as shared_board21
+from referee_support import copy_fixture
+
+from tilelib.store import Library
 
 SEED_HEX = bytes(range(32)).hex()
 

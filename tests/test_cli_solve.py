@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from engine_brute import brute_solutions, line_valid
-from tilelib.bits import Puzzle
 from cli_support import run_tiles
+from engine_brute import brute_solutions, line_valid
+
+from tilelib.bits import Puzzle
 
 # Hand-written solutions; the puzzles blank cells of them in a fixed order while the brute-force
 # enumerator (not the engine) still finds one solution. Both facts are re-checked below.
@@ -30,7 +30,7 @@ def obeys_rules(s: str) -> bool:
 def test_hand_puzzles_are_what_the_test_claims():
     for sol, hand in ((SOL6, HAND6), (SOL4, HAND4)):
         assert obeys_rules(sol)
-        assert all(h in (".", s) for h, s in zip(hand, sol))
+        assert all(h in (".", s) for h, s in zip(hand, sol, strict=True))
         p = Puzzle.parse(hand)
         truth = brute_solutions(p.n, *p.row_masks())
         assert len(truth) == 1

@@ -1,15 +1,16 @@
 """`players.client.Client` and `AsyncClient` (each test runs on both: the ``make_client`` fixture)
 against a real `tiles referee serve` on 127.0.0.1: every endpoint through its typed method, the
-answers equal to the raw JSON the service sends, and its errors as the project's exception types. The board is the shared G=21 fixture on its own day (over, so solutions and the
+answers equal to the raw JSON the service sends, and its errors as the project's exception types. The board is the
+shared G=21 fixture on its own day (over, so solutions and the
 manifest are served)."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
+from serve_support import board21_day, serving
 
 from referee.service import models as m
-from serve_support import board21_day, serving
 from tilelib.errors import BadInput, Forbidden, NotFound, Unauthorized, exit_code
 
 DAY = "2026-11-29"

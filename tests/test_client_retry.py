@@ -9,13 +9,12 @@ hold the batch once, and the answer the client gets is the first one.
 
 from __future__ import annotations
 
-
 import httpx
 import pytest
-
 from flaky_proxy import FlakyProxy
 from pg_support import query_runs
 from serve_support import board21_day, serving
+
 from tilelib.errors import Conflict, Unreachable
 
 DAY = "2026-11-29"

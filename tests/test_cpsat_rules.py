@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_brute import brute_solutions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
-from engine.cpsat import RulesModel, _ProtoModel
-from engine_brute import brute_solutions
 from engine.completion import cpsat_model
+from engine.cpsat import RulesModel, _ProtoModel
 from stitcher.joint import joint_problem
 from tilelib.rng import Stream
 from tilelib.rules import violations
@@ -29,7 +29,7 @@ from tilelib.rules import violations
 N = 6
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_solutions(distinct: bool) -> tuple[tuple[int, ...], ...]:
     """Every valid 6×6 grid (row ints), by the brute-force enumerator of tests/engine_brute.py."""
     return tuple(brute_solutions(N, [0] * N, [0] * N, distinct))
@@ -221,7 +221,7 @@ def test_joint_model_is_field_for_field_the_golden_one(case):
     got = model.solve(Stream(seed.to_bytes(4, "big") * 8, "joint"), 10.0, lean=True)
     assert proto_digest(model) == case["proto_sha256"]  # the hints are written by solve
     if got.found:
-        for (x0, y0, s), rows in zip(squares, own):
+        for (x0, y0, s), rows in zip(squares, own, strict=True):
             grid = got.grid(rows)
             assert violations(grid) == []
             k = known[y0 : y0 + s + 1, x0 : x0 + s + 1] == 1

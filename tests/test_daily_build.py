@@ -5,8 +5,8 @@ import json
 import shutil
 
 import pytest
-
 from cli_support import run_tiles
+
 from daily.build import BuildOptions, build
 from daily.lock import build_lock
 from referee.manifest import from_json

@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from cli_support import run_tiles
+
 from daily.build import BuildOptions, build
 from daily.export import DAYS_FILE, TILES_FILE, export_days
 from referee.board import build_board
@@ -28,7 +28,7 @@ pd = pytest.importorskip("pandas")
 DAYS = ("2026-11-20", "2026-11-21")
 SECRET = "export-test-secret"
 TODAY = dt.date(2026, 12, 5)
-FUTURE = (dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=30)).isoformat()  # not over by any clock
+FUTURE = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=30)).isoformat()  # not over by any clock
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
         truth = "".join("01"[v] for v in board.tile_solution(row["tile"]).ravel())
         assert row["solution"] == truth  # the verifier's board
         assert len(row["puzzle"]) == n * n and "." in row["puzzle"]
-        assert all(p in (".", t) for p, t in zip(row["puzzle"], truth))  # the solution with cells hidden
+        assert all(p in (".", t) for p, t in zip(row["puzzle"], truth, strict=True))  # the solution with cells hidden
         assert row["seed"] == (row["tile"] == board.seed_tile)
     for day, board in boards.items():
         rows = [r for r in tiles.to_pylist() if r["day"] == day]

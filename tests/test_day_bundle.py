@@ -15,9 +15,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 import independent_verifier as iv
+import pytest
 from cli_support import run_tiles
 
 SECRET = {"TILES_SECRET": "bundle-secret"}

@@ -7,7 +7,8 @@ import shutil
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from daily.build import BuildOptions, build
 from engine.ladder import rate_rows
@@ -72,7 +73,7 @@ def test_draws_follow_the_shares(shares, seed, n):
     draws = [p.draw(n, Stream(seed, "p").child(str(i))) for i in range(k)]
     assert set(draws) <= p.allowed(n)  # never a zero-share level
     assert draws == [p.draw(n, Stream(seed, "p").child(str(i))) for i in range(k)]  # seeded
-    for lv, share in zip(LEVELS, p.of(n)):
+    for lv, share in zip(LEVELS, p.of(n), strict=True):
         got = draws.count(lv) / k
         assert abs(got - share) < 5 * math.sqrt(share * (1 - share) / k) + 1e-9, (lv, got, share)
 
@@ -119,8 +120,8 @@ def test_cli_builds_with_the_human_profile_unless_told(tmp_path):
     import subprocess
     import sys
 
-    from tiles_cli.daily import DEFAULT_PROFILE
     from tilelib.difficulty import DEFAULT_PROFILE as LIB_DEFAULT
+    from tiles_cli.daily import DEFAULT_PROFILE
 
     assert DEFAULT_PROFILE == LIB_DEFAULT == "human"
     keys = []
@@ -198,11 +199,11 @@ def test_level_indexes_are_the_main_index_tiles_of_each_level(tmp_path):
     capped main index caps every level index with it."""
     import numpy as np
 
+    from generator.make import GenParams, make_tile
     from stitcher.index import MemoryIndex
     from stitcher.profile import level_indexes
     from tilelib.rng import Stream
     from tilelib.store import Library
-    from generator.make import GenParams, make_tile
 
     with Library.open(tmp_path / "lvl.sqlite", create=True) as lib:
         for k in range(60):

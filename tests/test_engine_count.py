@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_brute import brute_solutions, line_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import random_solution
 
 import engine
 from engine import backbone, backbone_rows, count, count_rows
-from engine_brute import brute_solutions, line_valid
-from support import random_solution
 from tilelib.bits import Puzzle, row_ints
 from tilelib.errors import BadInput
 
@@ -81,7 +81,7 @@ def test_fixed_instance_set_golden_and_identical_across_implementations():
         assert (rc[0], rc[2]) == (c, nodes), g
         for sol in rc[1]:
             assert rows_obey_rules(sol, p.n)
-            assert all((s ^ vv) & kk == 0 for s, vv, kk in zip(sol, v, kn))
+            assert all((s ^ vv) & kk == 0 for s, vv, kk in zip(sol, v, kn, strict=True))
     # one instance exhausts the cell rule's 16·n² budget and finishes with the line rule
     assert any(nodes > 16 * Puzzle.parse(g).n ** 2 for g, _, _, nodes in inst)
 

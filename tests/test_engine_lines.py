@@ -1,9 +1,9 @@
 """engine.lines: the valid line patterns per n and the per-position masks built from them."""
 
 import pytest
+from engine_brute import brute_lines
 
 from engine.lines import tables, valid_lines
-from engine_brute import brute_lines
 
 
 def test_pattern_counts_golden():

@@ -15,11 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from cli_support import run_tiles
-from independent_verifier import Rejected, verify as independent_verify
-from referee.manifest import load
+from independent_verifier import Rejected
+from independent_verifier import verify as independent_verify
 from test_spent_ledger import own_hash
+
+from referee.manifest import load
 from tilelib.bits import from_blob
 
 GOLDEN = Path(__file__).parent / "data" / "golden_any"

@@ -10,14 +10,14 @@ import json
 import sqlite3
 
 import pytest
+from cli_support import run_tiles
+from s3_server import bucket, moto, s3_env  # noqa: F401
+from test_fair_build import _solutions
 
 import remote.sync as sync
-from cli_support import run_tiles
 from daily.build import BuildOptions, build
 from remote.backend import open_backend
 from remote.fair import BoardLostRace
-from s3_server import bucket, moto, s3_env  # noqa: F401
-from test_fair_build import _solutions
 from tilelib.errors import exit_code
 
 SEED = bytes.fromhex("7ace" * 16)

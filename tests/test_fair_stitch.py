@@ -8,12 +8,15 @@ import shutil
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_spent_ledger import own_hash
+from test_stitch_kernel import random_constraint
 
 from generator.batch import generate as batch
 from generator.make import GenParams
 from packers import make_packing
-from stitcher.active import ACTIVE_CAP, load_active, scan
+from stitcher.active import load_active, scan
 from stitcher.drain import FAILED, TILE, generate
 from stitcher.index import MemoryIndex
 from stitcher.stitch import stitch
@@ -21,13 +24,9 @@ from tilelib import spent
 from tilelib.bits import from_blob
 from tilelib.constraint import Constraint
 from tilelib.rng import Stream
+from tilelib.rules import valid_lines
 from tilelib.spent import SpentRow
 from tilelib.store import Library
-from tilelib.rules import valid_lines
-
-from test_spent_ledger import own_hash
-from test_stitch_kernel import random_constraint
-
 
 # ---------------------------------------------------------------- dead rows in the index
 
@@ -148,7 +147,7 @@ def test_a_banned_completion_is_excluded_and_another_is_made_and_none_left_is_fa
 
 def _held_solutions(lib: Library, placements, packing) -> list[str]:
     out = []
-    for (h, _t), (_x, _y, s) in zip(placements, packing.squares):
+    for (h, _t), (_x, _y, s) in zip(placements, packing.squares, strict=True):
         if s + 1 >= 10:
             (sol,) = lib.conn.execute("SELECT solution FROM tiles WHERE hash = ?", (h,)).fetchone()
             out.append(own_hash(from_blob(bytes(sol), s + 1)))

@@ -7,10 +7,10 @@ import hashlib
 import json
 import re
 
+import format_doc as doc
 import numpy as np
 import pytest
 
-import format_doc as doc
 from daily.seed import day_seed
 from engine import count
 from packers import PACKERS, validate_packing
@@ -152,7 +152,7 @@ def test_edge_map_table():
         kv = dict(cell.split("=") for cell in row)
         k, f, r = parts(t)
         assert (int(kv["t"]), int(kv["k"]), int(kv["f"]), int(kv["r"])) == (t, k, f, r)
-        for side, src in zip(("top", "right", "bottom", "left"), EDGE_MAP[t]):
+        for side, src in zip(("top", "right", "bottom", "left"), EDGE_MAP[t], strict=True):
             assert kv[side] == letters[src.side] + ("~" if src.reversed else "")
             assert src.complemented == bool(k)
 

@@ -1,8 +1,8 @@
 """generator.batch and `tiles library generate`: determinism across worker counts, appending, bad input."""
 
 import pytest
-
 from cli_support import run_tiles
+
 from generator.batch import append_generated, generate, tile_stream
 from generator.make import GenParams, make_tile
 from tilelib.errors import BadInput

@@ -7,12 +7,13 @@ than its ceiling; the row-int feature path equals the numpy one.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import count
 from engine.ladder import rate, solve_with
 from generator.features import blob_rows, features, features_rows, rows_blob
-from generator.make import GenParams, GenerationFailed, Targets, make_tile, make_tile_stats, thin_to_level
+from generator.make import GenerationFailed, GenParams, Targets, make_tile, make_tile_stats, thin_to_level
 from generator.solution import random_rows, rows_to_grid
 from generator.thin import thin
 from tilelib import bits
@@ -108,7 +109,7 @@ def test_thin_to_level_is_minimal_for_its_rule(seed, n, level):
     giv = rows_to_grid(res.givens, n)
     assert not (giv[0, 0] or giv[0, -1] or giv[-1, 0] or giv[-1, -1])
     assert solve_with(bits.Puzzle.from_grid(grid, giv), range(1, level + 1))[0] == "solved"
-    for r, c in zip(*np.nonzero(giv)):
+    for r, c in zip(*np.nonzero(giv), strict=True):
         fewer = giv.copy()
         fewer[r, c] = 0
         assert solve_with(bits.Puzzle.from_grid(grid, fewer), range(1, level + 1))[0] != "solved"

@@ -4,16 +4,17 @@ import functools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support import all_grids, tile_with_alts
 
 from engine import count
 from engine.ladder import rate
 from generator.complete import side_cells
 from generator.features import multiplicity_features, pin_depth
-from generator.make import GenParams, GenerationFailed, Targets, constraint_cells, make_tile, make_tile_stats
+from generator.make import GenerationFailed, GenParams, Targets, constraint_cells, make_tile, make_tile_stats
 from generator.solution import random_solution, rows_to_grid
 from generator.version import GENERATOR_VERSION, default_m_max
-from support import all_grids, tile_with_alts
 from tilelib import bits
 from tilelib.audit import tile_problems
 from tilelib.constraint import Constraint
@@ -24,7 +25,7 @@ from tilelib.rules import violations
 seeds = st.binary(min_size=32, max_size=32)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _all6():
     return all_grids(6)
 

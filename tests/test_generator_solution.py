@@ -5,7 +5,8 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from generator.solution import _can_finish, all_rows, random_rows, random_solution, rows_to_grid
 from tilelib.bits import VALID_N, row_ints

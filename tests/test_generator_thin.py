@@ -1,13 +1,13 @@
 """generator.thin: the fast thinning loop equals the one-cell definition, and its output is acceptable and minimal."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import count_rows
-from generator.solution import random_rows
-from generator.thin import corner_free_mask, removal_order, sides_differ, side_rows, thin
+from generator.solution import random_rows, rows_to_grid
+from generator.thin import corner_free_mask, removal_order, side_rows, sides_differ, thin
 from tilelib.bits import edges
-from generator.solution import rows_to_grid
 from tilelib.rng import Stream
 
 seeds = st.binary(min_size=32, max_size=32)
@@ -17,12 +17,12 @@ configs = st.sampled_from([(1, 0), (2, 0), (2, 15), (3, 15), (2, 1), (3, 5), (4,
 def _acceptable(n, sol, known, m_max, seam):
     """Straight from FORMAT §4, with the engine as the counter: m <= m_max and the seam
     sides' cells, added to the givens, pin the tile uniquely."""
-    vals = [s & k for s, k in zip(sol, known)]
+    vals = [s & k for s, k in zip(sol, known, strict=True)]
     m, _, _ = count_rows(n, vals, known, m_max + 1)
     if m > m_max:
         return False
-    pinned = [k | s for k, s in zip(known, side_rows(n, seam))]
-    c, _, _ = count_rows(n, [s & k for s, k in zip(sol, pinned)], pinned, 2)
+    pinned = [k | s for k, s in zip(known, side_rows(n, seam), strict=True)]
+    c, _, _ = count_rows(n, [s & k for s, k in zip(sol, pinned, strict=True)], pinned, 2)
     return c == 1
 
 
@@ -45,7 +45,7 @@ def test_fast_equals_plain_and_output_is_acceptable_and_minimal(seed, n, cfg):
     assert not (known[0] & (hi | lo)) and not (known[-1] & (hi | lo))
     assert _acceptable(n, sol, known, m_max, seam)
     # the solution list is exactly what the engine enumerates
-    c, sols, _ = count_rows(n, [s & k for s, k in zip(sol, known)], known, m_max + 1)
+    c, sols, _ = count_rows(n, [s & k for s, k in zip(sol, known, strict=True)], known, m_max + 1)
     assert c == len(fast.solutions) and sorted(map(tuple, sols)) == sorted(fast.solutions)
     assert tuple(sol) in fast.solutions
     # minimal: no remaining given can go (removals only add solutions, so a

@@ -12,7 +12,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from cli_support import run_tiles
 from golden_build import DAYS, GOLDEN, PACKERS, SECRET, build_args, library_rows, normalised_manifest
 

@@ -11,11 +11,11 @@ from contextlib import closing
 import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
+from serve_support import daily_g61, serving
 
 import players.gym as tg
 from players.client import Client
 from referee.manifest import from_json
-from serve_support import daily_g61, serving
 from tilelib.errors import BadInput
 
 DAY = "2026-11-29"

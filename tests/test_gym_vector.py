@@ -18,11 +18,11 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from serve_support import daily_g61
 
 import players.gym as tg
-from players.cells import PASS, CellSolver, CellsEnv, planes
+from players.cells import PASS, CellsEnv, CellSolver, planes
 from referee.manifest import from_json
-from serve_support import daily_g61
 from tilelib.errors import BadInput
 
 DAY = "2026-11-28"

@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from cli_support import run_tiles
-from referee.manifest import from_json
-from referee_support import board21 as shared_board21, copy_fixture
+from referee_support import board21 as shared_board21
+from referee_support import copy_fixture
 from serve_support import silent_port
+
+from referee.manifest import from_json
 
 SEED_HEX = "5eed" * 16
 

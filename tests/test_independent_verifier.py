@@ -11,24 +11,24 @@ from __future__ import annotations
 import ast
 import json
 import shutil
-from dataclasses import replace
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
-import pytest
-from hypothesis import given, settings, strategies as st
 
 import format_doc as doc
 import independent_verifier as iv
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from daily.build import BuildOptions, build
 from referee.board import CheckFailed
-from tilelib.errors import LibraryError
 from referee.manifest import from_json
 from referee.verify import verify as referee_verify
-from tilelib.errors import BadInput
+from tilelib.errors import BadInput, LibraryError
 from tilelib.store import Library
 from tilelib.symmetry import EDGE_MAP, compose, inverse
 
@@ -119,7 +119,7 @@ def test_the_verifier_reproduces_the_documents_examples():
         iv.content_hash(n, iv.blob_of(cs, n), iv.blob_of(cg, n), iv.transform_side_mask(int(f["seam_mask"]), tc))
         == c["hash"]
     )
-    found = list(iv.solutions(n, cg, [a & b for a, b in zip(cs, cg)]))
+    found = list(iv.solutions(n, cg, [a & b for a, b in zip(cs, cg, strict=True)]))
     assert sorted(iv.blob_of(s, n).hex() for s in found) == sorted([c["solution_blob"], c["alts"]])
     assert len(iv.valid_lines(6)) == 14
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import random_solution
 
 from engine import count
 from engine.ladder import TECHNIQUES, Contradiction, _State, balance, bifurcation, rate, runs, solve_with, uniqueness
-from support import random_solution
 from tilelib.bits import Puzzle
 
 

@@ -10,10 +10,10 @@ import sqlite3
 
 import numpy as np
 import pytest
-
 from cli_support import run_tiles
 from remote_support import tile_hashes
 from support import random_solution
+
 from tilelib import ledger
 from tilelib.bits import edges
 from tilelib.constraint import Constraint

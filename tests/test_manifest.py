@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from packers.packing import validate_packing
 from referee.manifest import FORMAT, Manifest, from_json, load, seed_commit

@@ -11,10 +11,10 @@ import asyncio
 import httpx
 import pytest
 from mcp import Client as McpClient
+from serve_support import daily_g61, serving
 
 from players.agents import solve_puzzle
 from players.client import Client
-from serve_support import daily_g61, serving
 from tilelib.errors import OffFrontier
 
 DAY = "2026-11-29"

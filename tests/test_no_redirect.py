@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from cli_support import run_tiles
+
 from daily.build import BuildOptions, build
 from tilelib import fsio
 from tilelib.errors import BadInput

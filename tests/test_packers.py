@@ -11,7 +11,8 @@ import zlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packers import DEFAULT_PACKER, PACKERS, make_packing
 from packers.fill import DP_MAX, Out, dp_fill, euclid_fill, rep, skyline_fill, split_length, zone_table

@@ -9,7 +9,8 @@ import json
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packers import make_packing
 from packers.packing import Packing, from_json, group_zones, validate_packing

@@ -11,11 +11,11 @@ import json
 
 import httpx
 import pytest
-
 from cli_support import run_tiles
+from serve_support import daily_g61, free_port, serving
+
 from players.client import Client
 from referee.manifest import from_json
-from serve_support import daily_g61, free_port, serving
 from tilelib.errors import Forbidden, NotFound, OffFrontier, Unreachable, exit_code
 
 DAY = "2026-11-29"

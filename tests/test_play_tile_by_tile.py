@@ -16,14 +16,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 import tile_player
 from cli_support import run_tiles
+from independent_verifier import Rejected
+from independent_verifier import verify as independent_verify
+from serve_support import serving
+
 from daily.build import BuildOptions, build
-from independent_verifier import Rejected, verify as independent_verify
 from referee.manifest import load
 from referee.service.boards import DayBoard, load_manifest
-from serve_support import serving
 from tilelib.errors import BadInput
 from tilelib.store import Library
 

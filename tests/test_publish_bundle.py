@@ -14,9 +14,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 import independent_verifier as iv
+import pytest
 from cli_support import run_tiles
 from s3_server import DUMMY_KEY, DUMMY_SECRET, REGION, client, free_port, moto_endpoint, new_bucket
 
@@ -152,7 +151,7 @@ def test_what_would_publish_the_stock_or_a_day_not_over_is_refused_and_uploads_n
     push = run_tiles("library", "push", "--remote", f"file://{other}", "--library", built["lib"])
     assert push.returncode == 0, push.stderr
     before = sorted(other.rglob("*"))
-    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    today = dt.datetime.now(dt.UTC).date().isoformat()
     cases = [
         (DAY2, built["private"], "is the library's remote"),
         (DAY2, f"file://{other}", "holds a library (HEAD.json)"),

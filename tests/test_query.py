@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import random_givens, random_solution
+
 from tilelib import bits, query
 from tilelib.constraint import Constraint, canonical_constraint, pull_back, push_forward, window_constraint
 from tilelib.errors import BadInput
@@ -122,7 +123,7 @@ def test_pull_back_and_canonical_constraint(seed, t):
     grid = random_solution(n, rng)
     masks = tuple(int(m) for m in rng.integers(0, 256, 4))
     e = bits.edges(grid)
-    c = Constraint(n, masks, tuple(v & m for v, m in zip(e, masks)))
+    c = Constraint(n, masks, tuple(v & m for v, m in zip(e, masks, strict=True)))
     # X.transform(t) satisfies c  <=>  X satisfies pull_back(c, t)
     img = bits.edges(apply_grid(grid, t))
     assert c.matches(img) == pull_back(c, t).matches(e)

@@ -8,13 +8,13 @@ import json
 
 import numpy as np
 import pytest
-
 from cli_support import run_tiles
+from serve_support import board21_day
+
 from players import agents
+from players.sessions import LocalSession
 from referee.service.boards import DayBoard, load_manifest
 from referee.service.runs import RunStore
-from players.sessions import LocalSession
-from serve_support import board21_day
 from tilelib.store import Library
 
 
@@ -130,7 +130,7 @@ def test_bad_input_is_one_line_and_writes_nothing(played, tmp_path, monkeypatch,
     lib, manifest, runs, day, _solver, _ = played
     monkeypatch.chdir(tmp_path)
     base = {"--day": day, "--runs": str(runs), "--manifest": str(manifest), "-L": str(lib), "--png": "out.png"}
-    base.update(dict(zip(args[::2], args[1::2])))
+    base.update(dict(zip(args[::2], args[1::2], strict=True)))
     r = run_tiles("referee", "analyze", *[x for k, v in base.items() if v is not None for x in (k, v)])
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]

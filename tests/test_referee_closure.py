@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_referee_frontier import ALL6, SOL, SQUARES, oracle_propagate
 
 from referee import closure as cl
 from referee import frontier as fr
 from referee.board import Board, CheckFailed
-from test_referee_frontier import ALL6, SOL, SQUARES, oracle_propagate
 
 STALL = np.array(
     [

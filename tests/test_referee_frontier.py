@@ -11,11 +11,12 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from referee.board import Board, CheckFailed
-from referee import frontier as fr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import all_grids
+
+from referee import frontier as fr
+from referee.board import Board, CheckFailed
 from tilelib.rules import violations
 
 # A consistent 11×11 board: four n=6 tiles (pitch squares of side 5) meeting at cell (5, 5).
@@ -71,7 +72,7 @@ def oracle_count(known, cap=2) -> int:
     found = 0
     for values in itertools.product((0, 1), repeat=len(cells)):
         g = SOL.copy()
-        for (r, c), v in zip(cells, values):
+        for (r, c), v in zip(cells, values, strict=True):
             g[r, c] = v
         if windows_valid(g):
             found += 1

@@ -12,14 +12,15 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
-from referee.board import build_board
-from packers.packing import seam_neighbours
-from referee.judge import Judge
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pg_support import query_runs
-from referee.runsdb import open_runsdb
 from referee_support import board21 as shared_board21
+
+from packers.packing import seam_neighbours
+from referee.board import build_board
+from referee.judge import Judge
+from referee.runsdb import open_runsdb
 from tilelib.errors import BadInput
 from tilelib.store import Library
 
@@ -139,7 +140,7 @@ def test_malformed_moves_are_rejected_one_by_one(judge):
     moves = first + [m for _, m, _, _ in MALFORMED] + [{"tile": 1, "cells": cells(judge, 1)}]
     v = judge.judge(json.dumps({"run": "mallory", "moves": moves}))
     assert len(v) == len(moves) and v[0]["correct"] is True
-    for (name, _, tile, words), got in zip(MALFORMED, v[1:]):
+    for (name, _, tile, words), got in zip(MALFORMED, v[1:], strict=True):
         assert got["tile"] == tile, name
         assert (got["accepted"], got["correct"], got["reward"]) == (False, False, 0), name
         assert words in got["reason"], (name, got["reason"])

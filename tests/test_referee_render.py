@@ -7,10 +7,10 @@ import zlib
 
 import numpy as np
 import pytest
+from referee_support import zoned13 as shared_zoned13
 
 from referee import render
 from referee.board import build_board
-from referee_support import zoned13 as shared_zoned13
 from tilelib.store import Library
 
 

@@ -11,12 +11,14 @@ import sqlite3
 
 import numpy as np
 import pytest
+from referee_support import board21 as shared_board21
+from referee_support import copy_fixture
+from referee_support import zoned13 as shared_zoned13
 
 from referee import frontier as fr
 from referee.board import CheckFailed, build_board
 from referee.manifest import from_json
 from referee.verify import verify
-from referee_support import board21 as shared_board21, copy_fixture, zoned13 as shared_zoned13
 from tilelib.errors import LibraryError, VerificationFailed, exit_code
 from tilelib.store import Library
 

@@ -13,13 +13,13 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from remote_support import add_tiles, make_library, tile_hashes
+from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
+from test_trust_remote import tamper_row, upload_tampered
 
 from remote.backend import open_backend
 from remote.delta import DELTA, MAX_DELTAS, kind_of
 from remote.sync import pull, push
-from remote_support import add_tiles, make_library, tile_hashes
-from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
-from test_trust_remote import tamper_row, upload_tampered
 from tilelib import ledger
 from tilelib.constraint import Constraint
 from tilelib.store import Library
@@ -216,6 +216,7 @@ def test_only_the_one_fetch_downloads_a_snapshot():
     """One restore path, read from the source: the shipped code calls ``get_snapshot`` only inside
     ``remote.snapshot.fetch_verified``, and every ``fetch_verified`` call names the kind it wants."""
     import ast
+
     from test_dependencies import ROOT, shipped_sources
 
     downloads, unnamed = [], []

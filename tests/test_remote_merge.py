@@ -5,9 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from remote_support import add_tiles, file_digest, hashes_of, make_library, random_tiles, tile_hashes
+
 from tilelib.errors import HashMismatch, NotALibrary, SchemaTooNew
 from tilelib.merge import fingerprint, merge_file
 from tilelib.store import Library

@@ -15,11 +15,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from remote_support import add_tiles, file_digest, make_library, tile_hashes
+from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
 
 from remote.backend import open_backend
 from remote.sync import BadHead, BadSnapshot, parse_head, prune, pull, push
-from remote_support import add_tiles, file_digest, make_library, tile_hashes
-from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
 from tilelib.errors import RemoteError
 
 

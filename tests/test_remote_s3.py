@@ -12,13 +12,13 @@ import os
 import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
+from cli_support import run_tiles
+from remote_support import file_digest, make_library, tile_hashes
+from s3_server import auth_server, bucket, client, closed_port, moto, remote_url, s3_env, set_s3_env  # noqa: F401
 
 from remote.backend import LostRace, open_backend
 from remote.s3 import S3Backend, make_client
 from remote.url import parse_remote
-from remote_support import file_digest, make_library, tile_hashes
-from s3_server import auth_server, bucket, client, closed_port, moto, remote_url, s3_env, set_s3_env  # noqa: F401
-from cli_support import run_tiles
 
 
 def run_cli(argv) -> tuple[int, str, str]:
@@ -171,6 +171,7 @@ def test_eight_cli_pushers_in_separate_processes_all_exit_0(bucket, s3_env, tmp_
     """FORMAT §11 end to end: eight `tiles library push` processes at once, disjoint rows, nothing lost."""
     import subprocess
     import sys
+
     from remote.backend import open_backend
 
     url = f"s3://{bucket}/lib"

@@ -1,9 +1,11 @@
-"""remote.url: the accepted remote URL forms (s3, file, read-only https), their normal form, and everything that must be refused."""
+"""remote.url: the accepted remote URL forms (s3, file, read-only https), their normal form, and everything that must
+be refused."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from remote.url import RemoteURL, parse_remote
 from tilelib.errors import BadInput

@@ -8,12 +8,12 @@ import zlib
 
 import numpy as np
 import pytest
+from cli_support import run_tiles
+from referee_support import zoned13
 
 from referee import render
 from referee.board import build_board
 from referee.render_view import GRID, PALETTE, TEXT, WHITE, draw_text, parse_region, tile_region, view_image, view_png
-from referee_support import zoned13
-from cli_support import run_tiles
 from tilelib import ledger
 from tilelib.errors import BadInput
 from tilelib.store import Library

@@ -17,18 +17,18 @@ import threading
 import time
 
 import pytest
-
 from cli_support import run_tiles
 from pg_support import query_runs
+from serve_support import daily_day, free_port, replayed, service_process
+
 from players import agents
-from referee.board import build_board
 from players.client import Client
+from players.sessions import HttpSession
+from referee.board import build_board
 from referee.judge import Judge
 from referee.manifest import from_json
 from referee.runsdb import is_url
 from referee.service.runs import read_scores
-from players.sessions import HttpSession
-from serve_support import daily_day, free_port, replayed, service_process
 from tilelib.store import Library
 
 DAY = "2026-12-03"

@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 
 import pytest
+from serve_support import board21_day
 
 from players import agents
+from players.sessions import LocalSession
 from referee.service.boards import DayBoard, load_manifest
 from referee.service.runs import RunCache, RunState, RunStore
-from players.sessions import LocalSession
-from serve_support import board21_day
 from tilelib.store import Library
 
 

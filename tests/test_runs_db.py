@@ -12,11 +12,11 @@ import sys
 import time
 
 import pytest
-
 from cli_support import run_tiles
-from referee.runsdb import open_runsdb, opened, schema
 from s3_server import free_port
 from serve_support import silent_port
+
+from referee.runsdb import open_runsdb, opened, schema
 from tilelib.errors import DatabaseUnavailable, SchemaTooNew
 
 

@@ -8,12 +8,12 @@ moves' ids), however many statements it sends."""
 from __future__ import annotations
 
 import pytest
+from serve_support import board21_day
 
 from referee.runsdb import is_url, opened
 from referee.runsdb import postgres as pg
 from referee.service.boards import DayBoard, load_manifest
 from referee.service.runs import RunStore
-from serve_support import board21_day
 from tilelib.errors import BadInput, CorruptLibrary, NotFound, Unauthorized
 from tilelib.store import Library
 

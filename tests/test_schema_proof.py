@@ -14,8 +14,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from remote_support import make_library, random_tiles
+
 from tilelib import ledger, spent
 from tilelib.db import atomic, connect
 from tilelib.errors import NotALibrary, RowsNotStored, SchemaMismatch, SchemaTooNew

@@ -6,17 +6,16 @@ and as a copy dated 2099-01-01 (not over: solutions and the manifest stay secret
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import httpx
 import pytest
-
 from pg_support import query_runs
-from referee.board import build_board
-from referee.judge import OFF_FRONTIER, Judge
 from referee_support import board21
 from serve_support import serving
+
+from referee.board import build_board
+from referee.judge import OFF_FRONTIER, Judge
 from tilelib.store import Library
 
 DAY, FUTURE = "2026-11-29", "2099-01-01"
@@ -322,7 +321,7 @@ def test_leaderboard_and_analyzer(server, files):
     board = server.get(f"/days/{FUTURE}/leaderboard").json()["runs"]
     ranks = [r["run"] for r in board if r["run"] in (a, b)]
     assert ranks == [a, b]
-    assert all(x["reward"] >= y["reward"] for x, y in zip(board, board[1:]))
+    assert all(x["reward"] >= y["reward"] for x, y in zip(board, board[1:], strict=True))
 
 
 def test_openapi_docs_and_the_page_are_served(server):

@@ -8,7 +8,6 @@ import json
 import socket
 
 import pytest
-
 from cli_support import run_tiles
 from serve_support import board21_day, free_port
 

@@ -15,7 +15,6 @@ import time
 
 import httpx
 import pytest
-
 from serve_support import chromium, daily_g61, serving, wait_in_page
 
 DAY = "2026-11-29"

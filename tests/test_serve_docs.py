@@ -10,7 +10,6 @@ from html.parser import HTMLParser
 
 import httpx
 import pytest
-
 from serve_support import board21_day, serving
 
 

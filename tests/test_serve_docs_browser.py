@@ -8,10 +8,8 @@ locally and fails under CI (CI=true), as ``tests/test_serve_browser.py`` does.
 
 from __future__ import annotations
 
-
 import httpx
 import pytest
-
 from serve_support import board21_day, chromium, serving, wait_in_page
 
 DAY = "2026-11-29"

@@ -20,12 +20,12 @@ from dataclasses import replace
 
 import pytest
 import schemathesis
+from referee_support import board21
 from schemathesis import Config
 from schemathesis.engine import Status, events, from_schema
-
-from referee_support import board21
-from players.client import Client
 from serve_support import serving
+
+from players.client import Client
 
 DAY, FUTURE = "2026-11-29", "2099-01-01"
 SEED = 20261129

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-
 from serve_support import board21_day, serving
 
 DAY = "2026-11-29"

@@ -9,7 +9,6 @@ import time
 
 import httpx
 import pytest
-
 from serve_support import board21_day, serving
 
 DAY = "2026-11-29"

@@ -11,9 +11,9 @@ import time
 
 import httpx
 import pytest
+from serve_support import board21_day, serving
 
 from players.client import Client
-from serve_support import board21_day, serving
 
 DAY = "2026-11-29"
 

@@ -21,7 +21,6 @@ from pathlib import Path
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-
 from serve_support import board21_day, service_process, serving, worker_pids
 
 DAY = "2026-11-29"
@@ -150,7 +149,7 @@ def test_json_access_log_has_one_line_per_request(served):
     sizes = [len(httpx.get(base + p, timeout=30).content) for p in paths]
     time.sleep(0.2)
     lines = access_lines(log)
-    for p, size in zip(paths, sizes):
+    for p, size in zip(paths, sizes, strict=True):
         mine = [ln for ln in lines if ln["path"] == p]
         assert len(mine) == 1, mine
         (ln,) = mine

@@ -12,7 +12,6 @@ from dataclasses import replace
 
 import httpx
 import pytest
-
 from referee_support import board21
 from serve_support import serving
 

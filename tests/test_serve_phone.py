@@ -21,7 +21,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from serve_support import chromium, daily_g61, serving, wait_in_page
 
 DAY = "2026-11-29"
@@ -170,7 +169,8 @@ def assert_cells_fit(page, w):
     room = page.evaluate("document.getElementById('tilepanel').clientWidth")
     want = max(16, min(44, (room - 4 - (n - 1)) // n))
     cells = page.evaluate("""[...document.querySelectorAll('#grid .c')].map(c => {
-        const r = c.getBoundingClientRect(); return [r.width, r.height, parseFloat(getComputedStyle(c).fontSize)]; })""")
+        const r = c.getBoundingClientRect(); return [r.width, r.height, parseFloat(getComputedStyle(c).fontSize)];
+        })""")
     assert len(cells) == n * n
     for cw, ch, font in cells:
         assert abs(cw - want) < 0.6 and abs(ch - want) < 0.6, (n, w, cw, ch, want)
@@ -255,7 +255,10 @@ def fingers(cdp, start, end, steps=10):
         touches(
             cdp,
             "touchMove",
-            [(a[0] + (b[0] - a[0]) * i / steps, a[1] + (b[1] - a[1]) * i / steps) for a, b in zip(start, end)],
+            [
+                (a[0] + (b[0] - a[0]) * i / steps, a[1] + (b[1] - a[1]) * i / steps)
+                for a, b in zip(start, end, strict=True)
+            ],
         )
     touches(cdp, "touchEnd", [])
 
@@ -270,7 +273,7 @@ def fill_by_taps(page, tile, cells):
     """Tap each empty cell of the open puzzle once for a 0, twice for a 1, as ``cells`` says (a '.'
     left alone)."""
     puzzle = page.evaluate("tilesPlay.state.puzzle.puzzle")
-    for i, (given, want) in enumerate(zip(puzzle, cells)):
+    for i, (given, want) in enumerate(zip(puzzle, cells, strict=True)):
         if given != "." or want == ".":
             continue
         sel = f"#grid .c:nth-child({i + 1})"

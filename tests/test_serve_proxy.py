@@ -22,13 +22,13 @@ import time
 
 import httpx
 import pytest
-
 from pg_support import query_runs
+from serve_support import NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process, start_players
+
 from players.client import Client
+from players.sessions import HttpSession
 from referee.service.runs import read_scores
 from referee.service.worker import ServeOptions
-from players.sessions import HttpSession
-from serve_support import NGINX_SITE, judged_day, nginx_proxy, replayed, self_signed, service_process, start_players
 from tilelib.errors import Unreachable
 
 DAY = "2026-12-02"

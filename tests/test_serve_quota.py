@@ -13,10 +13,10 @@ import time
 
 import httpx
 import pytest
+from serve_support import board21_day, service_process
 
 from referee.runsdb import opened
 from referee.service.quota import NO_QUOTAS, SHARDS, Quotas, charge, retry_after, sweep, window_of
-from serve_support import board21_day, service_process
 from tilelib.errors import RateLimited
 
 T0 = 1_800_000_000.0  # a window boundary for every window used here (divisible by 60 and by 2)

@@ -9,7 +9,6 @@ import threading
 
 import httpx
 import pytest
-
 from pg_support import query_runs
 from serve_support import board21_day, service_process
 

@@ -10,16 +10,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from cli_support import run_tiles
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from referee_support import board21
 
 from packers.packing import Packing
 from referee.board import CheckFailed
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.boards import DayBoard, frontier, load_manifest, puzzle_view
-from referee_support import board21
 from tilelib.errors import BadInput
 from tilelib.store import Library
-from cli_support import run_tiles
 
 
 @pytest.fixture(scope="module")

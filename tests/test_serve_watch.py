@@ -10,10 +10,10 @@ import time
 
 import httpx
 import pytest
-
 from cli_support import run_tiles
-from daily.build import BuildOptions, build
 from serve_support import service_process
+
+from daily.build import BuildOptions, build
 
 SEED = bytes.fromhex("ce" * 32)
 

@@ -13,13 +13,13 @@ import time
 
 import httpx
 import pytest
-
 from cli_support import run_tiles
 from pg_support import query_runs
+from serve_support import judged_day, replayed, service_process, start_players, worker_pids
+
 from players import agents
 from players.client import Client
 from players.sessions import HttpSession
-from serve_support import judged_day, replayed, service_process, start_players, worker_pids
 
 DAY = "2026-11-30"
 AGENTS = 8

@@ -9,13 +9,14 @@ import sqlite3
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from remote.delta import current_mark, make_delta, pending, read_mark, write_mark
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from remote_support import make_library
 from support import random_solution
-from tilelib import spent
+
 from referee.checks import check_connection
+from remote.delta import current_mark, make_delta, pending, read_mark, write_mark
+from tilelib import spent
 from tilelib.errors import BadInput, CorruptLibrary
 from tilelib.merge import fingerprint, merge_file
 from tilelib.spent import Reuse, SpentRow

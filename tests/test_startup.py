@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.report import parse_puzzle
 from tilelib.bits import Puzzle
@@ -146,6 +147,7 @@ def test_main_registers_the_commands_once_per_process():
     must not register every command again: the app grew by one copy per call, and each call
     rebuilt all copies (0.75 s per call after 120 calls)."""
     from cli_support import run_tiles
+
     from tiles_cli.app import app
 
     assert run_tiles("solve", "--givens", "." * 36).returncode == 0

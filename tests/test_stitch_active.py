@@ -53,7 +53,7 @@ def _same_index(a: MemoryIndex, b: MemoryIndex, rng) -> None:
         for _ in range(30):
             e = sa.OE[int(rng.integers(0, sa.size))] if sa.size else [0, 0, 0, 0]
             masks = [int(rng.choice([0, full, int(rng.integers(0, full + 1))])) for _ in range(4)]
-            c = Constraint(n, tuple(masks), tuple(int(v) & m for v, m in zip(e, masks)))
+            c = Constraint(n, tuple(masks), tuple(int(v) & m for v, m in zip(e, masks, strict=True)))
             assert sa.lookup(c, False).tolist() == sb.lookup(c, False).tolist()
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packers import make_packing
 from packers.packing import adjacency

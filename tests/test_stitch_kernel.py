@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from packers import make_packing
 from packers.packing import adjacency
 from stitcher import _core
+from stitcher import index as index_module
 from stitcher.board import Board, PyBoard, SeamConflict
 from stitcher.check import ForwardCheck, PyForwardCheck
-from stitcher import index as index_module
 from stitcher.index import MemoryIndex
 from stitcher.place import choose
 from stitcher.small import solutions_edges
@@ -141,7 +141,7 @@ def random_constraint(rng, idx: MemoryIndex, n: int) -> Constraint:
         e = si.OE[int(rng.integers(0, si.size))]
     else:
         e = rng.integers(0, full + 1, size=4)
-    return Constraint(n, tuple(masks), tuple(int(v) & m for v, m in zip(e, masks)))
+    return Constraint(n, tuple(masks), tuple(int(v) & m for v, m in zip(e, masks, strict=True)))
 
 
 @SETTINGS

@@ -7,22 +7,24 @@ is an exact count.
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 import stitcher.drain as drain_mod
-import importlib
 
 run_mod = importlib.import_module("stitcher.run")  # where the run calls joint_complete
+from engine.windows import NONE, Windows
+from engine.windows import solve as solve_windows
 from packers.packing import Packing, validate_packing
 from stitcher.board import Board, SeamConflict
 from stitcher.drain import NOFIT, NofitSet, drain_misses, generate
 from stitcher.fallback import split_square
-from stitcher.order import placement_order
-from engine.windows import NONE, Windows, solve as solve_windows
 from stitcher.joint import joint_complete
+from stitcher.order import placement_order
 from stitcher.repair import repair_together
 from stitcher.stitch import Drain, StitchError, StitchOptions, open_run, stitch
 from tilelib import ledger
@@ -99,7 +101,7 @@ def test_repeated_miss_is_one_row_with_a_counter(lib):
     rows2 = lib.conn.execute("SELECT id, count FROM misses").fetchall()
     assert first.placements == second.placements
     assert [i for i, _ in rows1] == [i for i, _ in rows2]
-    assert all(c2 == c1 + 1 for (_, c1), (_, c2) in zip(rows1, rows2))
+    assert all(c2 == c1 + 1 for (_, c1), (_, c2) in zip(rows1, rows2, strict=True))
     validate_packing(second.packing, 10)
 
 
@@ -312,8 +314,10 @@ def test_nofit_set_agrees_with_the_ledger_rule(tmp_path_factory, data):
             t = data.draw(hst.integers(0, 15))
             extra = _constraint(data, n)
             img = push_forward(c, t)
-            masks = tuple(a | b for a, b in zip(img.masks, extra.masks))
-            values = tuple((v | (ev & ~m)) & mm for v, ev, m, mm in zip(img.values, extra.values, img.masks, masks))
+            masks = tuple(a | b for a, b in zip(img.masks, extra.masks, strict=True))
+            values = tuple(
+                (v | (ev & ~m)) & mm for v, ev, m, mm in zip(img.values, extra.values, img.masks, masks, strict=True)
+            )
             harder = Constraint(n, masks, values)
             assert ns.settled(harder)
             questions.append(harder)
@@ -412,7 +416,7 @@ def test_joint_line_precheck_is_the_brute_force_rule(seed, density):
     lines = [[int(b) for b in f"{v:0{n}b}"] for v in valid_lines(n)]
 
     def ok(vs, ks):
-        return any(all(not k or l[i] == v for i, (v, k) in enumerate(zip(vs, ks))) for l in lines)
+        return any(all(not k or l[i] == v for i, (v, k) in enumerate(zip(vs, ks, strict=True))) for l in lines)
 
     V, K = values[1:7, 1:7], known[1:7, 1:7]
     brute = all(ok(V[r], K[r]) and ok(V[:, r], K[:, r]) for r in range(n))

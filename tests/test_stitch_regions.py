@@ -14,13 +14,13 @@ from hypothesis import strategies as hst
 
 from daily.build import BuildOptions, build
 from packers import make_packing
+from packers.packing import adjacency, validate_packing
 from referee.manifest import from_json
 from referee.verify import verify
 from stitcher import regions
 from stitcher.journal import LogJournal, SqlJournal, replay
 from stitcher.order import bfs_distance, placement_order
 from stitcher.stitch import stitch
-from packers.packing import adjacency, validate_packing
 from tilelib import ledger
 from tilelib.constraint import Constraint
 from tilelib.rng import Stream

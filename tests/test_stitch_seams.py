@@ -18,9 +18,8 @@ from packers import PACKERS, make_packing
 from packers.packing import Packing, validate_packing
 from stitcher.index import MemoryIndex, SqlIndex
 from stitcher.stitch import stitch
-from tilelib import ledger
-from tilelib.rules import violations
 from tilelib.rng import Stream
+from tilelib.rules import violations
 from tilelib.store import Library
 
 
@@ -35,7 +34,7 @@ def rebuild(result, lib) -> tuple[np.ndarray, int]:
     G = result.packing.G
     board = np.full((G, G), -1, dtype=np.int16)
     holders = np.zeros((G, G), dtype=np.int16)
-    for (x0, y0, s), (h, t) in zip(result.packing.squares, result.placements):
+    for (x0, y0, s), (h, t) in zip(result.packing.squares, result.placements, strict=True):
         n = s + 1
         tile = lib.get_oriented(h, t)
         assert tile.n == n
@@ -161,6 +160,7 @@ def pin_library(path) -> Library:
     """A warm library without CP-SAT: every 23rd valid 6×6 grid in enumeration order, all cells
     given (m = 1); no n = 8 tile, so the 7-squares miss and fall back."""
     from support import all_grids
+
     from tilelib.tile import Tile
 
     lib = Library.create(path)

@@ -1,7 +1,8 @@
 """The fair rule's stock (issue 31; tilelib/stock.py): unspent rows and solutions per n >= 10, per
 edge class, what each night drew and made, nights left.
 
-Two fresh G=61 nights on one library, with tiles generated between them. The report's counts equal this file's own count, made
+Two fresh G=61 nights on one library, with tiles generated between them. The report's counts equal this file's own
+count, made
 with sqlite3 and test_spent_ledger's own solution hash and its own reading of the seam-mask
 shapes; the cache beside the library, refreshed after new tiles and a merge's spent rows,
 equals a full scan; a cache of another library or a damaged one is not trusted; what a night
@@ -17,10 +18,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
-
 from cli_support import run_tiles
+from hypothesis import given
+from hypothesis import strategies as st
 from test_spent_ledger import own_hash
+
 from tilelib import stock
 from tilelib.bits import from_blob
 
@@ -128,7 +130,7 @@ def test_what_a_night_drew_and_made_adds_up_to_its_fresh_tiles_and_sets_the_rate
     recs = dict(stock.nights(conn))
     conn.close()
     assert set(recs) == set(DAYS)
-    for day, summary in zip(DAYS, nights["summaries"]):
+    for day, summary in zip(DAYS, nights["summaries"], strict=True):
         per_n = summary["fairness"]["per_n"]
         for n, d in per_n.items():
             assert d["drawn"] + d["made"] == d["fresh"]

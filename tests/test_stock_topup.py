@@ -14,11 +14,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
-
 from cli_support import run_tiles
-from generator import topup
+from hypothesis import given
+from hypothesis import strategies as st
 from test_stock import SECRET, _own_count, nights  # noqa: F401  (the module's two nights)
+
+from generator import topup
 from tilelib import stock
 
 SEED = "5e" * 32

@@ -4,8 +4,8 @@ import sqlite3
 
 import numpy as np
 import pytest
-
 from support import random_givens, random_solution
+
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, SchemaTooNew, UnknownTile
 from tilelib.store import SCHEMA_VERSION, Library
 from tilelib.symmetry import TRANSFORMS

@@ -1,7 +1,8 @@
 """tilelib._sym (C) against the numpy reference: every transform of random BLOBs, and the canonical t."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tilelib import _sym, bits
 from tilelib.tile import Tile, canonical_transform_py, grid_image, grid_image_py

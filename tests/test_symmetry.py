@@ -1,7 +1,8 @@
 """FORMAT §3: the 16 transforms form a group, and the edge and side maps agree with the grids."""
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tilelib import bits
 from tilelib.symmetry import (

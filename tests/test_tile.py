@@ -4,9 +4,10 @@ import hashlib
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
-
+from hypothesis import given
+from hypothesis import strategies as st
 from support import all_grids, random_givens, random_solution, tile_with_alts
+
 from tilelib import bits
 from tilelib.bits import Puzzle
 from tilelib.symmetry import TRANSFORMS, apply_grid, compose, inverse

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.make import GenParams, make_tile
 from stitcher.stitch import StitchError, stitch
@@ -22,8 +23,8 @@ from tilelib import ledger
 from tilelib.constraint import Constraint
 from tilelib.db import atomic, connect, statements
 from tilelib.rng import Stream
-from tilelib.spent import SpentRow
 from tilelib.schema import shipped_sql as schema_sql
+from tilelib.spent import SpentRow
 from tilelib.store import Library
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,12 +12,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from cli_support import run_tiles
 
 from daily.build import BuildOptions, build
 from daily.replay import ReplayImpossible, first_difference, replay
 from referee.board import CheckFailed
 from referee.manifest import from_json, load
-from cli_support import run_tiles
 from remote.backend import open_backend
 from tilelib import ledger
 from tilelib.errors import CorruptLibrary, RemoteError, exit_code

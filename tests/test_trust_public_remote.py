@@ -9,17 +9,17 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from cli_support import run_tiles
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from cli_support import run_tiles
+from remote_support import add_tiles, file_digest, make_library, tile_hashes
+from test_trust_remote import upload_tampered
 
 from remote.backend import open_backend
 from remote.http import ReadOnlyRemote
 from remote.sync import pull, push
-from remote_support import add_tiles, file_digest, make_library, tile_hashes
-from test_trust_remote import upload_tampered
 from tilelib.errors import exit_code
 
 

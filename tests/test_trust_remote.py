@@ -15,12 +15,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from cli_support import run_tiles
-from remote.backend import open_backend
-from remote.sync import BadSnapshot, pull, push, read_watermark
 from remote_support import add_tiles, make_library, tile_hashes
 from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
+
+from remote.backend import open_backend
+from remote.sync import BadSnapshot, pull, push, read_watermark
 from tilelib.errors import CorruptLibrary, HashMismatch, SchemaMismatch
 from tilelib.store import Library
 

@@ -18,12 +18,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from cli_support import run_tiles
+from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
+
 from daily.build import BuildOptions, build
 from remote.backend import SNAPSHOT_DIR, open_backend
 from remote.sync import pull, push
-from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
 from tilelib.schema import schema_problems
 
 SEED = bytes.fromhex("5c4e" * 16)

@@ -17,21 +17,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_brute import brute_solutions
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_cpsat_rules import _layout
 
 from engine.completion import DECIDED_C, DECIDED_CPSAT, cpsat_model, decide
 from engine.count import c_kernel
 from engine.cpsat import INFEASIBLE
 from engine.windows import FOUND, NONE, UNDECIDED, Windows, seed_of, solve
-from engine_brute import brute_solutions
 from generator.complete import side_cells
 from generator.solution import random_solution
 from stitcher.joint import joint_problem
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
 from tilelib.rules import valid_lines, violations
-from test_cpsat_rules import _layout
 
 JOINT = Path(__file__).parent / "data" / "joint_protos.json"
 
@@ -48,7 +48,7 @@ def lines_valid(grid: np.ndarray) -> bool:
 
 def check_answer(problem: Windows, grids) -> None:
     """Every window of a found answer obeys its rules, keeps the known cells, avoids its exclusions."""
-    for k, ((x, y, n, d), g) in enumerate(zip(problem.windows, grids)):
+    for k, ((x, y, n, d), g) in enumerate(zip(problem.windows, grids, strict=True)):
         assert (violations(g) == []) if d else lines_valid(g), (k, g)
         kn = problem.known[y : y + n, x : x + n] == 1
         assert (g[kn] == problem.values[y : y + n, x : x + n][kn]).all()

@@ -58,7 +58,7 @@ def feature_problems(tile: Tile) -> list[str]:
             out.append(f"alternative {i} breaks the rules ({violations(alt)[0]})")
         if ((alt != sol) & (giv == 1)).any():
             out.append(f"alternative {i} contradicts a given")
-        diff = sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(alt), tile.edges)) if a != b)
+        diff = sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(alt), tile.edges, strict=True)) if a != b)
         if sides[i] != diff:
             out.append(f"alt_sides nibble {i} is {sides[i]}, edges differ on {diff}")
         if not diff & tile.seam_mask:

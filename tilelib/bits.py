@@ -147,7 +147,7 @@ class Puzzle:
     known: np.ndarray
 
     @staticmethod
-    def parse(text: str) -> "Puzzle":
+    def parse(text: str) -> Puzzle:
         """Parse a puzzle string; n is inferred from its length. Raise BadInput if malformed."""
         import numpy as np
 
@@ -158,7 +158,7 @@ class Puzzle:
         return Puzzle(n, values, known)
 
     @staticmethod
-    def from_grid(grid: np.ndarray, known: np.ndarray | None = None) -> "Puzzle":
+    def from_grid(grid: np.ndarray, known: np.ndarray | None = None) -> Puzzle:
         """Puzzle showing ``grid`` where ``known`` is 1 (all cells when known is None)."""
         import numpy as np
 

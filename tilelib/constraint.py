@@ -31,14 +31,14 @@ class Constraint:
 
     def __post_init__(self) -> None:
         full = (1 << self.n) - 1
-        for m, v in zip(self.masks, self.values):
+        for m, v in zip(self.masks, self.values, strict=True):
             if m & ~full or v & ~m:
                 raise ValueError("constraint values must lie inside their n-bit masks")
 
     @staticmethod
     def sides(
         n: int, top: int | None = None, right: int | None = None, bottom: int | None = None, left: int | None = None
-    ) -> "Constraint":
+    ) -> Constraint:
         """Whole sides given as ints (None = unconstrained)."""
         full = (1 << n) - 1
         vals = (top, right, bottom, left)
@@ -60,13 +60,13 @@ class Constraint:
 
     def matches(self, edges: tuple[int, int, int, int]) -> bool:
         """True if a tile with these (oriented) edges satisfies the constraint."""
-        return all((e & m) == v for e, m, v in zip(edges, self.masks, self.values))
+        return all((e & m) == v for e, m, v in zip(edges, self.masks, self.values, strict=True))
 
-    def contains(self, other: "Constraint") -> bool:
+    def contains(self, other: Constraint) -> bool:
         """True if every cell ``other`` fixes is fixed here to the same value (self is at least as hard)."""
         return self.n == other.n and all(
             (m & om) == om and (v & om) == ov
-            for m, v, om, ov in zip(self.masks, self.values, other.masks, other.values)
+            for m, v, om, ov in zip(self.masks, self.values, other.masks, other.values, strict=True)
         )
 
 
@@ -91,7 +91,7 @@ def push_forward(c: Constraint, t: int) -> Constraint:
 
 def canonical_constraint(c: Constraint) -> tuple[Constraint, int]:
     """(representative, t) with representative = push_forward(c, t), smallest key (ties: smallest t)."""
-    best = min(((push_forward(c, t).key(), t) for t in TRANSFORMS))
+    best = min((push_forward(c, t).key(), t) for t in TRANSFORMS)
     return push_forward(c, best[1]), best[1]
 
 
@@ -106,5 +106,5 @@ def window_constraint(values: np.ndarray, known: np.ndarray, x0: int, y0: int, n
     lines_v = (win_v[0, :], win_v[:, -1], win_v[-1, :], win_v[:, 0])
     lines_k = (win_k[0, :], win_k[:, -1], win_k[-1, :], win_k[:, 0])
     masks = tuple(bits.line_int(k) for k in lines_k)
-    vals = tuple(bits.line_int(v & k) for v, k in zip(lines_v, lines_k))
+    vals = tuple(bits.line_int(v & k) for v, k in zip(lines_v, lines_k, strict=True))
     return Constraint(n, masks, vals)

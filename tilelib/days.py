@@ -26,7 +26,7 @@ def check_day(day: Any, what: str = "date") -> str:
 
 def today() -> str:
     """Today's ISO date, UTC."""
-    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+    return dt.datetime.now(dt.UTC).date().isoformat()
 
 
 def seed_commit(seed: bytes) -> str:

@@ -28,9 +28,9 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import urllib.parse
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 _names = itertools.count()
 

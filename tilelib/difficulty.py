@@ -65,13 +65,13 @@ class Profile:
 
     def allowed(self, n: int) -> frozenset[int]:
         """Levels with a positive share for side n."""
-        return frozenset(lv for lv, s in zip(LEVELS, self.of(n)) if s > 0)
+        return frozenset(lv for lv, s in zip(LEVELS, self.of(n), strict=True) if s > 0)
 
     def draw(self, n: int, stream: Stream) -> int:
         """A level for one square of side n, drawn with the profile's shares (32-bit resolution)."""
         u = int.from_bytes(stream.bytes(4), "big") / 2**32
         acc = 0.0
-        levels = [lv for lv, s in zip(LEVELS, self.of(n)) if s > 0]
+        levels = [lv for lv, s in zip(LEVELS, self.of(n), strict=True) if s > 0]
         for lv in levels:
             acc += self.of(n)[lv - 1]
             if u < acc:
@@ -80,7 +80,9 @@ class Profile:
 
     def to_json(self) -> dict:
         """The manifest form: {"6": {"2": 0.25, ...}, ...}, zero shares left out."""
-        return {str(n): {str(lv): round(s, 6) for lv, s in zip(LEVELS, v) if s > 0} for n, v in self.shares}
+        return {
+            str(n): {str(lv): round(s, 6) for lv, s in zip(LEVELS, v, strict=True) if s > 0} for n, v in self.shares
+        }
 
 
 def _table(obj, what: str) -> tuple[float, ...]:

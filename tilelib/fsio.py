@@ -21,9 +21,9 @@ import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from tilelib.errors import BadInput
 

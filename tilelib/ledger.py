@@ -15,8 +15,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from tilelib.db import atomic
 from tilelib.constraint import Constraint, canonical_constraint, push_forward
+from tilelib.db import atomic
 from tilelib.errors import BadInput, RowsNotStored
 from tilelib.symmetry import TRANSFORMS
 

@@ -17,13 +17,13 @@ condition falls back to a bit test.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Mapping
+from collections.abc import Mapping
+from functools import cache, lru_cache
 
+from tilelib.bits import reverse_bits
 from tilelib.constraint import Constraint, pull_back
 from tilelib.errors import BadInput
 from tilelib.rules import valid_lines
-from tilelib.bits import reverse_bits
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_side_mask
 
 SIDE_COLUMNS = ("top", "right", "bottom", "left")
@@ -104,7 +104,7 @@ def _whole_side_sql(n: int, side_bits: int, filter_shape: tuple, with_seam: bool
     return " UNION ALL ".join(parts) + " ORDER BY hash, t"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reversed_table(n: int) -> list[int]:
     return [reverse_bits(v, n) for v in range(1 << n)]
 

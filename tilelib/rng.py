@@ -13,7 +13,8 @@ modulo bias), floats from 53 bits.
 from __future__ import annotations
 
 import hashlib
-from typing import MutableSequence, Sequence, TypeVar
+from collections.abc import MutableSequence, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -39,7 +40,7 @@ class Stream:
         self.block = b""
         self.pos = 0
 
-    def child(self, label: str) -> "Stream":
+    def child(self, label: str) -> Stream:
         """An independent stream for a sub-task: same seed, label extended with ``/label``."""
         return Stream(self.seed, f"{self.label}/{label}" if self.label else label)
 

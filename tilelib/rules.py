@@ -9,7 +9,7 @@ edge of a valid tile (balanced, no three equal in a row).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def first_violation(grid: np.ndarray) -> Violation | None:
     return v[0] if v else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def valid_lines(n: int) -> tuple[int, ...]:
     """All valid n-bit lines (balanced, no three equal in a row), ascending.
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from tilelib.db import atomic, connect, statements
@@ -139,13 +139,13 @@ def _reference(script: str) -> dict[str, SchemaObject]:
         conn.close()
 
 
-@lru_cache(maxsize=None)
+@cache
 def shipped(version: int) -> dict[str, SchemaObject]:
     """The objects a library of ``version`` holds (without the sync bookkeeping)."""
     return _reference("\n".join(version_statements(version)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def sync_objects() -> dict[str, SchemaObject]:
     """The sync bookkeeping's objects (``SYNC_SCHEMA``)."""
     base = shipped(SCHEMA_VERSION)

@@ -26,9 +26,9 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable
 
 from tilelib.db import rows_by_hash
 from tilelib.errors import BadInput, RowsNotStored
@@ -44,7 +44,7 @@ class Reuse(Enum):
     ANY = "any"  # as before the rule: any library tile may be placed
 
     @classmethod
-    def parse(cls, value: "Reuse | str | None", what: str = "--reuse") -> "Reuse":
+    def parse(cls, value: Reuse | str | None, what: str = "--reuse") -> Reuse:
         """The policy named by ``value`` (None: the default, fresh); BadInput naming the choices."""
         if value is None:
             return cls.FRESH

@@ -80,7 +80,7 @@ class StockSet:
     spent_last: int  # largest spent rowid read
 
     @staticmethod
-    def empty() -> "StockSet":
+    def empty() -> StockSet:
         return StockSet(
             {n: np.zeros(0, _KEY) for n in HELD},
             {n: np.zeros(0, np.uint8) for n in HELD},
@@ -148,7 +148,7 @@ def _add_spent(st: StockSet, keys: np.ndarray) -> None:
     for n in HELD:
         lo = np.searchsorted(st.keys[n], new, side="left")
         hi = np.searchsorted(st.keys[n], new, side="right")
-        for a, b in zip(lo[hi > lo].tolist(), hi[hi > lo].tolist()):
+        for a, b in zip(lo[hi > lo].tolist(), hi[hi > lo].tolist(), strict=True):
             st.gone[n][a:b] = True
 
 
@@ -265,7 +265,7 @@ def counts(st: StockSet) -> dict[int, dict]:
             "rows": int(len(keys)),
             "unspent": int(free.sum()),
             "solutions": int(len(fk) and 1 + np.count_nonzero(fk[1:] != fk[:-1])),
-            "per_class": {c: int(v) for c, v in zip(CLASSES, per_class)},
+            "per_class": {c: int(v) for c, v in zip(CLASSES, per_class, strict=True)},
         }
     return out
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
-
-from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, RowsNotStored, UnknownTile
 from tilelib.db import atomic, connect, rows_by_hash
+from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, RowsNotStored, UnknownTile
 from tilelib.fsio import check_placeable
 from tilelib.schema import SCHEMA_VERSION, check_schema, version_statements
 from tilelib.spent import count as spent_count
@@ -145,7 +144,7 @@ class Library:
     # ------------------------------------------------------------ open / create
 
     @classmethod
-    def create(cls, path: str | Path) -> "Library":
+    def create(cls, path: str | Path) -> Library:
         """Create a new library file (or open it if it already is one)."""
         p = check_path(path)
         if p.exists() and p.stat().st_size > 0:
@@ -160,7 +159,7 @@ class Library:
         return cls(p, conn)
 
     @classmethod
-    def open(cls, path: str | Path, *, create: bool = False) -> "Library":
+    def open(cls, path: str | Path, *, create: bool = False) -> Library:
         """Open an existing library; raise a clear LibraryError if it is not one we can use."""
         p = check_path(path)
         if not p.exists() or p.stat().st_size == 0:
@@ -186,7 +185,7 @@ class Library:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "Library":
+    def __enter__(self) -> Library:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -261,7 +260,7 @@ class Library:
         row = cur.fetchone()
         if row is None:
             raise UnknownTile(f"no tile with hash {hash_} in {self.path}")
-        return row_to_tile(dict(zip(TILE_COLUMNS, row)))
+        return row_to_tile(dict(zip(TILE_COLUMNS, row, strict=True)))
 
     def get_many(self, hashes) -> dict[str, Tile]:
         """{hash: canonical tile} of the distinct ``hashes`` present (absent ones are left out;
@@ -269,7 +268,7 @@ class Library:
         ~20k tiles cost 0.4 s where 20k ``get`` calls cost 0.7 s on a 921 MB library."""
         out: dict[str, Tile] = {}
         for row in rows_by_hash(self.conn, TILE_COLUMNS, {h.lower() for h in hashes}):
-            d = dict(zip(TILE_COLUMNS, row))
+            d = dict(zip(TILE_COLUMNS, row, strict=True))
             out[d["hash"]] = row_to_tile(d)
         return out
 
@@ -290,7 +289,7 @@ class Library:
         cur = self.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles ORDER BY hash")
         while rows := cur.fetchmany(batch):
             for r in rows:
-                yield dict(zip(TILE_COLUMNS, r))
+                yield dict(zip(TILE_COLUMNS, r, strict=True))
 
     def stats(self) -> dict:
         """Counts per n, per m and per ladder level, plus misses, manifests and file size."""

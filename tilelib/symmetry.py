@@ -69,7 +69,7 @@ def _geometry_lists(g: list[list[int]], t: int) -> list[list[int]]:
     if f:
         g = [row[::-1] for row in g]
     for _ in range(r):
-        g = [list(col) for col in zip(*g[::-1])]  # g'[i][j] = g[n-1-j][i]
+        g = [list(col) for col in zip(*g[::-1], strict=True)]  # g'[i][j] = g[n-1-j][i]
     return g
 
 

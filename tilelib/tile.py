@@ -78,7 +78,7 @@ class Tile:
     @staticmethod
     def from_grids(
         solution: np.ndarray, givens: np.ndarray, seam_mask: int = 0, features: Features | None = None
-    ) -> "Tile":
+    ) -> Tile:
         import numpy as np
 
         sol = np.asarray(solution, dtype=np.uint8)
@@ -122,7 +122,7 @@ class Tile:
 
     # ------------------------------------------------------------ symmetry
 
-    def transform(self, t: int) -> "Tile":
+    def transform(self, t: int) -> Tile:
         """This tile under transform t (FORMAT §3), every field carried along."""
         if t == 0:
             return self
@@ -155,12 +155,12 @@ class Tile:
             return _sym.canonical(self.n, self.solution, self.givens, seam_images(self.seam_mask))
         return canonical_transform_py(self)
 
-    def canonical(self) -> tuple["Tile", int]:
+    def canonical(self) -> tuple[Tile, int]:
         """(canonical tile, t) with canonical = self.transform(t); computed once per tile."""
         return self._canonical_pair
 
     @cached_property
-    def _canonical_pair(self) -> tuple["Tile", int]:
+    def _canonical_pair(self) -> tuple[Tile, int]:
         t = self.canonical_transform()
         return self.transform(t), t
 

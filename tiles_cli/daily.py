@@ -67,7 +67,8 @@ def build(
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
     Off a terminal (cron), the stitch logs a progress line at most every 15 s."""
-    from daily.build import BuildOptions, build as run_build
+    from daily.build import BuildOptions
+    from daily.build import build as run_build
     from daily.observe import ProgressLog
     from daily.seed import SECRET_ENV, day_seed, parse_day
     from tilelib.rng import seed_from_hex

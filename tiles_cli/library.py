@@ -7,9 +7,9 @@ from pathlib import Path
 
 import typer
 
+from tilelib.errors import VerificationFailed
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
-from tilelib.errors import VerificationFailed
 
 library_app = typer.Typer(help="The tile library: create, inspect, verify, sync, generate.", no_args_is_help=True)
 

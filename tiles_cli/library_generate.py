@@ -9,15 +9,14 @@ whatever ``--workers`` is. Without ``--seed`` a fresh one is drawn and printed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
+from tilelib.errors import BadInput
 from tiles_cli.daily import DEFAULT_PROFILE
 from tiles_cli.library import library_app
 from tiles_cli.options import LibraryOpt
 from tiles_cli.progress import progress
-from tilelib.errors import BadInput
 
 
 def register(app: typer.Typer) -> None:
@@ -30,8 +29,8 @@ MAX_COUNT = 10_000_000  # one run's tiles; a year of libraries is ~2M
 
 @library_app.command("generate")
 def generate_command(
-    n: Optional[int] = typer.Option(None, "--n", help="Tile side: 6, 8, 10, 12, 14 or 16."),
-    count: Optional[int] = typer.Option(None, "--count", help="How many tiles to generate."),
+    n: int | None = typer.Option(None, "--n", help="Tile side: 6, 8, 10, 12, 14 or 16."),
+    count: int | None = typer.Option(None, "--count", help="How many tiles to generate."),
     stock: bool = typer.Option(
         False,
         "--stock",
@@ -49,11 +48,11 @@ def generate_command(
     seam_mask: int = typer.Option(
         0, "--seam-mask", help="Sides assumed known when thinning: top 1, right 2, bottom 4, left 8."
     ),
-    m_max: Optional[int] = typer.Option(
+    m_max: int | None = typer.Option(
         None, "--m-max", help="Most solutions a tile's own givens may allow (default by n: 2, 3 or 4)."
     ),
     workers: int = typer.Option(1, "--workers", help="Worker processes (the output does not depend on it)."),
-    seed: Optional[str] = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
+    seed: str | None = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
     min_ladder: int = typer.Option(0, "--min-ladder", help="Reject tiles whose ladder level is below this (0..5)."),
     max_ladder: int = typer.Option(
         LADDER_TOP, "--max-ladder", help="Reject tiles whose ladder level is above this (0..5)."

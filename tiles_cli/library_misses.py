@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
+from tilelib.errors import BadInput
 from tiles_cli.library import library_app
 from tiles_cli.options import LibraryOpt
-from tilelib.errors import BadInput
 
 
 def register(app: typer.Typer) -> None:
@@ -42,21 +41,21 @@ def misses_cmd(
 @library_app.command("drain")
 def drain_cmd(
     library: Path = LibraryOpt,
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Drain at most N misses."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Drain at most N misses."),
     workers: int = typer.Option(
         1, "--workers", min=1, max=64, help="Solver processes (the tiles made do not depend on it)."
     ),
-    seed: Optional[str] = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
-    remote: Optional[str] = typer.Option(
+    seed: str | None = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
+    remote: str | None = typer.Option(
         None, "--remote", envvar="TILES_REMOTE", help="Push every --batch misses and at the end."
     ),
     batch: int = typer.Option(200, "--batch", min=1, help="Misses between pushes."),
 ) -> None:
     """Make tiles for the open misses (CP-SAT completion, thinning) or prove them nofit."""
+    from generator.batch import new_seed
     from remote.backend import open_backend
     from remote.sync import push
     from stitcher.refresh import drain_open
-    from generator.batch import new_seed
     from tilelib.rng import seed_from_hex
     from tilelib.store import Library
 

@@ -5,7 +5,7 @@ the choices they take (Enums: Click checks them, one line and exit 2 on a bad va
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -31,7 +31,7 @@ PACKER_NAMES = "big-first | grown | bands | substitution | islands"
 PackerOpt = typer.Option(DEFAULT_PACKER, "--packer", help=PACKER_NAMES)
 
 
-class Verify(str, Enum):
+class Verify(StrEnum):
     """``--verify``: which incoming tile rows a pull or push re-hashes."""
 
     new = "new"
@@ -39,14 +39,14 @@ class Verify(str, Enum):
     none = "none"
 
 
-class Integrity(str, Enum):
+class Integrity(StrEnum):
     """``--integrity``: the SQLite check of a downloaded snapshot."""
 
     full = "full"
     quick = "quick"
 
 
-class Check(str, Enum):
+class Check(StrEnum):
     """``--check``: what push proves about the local file before publishing it."""
 
     new = "new"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -19,11 +18,9 @@ def pack_command(
     packer: str = PackerOpt,
     size: int = typer.Option(1000, "--size", help="Board side G in cells (>= 6); pitch P = G - 1."),
     seed: str = typer.Option(..., "--seed", help="The seed: 64 hex digits (32 bytes)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the packing JSON (manifest shapes) here."),
-    png_out: Optional[Path] = typer.Option(None, "--png", help="Write a picture of the packing here."),
-    params: Optional[str] = typer.Option(
-        None, "--params", help="Packer params as a JSON object, e.g. '{\"sub\": 30}'."
-    ),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the packing JSON (manifest shapes) here."),
+    png_out: Path | None = typer.Option(None, "--png", help="Write a picture of the packing here."),
+    params: str | None = typer.Option(None, "--params", help="Packer params as a JSON object, e.g. '{\"sub\": 30}'."),
 ) -> None:
     """Pack a G×G board with a seeded packer and print a one-line summary."""
     from packers import make_packing, validate_packing

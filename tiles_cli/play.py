@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import tempfile
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from tiles_cli.options import LibraryOpt
 from tilelib.errors import BadInput
+from tiles_cli.options import LibraryOpt
 
 
-class Agent(str, Enum):
+class Agent(StrEnum):
     solver = "solver"
     random = "random"
 
@@ -24,28 +23,26 @@ def register(app: typer.Typer) -> None:
 
 
 def play_command(
-    url: Optional[str] = typer.Option(None, "--url", help="The service's root, e.g. http://127.0.0.1:8000."),
-    day: Optional[str] = typer.Option(
+    url: str | None = typer.Option(None, "--url", help="The service's root, e.g. http://127.0.0.1:8000."),
+    day: str | None = typer.Option(
         None, "--day", help="The day to play (YYYY-MM-DD; default: the manifest's, or the newest day on offer)."
     ),
-    manifest: Optional[Path] = typer.Option(
+    manifest: Path | None = typer.Option(
         None, "--manifest", help="Play this manifest offline, in process (with -L), instead of a served day."
     ),
     library: Path = LibraryOpt,
     agent: Agent = typer.Option(Agent.solver, "--agent", help="solver | random"),
     runs: int = typer.Option(1, "--runs", min=1, max=1000, help="How many runs to play, one after another."),
-    player: Optional[str] = typer.Option(None, "--player", help="Player name on the leaderboard."),
+    player: str | None = typer.Option(None, "--player", help="Player name on the leaderboard."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random agent (run k uses seed + k)."),
     batch: int = typer.Option(64, "--batch", min=1, max=4096, help="Moves per request (the service's --max-moves)."),
-    runs_file: Optional[Path] = typer.Option(
+    runs_file: Path | None = typer.Option(
         None, "--runs-file", help="Offline: keep the runs in this runs file (default: a temporary one)."
     ),
-    run: Optional[str] = typer.Option(
+    run: str | None = typer.Option(
         None, "--run", help="Online: go on with this run (with --token) instead of creating one."
     ),
-    token: Optional[str] = typer.Option(
-        None, "--token", envvar="TILES_TOKEN", help="The run's token (env TILES_TOKEN)."
-    ),
+    token: str | None = typer.Option(None, "--token", envvar="TILES_TOKEN", help="The run's token (env TILES_TOKEN)."),
     retries: int = typer.Option(
         4, "--retries", min=0, max=20, help="Online: attempts after a failed request (exponential backoff from 0.25 s)."
     ),
@@ -73,9 +70,9 @@ def play_command(
                 s = HttpSession(client, day, player, batch, run=run)
                 _report(agents.play(agent.value, s, say, seed=seed + k, player=player))
         return
+    from players.sessions import LocalSession
     from referee.service.boards import DayBoard, load_manifest
     from referee.service.runs import RunStore
-    from players.sessions import LocalSession
     from tilelib.store import Library
 
     m = load_manifest(manifest)

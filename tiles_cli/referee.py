@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
+from tilelib.errors import BadInput
 from tiles_cli.options import LibraryOpt, RunsOpt
 from tiles_cli.progress import progress
-from tilelib.errors import BadInput
 
 referee_app = typer.Typer(help="Verify a day's board, look tiles up, judge runs.", no_args_is_help=True)
 
@@ -24,7 +23,7 @@ def register(app: typer.Typer) -> None:
 def verify_command(
     manifest: Path = typer.Argument(..., help="The manifest JSON file."),
     library: Path = LibraryOpt,
-    seed: Optional[str] = typer.Option(
+    seed: str | None = typer.Option(
         None, "--seed", help="The revealed seed (64 hex digits): check the commitment and re-draw the packing."
     ),
     deep: bool = typer.Option(False, "--deep", help="Also re-run the difficulty ladder on every tile (slow)."),
@@ -34,7 +33,7 @@ def verify_command(
         help="With --seed: fetch the snapshot the build started "
         "from and rerun the whole build; the board must come out byte for byte.",
     ),
-    remote: Optional[str] = typer.Option(
+    remote: str | None = typer.Option(
         None,
         "--remote",
         envvar="TILES_REMOTE",

@@ -6,7 +6,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -23,10 +22,10 @@ def register(app: typer.Typer) -> None:
 def serve_command(
     library: Path = LibraryOpt,
     runs: str = RunsOpt,
-    manifest: Optional[List[Path]] = typer.Option(
+    manifest: list[Path] | None = typer.Option(
         None, "--manifest", help="Offer this manifest file's day (repeatable; default: every day in the library)."
     ),
-    day: Optional[List[str]] = typer.Option(None, "--day", help="Offer only this library day (repeatable)."),
+    day: list[str] | None = typer.Option(None, "--day", help="Offer only this library day (repeatable)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
     max_body: int = typer.Option(64 * 1024, "--max-body", min=1, help="Largest request body in bytes."),
@@ -131,12 +130,12 @@ def serve_command(
 def puzzle_command(
     manifest: Path = typer.Argument(..., help="The manifest JSON file."),
     tile: int = typer.Argument(..., help="Tile id."),
-    runs: Optional[str] = typer.Option(
+    runs: str | None = typer.Option(
         None,
         "--runs",
         help="Runs database (file or postgresql:// URL): show cells known from the run's solved neighbours.",
     ),
-    run: Optional[str] = typer.Option(None, "--run", help="The run (with --runs)."),
+    run: str | None = typer.Option(None, "--run", help="The run (with --runs)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole view as one JSON object."),
     library: Path = LibraryOpt,
 ) -> None:
@@ -169,7 +168,7 @@ def puzzle_command(
 @referee_app.command("score")
 def score_command(
     runs: str = RunsNeededOpt,
-    run: Optional[str] = typer.Option(None, "--run", help="Only this run."),
+    run: str | None = typer.Option(None, "--run", help="Only this run."),
 ) -> None:
     """Print each run's totals (solved tiles, reward, moves, batches) as one JSON line, best first."""
     from referee.service.runs import read_scores
@@ -184,13 +183,13 @@ def analyze_command(
     day: str = typer.Option(..., "--day", help="The day (YYYY-MM-DD)."),
     runs: str = RunsNeededOpt,
     library: Path = LibraryOpt,
-    manifest: Optional[Path] = typer.Option(
+    manifest: Path | None = typer.Option(
         None, "--manifest", help="The day's manifest file (default: the library's manifest of --day)."
     ),
-    run: Optional[str] = typer.Option(None, "--run", help="Also chart this run."),
+    run: str | None = typer.Option(None, "--run", help="Also chart this run."),
     bucket: float = typer.Option(60.0, "--bucket", min=1, max=86400, help="Seconds per time bucket of the day."),
     top: int = typer.Option(10, "--top", min=1, max=1000, help="Leaderboard rows."),
-    png: Optional[Path] = typer.Option(
+    png: Path | None = typer.Option(
         None, "--png", help="Draw the leaderboard and the two charts into this PNG file (as the play page shows them)."
     ),
 ) -> None:

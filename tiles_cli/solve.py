@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -20,12 +19,10 @@ MAX_K = 1_000_000  # counting stops at k; past a million the count says nothing 
 
 
 def solve_command(
-    givens: Optional[str] = typer.Option(None, "--givens", help="One puzzle: n*n chars of 0, 1, '.', row-major."),
-    file: Optional[Path] = typer.Option(
-        None, "--file", help="Puzzles, one per line ('#' comments, blank lines skipped)."
-    ),
+    givens: str | None = typer.Option(None, "--givens", help="One puzzle: n*n chars of 0, 1, '.', row-major."),
+    file: Path | None = typer.Option(None, "--file", help="Puzzles, one per line ('#' comments, blank lines skipped)."),
     k: int = typer.Option(2, "--k", min=1, max=MAX_K, help="Count solutions up to K (default 2)."),
-    n: Optional[int] = typer.Option(None, "--n", help="Optional check: the puzzles' side."),
+    n: int | None = typer.Option(None, "--n", help="Optional check: the puzzles' side."),
 ) -> None:
     """Count (to K), solve and rate puzzles; one JSON object per line."""
     if (givens is None) == (file is None):

@@ -50,7 +50,7 @@ def open_runsdb(target: str | Path) -> RunsDB:
     return SqliteRuns(Path(target))
 
 
-def opened(target: str | Path) -> "closing[RunsDB]":
+def opened(target: str | Path) -> closing[RunsDB]:
     """``with opened(target) as db:`` — a runs database closed at the end of the block."""
     return closing(open_runsdb(target))
 

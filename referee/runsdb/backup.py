@@ -20,7 +20,6 @@ import sqlite3
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
 
 from referee.runsdb import is_url
 from referee.runsdb.schema import RUNS_KIND
@@ -38,8 +37,8 @@ class Backup:
     out: str
     backend: str  # "sqlite" | "postgresql"
     bytes: int
-    runs: Optional[int] = None  # rows in the copy (SQLite: read back from the backup itself)
-    moves: Optional[int] = None
+    runs: int | None = None  # rows in the copy (SQLite: read back from the backup itself)
+    moves: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 RETRY_FOR = 20.0  # seconds a worker waits for PostgreSQL to come back before answering 503

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -64,7 +65,7 @@ class _Tx:
     the ``COMMIT`` goes with the last writes (every answer is read whole before the next query, so
     one cursor serves them all)."""
 
-    def __init__(self, cur: "psycopg.Cursor", pipe: "psycopg.Pipeline") -> None:
+    def __init__(self, cur: psycopg.Cursor, pipe: psycopg.Pipeline) -> None:
         self.cur = cur
         self.pipe = pipe
 
@@ -107,12 +108,12 @@ class PostgresRuns:
             raise
 
     @property
-    def conn(self) -> "psycopg.Connection | None":
+    def conn(self) -> psycopg.Connection | None:
         """This thread's connection (None until it has one)."""
         return getattr(self._local, "conn", None)
 
     @conn.setter
-    def conn(self, c: "psycopg.Connection | None") -> None:
+    def conn(self, c: psycopg.Connection | None) -> None:
         self._local.conn = c
         if c is not None:
             with self._guard:
@@ -127,18 +128,18 @@ class PostgresRuns:
                 self._opened.discard(c)
             c.close()
 
-    def _connect(self) -> "psycopg.Connection":
+    def _connect(self) -> psycopg.Connection:
         try:
             return self._dial()
         except (psycopg.OperationalError, psycopg.ProgrammingError) as e:
             raise DatabaseUnavailable(f"cannot open the runs database {self.target}: {_line(e)}") from e
 
-    def _dial(self) -> "psycopg.Connection":
+    def _dial(self) -> psycopg.Connection:
         return psycopg.connect(
             self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name="tiles-referee"
         )
 
-    def _live(self) -> "psycopg.Connection":
+    def _live(self) -> psycopg.Connection:
         """The connection, dialled again if it was lost (psycopg.OperationalError if that fails)."""
         conn = self.conn
         if conn is None or conn.closed or conn.broken:
@@ -146,7 +147,7 @@ class PostgresRuns:
             conn = self.conn = self._dial()
         return conn
 
-    def _cursor(self) -> "psycopg.Cursor":
+    def _cursor(self) -> psycopg.Cursor:
         """This thread's one cursor on its live connection, made again only with a new connection: a
         cursor made per query costs a third of a one-row read's CPU (60 against 42 us measured)."""
         conn = self._live()

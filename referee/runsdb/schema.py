@@ -19,7 +19,7 @@ leaderboard's efficiency (``RunStore.leaderboard``).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from tilelib.errors import SchemaTooNew
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from referee.runsdb import schema
 from referee.runsdb.base import KEYED_RUN_ROW, RUN_ROW, note

@@ -7,7 +7,7 @@ per batch; per day, batch k of every run side by side (``day_series``) and wall-
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 
 def run_series(
@@ -26,7 +26,7 @@ def run_series(
     and the running ``total_reward``, ``total_solved`` and ``mean_n_so_far``."""
     solved = sorted(solved_moves)
     out, k, tot_r, tot_s, tot_n = [], 0, 0, 0, 0
-    for idx, ((first, last, at), count) in enumerate(zip(batches, moves_per_batch), start=1):
+    for idx, ((first, last, at), count) in enumerate(zip(batches, moves_per_batch, strict=True), start=1):
         ns = []
         while k < len(solved) and solved[k][0] <= last:
             if solved[k][0] >= first:

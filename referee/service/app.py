@@ -5,9 +5,11 @@ core, for LLM agents) and the play page at ``/``.
 Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``), their bodies in
 ``models``, what they share in ``deps``. Every handler is ``async`` and runs on the worker's one
 event-loop thread, so its store's cache and its one database connection are never touched by two
-requests at once (other workers share only the database: ``referee.service.runs``). Every error is one JSON object ``{"error": "one line"}`` with the status of
+requests at once (other workers share only the database: ``referee.service.runs``). Every error is one JSON object
+``{"error": "one line"}`` with the status of
 ``tilelib.errors.HTTP_STATUS`` (the same exception types that map to exit codes; a 401 carries
-its Bearer challenge and a 429 its Retry-After, ``deps.error_headers``); a malformed request is a 4xx, never a 500, and a client
+its Bearer challenge and a 429 its Retry-After, ``deps.error_headers``); a malformed request is a 4xx, never a 500,
+and a client
 gone before its body arrived is one log line. Every answer carries the browser security headers
 of ``security`` (``RefereeApp``: one middleware around the whole stack); every request is counted,
 timed and logged by ``observe``, which also serves ``/healthz``, ``/readyz`` and ``/metrics``.
@@ -19,8 +21,8 @@ import asyncio
 import contextlib
 import datetime as dt
 import sys
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Awaitable, Callable, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError

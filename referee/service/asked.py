@@ -6,7 +6,8 @@ work; they are counted here, in memory, and added to the run's row in the transa
 next batch judged by this process (``Judge.record``, in the same row update as its move count; so a
 batch that clears the board records, in ``runs.cleared_requests``, every request this process
 answered for the run until then) and by the service's flusher, which every ``EVERY`` seconds
-writes the counts that have waited ``STALE`` seconds for a batch (not sooner: its update would queue behind a playing run's batch lock). With one
+writes the counts that have waited ``STALE`` seconds for a batch (not sooner: its update would queue behind a playing
+run's batch lock). With one
 worker the counts are exact; with several, a clearing batch's snapshot leaves out the requests
 another worker answered in the last few seconds (docs/DECISIONS.md, issue 54).
 """

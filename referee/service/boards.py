@@ -47,7 +47,7 @@ def load_manifest(source) -> Manifest:
 def day_is_over(day: str, today: dt.date | None = None) -> bool:
     """True once ``day`` is in the past (UTC): the rule of ``tiles daily reveal``
     (``daily.seed.check_revealable``). Solutions and the full manifest wait for it."""
-    today = today or dt.datetime.now(dt.timezone.utc).date()
+    today = today or dt.datetime.now(dt.UTC).date()
     return dt.date.fromisoformat(day) < today
 
 
@@ -67,7 +67,7 @@ class DayBoard:
         return self.manifest.day
 
     @classmethod
-    def load(cls, manifest: Manifest, lib: Library, runs_path: str | Path) -> "DayBoard":
+    def load(cls, manifest: Manifest, lib: Library, runs_path: str | Path) -> DayBoard:
         """Rebuild the board once (CheckFailed if a tile is missing or two tiles disagree on a seam)."""
         board = gate.admit_board(manifest, lib)
         judge = Judge(manifest, board, runs_path)

@@ -11,9 +11,9 @@ against its model, so a hostile body costs at most one bounded read and never a 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
-from typing import Callable, Optional
 
 from fastapi import Request
 from fastapi.routing import APIRoute
@@ -34,7 +34,7 @@ class Settings:
 
     max_body: int = MAX_BODY
     max_moves: int = MAX_MOVES
-    today: Optional[Callable[[], dt.date]] = None
+    today: Callable[[], dt.date] | None = None
     access_log: str = "off"  # "off" | "text" | "json": one line per request on stderr
 
 
@@ -57,7 +57,7 @@ class RunToken(HTTPBearer):
     scheme is sent (RFC 6750 §3.1: no credentials of ours), else the text after ``Bearer`` as sent,
     which may be empty or malformed."""
 
-    async def __call__(self, request: Request) -> Optional[str]:  # type: ignore[override]
+    async def __call__(self, request: Request) -> str | None:  # type: ignore[override]
         scheme, _, rest = request.headers.get("authorization", "").strip().partition(" ")
         return rest.strip() if scheme.lower() == "bearer" else None
 
@@ -70,7 +70,7 @@ token = RunToken(
 REALM = 'Bearer realm="tiles"'
 
 
-def error_headers(err: BaseException, status: int) -> Optional[dict]:
+def error_headers(err: BaseException, status: int) -> dict | None:
     """The headers of an error answer, or None. ``WWW-Authenticate``: every 401 has one (RFC 7235), with
     the RFC 6750 error code its exception names (``bearer_error``, ``runs``); so does a 403 that names
     one (a wrong token: ``invalid_token``). ``Retry-After``: every 429 (``quota``), in whole seconds."""
@@ -83,7 +83,7 @@ def error_headers(err: BaseException, status: int) -> Optional[dict]:
     return out or None
 
 
-def client_address(request) -> Optional[str]:
+def client_address(request) -> str | None:
     """The client's address of a request (the API's, or the one an MCP tool call came in): the peer's,
     or the one a trusted proxy names in X-Forwarded-For (uvicorn's ``--forwarded-allow-ips``;
     ``tiles referee serve --trust-proxy``). What per-address quotas count."""
@@ -91,7 +91,7 @@ def client_address(request) -> Optional[str]:
     return client.host if client else None
 
 
-async def address(request: Request) -> Optional[str]:
+async def address(request: Request) -> str | None:
     """``client_address`` as a route's dependency."""
     return client_address(request)
 

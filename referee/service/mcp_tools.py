@@ -14,13 +14,13 @@ TYPE`` for a bug. A malformed call never crashes the service and never answers 5
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
-
-from pydantic import Field, ValidationError
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field, ValidationError
+
 from referee.service import models as m
 from referee.service import play
 from referee.service.deps import Settings, client_address
@@ -71,7 +71,7 @@ class _Tools(MCPServer):
             raise ToolError(_one_line(str(err))) from None
 
 
-def _address(ctx: "Context | None") -> Optional[str]:
+def _address(ctx: Context | None) -> str | None:
     """The client address of the HTTP request a tool call came in (what quotas count), if any."""
     try:
         return client_address(ctx.request_context.request) if ctx is not None else None
@@ -94,7 +94,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
     async def start_run(
         day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
         player: Annotated[
-            Optional[str], Field(max_length=40, description="A name for the leaderboard (optional).")
+            str | None, Field(max_length=40, description="A name for the leaderboard (optional).")
         ] = None,
         ctx: Context = None,
     ) -> m.RunCreated:

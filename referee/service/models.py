@@ -11,7 +11,7 @@ judged or stored.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, StrictInt, StrictStr
 
@@ -214,7 +214,7 @@ class RunCreate(BaseModel):
     """Optional body of a new run."""
 
     model_config = ConfigDict(extra="ignore")
-    player: Optional[StrictStr] = Field(
+    player: StrictStr | None = Field(
         None,
         min_length=1,
         max_length=40,
@@ -226,7 +226,7 @@ class RunCreate(BaseModel):
     )
 
 
-class NewRun(RootModel[Optional[RunCreate]]):
+class NewRun(RootModel[RunCreate | None]):
     """The body of POST /days/{day}/runs: a RunCreate object, null, or no body at all."""
 
 
@@ -235,7 +235,7 @@ class Score(BaseModel):
 
     run: RunId
     day: Day
-    player: Optional[str] = Field(description="The player's name, or null.")
+    player: str | None = Field(description="The player's name, or null.")
     solved: int = Field(description="Tiles solved.")
     reward: int = Field(description="Σ n² over the solved tiles (cells solved).")
     moves: int = Field(description="Moves judged so far, accepted or not.")
@@ -248,7 +248,7 @@ class RunCreated(BaseModel):
     run: RunId
     token: str = Field(description="Send it as 'Authorization: Bearer TOKEN' on every write of this run.")
     day: Day
-    player: Optional[str] = Field(description="The player's name, or null.")
+    player: str | None = Field(description="The player's name, or null.")
     solved: int = Field(description="Tiles solved (0).")
     reward: int = Field(description="Σ n² over the solved tiles (0).")
     moves: int = Field(description="Moves judged so far (0).")
@@ -293,7 +293,7 @@ class MovesRequest(BaseModel):
     """A batch of moves, judged in order in one transaction."""
 
     model_config = ConfigDict(extra="ignore")
-    run: Optional[StrictStr] = Field(None, description="Optional; must equal the run in the path.")
+    run: StrictStr | None = Field(None, description="Optional; must equal the run in the path.")
     moves: list[Move] = Field(
         description="The moves, judged in order; later moves may build on earlier ones. "
         "At most the service's --max-moves (default 64; maxItems here), else 413."
@@ -307,7 +307,7 @@ class Verdict(BaseModel):
     accepted: bool = Field(description="False if malformed, a replay, or off the frontier (then 'reason').")
     correct: bool = Field(description="True if accepted and equal to the solution: the tile is solved.")
     reward: int = Field(description="n² if correct, else 0.")
-    reason: Optional[str] = Field(description="Why not accepted or not correct; null if correct.")
+    reason: str | None = Field(description="Why not accepted or not correct; null if correct.")
 
 
 class MovesResult(BaseModel):
@@ -318,11 +318,11 @@ class MovesResult(BaseModel):
 
 class HistoryMove(BaseModel):
     id: int = Field(description="The move's id in the runs file: increasing, the cursor for 'after'.")
-    tile: Optional[int] = Field(description="Tile id (null if the move named no tile of this board).")
+    tile: int | None = Field(description="Tile id (null if the move named no tile of this board).")
     accepted: bool = Field(description="False if malformed or a replay (then 'reason').")
     correct: bool = Field(description="True if accepted and equal to the solution: the move solved the tile.")
     reward: int = Field(description="n² if correct, else 0.")
-    reason: Optional[str] = Field(description="Why not accepted or not correct; null if correct.")
+    reason: str | None = Field(description="Why not accepted or not correct; null if correct.")
     at: int = Field(description="When it was judged: Unix time, whole seconds (UTC).")
 
 
@@ -339,11 +339,11 @@ class RunBatch(BaseModel):
     moves: int = Field(description="Moves in the batch.")
     solved: int = Field(description="Tiles the batch solved.")
     reward: int = Field(description="Σ n² of the tiles the batch solved.")
-    mean_n: Optional[float] = Field(description="Mean side n of the tiles the batch solved; null if none.")
+    mean_n: float | None = Field(description="Mean side n of the tiles the batch solved; null if none.")
     n_sum: int = Field(description="Sum of the sides n of the tiles the batch solved (mean_n = n_sum / solved).")
     total_reward: int = Field(description="Reward of the run up to and including this batch.")
     total_solved: int = Field(description="Tiles solved up to and including this batch.")
-    mean_n_so_far: Optional[float] = Field(description="Mean n of every tile solved so far; null if none.")
+    mean_n_so_far: float | None = Field(description="Mean n of every tile solved so far; null if none.")
 
 
 class RunAnalysis(BaseModel):
@@ -357,7 +357,7 @@ class RunTotals(BaseModel):
     batches: int = Field(description="Batches (moves requests) the run made.")
     reward: int = Field(description="Reward of the run: Σ n² over its solved tiles.")
     solved: int = Field(description="Tiles the run solved.")
-    mean_n: Optional[float] = Field(description="Mean n of the run's solved tiles; null if none.")
+    mean_n: float | None = Field(description="Mean n of the run's solved tiles; null if none.")
 
 
 class DayBatch(BaseModel):
@@ -367,7 +367,7 @@ class DayBatch(BaseModel):
     runs: int = Field(description="Runs that made a k-th batch.")
     mean_reward: float = Field(description="Mean reward of their k-th batches.")
     solved: int = Field(description="Tiles solved in those batches.")
-    mean_n: Optional[float] = Field(description="Mean n of those tiles (weighted by tiles); null if none.")
+    mean_n: float | None = Field(description="Mean n of those tiles (weighted by tiles); null if none.")
 
 
 class TimeBucket(BaseModel):
@@ -375,7 +375,7 @@ class TimeBucket(BaseModel):
     batches: int = Field(description="Batches made in the bucket, over every run of the day.")
     reward: int = Field(description="Reward of those batches (Σ n² of the tiles they solved).")
     solved: int = Field(description="Tiles those batches solved.")
-    mean_n: Optional[float] = Field(description="Mean n of those tiles; null if none.")
+    mean_n: float | None = Field(description="Mean n of those tiles; null if none.")
 
 
 class DayAnalysis(BaseModel):
@@ -395,7 +395,7 @@ class LeaderboardRow(BaseModel):
         "age; or, among runs that cleared the board, fewest batches, requests or seconds."
     )
     run: RunId
-    player: Optional[str] = Field(description="The player's name, or null.")
+    player: str | None = Field(description="The player's name, or null.")
     created: int = Field(description="Unix time (seconds) the run was created.")
     reward: int = Field(description="Σ n² over the run's solved tiles.")
     solved: int = Field(description="Tiles the run has solved.")
@@ -405,7 +405,7 @@ class LeaderboardRow(BaseModel):
     requests: int = Field(
         description="Requests naming the run until it cleared the board (so far, if not): reads and moves."
     )
-    time: Optional[float] = Field(
+    time: float | None = Field(
         description="Seconds from the run's creation to the batch that cleared the board; null if it has not."
     )
 

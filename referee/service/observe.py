@@ -28,12 +28,19 @@ import os
 import re
 import sys
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client import generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from starlette.routing import Mount, compile_path
 
 from referee.runsdb.base import listen
@@ -207,7 +214,7 @@ class Observe:
         method = "".join(c if c.isprintable() else "?" for c in method[:16])
         path, ms = safe_path(scope), round(seconds * 1000, 2)
         if self.access_log == "json":
-            ts = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            ts = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
             self.write(
                 json.dumps(
                     {"ts": ts, "addr": addr, "method": method, "path": path, "status": status, "ms": ms, "bytes": size}

@@ -8,8 +8,6 @@ turns into its own one-line error (an HTTP status, an MCP tool error).
 
 from __future__ import annotations
 
-from typing import Optional
-
 from referee.service import observe
 from referee.service.boards import day_is_over, puzzle_view
 from referee.service.deps import Settings
@@ -37,7 +35,7 @@ def days(st: RunStore, cfg: Settings) -> list[dict]:
     ]
 
 
-def start_run(st: RunStore, day: str, player: Optional[str] = None, address: Optional[str] = None) -> dict:
+def start_run(st: RunStore, day: str, player: str | None = None, address: str | None = None) -> dict:
     """A new run of ``day``: its id, its token (shown once) and its score (``models.RunCreated``);
     counted against ``address``'s quota (the client's address, ``quota``)."""
     st.day(day)
@@ -72,11 +70,11 @@ def moves(
     st: RunStore,
     cfg: Settings,
     run: str,
-    token: Optional[str],
+    token: str | None,
     batch: list[dict],
-    key: Optional[str] = None,
-    address: Optional[str] = None,
-    claimed: Optional[str] = None,
+    key: str | None = None,
+    address: str | None = None,
+    claimed: str | None = None,
 ) -> dict:
     """Judge one batch of moves (``models.MovesResult``) with ``RunStore.submit``, in one transaction:
     the run's token first, then the run the body names (``claimed``, if it names one), then the batch

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from tilelib.errors import RateLimited
 
@@ -69,10 +69,10 @@ def charge(
     rows: Callable,
     q: Quotas,
     *,
-    address: Optional[str],
-    run: Optional[str] = None,
+    address: str | None,
+    run: str | None = None,
     creating: bool = False,
-    now: Optional[float] = None,
+    now: float | None = None,
 ) -> None:
     """Count one request inside the caller's transaction (``rows`` is ``Tx.rows``): a run's creation
     (``creating``) from ``address``, or a moves request of ``run`` from ``address``. RateLimited (429)
@@ -104,7 +104,7 @@ def charge(
         over(f"too many moves requests from {address}", int(used), q.moves_per_address)
 
 
-def sweep(rows: Callable, q: Quotas, now: Optional[float] = None) -> None:
+def sweep(rows: Callable, q: Quotas, now: float | None = None) -> None:
     """Forget the counters of windows before the previous one (run with a creation, so the table holds
     about two windows of keys)."""
     now = time.time() if now is None else now

@@ -10,7 +10,7 @@ reached the full reward: a run cannot rank high by spending little and solving l
 
 from __future__ import annotations
 
-from typing import Optional, get_args
+from typing import get_args
 
 from referee.service.models import Measure
 
@@ -19,15 +19,15 @@ MEASURES: tuple[str, ...] = get_args(Measure)  # reward, batches, requests, time
 
 def row(
     run: str,
-    player: Optional[str],
+    player: str | None,
     created: int,
     reward: int,
     solved: int,
     moves: int,
     requests: int,
-    cleared_requests: Optional[int],
+    cleared_requests: int | None,
     batches_to_last: int,
-    last_at: Optional[float],
+    last_at: float | None,
     batches: int,
     tiles: int,
 ) -> dict:

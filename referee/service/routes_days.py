@@ -5,7 +5,8 @@ analyzer; and ``POST /days/{day}/runs``, which starts a run."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
@@ -144,7 +145,7 @@ async def create_run(
     day: str = DayPath,
     body: m.NewRun = Body(None, description=('Optional: {"player": NAME}, null, or no body.')),
     st: RunStore = Depends(store),
-    client: Optional[str] = Depends(address),
+    client: str | None = Depends(address),
 ) -> dict:
     # the body's schema is the named NewRun (itself RunCreate or null) rather than an inline anyOf;
     # no body at all leaves the default None, which FastAPI does not validate

@@ -3,8 +3,6 @@ bearer token and an optional ``Idempotency-Key``), history and analyzer."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from fastapi import APIRouter, Depends, Header, Path, Query
 
 from referee.service import models as m
@@ -54,8 +52,8 @@ async def moves(
     run: str = RunPath,
     st: RunStore = Depends(store),
     cfg: Settings = Depends(settings),
-    bearer: Optional[str] = Depends(token),
-    client: Optional[str] = Depends(address),
+    bearer: str | None = Depends(token),
+    client: str | None = Depends(address),
     key: str = Header(
         None,
         alias="Idempotency-Key",

@@ -28,10 +28,11 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from referee.judge import OFF_FRONTIER, storable
 from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, solved_of

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from referee.service.boards import DayBoard, load_days
 from referee.service.runs import RunStore

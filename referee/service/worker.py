@@ -16,9 +16,9 @@ import atexit
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Optional
 
 from referee.service.quota import Quotas
 
@@ -53,7 +53,7 @@ class ServeOptions:
         return json.dumps(asdict(self))
 
     @classmethod
-    def from_env(cls, text: str) -> "ServeOptions":
+    def from_env(cls, text: str) -> ServeOptions:
         raw = json.loads(text)
         return cls(**{**raw, "manifests": tuple(raw["manifests"]), "days": tuple(raw["days"])})
 
@@ -81,7 +81,7 @@ def check_address(host: str, port: int) -> None:
             raise BadInput(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
 
 
-def open_service(opts: ServeOptions, say: Optional[Callable[[str], None]] = None, log: Callable[[str], None] = print):
+def open_service(opts: ServeOptions, say: Callable[[str], None] | None = None, log: Callable[[str], None] = print):
     """(app, store) of ``opts``: the days loaded from the library (read only), then the runs database
     opened (created and migrated if new), then the app made. The runs database comes last so that a
     bad library, manifest or day leaves no file behind. ``say`` gets a line per day loaded once all is
