@@ -65,7 +65,7 @@ def main() -> None:
         rows.append((day, "cold" if before == 0 else f"warm ({before:,} tiles)", res, s, total))
         print(f"{day}: {res.verify_line} in {total:.0f} s", flush=True)
 
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     print(
         f"\nmachine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; "
         f"G={args.size} {args.packer}; load average at end {os.getloadavg()[0]:.1f}\n"

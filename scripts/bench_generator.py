@@ -109,7 +109,7 @@ def bench_cli_vs_unruly(ns, seed: bytes, unruly: str | None, count: int, rounds:
         u_ts: list[float] = []
         u_clues: list[int] = []
         per = max(1, count // rounds)
-        for m, tg in modes:  # warm-up outside the clock: tables, caches
+        for _m, tg in modes:  # warm-up outside the clock: tables, caches
             make_tile_stats(GenParams.make(n, targets=tg), Stream(seed, "warm-up"))
         for r in range(rounds):
             if unruly:

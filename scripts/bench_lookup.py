@@ -145,12 +145,12 @@ def main() -> None:
     results = {
         ("A canonical + 16-way expansion", "one edge"): timed(a_one, cases),
         ("A canonical + 16-way expansion", "two edges"): timed(a_two, cases),
-        ("B 16 oriented edge tuples", "one edge"): timed(lambda n, t, l: query_b(conn_b, n, t, None), cases),
-        ("B 16 oriented edge tuples", "two edges"): timed(lambda n, t, l: query_b(conn_b, n, t, l), cases),
+        ("B 16 oriented edge tuples", "one edge"): timed(lambda n, t, ln: query_b(conn_b, n, t, None), cases),
+        ("B 16 oriented edge tuples", "two edges"): timed(lambda n, t, ln: query_b(conn_b, n, t, ln), cases),
     }
     tiles = lib.count_tiles()
     size = {"A": pa.stat().st_size / tiles, "B": pb.stat().st_size / tiles}
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     print(
         f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"SQLite {sqlite3.sqlite_version}; {tiles:,} tiles (n uniform 6..16), {args.queries} queries"

@@ -185,9 +185,9 @@ def main() -> None:
     args = ap.parse_args()
     cpu = next(
         (
-            l.split(":", 1)[1].strip()
-            for l in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
-            if l.startswith("Model name")
+            ln.split(":", 1)[1].strip()
+            for ln in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+            if ln.startswith("Model name")
         ),
         platform.processor(),
     )

@@ -124,7 +124,7 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
         ).fetchall()
         times = []
         t_end = time.perf_counter() + add_budget
-        for k, (t_, r_, b_, l_, m, alt) in enumerate(rows):
+        for _k, (t_, r_, b_, l_, m, alt) in enumerate(rows):
             h = rng.bytes(32).hex()
             a = time.perf_counter()
             idx.add(h, n, (t_, r_, b_, l_), m, alt)
@@ -345,7 +345,7 @@ def report(results: dict) -> None:
     def ws(d):
         return f"{d['load_s']:.2f} / {d.get('load_cpu_s', float('nan')):.2f}" if d else "–"
 
-    for size, r in results.items():
+    for _size, r in results.items():
         b = r.get("base", {})
         print(
             f"| {r['tiles']:,} | {r['distinct_solutions']:,} | {r['file_mb']:.0f} | {ws(r['cold'])} | "
@@ -359,7 +359,7 @@ def report(results: dict) -> None:
         "baseline draw |"
     )
     print("|---:|---:|---|---|---|---|---|---|")
-    for size, r in results.items():
+    for _size, r in results.items():
         w, b = r["warm"], r.get("base")
         for n in NS:
 
@@ -374,7 +374,7 @@ def report(results: dict) -> None:
     print("\n### Adding one drained tile to the index (ms: median / mean / max, adds timed)\n")
     print("| tiles | n | this code | baseline |")
     print("|---:|---:|---|---|")
-    for size, r in results.items():
+    for _size, r in results.items():
         for n in NS:
             a = r["warm"]["add_ms"][str(n)]
             b = r.get("base", {}).get("add_ms", {}).get(str(n))
@@ -388,7 +388,7 @@ def report(results: dict) -> None:
             "halves' CPU s | new tiles | CP-SAT calls | final fill | parent / worker peak RSS MB |"
         )
         print("|---:|---|---:|---:|---:|---|---:|---:|---:|---|")
-        for size, r in results.items():
+        for _size, r in results.items():
             for name, key in (("baseline", "base_build"), ("this", "build")):
                 bd = r.get(key)
                 if not bd:
@@ -420,7 +420,7 @@ def report(results: dict) -> None:
             "load avg start → end |"
         )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
-        for size, r in results.items():
+        for _size, r in results.items():
             bd = r.get("build")
             if not bd:
                 continue

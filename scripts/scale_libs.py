@@ -57,7 +57,7 @@ def real_row(i: int) -> tuple:
     st = Stream(SEED, "real").child(str(i))
     total = sum(N_MIX.values())
     r = st.randbelow(total)
-    for n, w in N_MIX.items():
+    for n, w in N_MIX.items():  # noqa: B007 (the loop's last n is the pick)
         if r < w:
             break
         r -= w

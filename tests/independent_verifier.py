@@ -267,7 +267,7 @@ def transform(rows: list[int], n: int, t: int, values: bool = True) -> list[int]
         g = [reverse(x, n) for x in g]
     for _ in range(r):
         src = g
-        g = from_cells(lambda i, j: cell(src, n - 1 - j, i, n), n)  # g'[i][j] = g[n-1-j][i]
+        g = from_cells(lambda i, j, src=src: cell(src, n - 1 - j, i, n), n)  # g'[i][j] = g[n-1-j][i]
     if k and values:
         g = [x ^ ((1 << n) - 1) for x in g]
     return g

@@ -163,7 +163,7 @@ class AuthServer:
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
                     self.stop()
-                    raise RuntimeError("moto auth server did not start")
+                    raise RuntimeError("moto auth server did not start") from None
                 time.sleep(0.1)
         # The first three requests run unauthenticated: make a user, its key, and its policy.
         iam = boto3.session.Session().client(

@@ -42,7 +42,7 @@ def random_solution(n: int, rng: np.random.Generator) -> np.ndarray:
     while True:
         budget = [20 * n * n]
 
-        def extend(rows: list[int]) -> list[int] | None:
+        def extend(rows: list[int], budget: list[int] = budget) -> list[int] | None:
             if len(rows) == n:
                 cols = {tuple(r >> (n - 1 - c) & 1 for r in rows) for c in range(n)}
                 return rows if len(cols) == n else None

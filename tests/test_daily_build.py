@@ -74,7 +74,7 @@ def test_remote_round_trip_lets_another_machine_verify(tmp_path):
     (tmp_path / "remote").mkdir()  # a missing remote directory is an error, like a missing bucket
     remote = f"file://{tmp_path / 'remote'}"
     res, logs = run(tmp_path, 31, remote=remote)
-    assert [l.split()[0] for l in logs][0] == "pull" and logs[-1].startswith("push")
+    assert [ln.split()[0] for ln in logs][0] == "pull" and logs[-1].startswith("push")
     other = tmp_path / "other.sqlite"
     from remote.backend import open_backend
     from remote.sync import pull

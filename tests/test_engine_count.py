@@ -191,7 +191,7 @@ def test_count_api_returns_grids_and_respects_k_and_keep():
 
 
 def test_unique_puzzle_and_its_backbone():
-    for g, k, c, _ in _instances():
+    for g, _k, c, _ in _instances():
         p = Puzzle.parse(g)
         if p.n > 8 or c != 1:
             continue
@@ -291,7 +291,7 @@ def test_backbone_on_sparse_grids_identical_across_implementations():
 
 
 def test_find_plan_same_answers_and_identical_across_implementations():
-    for g, k, c, nodes in _instances():
+    for g, k, c, _nodes in _instances():
         p = Puzzle.parse(g)
         v, kn = p.row_masks()
         a = count_rows(p.n, v, kn, k, find=True)

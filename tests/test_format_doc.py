@@ -125,7 +125,7 @@ def test_canonical_tile_features_are_consistent_and_complete():
 
 
 def test_compose_and_inverse_tables():
-    lines = [l for l in doc.blocks()["compose"].splitlines() if l.strip()]
+    lines = [ln for ln in doc.blocks()["compose"].splitlines() if ln.strip()]
     assert lines[0].split(":")[1].split() == [str(b) for b in range(16)]
     for a, line in enumerate(lines[1:17]):
         head, _, row = line.partition(":")
@@ -146,7 +146,7 @@ def test_compose_formula_stated_in_prose():
 
 def test_edge_map_table():
     letters = "TRBL"
-    rows = [l.split() for l in doc.blocks()["edge-map"].splitlines() if l.strip()]
+    rows = [ln.split() for ln in doc.blocks()["edge-map"].splitlines() if ln.strip()]
     assert len(rows) == 16
     for t, row in enumerate(rows):
         kv = dict(cell.split("=") for cell in row)
@@ -161,7 +161,7 @@ def test_edge_map_agrees_with_grids_on_the_example():
     """The worked t=13 row: the edges of the transformed grid follow from the table alone."""
     tile = _found()
     n = tile.n
-    rows = [dict(c.split("=") for c in l.split()) for l in doc.blocks()["edge-map"].splitlines() if l.strip()]
+    rows = [dict(c.split("=") for c in ln.split()) for ln in doc.blocks()["edge-map"].splitlines() if ln.strip()]
     for t in range(16):
         want = []
         for side in ("top", "right", "bottom", "left"):
@@ -246,5 +246,5 @@ def test_exit_code_table():
 
 @pytest.mark.parametrize("name", ["tile-found", "tile-canonical", "seed", "stream"])
 def test_key_value_blocks_have_no_duplicate_keys(name):
-    lines = [l.split(":")[0].strip() for l in doc.blocks()[name].splitlines() if l.strip()]
+    lines = [ln.split(":")[0].strip() for ln in doc.blocks()[name].splitlines() if ln.strip()]
     assert len(lines) == len(set(lines))

@@ -34,7 +34,7 @@ def _library(path: Path, release: str = "0.6.1") -> Path:
     its spent row."""
     from tilelib.store import Library
 
-    with Library.create(path) as lib:
+    with Library.create(path):
         pass
     text = json.dumps({"day": "2026-11-01", "build": {"versions": {"tiles": release}}}, separators=(",", ":"))
     import hashlib

@@ -218,8 +218,8 @@ def test_command_line_exit_codes(boards, tmp_path):
     good.write_text(text)
     bad = tmp_path / "bad.json"
     bad.write_text(_edit(text, lambda d: d["tiles"][0].update(t=d["tiles"][0]["t"] ^ 8)))
-    run = lambda p, *a: subprocess.run(
-        [sys.executable, iv.__file__, str(p), str(lib_path), *a],  # noqa: E731
+    run = lambda p, *a: subprocess.run(  # noqa: E731
+        [sys.executable, iv.__file__, str(p), str(lib_path), *a],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -314,7 +314,7 @@ def test_tampered_library_rows_are_rejected_by_both(boards, name, tmp_path):
     h = d["tiles"][0]["hash"]
     conn = sqlite3.connect(lib_path)
     multi = conn.execute(
-        "SELECT hash, n FROM tiles WHERE m > 1 AND hash IN (%s) LIMIT 1" % ",".join("?" * len(d["tiles"])),
+        f"SELECT hash, n FROM tiles WHERE m > 1 AND hash IN ({','.join('?' * len(d['tiles']))}) LIMIT 1",
         [t["hash"] for t in d["tiles"]],
     ).fetchone()
     conn.close()

@@ -55,7 +55,7 @@ def oracle_propagate(givens) -> np.ndarray:
     changed = True
     while changed:
         changed = False
-        for x0, y0, s in SQUARES:
+        for x0, y0, _s in SQUARES:
             w = (slice(y0, y0 + 6), slice(x0, x0 + 6))
             kw = known[w]
             cands = ALL6[(ALL6[:, kw] == SOL[w][kw]).all(axis=1)]

@@ -63,7 +63,7 @@ def test_tile_ids_show_when_zoomed_in_and_legend_sits_below(zb):
     plain = view_image(b, (0, 0, 13, 13), 2, legend=False)
     assert not (plain == TEXT).any()  # 12 px tiles: no room for an id
     big = view_image(b, (0, 0, 13, 13), 16, legend=False)
-    for i, (x0, y0, _s) in enumerate(b.squares):  # each tile's id box at its top-left interior cell
+    for _i, (x0, y0, _s) in enumerate(b.squares):  # each tile's id box at its top-left interior cell
         py, px = (y0 + 1) * 16 + 1, (x0 + 1) * 16 + 1
         assert big[py, px] == WHITE and (big[py : py + 12, px : px + 12] == TEXT).any()
     with_legend = view_image(b, (0, 0, 13, 13), 16)
@@ -100,8 +100,8 @@ def test_cli_render_region_tile_scale(zb, tmp_path):
     z, b = zb
     lib = tmp_path / "lib.sqlite"
     lib.write_bytes(z.lib_path.read_bytes())
-    with Library.open(lib) as l:
-        ledger.put_manifest(l.conn, z.manifest.day, z.manifest.seed_commit, z.manifest.to_json())
+    with Library.open(lib) as lb:
+        ledger.put_manifest(lb.conn, z.manifest.day, z.manifest.seed_commit, z.manifest.to_json())
 
     def render_day(*args):
         return run_tiles("daily", "render", "--date", z.manifest.day, "-L", str(lib), *args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from serve_support import board21_day, chromium, serving, wait_in_page
 
 DAY = "2026-11-29"
@@ -128,6 +129,6 @@ def test_the_policy_and_the_blocking_are_really_watched(base, browser):
     page.evaluate("""() => { const i = document.createElement("img");
         i.src = "https://example.invalid/pixel.png"; document.body.appendChild(i); }""")
     wait_in_page(page, "window.__violations.some(v => v.startsWith('img-src'))")
-    with pytest.raises(Exception):
+    with pytest.raises(PlaywrightError):
         page.goto("https://example.invalid/")  # a navigation elsewhere is aborted
     assert "https://example.invalid/" in o.blocked

@@ -167,7 +167,7 @@ def fuzz(schema, pins: dict | None = None) -> tuple[list[str], Counter, Counter]
 def assert_exercised(ran: Counter, statuses: Counter) -> None:
     """Every operation was called in both modes, and the checks that judge each answer ran."""
     modes = {}
-    for (method, path, mode, _st), n in statuses.items():
+    for (method, path, mode, _st), _n in statuses.items():
         modes.setdefault((method, path), set()).add(mode)
     assert len(modes) >= 15 and all({"POSITIVE", "NEGATIVE"} <= m for m in modes.values()), modes
     for name in (

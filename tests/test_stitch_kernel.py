@@ -185,7 +185,7 @@ def test_tiles_added_one_by_one_merge_into_the_order(monkeypatch):
     si = idx._size(6)
     a, b = twin_streams(b"\x05" * 32)
     extras_seen = rebuilt = 0
-    for k in range(80):
+    for _k in range(80):
         edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
         m = int(rng.integers(1, 3))
         idx.add(rng.bytes(32).hex(), 6, edges, m, int(rng.integers(0, 16 ** (m - 1))))
@@ -269,7 +269,7 @@ def test_choose_with_check_matches_python(seed, sseed):
         table = idx.table(n)
         check = fc.checker(i, table)
         keys, pins = idx.lookup(c, False)
-        want = choose(keys, pins, known, a, check=lambda k: check(int(k)), best_of=best_of)
+        want = choose(keys, pins, known, a, check=lambda k, check=check: check(int(k)), best_of=best_of)
         got = idx.choose(c, False, known, b, check=fc.checker(i, table), best_of=best_of)
         assert (None if want is None else (int(want[0]), want[1], want[2])) == got
         assert stream_state(a) == stream_state(b)

@@ -15,8 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 import stitcher.drain as drain_mod
-
-run_mod = importlib.import_module("stitcher.run")  # where the run calls joint_complete
 from engine.windows import NONE, Windows
 from engine.windows import solve as solve_windows
 from packers.packing import Packing, validate_packing
@@ -32,6 +30,8 @@ from tilelib.constraint import Constraint, push_forward
 from tilelib.rng import Stream
 from tilelib.rules import valid_lines, violations
 from tilelib.store import Library
+
+run_mod = importlib.import_module("stitcher.run")  # where the run calls joint_complete
 
 SEED = bytes(range(32))
 FOUR = Packing(P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0, name="test")
@@ -416,7 +416,7 @@ def test_joint_line_precheck_is_the_brute_force_rule(seed, density):
     lines = [[int(b) for b in f"{v:0{n}b}"] for v in valid_lines(n)]
 
     def ok(vs, ks):
-        return any(all(not k or l[i] == v for i, (v, k) in enumerate(zip(vs, ks, strict=True))) for l in lines)
+        return any(all(not k or ln[i] == v for i, (v, k) in enumerate(zip(vs, ks, strict=True))) for ln in lines)
 
     V, K = values[1:7, 1:7], known[1:7, 1:7]
     brute = all(ok(V[r], K[r]) and ok(V[:, r], K[:, r]) for r in range(n))

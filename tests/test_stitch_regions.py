@@ -180,8 +180,8 @@ def test_a_build_on_halves_verifies(tmp_path, monkeypatch):
         )
         assert res.status == "frontier"
         texts.append(res.manifest_path.read_text())
-        with Library.open(lib) as l:
-            assert verify(from_json(texts[-1]), l, SEED).status == "frontier"
+        with Library.open(lib) as lb:
+            assert verify(from_json(texts[-1]), lb, SEED).status == "frontier"
     assert texts[0] == texts[1]
 
 
