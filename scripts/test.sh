@@ -30,4 +30,8 @@ if ! .venv/bin/python -c "import stable_baselines3, sb3_contrib" >/dev/null 2>&1
       && .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[rl]'; } >/dev/null 2>&1 \
     || echo "scripts/test.sh: could not install the rl extra (stable-baselines3); its test is skipped" >&2
 fi
+# The tree checks itself before the tests: ruff's lint and format, then mypy (pyproject.toml; CONTRIBUTING.md).
+.venv/bin/ruff check --quiet .
+.venv/bin/ruff format --check --quiet .
+.venv/bin/mypy
 exec .venv/bin/python -m pytest "$@"
