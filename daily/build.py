@@ -312,6 +312,8 @@ def _start_state(night: Night, lib: Library, stages: Stages) -> dict:
             f"{p.status} the start state before building (local rows the remote lacked), {p.new_tiles:,} new tiles",
         )
     st = read_state(lib, str(backend.url))
+    # a file with no (readable) state is ``ahead``, and the push above wrote one: every push does
+    assert st is not None
     return {"snapshot": st.used or st.snapshot, "deltas": list(st.deltas)}
 
 

@@ -267,4 +267,5 @@ class Solved:
     def grid(self, rows: list[list[int]]) -> np.ndarray:
         """The uint8 values of a window's rows of codes (constants as they are)."""
         sol = self.solution
+        assert sol is not None, "grid() of an answer without a solution"  # callers ask only when ``found``
         return np.array([[sol[v] if v >= 0 else ~v for v in row] for row in rows], dtype=np.uint8)

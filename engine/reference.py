@@ -73,8 +73,10 @@ class _Ctx:
         t = tables(n)
         self.n, self.masks, self.pats = n, t.cell_mask, t.patterns
         self.distinct, self.k, self.keep = distinct, k, keep
-        self.count, self.sols, self.nodes = 0, [], 0
-        self.line_mode, self.aborted, self.limit = False, False, 0
+        self.count, self.nodes = 0, 0
+        self.sols: list[tuple[int, ...]] = []
+        self.line_mode, self.aborted = False, False
+        self.limit: float = 0  # a node count, or infinity for a search without a budget (``_run``)
         self.max_nodes, self.stopped = -1, False
 
 
@@ -166,6 +168,8 @@ def _branch_cell(ctx: _Ctx, st, sizes: list[int]) -> tuple[int, int]:
         for c in range(n):
             if (free >> c) & 1 and sizes[r] + sizes[n + c] < size:
                 best, size = (r, c), sizes[r] + sizes[n + c]
+    # a line of more than one pattern has an open cell: the caller branches only when one exists
+    assert best is not None
     return best
 
 

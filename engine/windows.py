@@ -60,6 +60,7 @@ class Answer:
     def window(self, x: int, y: int, n: int) -> np.ndarray:
         """The n×n grid of the window at board cell (x, y) in a FOUND answer."""
         ox, oy = self.origin
+        assert self.grid is not None, "window() of an answer that is not FOUND"  # FOUND answers carry a grid
         return self.grid[y - oy : y - oy + n, x - ox : x - ox + n].copy()
 
 

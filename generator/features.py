@@ -9,6 +9,7 @@ stamped with ``GENERATOR_VERSION``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from generator.version import GENERATOR_VERSION
@@ -150,7 +151,7 @@ def _sides_differ(n: int, a, b) -> int:
     return mask
 
 
-def features_rows(n: int, sol: list[int], givens: list[int], solutions, ladder) -> Features:
+def features_rows(n: int, sol: Sequence[int], givens: list[int], solutions, ladder) -> Features:
     """``features`` from row ints (solution, givens mask, every solution as a row sequence):
     the same ``Features`` value without building numpy grids. ``ladder`` needs the attributes
     ``ladder``, ``bifurcations``, ``used_unique``, ``needs_unique``, ``needs_bifurcation``."""

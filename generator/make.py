@@ -228,7 +228,7 @@ class _Completed:
     def __init__(self, n: int, fixed: tuple, seam_mask: int) -> None:
         self.n, self.fixed, self.seam_mask = n, fixed, seam_mask
         self.excluded: list = []  # completions whose corner-free start failed
-        self.last = None
+        self.last: np.ndarray | None = None  # the completion the attempt under way started from
 
     def rows(self, sub: Stream) -> list[int] | None:
         from generator.complete import complete  # CP-SAT: imported only when a boundary is fixed

@@ -297,9 +297,13 @@ def _drop(us: list, ws: list, hs: list, i: int, d: int, s: int) -> None:
     u, W, v = us[i], ws[i], hs[i]
     nu, nw, nh = [u + d], [s], [v + s]
     if d > 0:
-        nu.insert(0, u), nw.insert(0, d), nh.insert(0, v)
+        nu.insert(0, u)
+        nw.insert(0, d)
+        nh.insert(0, v)
     if W > d + s:
-        nu.append(u + d + s), nw.append(W - d - s), nh.append(v)
+        nu.append(u + d + s)
+        nw.append(W - d - s)
+        nh.append(v)
     us[i : i + 1], ws[i : i + 1], hs[i : i + 1] = nu, nw, nh
     _merge_at(us, ws, hs, i, i + len(nu) - 1)
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from packers.bands import seed_tile_at
 from packers.fill import split_length
-from packers.packing import Packing, group_zones, merge_params
+from packers.packing import Packing, Rect, Square, group_zones, merge_params
 from tilelib.rng import Stream
 
 NAME = "islands"
@@ -79,7 +79,8 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
     sx = min(max(0, (px - ox) // UNIT), K - 1)  # the seed point's lattice unit
     sy = min(max(0, (py - oy) // UNIT), K - 1)
     taken = bytearray(K * K)
-    seed, islands = [], []
+    seed: list[Square] = []
+    islands: list[Square] = []
     uy = 0
     for h in rows:
         ux = 0
@@ -95,7 +96,7 @@ def pack(P: int, rng: Stream, params: dict) -> Packing:
         uy += h
     sea = [(ox + b * UNIT, oy + a * UNIT, UNIT) for a in range(K) for b in range(K) if not taken[a * K + b]]
     squares = seed + islands + sea
-    zones = []
+    zones: list[Rect] = []
     if rest:
         zones.append((P - rest if ox == 0 else 0, 0, rest, P))  # the column strip, whole height
         zones.append((ox, P - rest if oy == 0 else 0, P - rest, rest))  # the row strip, beside it

@@ -55,7 +55,9 @@ class Packing:
     version: int = 0
     params: Mapping[str, Any] = field(default_factory=dict)
 
-    __hash__ = None  # params is a dict: the value compares by content but is not hashable
+    # params is a dict: the value compares by content but is not hashable. Python's documented way to say
+    # so; mypy rejects None for object's __hash__ (typeshed's own unhashable classes carry the same ignore)
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def G(self) -> int:
@@ -150,12 +152,13 @@ def from_json(obj: Any) -> Packing:
         z = _obj(z, f"zones[{i}]")
         if _int(z.get("id"), f"zones[{i}].id") != i:
             raise BadInput(f"packing JSON: zones[{i}].id is {z.get('id')}, ids must equal list order")
-        rects = []
+        rects: list[Rect] = []
         for j, r in enumerate(_list(z.get("rects"), f"zones[{i}].rects")):
             r = _list(r, f"zones[{i}].rects[{j}]")
             if len(r) != 4:
                 raise BadInput(f"packing JSON: zones[{i}].rects[{j}] must be [x, y, w, h]")
-            rects.append(tuple(_int(v, f"zones[{i}].rects[{j}]") for v in r))
+            x, y, w, h = (_int(v, f"zones[{i}].rects[{j}]") for v in r)
+            rects.append((x, y, w, h))
         zones.append(tuple(rects))
     return Packing(
         P=pitch,
@@ -234,7 +237,7 @@ def validate_packing(packing: Packing, P: int) -> None:
 def group_zones(rects: Iterable[Rect]) -> tuple[tuple[Rect, ...], ...]:
     """Group zone rectangles into zones: connected components under edge contact (shared border of
     positive length). Rectangles sorted by (y, x) within a zone; zones ordered by their first rectangle."""
-    rs = sorted(set(tuple(r) for r in rects), key=lambda r: (r[1], r[0], r[2], r[3]))
+    rs = sorted({(x, y, w, h) for x, y, w, h in rects}, key=lambda r: (r[1], r[0], r[2], r[3]))
     parent = list(range(len(rs)))
 
     def find(a: int) -> int:

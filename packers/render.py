@@ -102,7 +102,7 @@ def render_index(packing: Packing, scale: int | None = None) -> tuple[np.ndarray
     """The packing as a palette-index image (and its palette)."""
     k = scale or default_scale(packing.P)
     colours = colour_tiles(packing.squares)
-    palette = HUES + [tuple(c * 2 // 3 for c in h) for h in HUES] + [GREY, GREY_DARK, SEED_MARK]
+    palette = HUES + [(r * 2 // 3, gr * 2 // 3, b * 2 // 3) for r, gr, b in HUES] + [GREY, GREY_DARK, SEED_MARK]
     g, gd, mark = len(HUES) * 2, len(HUES) * 2 + 1, len(HUES) * 2 + 2
     img = np.full((packing.P * k, packing.P * k), g, dtype=np.uint8)
 

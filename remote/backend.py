@@ -83,6 +83,10 @@ class Backend(ABC):
 
     url: RemoteURL
 
+    def __init__(self, url: RemoteURL) -> None:
+        """Every backend can be made from its parsed URL alone (``open_backend``); some take more."""
+        self.url = url
+
     def prepare(self) -> None:  # noqa: B027 (a hook most remotes need not override: not abstract)
         """Make the remote ready for writing (file://: create the directory). Default: nothing."""
 

@@ -116,15 +116,20 @@ def catch_up(
     have_base = (
         st is not None and not st.head_bad and st.snapshot == info.snapshot and heads[: len(st.deltas)] == st.deltas
     )
-    cu_added, nbytes, notes, cloned, bad, conflicting = 0, 0, [], False, False, []
+    cu_added, nbytes, cloned, bad = 0, 0, False, False
+    notes: list[str] = []
+    conflicting: list = []  # MergeStats.conflicting rows
     if have_base:
+        # a state is read from a file (none without one), and having the base needs a state
+        assert st is not None and lib is not None
         base, merged, todo = info.snapshot, st.deltas, info.deltas[len(st.deltas) :]
     else:
         got = _fetch(backend, info, work, progress, integrity)
         base, merged, todo = got.snapshot, (), info.deltas_of(got.snapshot)
         nbytes += got.path.stat().st_size
-        if got.note():
-            notes.append(got.note())
+        note = got.note()
+        if note:
+            notes.append(note)
         bad = got.healed
         if lib is None and _clone(got.path, path):
             lib, cloned = Library.open(path), True

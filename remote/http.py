@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from contextlib import nullcontext
 from pathlib import Path
+from typing import NoReturn
 
 from remote.backend import (
     HEAD_NAME,
@@ -108,7 +109,7 @@ class HttpBackend(Backend):
     def list_snapshots(self) -> list[SnapshotInfo]:
         return []  # a static host cannot list; fallback follows HEAD's own chain
 
-    def _read_only(self, what: str):
+    def _read_only(self, what: str) -> NoReturn:
         raise ReadOnlyRemote(
             f"remote {self.url} is read-only (https://): cannot {what}; push to the "
             "s3:// or file:// remote that it mirrors"

@@ -212,17 +212,19 @@ def push(
                 head = backend.get_head()
                 info = parse_head(head, url) if head is not None else None
                 st = read_state(lib, url)
-                conflicting = []
-                if info is not None and not (st and st.synced_with(info)):
-                    cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
-                    st, merged, conflicting = cu.state, merged + cu.added, cu.conflicting
-                    notes += [n for n in cu.notes if n not in notes]
-                elif info is not None and st.head_bad and not notes:
-                    notes.append("HEAD on the remote was bad (this file holds the sound state before it)")
+                conflicting: list = []
+                if info is not None:
+                    if st is None or not st.synced_with(info):
+                        cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
+                        st, merged, conflicting = cu.state, merged + cu.added, cu.conflicting
+                        notes += [n for n in cu.notes if n not in notes]
+                    elif st.head_bad and not notes:
+                        notes.append("HEAD on the remote was bad (this file holds the sound state before it)")
                 mark = read_mark(lib, url)
                 # a fresh board that another machine's push beat is withdrawn, and nothing is sent
                 refuse_lost_boards(lib, mark.manifests if mark is not None else 0, conflicting)
-                if info is not None and not st.head_bad:
+                # with a HEAD there is a state: read (synced with it) or just written by the catch-up
+                if info is not None and st is not None and not st.head_bad:
                     legacy_same = mark is None and tuple(fingerprint(lib.conn)) == st.fingerprint
                     if (mark is not None and not pending(lib, mark)) or legacy_same:
                         if legacy_same:
@@ -234,6 +236,7 @@ def push(
                 if compact or _compact(info, mark, st):
                     res = _push_full(lib, backend, info, st, work, progress, library_id, before_swap)
                 else:
+                    assert info is not None and st is not None and mark is not None  # else _compact is True
                     res = _push_delta(lib, backend, info, st, mark, work, progress, library_id, before_swap)
                 if res is None:  # lost the race: someone moved HEAD
                     sleep(backoff(attempt))
@@ -291,7 +294,8 @@ def _push_full(lib, backend, info: HeadInfo | None, st: SyncState | None, work, 
     snap, sha, size, tiles, fp = make_snapshot(lib, work)
     sent = backend.put_snapshot(sha, snap, progress)
     snap.unlink()
-    parent, parent_deltas, history = None, (), []
+    parent, history = None, []
+    parent_deltas: tuple[DeltaRef, ...] = ()
     if info is not None:
         parent = (st.used if st is not None and st.used else None) or info.snapshot
         merged = set(st.deltas) if st is not None else set()

@@ -42,8 +42,8 @@ class RemoteURL:
         return f"{self.prefix}/{name}" if self.prefix else name
 
 
-def parse_remote(url: str) -> RemoteURL:
-    """Parse a remote URL; raise BadInput with the reason if it is not one we accept."""
+def parse_remote(url: str | None) -> RemoteURL:
+    """Parse a remote URL; raise BadInput with the reason if it is not one we accept (None: none was given)."""
     if not isinstance(url, str) or not url.strip():
         raise BadInput("no remote given (use --remote URL or set TILES_REMOTE)")
     url = url.strip()

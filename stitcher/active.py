@@ -106,6 +106,7 @@ class ActiveRows:
 
     def subset(self, keep: np.ndarray) -> ActiveRows:
         """The rows where ``keep`` (a bool mask) is true, in order."""
+        assert self.ladder is not None  # __post_init__ fills a ladder left None
         return ActiveRows(
             self.hashes[keep],
             self.edges[keep],
@@ -274,6 +275,7 @@ def write_sidecar(
     )
     arrays = {"meta": np.array(json.dumps(meta))}
     for n, a in act.items():
+        assert a.ladder is not None  # __post_init__ fills a ladder left None
         arrays |= {
             f"h{n}": a.hashes,
             f"e{n}": a.edges.astype(np.uint16),

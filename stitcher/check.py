@@ -49,6 +49,8 @@ _core = load_twin("stitcher._core")  # None: the Python reference runs (tilelib.
 
 PAD = 16
 NONE_AFFECTED = 1 << 30  # score when no unplaced neighbour side touches the square
+# a run of a line on a square's border (``pair_rows``): (side, source shift, run mask, destination shift)
+Run = tuple[int, int, int, int]
 
 
 @lru_cache(maxsize=1)
@@ -110,7 +112,8 @@ def pair_rows(dx: int, dy: int, sj: int, s: int, G: int) -> tuple:
     x1 = y1 = s
     xj, yj, nj = dx, dy, sj + 1
     xe, ye = xj + sj, yj + sj
-    rows = []  # (side, run tuple) for sides meeting the border
+    rows: list[tuple[int, tuple[Run, ...]]] = []  # (side, run tuple) for sides meeting the border
+    rr: tuple[Run, ...]
     for side, R in ((0, yj), (2, ye)):  # horizontal lines: row R, columns xj..xe
         if y < R < y1:
             a, b = xj <= x <= xe, xj <= x1 <= xe
@@ -176,7 +179,8 @@ class PyForwardCheck:
         squares = self.squares
         x, y, s = squares[i]
         origin = y * G + x
-        js, ns, hit, runs, starts, kinds, ims, small = [], [], [], [], [], [], [], {}
+        js: list[int] = []
+        ns, hit, runs, starts, kinds, ims, small = [], [], [], [], [], [], {}
         for j in among:
             xj, yj, sj = squares[j]
             t = pair_rows(xj - x, yj - y, sj, s, G)

@@ -82,7 +82,8 @@ def generate(
     m = default_m_max(n) if m_max is None else m_max
     params = _params(n, m, seam_mask, level)
     vals, known = constraint_cells(c)
-    backups, exclude, j, made = [], [], 0, 0
+    backups, j, made = [], 0, 0
+    exclude: list[np.ndarray] = []  # the banned grids' images (``fresh.exclude_images``)
     while made < max(min(completions, max_tries), 1):
         grid = complete(n, vals, known, stream.child(f"c/{j}"), exclude=exclude, tally=tally)
         j += 1

@@ -68,6 +68,7 @@ def assemble(at: Placements, packing: Packing, st: StitchStats) -> tuple[Packing
     assert all(p is not None for p in placements), "every leaf square holds a tile"
     if not at.children:  # a packer's own packing is seam-connected (tests/test_stitch_isolated.py)
         return packing, placements
+    assert seed_id is not None  # a split happened, so the seed (never split) was a square to place
     reach = seam_reachable(squares, seed_id)
     cut = [(x, y, s, s) for (x, y, s), ok in zip(squares, reach, strict=True) if not ok]
     for _x, _y, s, _s in cut:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from stitcher.journal import LogJournal, replay
 from stitcher.regions import REGIONS
 from stitcher.run import StitchRun
+from stitcher.stats import StitchStats
 
 
 @dataclass
@@ -28,15 +29,16 @@ class HalfResult:
     tiles: list = field(default_factory=list)  # the Tiles it made, in order
     ops: list = field(default_factory=list)  # LogJournal.ops
     left_over: list[int] = field(default_factory=list)  # squares the half would have split
-    stats: object = None
+    stats: StitchStats | None = None  # the half's counters (run_half always sends them)
     first_area: int = 0
     cpu_s: float = 0.0  # the worker's CPU time for this half
 
 
-_RUN = None  # the parent's run, inherited by the forked workers
+_RUN: StitchRun | None = None  # the parent's run, inherited by the forked workers
 
 
 def _half(r: int) -> HalfResult:
+    assert _RUN is not None  # run_halves sets it before the workers fork
     return run_half(_RUN, r)
 
 
@@ -57,6 +59,7 @@ def place_strip(run: StitchRun, area: dict) -> int:
     that the commit that follows (which the workers read) never leaves a ledger row naming a
     missing tile. Returns the area placed at the squares' first turn (as ``StitchRun.place_all``)."""
     sp = run.halves
+    assert sp is not None  # stitch places a strip only on a board split in halves
     run.enter(run.stream.child("strip"))
     first_area = run.place_all([run.seed] + [i for i in sp.strip if i != run.seed], area)
     run.pin(sp.strip)
@@ -100,6 +103,7 @@ def run_half(run: StitchRun, r: int) -> HalfResult:
     if run.fresh is not None:
         run.fresh.reserve(r)
     at = run.at
+    assert run.halves is not None  # the workers run only on a board split in halves
     order = [i for i in run.halves.halves[r] if not at.placed(i)]  # not the seed
     run.count_from(0, len(order))
     first_area = run.place_all(order, area={i: at.squares[i][2] ** 2 for i in order})
@@ -127,6 +131,7 @@ def graft(run: StitchRun, res: HalfResult) -> list[int]:
     t0 = time.perf_counter()
     replay(res.ops, run.journal)
     run.st.seconds["ledger"] += time.perf_counter() - t0
+    assert res.stats is not None  # run_half sends its stats
     run.st.merge(res.stats)
     clashed = []
     for k, h, t, edges in res.placed:

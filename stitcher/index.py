@@ -276,17 +276,19 @@ class _SizeIndex:
             buckets = self.buckets()
             whole = [s for s in sides if c.masks[s] == full]
             if whole:
-                best, cands = None, None
+                best, smallest = None, None
                 for s in whole:
                     b = buckets[s].get(c.values[s])
                     if b is None:
                         return empty
-                    if cands is None or len(b) < len(cands):
-                        best, cands = s, b
+                    if smallest is None or len(b) < len(smallest):
+                        best, smallest = s, b
+                assert smallest is not None  # ``whole`` is not empty and each of its sides had a bucket
+                cands = smallest
             else:
                 best = min(sides, key=lambda s: len(matching_lines(n, c.masks[s], c.values[s])))
-                parts = [buckets[best].get(v) for v in matching_lines(n, c.masks[best], c.values[best])]
-                parts = [p for p in parts if p is not None]
+                got = [buckets[best].get(v) for v in matching_lines(n, c.masks[best], c.values[best])]
+                parts = [p for p in got if p is not None]
                 if not parts:
                     return empty
                 cands = np.concatenate(parts)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from stitcher.drain import MAX_TRIES
+
+if TYPE_CHECKING:
+    from tilelib.difficulty import Profile
 
 
 class Drain(Enum):
@@ -37,7 +41,7 @@ class StitchOptions:
     max_tries: int = MAX_TRIES  # completions per plain drain
     order: str = "packer"  # placement order (stitcher.order.ORDERS)
     lookahead: bool = True  # forward check + window-aware drain and repair
-    profile: object = None  # a tilelib.difficulty.Profile the draws aim for, or None
+    profile: Profile | None = None  # the ladder-level shares the draws aim for, or None
     reuse: bool = True  # a made tile whose grid the index holds is not added (stitcher.reuse)
     early_repair: bool = True  # repair a square at its turn rather than place it unchecked
     fresh: bool = False  # the fair rule: no n >= 10 solution twice, none spent (stitcher.fresh)

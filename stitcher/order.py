@@ -22,6 +22,7 @@ goes first, so it is unconstrained and an m = 1 tile can always be made.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -122,6 +123,7 @@ def placement_order(packing: Packing, dist: list[int], how: str = "packer") -> l
         how = {"big-first": "big", "islands": "big", "grown": "id"}.get(packing.name, "bfs")
     if how not in ORDERS:
         raise ValueError(f"unknown placement order {how!r} (known: {ORDERS})")
+    key: Callable[[int], int | tuple[int, ...]]
     if how == "raster":
         key = lambda i: (packing.squares[i][1], packing.squares[i][0])  # noqa: E731
     elif how == "big":

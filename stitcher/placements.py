@@ -49,7 +49,9 @@ class Placements:
         self.count = 0  # squares holding a tile now
         self.board = Board(packing.G)
         self.fresh = fresh
-        self.fcheck = ForwardCheck(self.board, self.squares, self.adj, self._tiles, self.children)
+        # the board is a CBoard exactly when ForwardCheck is the C one (both are the twin stitcher._core
+        # chose); mypy cannot tie the two choices together
+        self.fcheck = ForwardCheck(self.board, self.squares, self.adj, self._tiles, self.children)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ changes
 
@@ -71,7 +73,9 @@ class Placements:
         """Take square i's tile off (``put``'s inverse; its turn is kept for ``put_back``)."""
         x, y, s = self.squares[i]
         self.board.remove(x, y, s + 1)
-        h = self._tiles[i][0]
+        tile = self._tiles[i]
+        assert tile is not None, f"square {i} holds no tile"  # only placed squares are taken off
+        h = tile[0]
         self._tiles[i] = None
         del self._edges[i]
         self.count -= 1
@@ -161,10 +165,13 @@ class Placements:
         placed = sorted((k for k in ids if self._tiles[k] is not None), key=self._turn.__getitem__)
         return [(k, *self._tiles[k], self._edges[k]) for k in placed]
 
-    def leaves(self) -> tuple[list[tuple[int, int, int]], list[Tile | None], int]:
+    def leaves(self) -> tuple[list[tuple[int, int, int]], list[Tile | None], int | None]:
         """(squares, tiles, seed id) of the final packing: the packing's squares in id order, each
-        split one replaced, in place, by its leaves (recursively)."""
-        squares, tiles, seed_id = [], [], None
+        split one replaced, in place, by its leaves (recursively). The seed is never split
+        (``run.split`` refuses), so its id is None only when ``seed_tile`` names no square."""
+        squares: list[tuple[int, int, int]] = []
+        tiles: list[Tile | None] = []
+        seed_id: int | None = None
 
         def emit(i: int) -> None:
             nonlocal seed_id

@@ -52,7 +52,9 @@ def split(squares, seed: int, P: int, order: list[int]) -> Split:
     x, _y, s = squares[seed]
     if x <= c < x + s:
         c = x - 1 if x - 1 >= P // 4 else x + s
-    left, right, strip = [], [], []
+    left: list[int] = []
+    right: list[int] = []
+    strip: list[int] = []
     for i in order:
         xi, _yi, si = squares[i]
         (left if xi + si <= c else right if xi > c else strip).append(i)

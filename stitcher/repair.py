@@ -29,12 +29,17 @@ in the library). The seed never moves, nor (inside a half) the strip: ``run.fixe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stitcher.drain import tile_from_grid
 from stitcher.fresh import exclude_images
 from stitcher.joint import JOINT_TRIES, joint_complete_many
 from stitcher.run import StitchRun
 from stitcher.small import doomed
 from tilelib.spent import grid_solution_hash, held
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REPAIR_TRIES = 4
 RING2 = 8  # at most this many second-ring squares join the last joint repair
@@ -125,7 +130,8 @@ def repair_together(run: StitchRun, i: int, ks: list[int], keep_others: bool = T
     others = at.open_around(group) if keep_others else []
     tiles = None
     squares = [at.squares[j] for j in group]
-    tries, a, exclude = (JOINT_TRIES if doomed(at.board, squares, [at.squares[j] for j in others]) else 0), 0, []
+    tries, a = (JOINT_TRIES if doomed(at.board, squares, [at.squares[j] for j in others]) else 0), 0
+    exclude: list[tuple[int, np.ndarray]] = []  # (square of the model, banned grid image) pairs
     while tries < JOINT_TRIES:
         run.st.cp_calls += 1
         sub = run.drain_stream.child(f"{run.drains}/together/{a}")

@@ -30,7 +30,8 @@ from tilelib.constraint import Constraint
 def whole(edges: tuple[int, int, int, int], n: int) -> Constraint:
     """The constraint 'these four edges, every cell'."""
     full = (1 << n) - 1
-    return Constraint(n, (full, full, full, full), tuple(edges))
+    top, right, bottom, left = edges
+    return Constraint(n, (full, full, full, full), (top, right, bottom, left))
 
 
 def existing(indexes, tile, *, known: int, m_max: int, m1: bool, fetch):

@@ -13,10 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from generator.version import default_m_max
 from packers.packing import Packing
 from stitcher import regions
+from stitcher.check import _CForwardCheck
 from stitcher.drain import NOFIT, NofitSet, generate, tile_from_grid
 from stitcher.fallback import replace_square
 from stitcher.fresh import FreshRule, exclude_images
@@ -32,6 +34,9 @@ from stitcher.small import EXACT_N, doomed, feasible
 from stitcher.stats import StitchStats
 from tilelib.errors import TilesError
 from tilelib.rng import Stream
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BEST_OF = 1
 STITCH_CACHE_KIB = 256 * 1024  # SQLite page cache of the library connection during a stitch
@@ -62,8 +67,9 @@ def open_indexes(lib, packing: Packing, opts: StitchOptions, index=None) -> tupl
         sets = {frozenset({lv}) for n in ns for lv in profile.allowed(n)} | {profile.allowed(n) for n in ns}
         levels = level_indexes(lib.conn, index, ns, sets)
     fresh = FreshRule(index) if opts.fresh else None
-    for idx in levels.values() if fresh is not None else ():
-        fresh.add_index(idx)
+    if fresh is not None:
+        for idx in levels.values():
+            fresh.add_index(idx)
     return index, levels, fresh
 
 
@@ -124,11 +130,13 @@ class StitchRun:
         self.progress, self.progress_total, self.done = progress, len(packing.squares), 0
         self.stream = stream
         self.enter(stream)
-        self.defer_splits, self.left_over = False, []  # a half leaves squares it would split to the last pass
+        self.defer_splits = False
+        self.left_over: list[int] = []  # a half leaves squares it would split to the last pass
         self.st = StitchStats()
         t0 = time.perf_counter()
         self.index, self.level_idx, self.fresh = open_indexes(lib, packing, opts, index)
-        self.level_stream, self.level_of = stream.child("profile"), {}
+        self.level_stream = stream.child("profile")
+        self.level_of: dict[int, int] = {}  # square -> the ladder level it aims for (``level_for``)
         t1 = time.perf_counter()
         self.at = Placements(packing, self.fresh)
         self.seed = packing.seed_tile
@@ -235,6 +243,7 @@ class StitchRun:
 
     def level_order(self, i: int, n: int) -> list:
         """The level indexes square i draws from, in order: its own level's, then the allowed levels'."""
+        assert self.profile is not None  # level indexes are drawn from only under a profile
         return [self.level_idx[frozenset({self.level_for(i)})], self.level_idx[self.profile.allowed(n)]]
 
     def profiled_choose(self, i: int, n: int, c):
@@ -261,6 +270,8 @@ class StitchRun:
         index = self.index if index is None else index
         table = index.table(n)
         if table is not None:
+            # a C table exists only when stitcher._core loaded, and then so is the C forward check
+            assert isinstance(self.at.fcheck, _CForwardCheck)
             return self.at.fcheck.checker(i, table)
         score = None
 
@@ -283,7 +294,8 @@ class StitchRun:
         others = [at.squares[j] for j in at.open_neighbours(i)]
         if doomed(at.board, [at.squares[i]], others):
             return JOINT_MISS, None  # the model would be infeasible (small.py): no CP-SAT call
-        tries, a, exclude = 0, 0, []
+        tries, a = 0, 0
+        exclude: list[np.ndarray] = []  # the banned grids' images (``fresh.exclude_images``)
         while tries < JOINT_TRIES:
             self.st.cp_calls += 1
             sub = self.drain_stream.child(f"{self.drains}/joint/{a}")
@@ -409,7 +421,9 @@ class StitchRun:
         if ok:
             self.st.bump(n, "hits_retry")
             if prev is not None:
-                self.journal.mark_drained(prev[0].id, self.at.tile(i)[0])
+                tile = self.at.tile(i)
+                assert tile is not None  # try_place put one
+                self.journal.mark_drained(prev[0].id, tile[0])
             return
         if self.drain:
             cur = prev[0] if prev is not None and prev[1] == c else self.record(c)
@@ -423,7 +437,9 @@ class StitchRun:
                 kind = self.make(i, c)
                 if kind == "tile":
                     self.st.bump(n, "drained")
-                    h = self.at.tile(i)[0]
+                    tile = self.at.tile(i)
+                    assert tile is not None  # make put the tile it made
+                    h = tile[0]
                     self.journal.mark_drained(cur.id, h)
                     if prev is not None and prev[0].id != cur.id:
                         self.journal.mark_drained(prev[0].id, h)

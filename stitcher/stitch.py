@@ -191,7 +191,7 @@ def stitch(
     does not keep (``journal.SqlJournal.flush``), so open a fresh one for the next stitch.
     ``workers``: processes for the halves of a big board (the board is the same)."""
     opts = StitchOptions(
-        drain=drain,
+        drain=Drain.of(drain),
         m_max=m_max,
         max_tries=max_tries,
         order=order,

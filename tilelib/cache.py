@@ -60,7 +60,8 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> bool:
     """Write ``arrays`` to ``path`` atomically (``tilelib.fsio.atomic_write``); False if the directory
     refuses (a cache is worth no error)."""
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    # allow_pickle is numpy's default, named so that no key of ``arrays`` could be read as it (the stubs' objection)
+    np.savez(buf, allow_pickle=True, **arrays)
     try:
         atomic_write(path, buf.getvalue())
     except BadInput:

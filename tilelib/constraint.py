@@ -42,7 +42,9 @@ class Constraint:
         """Whole sides given as ints (None = unconstrained)."""
         full = (1 << n) - 1
         vals = (top, right, bottom, left)
-        return Constraint(n, tuple(0 if v is None else full for v in vals), tuple(0 if v is None else v for v in vals))
+        m0, m1, m2, m3 = (0 if v is None else full for v in vals)
+        v0, v1, v2, v3 = (0 if v is None else v for v in vals)
+        return Constraint(n, (m0, m1, m2, m3), (v0, v1, v2, v3))
 
     @property
     def side_mask(self) -> int:
@@ -81,7 +83,7 @@ def pull_back(c: Constraint, t: int) -> Constraint:
         if src.reversed:
             m, v = bits.reverse_bits(m, n), bits.reverse_bits(v, n)
         masks[src.side], values[src.side] = m, v
-    return Constraint(n, tuple(masks), tuple(values))
+    return Constraint(n, (masks[0], masks[1], masks[2], masks[3]), (values[0], values[1], values[2], values[3]))
 
 
 def push_forward(c: Constraint, t: int) -> Constraint:
@@ -105,6 +107,6 @@ def window_constraint(values: np.ndarray, known: np.ndarray, x0: int, y0: int, n
     win_k = known[y0 : y0 + n, x0 : x0 + n]
     lines_v = (win_v[0, :], win_v[:, -1], win_v[-1, :], win_v[:, 0])
     lines_k = (win_k[0, :], win_k[:, -1], win_k[-1, :], win_k[:, 0])
-    masks = tuple(bits.line_int(k) for k in lines_k)
-    vals = tuple(bits.line_int(v & k) for v, k in zip(lines_v, lines_k, strict=True))
-    return Constraint(n, masks, vals)
+    m0, m1, m2, m3 = (bits.line_int(k) for k in lines_k)
+    v0, v1, v2, v3 = (bits.line_int(v & k) for v, k in zip(lines_v, lines_k, strict=True))
+    return Constraint(n, (m0, m1, m2, m3), (v0, v1, v2, v3))

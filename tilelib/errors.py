@@ -8,6 +8,7 @@ one-line message and ``exit_code(err)``. Nothing else decides exit codes.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 
 class TilesError(Exception):
@@ -136,7 +137,7 @@ EXIT_CODES: list[tuple[type[BaseException], int]] = [
 ]
 
 
-def _first(table: list[tuple[type[BaseException], int]], err: BaseException, default: int) -> int:
+def _first(table: Sequence[tuple[type[BaseException], int]], err: BaseException, default: int) -> int:
     """The number of the first entry of ``table`` whose class ``err`` is an instance of, else ``default``."""
     return next((n for cls, n in table if isinstance(err, cls)), default)
 
@@ -148,7 +149,7 @@ def exit_code(err: BaseException) -> int:
 
 # The one place that maps error types to the service's HTTP status (``referee.service.app``); the
 # same types map to exit codes above, so `tiles play` and the service tell the same story.
-HTTP_STATUS: list[tuple[type[BaseException], int]] = [
+HTTP_STATUS: list[tuple[type[TilesError], int]] = [
     (NotFound, 404),
     (Unauthorized, 401),
     (Forbidden, 403),

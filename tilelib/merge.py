@@ -34,6 +34,7 @@ import random
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tilelib.db import atomic, file_uri, outside
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, RowsNotStored
@@ -113,9 +114,9 @@ def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str 
     return checked
 
 
-def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, int, int, int]:
-    """The SQL of the union; returns (tiles, manifests, manifest conflicts, misses added, misses updated,
-    spent added)."""
+def _merge_rows(conn: sqlite3.Connection) -> tuple[int, int, tuple[tuple[Any, ...], ...], int, int, int]:
+    """The SQL of the union; returns (tiles, manifests, manifest conflicts (the source's rows of them),
+    misses added, misses updated, spent added)."""
     cols = ", ".join(TILE_COLUMNS)
     tiles = conn.execute(f"INSERT OR IGNORE INTO main.tiles ({cols}) SELECT {cols} FROM {ALIAS}.tiles").rowcount
     conflicts = tuple(

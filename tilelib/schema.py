@@ -191,6 +191,7 @@ def differences(found: dict[str, SchemaObject], version: int) -> list[str]:
     for key in set(found) | set(want):
         got, exp = found.get(key), want.get(key)
         if exp is None:
+            assert got is not None  # every key is in ``found`` or ``want``
             rank, text = 1, f"extra {got.words()}"
         elif got is None:
             rank, text = 3, f"missing {exp.words()}"

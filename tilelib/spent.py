@@ -207,7 +207,7 @@ def unfair(conn: sqlite3.Connection, day: str, placed: list[tuple[int, int, str]
         first[sol] = i
     others = [r for r in rows_of(conn, first) if r.day != day]
     live = live_boards(conn, {r.day for r in others})
-    by = {}
+    by: dict[str, SpentRow] = {}
     for r in others:
         if live.get(r.day) == r.board:
             by.setdefault(r.solution, r)

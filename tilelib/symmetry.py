@@ -160,4 +160,10 @@ def transform_edge_value(value: int, n: int, src: EdgeSource, *, complement: boo
 
 def transform_edges(edges: tuple[int, int, int, int], n: int, t: int) -> tuple[int, int, int, int]:
     """Edges (top, right, bottom, left) of the transformed grid, from the old edges alone."""
-    return tuple(transform_edge_value(edges[src.side], n, src) for src in EDGE_MAP[t])
+    top, right, bottom, left = EDGE_MAP[t]
+    return (
+        transform_edge_value(edges[top.side], n, top),
+        transform_edge_value(edges[right.side], n, right),
+        transform_edge_value(edges[bottom.side], n, bottom),
+        transform_edge_value(edges[left.side], n, left),
+    )
