@@ -30,7 +30,7 @@ TRIES = 16
 SMALL = 64  # up to this many candidates, the pools are built as Python lists (same order)
 
 
-def draws(pool: np.ndarray, stream: Stream, limit: int):
+def draws(pool: list[int] | np.ndarray, stream: Stream, limit: int):
     """Up to ``limit`` elements of ``pool`` in a seeded random order (partial Fisher–Yates)."""
     m = len(pool)
     moved: dict[int, int] = {}  # sparse swaps: position -> index now there
@@ -55,8 +55,11 @@ def choose(
     ``check(key)`` returns a score, 0 = fails. With ``best_of`` = k > 1, the first k passing
     candidates of the first pool that has any are scored and the highest wins (ties: first drawn).
     """
+    if tries < 1:
+        raise ValueError("tries must be >= 1")  # as the C twin says (with none, nothing would be drawn)
     if len(keys) == 0:
         return None
+    pools: tuple[list[int] | np.ndarray, list[int] | np.ndarray]  # (preferred, the rest)
     if len(keys) <= SMALL:  # plain lists: a few numpy calls cost more than the loop
         pinned = [(p >> known) & 1 for p in pins.tolist()]
         pools = ([k for k, b in enumerate(pinned) if b], [k for k, b in enumerate(pinned) if not b])
@@ -65,7 +68,7 @@ def choose(
         pools = (np.flatnonzero(bit), np.flatnonzero(bit == 0))
     first = None
     budget = tries
-    for pool, preferred in zip(pools, (True, False), strict=True):
+    for pool, preferred in ((pools[0], True), (pools[1], False)):
         if budget <= 0 or len(pool) == 0:
             continue
         best, best_score, passed = None, 0, 0
@@ -85,4 +88,5 @@ def choose(
                     break
         if best is not None:
             return best, preferred, True
+    assert first is not None  # some pool had candidates and tries >= 1: one was drawn
     return first[0], first[1], False

@@ -174,6 +174,20 @@ def test_choose_without_check_matches_python(seed, sseed, tries):
         assert stream_state(a) == stream_state(b)
 
 
+@pytest.mark.parametrize("tries", [0, -1])
+def test_choose_without_tries_is_a_value_error_in_both_twins(tries):
+    """No tries draws nothing: both twins refuse it up front (the reference used to fail on a
+    None it took for the first draw, with a TypeError, when there were candidates)."""
+    idx = random_index(0)
+    c = Constraint(6, (0, 0, 0, 0), (0, 0, 0, 0))  # every tile of n = 6: candidates to draw
+    keys, pins = idx.lookup(c, False)
+    assert len(keys)
+    with pytest.raises(ValueError, match="tries must be >= 1"):
+        choose(keys, pins, 0, Stream(b"\0" * 32, "t"), tries=tries)
+    with pytest.raises(ValueError, match="tries must be >= 1"):
+        idx.choose(c, False, 0, Stream(b"\0" * 32, "t"), tries=tries)
+
+
 def test_tiles_added_one_by_one_merge_into_the_order(monkeypatch):
     """Drained tiles join the C table as extras (merged into the (hash, t) order at lookup) until
     EXTRA_LIMIT, then the table is rebuilt: lookups and draws match Python throughout. (The limit
