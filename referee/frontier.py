@@ -211,14 +211,14 @@ def _second_solution(f: Frontier, tiles: list[int]) -> bool:
     that differs from the board solution? Raises CheckFailed if CP-SAT cannot decide."""
     b = f.board
     model = cp_model.CpModel()
-    var: dict[tuple[int, int], object] = {}
+    var: dict[tuple[int, int], cp_model.IntVar] = {}
 
-    def cell(r: int, c: int):
+    def cell(r: int, c: int) -> int | cp_model.IntVar:
         if f.known[r, c]:
             return int(f.values[r, c])
         v = var.get((r, c))
         if v is None:
-            v = var[(r, c)] = model.NewBoolVar(f"c{r}_{c}")
+            v = var[(r, c)] = model.new_bool_var(f"c{r}_{c}")
         return v
 
     for i in tiles:
@@ -227,18 +227,18 @@ def _second_solution(f: Frontier, tiles: list[int]) -> bool:
         g = [[cell(r, c) for c in range(cs.start, cs.stop)] for r in range(rs.start, rs.stop)]
         lines = g + [list(col) for col in zip(*g, strict=True)]
         for line in lines:
-            model.Add(sum(line) == n // 2)
+            model.add(sum(line) == n // 2)
             for j in range(n - 2):
                 trio = line[j : j + 3]
                 if all(isinstance(x, int) for x in trio):
                     continue
-                model.AddBoolOr([x if not isinstance(x, int) else model.NewConstant(x) for x in trio])
-                model.AddBoolOr([x.Not() if not isinstance(x, int) else model.NewConstant(1 - x) for x in trio])
+                model.add_bool_or([x if not isinstance(x, int) else model.new_constant(x) for x in trio])
+                model.add_bool_or([x.Not() if not isinstance(x, int) else model.new_constant(1 - x) for x in trio])
         for group in (g, [list(col) for col in zip(*g, strict=True)]):
             for a in range(n):
                 for c2 in range(a + 1, n):
                     _differ(model, group[a], group[c2])
-    model.AddBoolOr([v if b.solution[r, c] == 0 else v.Not() for (r, c), v in var.items()])
+    model.add_bool_or([v if b.solution[r, c] == 0 else v.Not() for (r, c), v in var.items()])
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = CPSAT_TIME_LIMIT
@@ -265,11 +265,11 @@ def _differ(model: cp_model.CpModel, a: list, b: list) -> None:
             v, k = (y, x) if xc else (x, y)
             lits.append(v.Not() if k == 1 else v)  # differs iff v != k
             continue
-        d = model.NewBoolVar("")
-        model.AddBoolOr([x, y]).OnlyEnforceIf(d)
-        model.AddBoolOr([x.Not(), y.Not()]).OnlyEnforceIf(d)
+        d = model.new_bool_var("")
+        model.add_bool_or([x, y]).only_enforce_if(d)
+        model.add_bool_or([x.Not(), y.Not()]).only_enforce_if(d)
         lits.append(d)
-    model.AddBoolOr(lits)  # empty → the lines are equal constants: infeasible, as it should be
+    model.add_bool_or(lits)  # empty → the lines are equal constants: infeasible, as it should be
 
 
 def settle(board: Board) -> tuple[Settled, Frontier]:
@@ -359,12 +359,14 @@ def best_cell(b: Board, i: int, legal: np.ndarray, sols: list, lead: tuple = ())
     wrong = np.zeros((n, n), dtype=np.int64)
     for s in sols:
         wrong += rows_grid(s, n) != truth
-    best = None
+    best: tuple[tuple, tuple[int, int]] | None = None
     for r, c in np.argwhere(legal):
         R, C = int(r) + rs.start, int(c) + cs.start
         key = (*lead, int(wrong[r, c]), int(b.owners[R, C] == 2), -R, -C)
         if best is None or key > best[0]:
             best = (key, (R, C))
+    if best is None:
+        raise ValueError(f"tile {i}: no legal clue cell (the callers pass a non-empty 'legal')")
     return best
 
 

@@ -162,6 +162,7 @@ class Judge:
             (run, self.digest, self.manifest.day, int(time.time())),
         )
         row = tx.lock_run(run)
+        assert row is not None, f"run {run!r} was made just above"
         if row[0] != self.digest:
             raise BadInput(f"run {run!r} belongs to another board (day {row[1]}); pick a new run name")
         return self.record(tx, run, moves, solved_of(tx.rows, run))

@@ -84,7 +84,9 @@ class Manifest:
     play: str | None = None  # the play rule, "tile-by-tile"; None: absent (propagation)
     build: Mapping[str, Any] | None = None  # FORMAT §13: the start state and versions, for replay
 
-    __hash__ = None  # stats/params are dicts: compares by content, not hashable
+    # stats/params are dicts: compares by content, not hashable (Python's idiom; typeshed types
+    # object.__hash__ as a method, so mypy refuses the None the data model documents)
+    __hash__ = None  # type: ignore[assignment]
 
     # ------------------------------------------------------------ views
 

@@ -147,7 +147,7 @@ def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -
         h = m.hashes[i]
         tile = tiles.get(h)
         fresh = tile is None
-        if fresh:
+        if tile is None:
             try:
                 tile = tiles[h] = got[h] if h in got else lib.get(h)
             except UnknownTile:

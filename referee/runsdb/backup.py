@@ -100,11 +100,11 @@ def _pg_dump(url: str, out: Path) -> Backup:
         raise BadInput(f"--runs: not a usable postgresql:// URL ({e})") from None
     env = dict(os.environ)
     if "password" in params:  # to pg_dump by its environment, not on a command line others can read
-        env["PGPASSWORD"] = params.pop("password")
+        env["PGPASSWORD"] = str(params.pop("password"))  # libpq parses every value of a URL as text
     with staged(out, replace=False) as tmp:
         try:
             r = subprocess.run(
-                [exe, "--format=custom", "--no-owner", "--file", str(tmp), "--dbname", make_conninfo(**params)],
+                [exe, "--format=custom", "--no-owner", "--file", str(tmp), "--dbname", make_conninfo("", **params)],
                 capture_output=True,
                 text=True,
                 timeout=PG_TIMEOUT,

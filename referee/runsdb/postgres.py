@@ -79,6 +79,12 @@ class _Tx:
         self.pipe.sync()
         return cur.fetchone() if cur.description is not None else None
 
+    def value(self, sql: str) -> Any:
+        """The one value of a query that always answers one row (a SELECT without FROM, an aggregate)."""
+        row = self.one(sql)
+        assert row is not None, f"no row from {sql!r}"
+        return row[0]
+
     def write(self, sql: str, args: Sequence[Any] = ()) -> None:
         self.cur.execute(_pg(sql), args)
 
@@ -163,15 +169,15 @@ class PostgresRuns:
         def step(tx: _Tx) -> None:
             tx.rows(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
             version = 0
-            if tx.one("SELECT to_regclass('meta')")[0] is not None:
+            if tx.value("SELECT to_regclass('meta')") is not None:
                 kind = tx.one("SELECT value FROM meta WHERE key = 'kind'")
                 if kind is None or kind[0] != schema.RUNS_KIND:
                     raise BadInput(
                         f"{self.target} is not a runs database (its meta table has no kind "
                         f"{schema.RUNS_KIND!r}); refusing to touch it"
                     )
-                if tx.one("SELECT to_regclass('schema_migrations')")[0] is not None:
-                    version = tx.one("SELECT coalesce(max(version), 0) FROM schema_migrations")[0]
+                if tx.value("SELECT to_regclass('schema_migrations')") is not None:
+                    version = tx.value("SELECT coalesce(max(version), 0) FROM schema_migrations")
             schema.refuse_newer(version, self.target)
             if version < schema.LATEST:
                 schema.migrate(tx.rows, version, self.dialect, int(time.time()))

@@ -48,7 +48,7 @@ def schema_html(s: Any) -> str:
         name = s["$ref"].removeprefix(REF)
         return f'<a href="#schema-{escape(name)}">{escape(name)}</a>'
     if "anyOf" in s or "oneOf" in s:
-        kind = " | ".join(schema_html(x) for x in s.get("anyOf", s.get("oneOf")))
+        kind = " | ".join(schema_html(x) for x in (s["anyOf"] if "anyOf" in s else s["oneOf"]))
     elif s.get("type") == "array":
         kind = "array of " + schema_html(s.get("items", True))
     elif s.get("type") == "object" and isinstance(s.get("additionalProperties"), dict):

@@ -21,8 +21,9 @@ import asyncio
 import contextlib
 import datetime as dt
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -65,7 +66,7 @@ def _validation_line(err: RequestValidationError) -> str:
     if tuple(e.get("loc", ())) == ("body",):
         return "body must be a JSON object as the operation's request schema says (/openapi.json)"
     where = ".".join(str(x) for x in e.get("loc", ()))
-    msg = e.get("msg", "invalid")
+    msg = str(e.get("msg", "invalid"))
     if e.get("type") == "string_pattern_mismatch":  # not the regex itself: a line, not a page
         msg = "has a character or form its pattern in /openapi.json does not allow"
     return f"{where}: {msg}" if where else msg
@@ -89,14 +90,19 @@ def _openapi(app: FastAPI) -> dict:
     return app.openapi_schema
 
 
-def _lifespan(background: Sequence[Callable[[], Awaitable[None]]]):
+Job = Callable[[], Coroutine[Any, Any, None]]  # a background job: a coroutine the app runs as a task
+
+
+def _lifespan(background: Sequence[Job]):
     """Run the MCP tools' request manager and each ``background`` coroutine (``watch.watch``: new days)
     while the app serves; cancel them at shutdown, so SIGTERM ends the service promptly."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         async with app.state.mcp.session_manager.run():
-            tasks = [asyncio.create_task(job()) for job in (*background, lambda: _flush_requests(app.state.store))]
+            tasks: list[asyncio.Task[None]] = [
+                asyncio.create_task(job()) for job in (*background, lambda: _flush_requests(app.state.store))
+            ]
             try:
                 yield
             finally:
@@ -196,7 +202,7 @@ def create_app(
     today: Callable[[], dt.date] | None = None,
     max_body: int = MAX_BODY,
     max_moves: int = MAX_MOVES,
-    background: Sequence[Callable[[], Awaitable[None]]] = (),
+    background: Sequence[Job] = (),
     host: str = "127.0.0.1",
     log: Callable[[str], None] = _stderr,
     access_log: str = "off",
@@ -222,7 +228,7 @@ def create_app(
     app.include_router(routes_runs.router, prefix=API)
     app.include_router(observe.router)  # /healthz, /readyz, /metrics: not in the OpenAPI document
     observe.days_loaded(len(store.days))
-    app.openapi = lambda: _openapi(app)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented way to change it
     _mount_mcp(app, store, host, log)
 
     @app.exception_handler(TilesError)

@@ -96,7 +96,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         player: Annotated[
             str | None, Field(max_length=40, description="A name for the leaderboard (optional).")
         ] = None,
-        ctx: Context = None,
+        ctx: Context | None = None,
     ) -> m.RunCreated:
         return m.RunCreated.model_validate(play.start_run(store, day, player, _address(ctx)))
 
@@ -116,7 +116,9 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
     ) -> m.TileView:
         return m.TileView.model_validate(play.tile(store, run, tile))
 
-    async def submit_moves(run: RunArg, token: TokenArg, moves: list[m.Move], ctx: Context = None) -> m.MovesResult:
+    async def submit_moves(
+        run: RunArg, token: TokenArg, moves: list[m.Move], ctx: Context | None = None
+    ) -> m.MovesResult:
         batch = [mv.model_dump() for mv in moves]
         return m.MovesResult.model_validate(
             await store.judge_off_loop(play.moves, store, cfg, run, token, batch, None, _address(ctx))

@@ -29,10 +29,12 @@ def row(
     batches_to_last: int,
     last_at: float | None,
     batches: int,
+    *,
     tiles: int,
 ) -> dict:
-    """One run's leaderboard row from its aggregates (``RunStore.leaderboard``'s query): before the
-    board is cleared, the batches and requests so far and no time."""
+    """One run's leaderboard row from its aggregates (``RunStore.leaderboard``'s query, a row of which
+    fills the positional arguments; ``tiles``, the board's, goes by name): before the board is
+    cleared, the batches and requests so far and no time."""
     cleared = solved == tiles
     return {
         "run": run,

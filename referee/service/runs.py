@@ -164,8 +164,13 @@ class RunStore:
         counts = self.asked.drain(older)
         if not counts:
             return 0
+
+        def flush(tx: Tx) -> None:
+            for run, n in sorted(counts.items()):
+                write(tx.write, run, n)
+
         try:
-            self.db.atomic(lambda tx: [write(tx.write, run, n) for run, n in sorted(counts.items())])
+            self.db.atomic(flush)
         except BaseException:
             self.asked.restore(counts)
             raise
@@ -290,11 +295,12 @@ class RunStore:
             key_, bad_key = _idempotency_key(key), None
         except BadInput as e:  # refused in its turn, after the run and the token
             key_, bad_key = None, e
-        noted = []  # the block may run again (PostgreSQL away): counted once
+        noted: list[str] = []  # the block may run again (PostgreSQL away): counted once
 
         def judge(tx: Tx) -> tuple[dict, RunState | None, int]:
             row = tx.lock_run(run, key_)
             st = self._state(run, row and row[:6], tx.rows)
+            assert row is not None  # else _state raised NotFound
             if not noted:  # this request, once the run is known to exist
                 self.asked.note(run)
                 noted.append(run)

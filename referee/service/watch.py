@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from referee.service.boards import DayBoard, load_days
 from referee.service.runs import RunStore
@@ -32,10 +33,23 @@ def library_days(library: Path) -> list[str]:
         return ledger.manifest_days(lib.conn)
 
 
-def load_new(library: Path, runs: Path, days: list[str]) -> dict[str, DayBoard]:
-    """Boards of ``days`` from the library (blocking: run it off the event loop)."""
+def load_new(library: Path, runs: str | Path, days: list[str]) -> dict[str, DayBoard]:
+    """Boards of ``days`` from the library (blocking: run it off the event loop). ``runs`` is a file
+    or a ``postgresql://`` URL, as ``--runs`` gave it: a URL stays a str (``Path`` would fold its
+    ``//``, and only a str is taken for a URL)."""
     with Library.open(library) as lib:
         return load_days(lib, runs, days=days)
+
+
+def _settle(done: asyncio.Future, out: Any, err: BaseException | None) -> None:
+    """Hand ``err`` (else ``out``) to ``done``, on its loop, unless it is settled already (cancelled:
+    the awaiting task went away)."""
+    if done.done():
+        return
+    if err is not None:
+        done.set_exception(err)
+    else:
+        done.set_result(out)
 
 
 async def _off_loop(fn: Callable, *args):
@@ -47,15 +61,17 @@ async def _off_loop(fn: Callable, *args):
         try:
             out = fn(*args)
         except BaseException as e:  # handed to the awaiting task, which reports it
-            loop.call_soon_threadsafe(lambda err=e: done.done() or done.set_exception(err))
+            loop.call_soon_threadsafe(_settle, done, None, e)
         else:
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(out))
+            loop.call_soon_threadsafe(_settle, done, out, None)
 
     threading.Thread(target=work, daemon=True, name="tiles-load-day").start()
     return await done
 
 
-async def watch(store: RunStore, library: Path, runs: Path, log: Callable[[str], None], every: float = EVERY) -> None:
+async def watch(
+    store: RunStore, library: Path, runs: str | Path, log: Callable[[str], None], every: float = EVERY
+) -> None:
     """Poll the library forever (until cancelled) and add each new day to ``store``."""
     failed: set[str] = set()
     while True:
