@@ -154,8 +154,8 @@ def play_solver(session: Session, progress: Callable[[str], None], *, seed: int 
             refresh = True
             continue
         refresh = False
-        for (t, _), v in zip(ready, play.submit(ready), strict=True):
-            if v.correct:
+        for (t, _), verdict in zip(ready, play.submit(ready), strict=True):
+            if verdict.correct:
                 order.append(t)
                 waiting.pop(t, None)
         play.round_done()

@@ -86,9 +86,9 @@ class CellsEnv(DayEnv):
             cell, value = a // 2, a % 2
             self._set[cell] = value
             if self.shaped:
-                reward += 1 if self._truth()[_index(cell, self._view.n)] == str(value) else -1
+                reward += 1 if self._truth()[_index(cell, self._view_now().n)] == str(value) else -1
             if self._whole():
-                verdict = self._judge(self._view.tile, self.shown_puzzle())
+                verdict = self._judge(self._view_now().tile, self.shown_puzzle())
                 reward += verdict.reward if verdict.correct else 0
                 reward += self._next()
         terminated, truncated = self._tick()
@@ -107,30 +107,31 @@ class CellsEnv(DayEnv):
         once, as a player would send it, and the next is shown: the reward they earn."""
         reward = 0
         while self._frontier and self._whole():
-            verdict = self._judge(self._view.tile, self.shown_puzzle())
+            verdict = self._judge(self._view_now().tile, self.shown_puzzle())
             reward += verdict.reward if verdict.correct else 0
             self._show()
         return reward
 
     def _window(self) -> list[int]:
-        n = self._view.n
+        n = self._view_now().n
         return [r * SIDE + c for r in range(n) for c in range(n)]
 
     def _empty(self, cell: int) -> bool:
         r, c = divmod(cell, SIDE)
-        n = self._view.n
-        return r < n and c < n and cell not in self._set and self._view.puzzle[r * n + c] == "."
+        v = self._view_now()
+        return r < v.n and c < v.n and cell not in self._set and v.puzzle[r * v.n + c] == "."
 
     def _whole(self) -> bool:
         """Every cell of the window shown: its grid is the shown puzzle."""
         return "." not in self.shown_puzzle()
 
     def _truth(self) -> str:
-        return self._store.days[self.day].judge.truth(self._view.tile)
+        return self._local_store().days[self.day].judge.truth(self._view_now().tile)
 
     def shown_puzzle(self) -> str:
         """The tile's puzzle with the cells set this attempt filled in."""
-        n, puzzle = self._view.n, self._view.puzzle
+        v = self._view_now()
+        n, puzzle = v.n, v.puzzle
         return "".join(
             str(self._set.get(r * SIDE + c, ".")) if puzzle[r * n + c] == "." else puzzle[r * n + c]
             for r in range(n)
@@ -147,7 +148,7 @@ class CellsEnv(DayEnv):
         return mask
 
     def _observation(self) -> np.ndarray:
-        n, shown = self._view.n, self.shown_puzzle()
+        n, shown = self._view_now().n, self.shown_puzzle()
         planes = np.zeros((4, SIDE, SIDE), dtype=np.float32)
         chars = np.frombuffer(shown.encode("ascii"), dtype=np.uint8).reshape(n, n)
         planes[0, :n, :n] = chars == ord("0")

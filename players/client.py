@@ -56,7 +56,7 @@ class Call:
 
     method: str
     path: str
-    model: type
+    model: type[BaseModel]
     params: dict | None = None
     json: Any = None
     headers: dict | None = None
@@ -159,7 +159,7 @@ class Endpoints:
     def _send(self, call: Call) -> Any:
         raise NotImplementedError
 
-    def _get(self, model: type, path: str, then=None, **params):
+    def _get(self, model: type[BaseModel], path: str, then=None, **params):
         return self._send(
             Call("GET", path, model, params={k: v for k, v in params.items() if v is not None}, then=then)
         )

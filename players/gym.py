@@ -44,16 +44,20 @@ from __future__ import annotations
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
-from players.agents import solve_puzzle
+from players.agents import Session, solve_puzzle
 from referee.service.models import TileView
 from tilelib.errors import BadInput
+
+if TYPE_CHECKING:  # imported where used: the offline and online backends load only their own
+    from players.client import Client
+    from referee.service.runs import RunStore
 
 ENV_ID = "tiles/Takuzu-v0"
 CELLS_ID = "tiles/TakuzuCells-v0"
@@ -91,13 +95,14 @@ class DayEnv(gym.Env):
             raise BadInput(f"render_mode {render_mode!r}: this environment renders 'ansi' or nothing")
         self.render_mode, self.player = render_mode, player
         self._tmp: tempfile.TemporaryDirectory | None = None
-        self._store = self._client = None
+        self._store: RunStore | None = None
+        self._client: Client | None = None
         if url is not None:
             self._open_online(url, day)
-        else:
+        elif manifest is not None:  # one of the two (checked above)
             self._open_offline(Path(manifest), library, day, runs)
         self.max_steps = self.default_steps() if max_steps is None else int(max_steps)
-        self.session = None
+        self.session: Session | None = None
         self._view: TileView | None = None
         self._spec: EnvSpec | None = None
 
@@ -106,7 +111,7 @@ class DayEnv(gym.Env):
         return 16 * self.tiles
 
     @property
-    def spec(self) -> EnvSpec | None:  # type: ignore[override]
+    def spec(self) -> EnvSpec | None:
         """The spec ``gymnasium.make`` gave, its ``max_episode_steps`` this env's own limit (which
         depends on the day, so no registration can state it)."""
         return self._spec
@@ -149,12 +154,31 @@ class DayEnv(gym.Env):
         board = self._client.board(day)
         self.day, self.G, self.tiles = day, board.G, len(board.tiles)
 
-    def _new_session(self):
+    def _new_session(self) -> Session:
         from players.sessions import HttpSession, LocalSession
 
         if self._client is not None:
             return HttpSession(self._client, self.day, self.player)
-        return LocalSession(self._store, self.day, self.player)
+        return LocalSession(self._local_store(), self.day, self.player)
+
+    def _local_store(self) -> RunStore:
+        """The offline backend's store; BadInput once the environment is closed (or online, closed:
+        neither backend is left)."""
+        if self._store is None:
+            raise BadInput("the environment is closed: make a new one to play again")
+        return self._store
+
+    def _episode(self) -> Session:
+        """The current run's session; BadInput before the first reset."""
+        if self.session is None:
+            raise BadInput("call reset() before step()")
+        return self.session
+
+    def _view_now(self) -> TileView:
+        """The view of the tile shown now; BadInput before the first reset (no tile is shown yet)."""
+        if self._view is None:
+            raise BadInput("call reset() first: no tile is shown before it")
+        return self._view
 
     @property
     def run(self) -> str | None:
@@ -175,12 +199,13 @@ class DayEnv(gym.Env):
 
     def _judge(self, tile: int, grid: str):
         """Send one move to the judge; the run moves on if it solved the tile. Its verdict."""
-        verdict = self.session.submit([(tile, grid)])[0]
+        session = self._episode()
+        verdict = session.submit([(tile, grid)])[0]
         if verdict.correct:
             self._reward += verdict.reward
             self._solved.add(tile)
             self._shown.clear()  # a solve can change the views of the tiles near it
-            self._frontier = self.session.frontier()
+            self._frontier = session.frontier()
         return verdict
 
     def _tick(self) -> tuple[bool, bool]:
@@ -191,8 +216,9 @@ class DayEnv(gym.Env):
 
     def _show(self) -> None:
         """Fetch the view of the next frontier tile to show (module doc: which one)."""
+        session = self._episode()
         if not self._frontier:
-            self._view = self.session.view(self._view.tile if self._view is not None else 0)
+            self._view = session.view(self._view.tile if self._view is not None else 0)
             return
         fresh = [t for t in self._frontier if t not in self._shown]
         if not fresh:
@@ -200,13 +226,13 @@ class DayEnv(gym.Env):
             fresh = list(self._frontier)
         tile = fresh[int(self.np_random.integers(len(fresh)))]
         self._shown.add(tile)
-        self._view = self.session.view(tile)
+        self._view = session.view(tile)
 
     def _info(self, verdict) -> dict[str, Any]:
         v = dict(NO_VERDICT) if verdict is None else {**verdict.model_dump(), "reason": verdict.reason or ""}
         return {
-            "tile": int(self._view.tile),
-            "puzzle": self._view.puzzle,
+            "tile": int(self._view_now().tile),
+            "puzzle": self._view_now().puzzle,
             "frontier": len(self._frontier),
             "solved": len(self._solved),
             "reward": self._reward,
@@ -228,7 +254,7 @@ class DayEnv(gym.Env):
 
     def shown_puzzle(self) -> str:
         """The shown tile's puzzle as the render draws it."""
-        return self._view.puzzle
+        return self._view_now().puzzle
 
     def close(self) -> None:
         if self._store is not None:
@@ -286,10 +312,10 @@ class TakuzuEnv(DayEnv):
     def _n(self, tile: int) -> int:
         if self._view is not None and self._view.tile == tile:
             return self._view.n
-        return self.session.view(tile).n
+        return self._episode().view(tile).n
 
     def _observation(self) -> dict[str, Any]:
-        v = self._view
+        v = self._view_now()
         planes = {name: np.zeros((SIDE, SIDE), dtype=np.int8) for name in PLANES}
         for name in ("givens", "known", "zone"):
             planes[name][: v.n, : v.n] = _grid(getattr(v, name), v.n)

@@ -1,7 +1,7 @@
 """``tiles/Takuzu-v0`` (``players.gym``): Gymnasium's own checker passes, the solver policy plays an
 offline episode of a real G=61 day to the end with the full reward (Σ n² of the day's tiles), the
 same seed gives the same episode, the online env plays through a real ``tiles referee serve``, and
-the env's errors are one line."""
+the env's errors are one line (bad arguments, a tile asked for before reset, a closed env reset)."""
 
 from __future__ import annotations
 
@@ -126,6 +126,25 @@ def test_bad_arguments_are_one_line_errors(g61):
         with pytest.raises(BadInput) as e:
             tg.TakuzuEnv(**kw)
         assert says in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("env_id", [tg.ENV_ID, tg.CELLS_ID])
+def test_an_env_asked_before_reset_or_after_close_says_so_in_one_line(g61, env_id):
+    """The shown tile before the first reset, or a new episode of a closed env: one BadInput line,
+    not an AttributeError on None."""
+    lib, manifest, _, _ = g61
+    env = gymnasium.make(env_id, manifest=manifest, library=lib).unwrapped
+    asks = [env.shown_puzzle] + ([env.action_masks] if env_id == tg.CELLS_ID else [])
+    for ask in asks:
+        with pytest.raises(BadInput) as e:
+            ask()
+        assert "reset()" in str(e.value) and "\n" not in str(e.value)
+    env.reset(seed=0)
+    assert all(ask() is not None for ask in asks)
+    env.close()
+    with pytest.raises(BadInput) as e:
+        env.reset(seed=0)
+    assert "closed" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_ansi_render_shows_the_tile(g61):
