@@ -73,7 +73,7 @@ def modules_for(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) the process exit code."""
     program = argv is None  # this process is the `tiles` program and ends when main returns
-    argv = sys.argv[1:] if program else argv
+    argv = sys.argv[1:] if argv is None else argv
     build_app(modules_for(argv))
     if program:
         # The imported modules live until exit: keep them out of every cycle collection,

@@ -146,5 +146,6 @@ def _top_up(library: Path, nights: int, profile: str, seed: bytes, workers: int)
     with progress("topping up the stock", total=p.count) as bar:
         rep = topup.top_up(library, p, seed, workers=workers, on_tile=bar.advance, on_batch=done)
     typer.echo(rep.line())
+    assert rep.after is not None  # top_up reads the stock once it is done
     for text in stock_.lines(rep.after):
         typer.echo(f"stock {text}")

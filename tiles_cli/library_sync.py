@@ -49,6 +49,13 @@ def _note(note: str | None) -> None:
         typer.echo(f"tiles: {note}", err=True)
 
 
+def _sha(snapshot: str | None) -> str:
+    """A snapshot's sha as the summary lines show it (its first 12 hex digits). Only the pull of an
+    empty remote has no snapshot, and its line names none."""
+    assert snapshot is not None, "a pull or push that reached a snapshot names it"
+    return snapshot[:12]
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
@@ -72,11 +79,11 @@ def pull_cmd(
     if r.status == "empty":
         typer.echo(f"remote {backend.url} is empty; nothing to pull")
     elif r.status == "up_to_date":
-        typer.echo(f"already up to date with snapshot {r.snapshot[:12]}…")
+        typer.echo(f"already up to date with snapshot {_sha(r.snapshot)}…")
     else:
         verb = "cloned" if r.status == "cloned" else "pulled"
         typer.echo(
-            f"{verb} {r.tiles_added:,} new tiles, snapshot {r.snapshot[:12]}…, {_mb(r.bytes)} in {r.seconds:.1f} s"
+            f"{verb} {r.tiles_added:,} new tiles, snapshot {_sha(r.snapshot)}…, {_mb(r.bytes)} in {r.seconds:.1f} s"
         )
 
 
@@ -105,11 +112,11 @@ def push_cmd(
     _note(r.note)
     merged = f" (merged {r.merged_tiles:,} from the remote first)" if r.merged_tiles else ""
     if r.status == "up_to_date":
-        typer.echo(f"nothing to push: remote is up to date at snapshot {r.snapshot[:12]}…{merged}")
+        typer.echo(f"nothing to push: remote is up to date at snapshot {_sha(r.snapshot)}…{merged}")
         return
     retries = f", {r.attempts - 1} lost race(s) retried" if r.attempts > 1 else ""
     typer.echo(
-        f"pushed {r.new_tiles:,} new tiles, {r.kind} {r.snapshot[:12]}…, "
+        f"pushed {r.new_tiles:,} new tiles, {r.kind} {_sha(r.snapshot)}…, "
         f"{_mb(r.bytes)} in {r.seconds:.1f} s{retries}{merged}"
     )
 

@@ -31,12 +31,13 @@ def pack_command(
     seed_bytes = seed_from_hex(seed)
     packing = make_packing(packer, size, seed_bytes, parse_params(params))
     validate_packing(packing, packing.P)
-    json_bytes = (json.dumps(packing.to_json(), separators=(",", ":")) + "\n").encode() if json_out else None
-    png_bytes = render_png(packing) if png_out else None
+    writes: list[tuple[Path, bytes]] = []  # both made before either is written
     if json_out:
-        atomic_write(json_out, json_bytes)
+        writes.append((json_out, (json.dumps(packing.to_json(), separators=(",", ":")) + "\n").encode()))
     if png_out:
-        atomic_write(png_out, png_bytes)
+        writes.append((png_out, render_png(packing)))
+    for path, data in writes:
+        atomic_write(path, data)
     typer.echo(
         f"{packing.name} v{packing.version} G={packing.G}: {len(packing.squares)} tiles, "
         f"{len(packing.zones)} zones, zone {100 * packing.zone_fraction():.3f}% of pitch area, "

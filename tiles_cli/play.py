@@ -62,12 +62,12 @@ def play_command(
         from players.sessions import HttpSession
 
         with Client(url, retries=retries) as client:
-            if run is not None:
+            if run is not None and token is not None:  # together or neither (checked above)
                 client.use_run(run, token)
                 day = client.score(run).day
             day = day or _newest(client)
             for k in range(runs):
-                s = HttpSession(client, day, player, batch, run=run)
+                s: agents.Session = HttpSession(client, day, player, batch, run=run)
                 _report(agents.play(agent.value, s, say, seed=seed + k, player=player))
         return
     from players.sessions import LocalSession

@@ -54,7 +54,7 @@ def verify_command(
     with Library.open(library) as lib, progress("checking tiles", total=m.tile_count()) as bar:
         report = verify(m, lib, seed_bytes, deep=deep, on_tile=bar.advance)
     typer.echo(report.line())
-    if replay:
+    if replay and seed_bytes is not None:  # --replay without --seed was refused above
         from daily.replay import replay as run_replay
 
         rep = run_replay(m, seed_bytes, remote, log=lambda line: typer.echo(f"tiles replay: {line}", err=True))

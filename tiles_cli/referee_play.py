@@ -151,7 +151,7 @@ def puzzle_command(
     m = load_manifest(manifest)
     with Library.open(library) as lib:
         db = DayBoard.load(m, lib, runs or Path("unused-runs.sqlite"))
-    solved = read_solved(runs, run, db.judge.digest) if runs is not None else set()
+    solved = read_solved(runs, run, db.judge.digest) if runs is not None and run is not None else set()
     v = puzzle_view(db, tile, solved)
     if as_json:
         typer.echo(json.dumps(v))

@@ -25,16 +25,16 @@ def solve_command(
     n: int | None = typer.Option(None, "--n", help="Optional check: the puzzles' side."),
 ) -> None:
     """Count (to K), solve and rate puzzles; one JSON object per line."""
-    if (givens is None) == (file is None):
-        raise BadInput("give exactly one of --givens STRING or --file FILE")
-    if givens is not None:
+    if givens is not None and file is None:
         puzzles = [parse_puzzle(givens, n)]
-    else:
+    elif file is not None and givens is None:
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise BadInput(f"cannot read {file}: {e}") from e
         puzzles = read_puzzles(text.splitlines(), n)
+    else:
+        raise BadInput("give exactly one of --givens STRING or --file FILE")
     big = next((p.n for p in puzzles if p.n > MAX_N), None)
     if big is not None:
         raise BadInput(f"tiles solve takes puzzles of side n <= {MAX_N}, got n={big}")
