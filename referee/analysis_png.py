@@ -88,7 +88,7 @@ def _chart(ax, title: str, xname: str, yname: str, lines: list[tuple[str, list[t
     ax.set_ylabel(yname)
     ax.grid(True, color="#eeeeee")
     drawn = False
-    for (label, points), colour in zip(lines, (DAY_COLOUR, RUN_COLOUR), strict=True):
+    for (label, points), colour in zip(lines, (DAY_COLOUR, RUN_COLOUR), strict=False):  # the day alone, or day and run
         if points:
             xs, ys = zip(*points, strict=True)
             ax.plot(xs, ys, marker="o", markersize=3, linewidth=2, color=colour, label=label)

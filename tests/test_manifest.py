@@ -111,7 +111,9 @@ def test_with_clues_and_digest():
 @given(
     clues=st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), unique=True, max_size=20),
     stats=st.dictionaries(
-        st.text(max_size=8), st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=8)), max_size=5
+        st.text(max_size=8),
+        st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8)),
+        max_size=5,
     ),
     status=st.sampled_from(["frontier", "unique", "ambiguous"]),
     ts=st.lists(st.integers(0, 15), min_size=4, max_size=4),

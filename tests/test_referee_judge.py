@@ -140,7 +140,7 @@ def test_malformed_moves_are_rejected_one_by_one(judge):
     moves = first + [m for _, m, _, _ in MALFORMED] + [{"tile": 1, "cells": cells(judge, 1)}]
     v = judge.judge(json.dumps({"run": "mallory", "moves": moves}))
     assert len(v) == len(moves) and v[0]["correct"] is True
-    for (name, _, tile, words), got in zip(MALFORMED, v[1:], strict=True):
+    for (name, _, tile, words), got in zip(MALFORMED, v[1:], strict=False):  # v has one move more
         assert got["tile"] == tile, name
         assert (got["accepted"], got["correct"], got["reward"]) == (False, False, 0), name
         assert words in got["reason"], (name, got["reason"])
