@@ -66,23 +66,18 @@ class _OwnListener(socket.socket):
         return _listener, (self.family, self.getsockname())
 
 
-def _listener(family: int, address: tuple) -> socket.socket:
-    """A socket bound to ``address`` in the ``SO_REUSEPORT`` group of the service's address (uvicorn's
-    ``create_server`` makes it listen)."""
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+def _listener(family: int, address: tuple, kind: type[socket.socket] = socket.socket) -> socket.socket:
+    """A socket of ``kind`` bound to ``address`` in the ``SO_REUSEPORT`` group of the service's address
+    (a worker's: uvicorn's ``create_server`` makes it listen; the supervisor's ``_OwnListener``)."""
+    sock = kind(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind(address)
     return sock
 
 
-def _reserve(host: str, port: int) -> _OwnListener:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = _OwnListener(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
-    return sock
+def _reserve(host: str, port: int) -> socket.socket:
+    return _listener(socket.AF_INET6 if ":" in host else socket.AF_INET, (host, port), _OwnListener)
 
 
 def run_workers(opts) -> None:
