@@ -119,17 +119,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-body", action="store_true", help="also check every section's lines were kept")
     args = parser.parse_args(argv)
 
-    if args.old_file:
-        source = args.old_file
-        old = Path(args.old_file).read_text(encoding="utf-8")
-    else:
-        rev = args.rev or default_rev(args.new[0])
-        source = f"{args.old} at {rev}"
-        old = git("show", f"{rev}:{args.old}")
-    files = new_files(args.new)
-    texts = {path: path.read_text(encoding="utf-8") for path in files}
+    try:
+        levels = {int(level) for level in args.levels.split(",")}
+        if args.old_file:
+            source = args.old_file
+            old = Path(args.old_file).read_text(encoding="utf-8")
+        else:
+            rev = args.rev or default_rev(args.new[0])
+            source = f"{args.old} at {rev}"
+            old = git("show", f"{rev}:{args.old}")
+        files = new_files(args.new)
+        texts = {path: path.read_text(encoding="utf-8") for path in files}
+    except (OSError, UnicodeDecodeError, ValueError, subprocess.CalledProcessError) as e:
+        why = e.stderr.strip().splitlines()[-1] if isinstance(e, subprocess.CalledProcessError) and e.stderr else e
+        print(f"docs_moved: {why}", file=sys.stderr)
+        return 2
     titles = {path: [title for _, _, title in headings(text)] for path, text in texts.items()}
-    levels = {int(level) for level in args.levels.split(",")}
 
     failed = 0
     rows = []
