@@ -25,7 +25,7 @@ from __future__ import annotations
 from contextlib import closing
 from pathlib import Path
 
-from referee.runsdb.base import RETRY_FOR, RUN_ROW, RunsDB, Tx, solved_of
+from referee.runsdb.base import RETRY_FOR, RUN_ROW, RUN_ROWS, RunsDB, Tx, solved_of
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -55,4 +55,4 @@ def opened(target: str | Path) -> closing[RunsDB]:
     return closing(open_runsdb(target))
 
 
-__all__ = ["RETRY_FOR", "RUN_ROW", "RunsDB", "Tx", "is_url", "open_runsdb", "opened", "solved_of"]
+__all__ = ["RETRY_FOR", "RUN_ROW", "RUN_ROWS", "RunsDB", "Tx", "is_url", "open_runsdb", "opened", "solved_of"]

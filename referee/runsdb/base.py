@@ -14,6 +14,11 @@ RUN_ROW = (
     "SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
     "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?"
 )
+# RUN_ROW of several runs, each row led by its run id: RUN_ROWS.format(marks) with "?, ?, …" for ``marks``
+RUN_ROWS = (
+    "SELECT r.run, r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
+    "LEFT JOIN tokens t ON t.run = r.run WHERE r.run IN ({})"
+)
 # RUN_ROW and what an idempotency key stored for the run, (body_sha256, answer) or NULLs: one read
 KEYED_RUN_ROW = (
     "SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player, i.body_sha256, i.answer "

@@ -34,19 +34,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
-from referee.service import apidocs, observe, routes_days, routes_runs
+from referee.service import apidocs, hotpath, observe, routes_days, routes_runs
 from referee.service.asked import EVERY, STALE
-from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_headers
+from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_answer, tiles_error_answer
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
-from tilelib.errors import TilesError, http_status
+from tilelib.errors import TilesError
 
 API = "/api/v1"
 STATIC = Path(__file__).parent / "static"
-
-
-def _error(status: int, message: str, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"error": " ".join(message.split()) or "error"}, status_code=status, headers=headers)
 
 
 def _stderr(line: str) -> None:
@@ -155,7 +151,7 @@ class _McpDoor:
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["method"] != "POST":
-            await _error(
+            await error_answer(
                 405, "the MCP endpoint takes POST (stateless streamable HTTP): JSON-RPC requests", {"Allow": "POST"}
             )(scope, receive, send)
             return
@@ -188,12 +184,12 @@ async def _body_messages(receive, limit: int) -> list:
 class RefereeApp(FastAPI):
     """FastAPI with ``SecurityHeaders`` around its whole middleware stack: Starlette's error middleware
     answers a 500 outside every middleware added with ``add_middleware``, so the headers go outside it;
-    ``observe.Observe`` (metrics, access log) outside both, so it sees every answer as sent."""
+    ``observe.Observe`` (metrics, access log) outside both, so it sees every answer as sent. Inside
+    them, ahead of FastAPI's own stack, ``hotpath.HotReads`` answers a player's two hot reads."""
 
     def build_middleware_stack(self):
-        return observe.Observe(
-            SecurityHeaders(super().build_middleware_stack()), self.router.routes, self.state.settings.access_log
-        )
+        inner = hotpath.HotReads(super().build_middleware_stack(), lambda: self.state.store)
+        return observe.Observe(SecurityHeaders(inner), self.router.routes, self.state.settings.access_log)
 
 
 def create_app(
@@ -233,16 +229,15 @@ def create_app(
 
     @app.exception_handler(TilesError)
     async def _tiles_error(_req: Request, err: TilesError) -> JSONResponse:
-        status = http_status(err)
-        return _error(status, str(err), error_headers(err, status))
+        return tiles_error_answer(err)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_req: Request, err: RequestValidationError) -> JSONResponse:
-        return _error(400, _validation_line(err))
+        return error_answer(400, _validation_line(err))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_req: Request, err: StarletteHTTPException) -> JSONResponse:
-        return _error(err.status_code, str(err.detail), getattr(err, "headers", None))
+        return error_answer(err.status_code, str(err.detail), getattr(err, "headers", None))
 
     @app.exception_handler(ClientDisconnect)
     async def _gone(req: Request, _err: ClientDisconnect) -> Response:
@@ -254,7 +249,7 @@ def create_app(
 
     @app.exception_handler(Exception)
     async def _crash(_req: Request, err: Exception) -> JSONResponse:  # a bug, not a client error
-        return _error(500, f"internal error: {type(err).__name__}")
+        return error_answer(500, f"internal error: {type(err).__name__}")
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

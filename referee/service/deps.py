@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from email.message import Message
 
 from fastapi import Request
+from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 
 from referee.service.models import Error
 from referee.service.runs import RunStore
 from tilelib import jsonin
-from tilelib.errors import BadInput, TooLarge, UnsupportedMedia
+from tilelib.errors import BadInput, TilesError, TooLarge, UnsupportedMedia, http_status
 
 MAX_BODY = 64 * 1024
 MAX_MOVES = 64
@@ -81,6 +82,18 @@ def error_headers(err: BaseException, status: int) -> dict | None:
     if status == 429:
         out["Retry-After"] = str(getattr(err, "retry_after", 1))
     return out or None
+
+
+def error_answer(status: int, message: str, headers: dict | None = None) -> JSONResponse:
+    """Every error answer of the API: ``{"error": "one line"}`` with ``status`` and ``headers``."""
+    return JSONResponse({"error": " ".join(message.split()) or "error"}, status_code=status, headers=headers)
+
+
+def tiles_error_answer(err: TilesError) -> JSONResponse:
+    """The answer to one of the project's errors: the status of ``tilelib.errors.HTTP_STATUS``, the
+    headers of ``error_headers``."""
+    status = http_status(err)
+    return error_answer(status, str(err), error_headers(err, status))
 
 
 def client_address(request) -> str | None:

@@ -105,7 +105,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         "sharing a seam with a solved one) and those it has solved."
     )
     async def read_frontier(run: RunArg) -> m.Frontier:
-        return m.Frontier.model_validate(play.frontier(store, run))
+        return m.Frontier.model_validate(await play.frontier(store, run))
 
     @mcp.tool(
         description="A tile's puzzle for this run: 'puzzle' is n·n characters row-major from board cell "
@@ -114,7 +114,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
     async def read_tile(
         run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
     ) -> m.TileView:
-        return m.TileView.model_validate(play.tile(store, run, tile))
+        return m.TileView.model_validate(await play.tile(store, run, tile))
 
     async def submit_moves(
         run: RunArg, token: TokenArg, moves: list[m.Move], ctx: Context | None = None

@@ -54,15 +54,15 @@ def score(st: RunStore, run: str) -> dict:
     return st.score(st.get(run))
 
 
-def frontier(st: RunStore, run: str) -> dict:
+async def frontier(st: RunStore, run: str) -> dict:
     """The tiles the run may play now and those it has solved (``models.Frontier``)."""
-    s = st.get(run)
+    s = await st.current(run)
     return {"run": run, "tiles": sorted(s.frontier), "solved": sorted(s.solved)}
 
 
-def tile(st: RunStore, run: str, tile_id: int) -> dict:
+async def tile(st: RunStore, run: str, tile_id: int) -> dict:
     """A tile's puzzle in board position for this run (``models.TileView``)."""
-    s = st.get(run)
+    s = await st.current(run)
     return puzzle_view(st.days[s.day], tile_id, s.solved)
 
 

@@ -28,7 +28,7 @@ async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     summary="The tiles the run may play now, and those it has solved",
 )
 async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    return play.frontier(st, run)
+    return await play.frontier(st, run)
 
 
 @router.get(
@@ -38,7 +38,7 @@ async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     summary="A tile's puzzle in board position for this run (cells known from its solved tiles)",
 )
 async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
-    return play.tile(st, run, tile)
+    return await play.tile(st, run, tile)
 
 
 @router.post(

@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from referee.judge import OFF_FRONTIER, storable
-from referee.runsdb import RUN_ROW, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
+from referee.runsdb import RUN_ROW, RUN_ROWS, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
 from referee.service import ranking
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.asked import Asked, write
 from referee.service.boards import DayBoard, frontier
+from referee.service.gather import Gathered
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
 from referee.service.quota import NO_QUOTAS, Quotas, charge, sweep
 from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier, Unauthorized
@@ -148,11 +149,15 @@ class RunStore:
         self._runs = RunCache()
         self.asked = Asked()  # requests per run not yet in the database (``asked``)
         self._pool = ThreadPoolExecutor(self.db.threads, "runs") if self.db.threads else None
+        # the run rows of frontier and tile views: one reader thread (its own connection), reads gathered
+        self._reader = ThreadPoolExecutor(1, "run-rows") if self.db.threads else None
+        self._rows = Gathered(self._run_rows, self._reader)
         self.views: dict[tuple[str, str], bytes] = {}  # (day, view) -> JSON of a view that never changes
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        for pool in (self._pool, self._reader):
+            if pool is not None:
+                pool.shutdown(wait=True)
         try:
             self.flush_requests()
         finally:
@@ -179,8 +184,9 @@ class RunStore:
     async def judge_off_loop(self, fn: Callable[..., T], *args) -> T:
         """``fn(*args)`` — a batch of moves: a transaction of 8 or more round trips — from the event
         loop: on this thread over SQLite, else on the store's threads, so the loop serves other
-        requests (reads, new runs) meanwhile. Reads and creations stay on the loop: one or two round
-        trips each, and a hop to a thread cost more than it saved (DECISIONS, measured)."""
+        requests (reads, new runs) meanwhile. Creations and the rarer reads stay on the loop: one or two
+        round trips each, and a hop to a thread each cost more than it saved; the hot reads' run rows
+        are gathered on a thread of their own (``current``; DECISIONS 0036, 0040, measured)."""
         if self._pool is None:
             return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -233,6 +239,18 @@ class RunStore:
         st = self._state(run, rows[0] if rows else None, self.db.read)
         self.asked.note(run)
         return st
+
+    async def current(self, run: str) -> RunState:
+        """``get``, the run's row read with other requests' (``gather``: off the event loop over
+        PostgreSQL, one query for every run asked meanwhile): what the hot reads use."""
+        st = self._state(run, await self._rows.get(run), self.db.read)
+        self.asked.note(run)
+        return st
+
+    def _run_rows(self, runs) -> dict[str, tuple]:
+        """``RUN_ROW`` of each of ``runs`` that exists, in one read: run -> row."""
+        rows = self.db.read(RUN_ROWS.format(", ".join("?" * len(runs))), list(runs))
+        return {r[0]: r[1:] for r in rows}
 
     def _state(self, run: str, row: tuple | None, read) -> RunState:
         """The cached state of ``run`` if its move count is still ``row``'s, else read again through

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from referee.service.boards import DayBoard, load_days
+from referee.service.boards import DayBoard, load_days, settle
 from referee.service.runs import RunStore
 from tilelib import ledger
 from tilelib.errors import TilesError
@@ -94,3 +94,4 @@ async def watch(
             for db in boards.values():
                 store.add_day(db)
                 log(f"{day}: G={db.board.G}, {len(db.board.squares)} tiles, now on offer")
+            settle()

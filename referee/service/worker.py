@@ -89,7 +89,7 @@ def open_service(opts: ServeOptions, say: Callable[[str], None] | None = None, l
     own lines (the watcher's, a client gone)."""
     from referee.service import watch
     from referee.service.app import create_app
-    from referee.service.boards import load_days
+    from referee.service.boards import load_days, settle
     from referee.service.runs import RunStore
     from tilelib.store import Library
 
@@ -117,6 +117,7 @@ def open_service(opts: ServeOptions, say: Callable[[str], None] | None = None, l
     except BaseException:
         store.close()
         raise
+    settle()
     return app, store
 
 
