@@ -15,7 +15,7 @@ from engine.ladder import rate, solve_with
 from generator.features import blob_rows, features, features_rows, rows_blob
 from generator.make import GenerationFailed, GenParams, Targets, make_tile, make_tile_stats, thin_to_level
 from generator.solution import random_rows, rows_to_grid
-from generator.thin import thin
+from generator.thin import corner_free_mask, removal_order, thin
 from tilelib import bits
 from tilelib.audit import tile_problems
 from tilelib.errors import BadInput
@@ -113,6 +113,32 @@ def test_thin_to_level_is_minimal_for_its_rule(seed, n, level):
         fewer = giv.copy()
         fewer[r, c] = 0
         assert solve_with(bits.Puzzle.from_grid(grid, fewer), range(1, level + 1))[0] != "solved"
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=seeds, n=st.sampled_from((6, 8)), level=st.integers(1, 4))
+def test_thin_to_level_is_the_greedy_loop_over_the_python_ladder(seed, n, level):
+    """The C thinning (which stops a solve once it has deduced the cell just removed) keeps exactly
+    the givens of the plain greedy loop: each cell of the removal order taken away, and put back
+    unless the Python ladder's full solve with levels 1..level still finishes."""
+    rows = random_rows(n, Stream(seed, "sol"))
+    order = removal_order(n, Stream(seed, "thin"))
+    grid = rows_to_grid(rows, n)
+    known = rows_to_grid(corner_free_mask(n), n)
+
+    def solves(k) -> bool:
+        return solve_with(bits.Puzzle.from_grid(grid, k), range(1, level + 1))[0] == "solved"
+
+    res = thin_to_level(n, rows, Stream(seed, "thin"), level)
+    if not solves(known):
+        assert res is None
+        return
+    for i in order:
+        r, c = divmod(i, n)
+        known[r, c] = 0
+        if not solves(known):
+            known[r, c] = 1
+    assert res is not None and (rows_to_grid(res.givens, n) == known).all()
 
 
 def test_max_ladder_is_a_ceiling():
