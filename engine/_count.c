@@ -577,19 +577,17 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
     const int enabled = (1 << levels) - 1;
     long long total = 0;
     uint32_t vals[MAXN], lk[MAXN];
-    /* acceptable(known): ladder on known|sides solves (GR/GB: the cell just removed from givens
-     * that passed, so the solve may stop once it deduces that cell: ladder_solves); with seam,
-     * count(known) <= m_max */
-#define ACCEPTABLE(K, OUT, GR, GB) do { \
+    /* acceptable(known): ladder on known|sides solves; with seam, count(known) <= m_max */
+#define ACCEPTABLE(K, OUT) do { \
         for (int r_ = 0; r_ < n; r_++) { lk[r_] = (K)[r_] | sides[r_]; vals[r_] = sol[r_] & (K)[r_]; } \
-        (OUT) = ladder_solves(cx.t, n, sol, lk, enabled, (GR), (GB)); \
+        (OUT) = ladder_solves(cx.t, n, sol, lk, enabled); \
         if ((OUT) && seam) { \
             long long c_ = count_once(&cx, vals, (K), m_max + 1, 0, max_nodes, &total); \
             (OUT) = c_ >= 0 && c_ <= m_max; \
         } \
     } while (0)
     int ok;
-    ACCEPTABLE(known, ok, -1, 0u);
+    ACCEPTABLE(known, ok);
     if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
     if (!ok) { PyMem_Free(cx.sols); Py_RETURN_NONE; }
     for (Py_ssize_t j = 0; j < no; j++) {
@@ -597,7 +595,7 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
         uint32_t bit = 1u << (n - 1 - i % n);
         if (!(known[r] & bit)) continue;
         known[r] &= ~bit;
-        ACCEPTABLE(known, ok, r, bit);   /* known + bit passed: done once the solve deduces bit */
+        ACCEPTABLE(known, ok);
         if (!ok) known[r] |= bit;
     }
 #undef ACCEPTABLE

@@ -73,8 +73,7 @@ enum { L_RUNS = 1, L_BALANCE = 2, L_UNIQUE = 3, L_BIFURCATION = 4, N_LEVELS = 4 
 #define ALL_LEVELS ((1 << N_LEVELS) - 1)
 
 /* The standard solve with the levels in `enabled` (bit level-1) solves vals/known (_ladder.c). */
-int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled, int goal_r,
-                  uint32_t goal_b);
+int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled);
 
 PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw);

@@ -19,9 +19,7 @@ static const struct { int level; const char *name; } TECHNIQUES[N_LEVELS] = {
     {L_RUNS, "runs"}, {L_BALANCE, "balance"}, {L_UNIQUE, "uniqueness"}, {L_BIFURCATION, "bifurcation"},
 };
 
-/* goal_r/goal_b: a cell (row, bit) whose deduction ends the solve as solved (thinning: see
- * ladder_solves); goal_r = -1 for none, and always none in a bifurcation's trial. */
-typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; int goal_r; uint32_t goal_b; } LState;
+typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; } LState;
 typedef struct { int maxlevel, bif, used3; } LLog;
 enum { S_SOLVED = 0, S_STUCK = 1, S_CONTRA = 2 };
 
@@ -189,7 +187,6 @@ static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, 
             int c = n - 1 - b, bad[2], nb = 0;
             for (int v = 0; v < 2; v++) {
                 trial = *s;
-                trial.goal_r = -1;
                 lset(&trial, r, c, v);
                 bad[v] = lsolve(&trial, t, inner, NULL) == S_CONTRA;
                 nb += bad[v];
@@ -246,7 +243,6 @@ static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
                 if (level == L_UNIQUE) log->used3 = 1;
             }
             progressed = 1;
-            if (s->goal_r >= 0 && (s->rk[s->goal_r] & s->goal_b)) return S_SOLVED;
         }
         if (!progressed) return S_STUCK;
     }
@@ -255,7 +251,6 @@ static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
 static void lstate_init(LState *s, int n, const uint32_t *vals, const uint32_t *known) {
     memset(s, 0, sizeof(*s));
     s->n = n;
-    s->goal_r = -1;
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++)
             if ((known[r] >> (n - 1 - c)) & 1) lset(s, r, c, (vals[r] >> (n - 1 - c)) & 1);
@@ -309,26 +304,12 @@ PyObject *py_rate_rows(PyObject *self, PyObject *args) {
 }
 
 
-/* Does the standard solve with the levels in `enabled` (bit level-1) solve the puzzle? (thinning)
- *
- * goal_r >= 0 names a cell (row goal_r, bit goal_b) left out of `known` from a set of givens that
- * the same solve is known to solve: the answer is then yes as soon as the solve deduces that cell,
- * and the rest of the solve is skipped. Exact, not a heuristic: every technique is sound and
- * monotone (what it deduces from some cells it deduces from more of them), so once the cell is
- * known the state holds every one of those givens, and the solve from it reaches what the solve
- * from them reached: solved. tests/test_generator_levels.py checks the thinning against a loop
- * over the Python ladder with no such exit. */
-int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled, int goal_r,
-                  uint32_t goal_b) {
+/* Does the standard solve with the levels in `enabled` (bit level-1) solve the puzzle? (thinning) */
+int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled) {
     uint32_t v[MAXN];
     for (int r = 0; r < n; r++) v[r] = vals[r] & known[r];
     LState s;
     lstate_init(&s, n, v, known);
-    if (goal_r >= 0) {
-        if (s.rk[goal_r] & goal_b) return 1;    /* still known (a seam side's cell): nothing was removed */
-        s.goal_r = goal_r;
-        s.goal_b = goal_b;
-    }
     return lsolve(&s, t, enabled, NULL) == S_SOLVED;
 }
 
