@@ -9,20 +9,16 @@ from typing import Any, Protocol, TypeVar
 T = TypeVar("T")
 RETRY_FOR = 20.0  # seconds a worker waits for PostgreSQL to come back before answering 503
 URL_SCHEMES = ("postgresql://", "postgres://")
-# a run as every reader wants it: (board, day, created, nmoves, token_sha256, player)
-RUN_ROW = (
-    "SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
-    "LEFT JOIN tokens t ON t.run = r.run WHERE r.run = ?"
-)
+# a run as every reader wants it: (board, day, created, nmoves, token_sha256, player); the three reads
+# below share its columns and join, so their rows unpack alike
+_RUN_COLUMNS = "r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player"
+_RUN_FROM = "FROM runs r LEFT JOIN tokens t ON t.run = r.run"
+RUN_ROW = f"SELECT {_RUN_COLUMNS} {_RUN_FROM} WHERE r.run = ?"
 # RUN_ROW of several runs, each row led by its run id: RUN_ROWS.format(marks) with "?, ?, …" for ``marks``
-RUN_ROWS = (
-    "SELECT r.run, r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player FROM runs r "
-    "LEFT JOIN tokens t ON t.run = r.run WHERE r.run IN ({})"
-)
+RUN_ROWS = f"SELECT r.run, {_RUN_COLUMNS} {_RUN_FROM} WHERE r.run IN ({{}})"
 # RUN_ROW and what an idempotency key stored for the run, (body_sha256, answer) or NULLs: one read
 KEYED_RUN_ROW = (
-    "SELECT r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player, i.body_sha256, i.answer "
-    "FROM runs r LEFT JOIN tokens t ON t.run = r.run "
+    f"SELECT {_RUN_COLUMNS}, i.body_sha256, i.answer {_RUN_FROM} "
     "LEFT JOIN idempotency i ON i.run = r.run AND i.key = ? WHERE r.run = ?"
 )
 

@@ -36,12 +36,11 @@ from starlette.routing import Route
 
 from referee.service import apidocs, hotpath, observe, routes_days, routes_runs
 from referee.service.asked import EVERY, STALE
-from referee.service.deps import MAX_BODY, MAX_MOVES, Settings, error_answer, tiles_error_answer
+from referee.service.deps import API, MAX_BODY, MAX_MOVES, Settings, error_answer, tiles_error_answer
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
 from tilelib.errors import TilesError
 
-API = "/api/v1"
 STATIC = Path(__file__).parent / "static"
 
 

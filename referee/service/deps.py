@@ -25,6 +25,7 @@ from referee.service.runs import RunStore
 from tilelib import jsonin
 from tilelib.errors import BadInput, TilesError, TooLarge, UnsupportedMedia, http_status
 
+API = "/api/v1"  # the prefix of every route of the API (``app`` mounts the routers under it)
 MAX_BODY = 64 * 1024
 MAX_MOVES = 64
 

@@ -34,10 +34,11 @@ class Gathered:
     async def get(self, key: Hashable) -> Any:
         if self.pool is None:
             return self.fetch([key]).get(key)
-        fut = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
         self._waiting.setdefault(key, []).append(fut)
         if self._drainer is None:
-            self._drainer = asyncio.get_running_loop().create_task(self._drain())
+            self._drainer = loop.create_task(self._drain())
         return await fut
 
     async def _drain(self) -> None:

@@ -29,13 +29,13 @@ from starlette.responses import Response
 
 from referee.service import models as m
 from referee.service import play
-from referee.service.deps import error_answer, tiles_error_answer
+from referee.service.deps import API, error_answer, tiles_error_answer
 from referee.service.runs import RunStore
 from tilelib.errors import TilesError
 
-# the route templates of routes_runs under app.API, as FastAPI matches them ({run}: one path segment)
-_FRONTIER = re.compile(r"/api/v1/runs/([^/]{1,64})/frontier")
-_TILE = re.compile(r"/api/v1/runs/([^/]{1,64})/tiles/([0-9]{1,7})")
+# the route templates of routes_runs under deps.API, as FastAPI matches them ({run}: one path segment)
+_FRONTIER = re.compile(re.escape(API) + r"/runs/([^/]{1,64})/frontier")
+_TILE = re.compile(re.escape(API) + r"/runs/([^/]{1,64})/tiles/([0-9]{1,7})")
 _FRONTIER_JSON = TypeAdapter(m.Frontier)
 _TILE_JSON = TypeAdapter(m.TileView)
 
