@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import resource
 import statistics
@@ -39,7 +38,7 @@ import time
 from pathlib import Path
 
 import httpx
-from machine import cpu_model  # noqa: E402  (scripts/machine.py)
+from machine import cpu_model, nearest_rank  # noqa: E402  (scripts/machine.py)
 from serving import free_port, wait_until_up  # noqa: E402  (scripts/serving.py)
 
 COLUMNS = (
@@ -67,11 +66,6 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def p99(xs: list[float]) -> float:
-    s = sorted(xs)
-    return s[max(0, math.ceil(0.99 * len(s)) - 1)]  # nearest rank
 
 
 def rss_mb(pid: int) -> float:
@@ -217,7 +211,7 @@ def measure(
             "yes" if exact else "no",
             f"{sum(r['cleared'] for r in res)}/{len(res)}",
             f"{med(walls):.2f}",
-            f"{p99(walls):.2f}",
+            f"{nearest_rank(walls, 0.99):.2f}",
             f"{max(walls):.2f}",
             f"{med([r['wall_s'] for r in res]):.2f}",
             f"{med([r['moves_per_s'] for r in res]):,.0f}",

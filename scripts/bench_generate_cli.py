@@ -26,7 +26,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from machine import cpu_model, timed_run  # scripts/machine.py
+from machine import cpu_model, nearest_rank, timed_run  # scripts/machine.py
 
 ROOT = Path(__file__).resolve().parent.parent
 # puzzles per process: about 2 s of Unruly's generator on this machine kind (0.16 ms at n = 6 …
@@ -52,12 +52,6 @@ def unruly(harness: str, n: int, count: int) -> tuple[float, float]:
     if r.returncode != 0 or len(r.stdout.splitlines()) != count:
         raise SystemExit(f"{harness} {n} {count}: exit {r.returncode}: {r.stderr[-800:]}")
     return cpu, wall
-
-
-def p99(xs: list[float]) -> float:
-    """The 99th percentile (nearest rank): with a handful of rounds, the largest."""
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(0.99 * len(s)))]
 
 
 def main() -> None:
@@ -88,8 +82,8 @@ def main() -> None:
         med = {w: statistics.median(cpu[w]) for w in got}
         medw = {w: statistics.median(wall[w]) for w in got}
         print(
-            f"| {n} | {k:,} | {med['ours']:.2f} ({p99(cpu['ours']):.2f}, {max(cpu['ours']):.2f}) "
-            f"| {med['unruly']:.2f} ({p99(cpu['unruly']):.2f}, {max(cpu['unruly']):.2f}) "
+            f"| {n} | {k:,} | {med['ours']:.2f} ({nearest_rank(cpu['ours'], 0.99):.2f}, {max(cpu['ours']):.2f}) "
+            f"| {med['unruly']:.2f} ({nearest_rank(cpu['unruly'], 0.99):.2f}, {max(cpu['unruly']):.2f}) "
             f"| **{med['unruly'] / med['ours']:.2f}×** | {medw['ours']:.2f} | {medw['unruly']:.2f} "
             f"| {medw['unruly'] / medw['ours']:.2f}× |",
             flush=True,

@@ -1,7 +1,9 @@
-"""What the benchmarks print about the machine they ran on (BENCHMARKS.md records it with each table)."""
+"""What the benchmarks print about the machine they ran on (BENCHMARKS.md records it with each table),
+how they time a process, and the percentile they report."""
 
 from __future__ import annotations
 
+import math
 import platform
 import resource
 import subprocess
@@ -29,3 +31,10 @@ def timed_run(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float,
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def nearest_rank(xs: list[float], q: float) -> float:
+    """The q-quantile of ``xs`` by nearest rank (q = 0.99: the p99 the tables print; with fewer than
+    100 samples, the largest)."""
+    s = sorted(xs)
+    return s[max(0, math.ceil(q * len(s)) - 1)]
