@@ -140,7 +140,7 @@ def greedy_thinning(n: int, rows, order, level: int, seam_mask: int = 0, m_max: 
             return False
         if not seam_mask:
             return True
-        k_rows = [int("".join(map(str, line)), 2) for line in k]
+        k_rows = bits.row_ints(k)
         c, _, _ = count_rows_of(
             n, [x & y for x, y in zip(rows, k_rows, strict=True)], k_rows, m_max + 1, max_nodes=THIN_NODE_CAP * n * n
         )
