@@ -147,6 +147,19 @@ def rss_text(rss: list) -> str:
     return f"{sum(r for _, r in rss):.0f} ({' + '.join(f'{r:.0f}' for _, r in rss)})"
 
 
+def start(name: str, work: Path, args):
+    """The set-up ``name`` started in ``work`` over the bench's day, with the command's serve options."""
+    return setups.start(
+        name,
+        work,
+        args.library,
+        args.manifest,
+        quotas=args.quotas,
+        access_log=args.access_log,
+        proxy_workers=args.proxy_workers,
+    )
+
+
 def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
     """``n`` players on ``svc`` for ``seconds``: (recorder, wall s, load generator's CPU share, RSS at the end,
     cores busy in (the service, PostgreSQL))."""
@@ -221,15 +234,7 @@ def matrix(args, ctx) -> bool:
             notes.append(f"{name}: skipped: {why}")
             continue
         for n in args.clients:
-            svc = setups.start(
-                name,
-                ctx["work"] / f"{name}-{n}",
-                args.library,
-                args.manifest,
-                quotas=args.quotas,
-                access_log=args.access_log,
-                proxy_workers=args.proxy_workers,
-            )
+            svc = start(name, ctx["work"] / f"{name}-{n}", args)
             (rec, wall, cpu, rss, cores), text, good = loaded(
                 svc, ctx, lambda: run_load(svc, n, args.seconds, args, ctx)
             )
@@ -267,15 +272,7 @@ def faults(args, ctx) -> bool:
         if (why := setups.why_not(name)) is not None:
             say(f"| {fault} | {name} | skipped: {why} | | | | | | | | |")
             continue
-        svc = setups.start(
-            name,
-            ctx["work"] / f"fault-{fault}",
-            args.library,
-            args.manifest,
-            quotas=args.quotas,
-            access_log=args.access_log,
-            proxy_workers=args.proxy_workers,
-        )
+        svc = start(name, ctx["work"] / f"fault-{fault}", args)
         what, at = [], args.seconds / 3
 
         def inject(rec):
@@ -338,15 +335,7 @@ def soak(args, ctx) -> bool:
     name, n = args.setups[0], args.clients[0]
     if (why := setups.why_not(name)) is not None:
         sys.exit(f"soak on {name}: {why}")
-    svc = setups.start(
-        name,
-        ctx["work"] / f"soak-{name}",
-        args.library,
-        args.manifest,
-        quotas=args.quotas,
-        access_log=args.access_log,
-        proxy_workers=args.proxy_workers,
-    )
+    svc = start(name, ctx["work"] / f"soak-{name}", args)
     say(
         f"\nsoak: {setups.describe(name, args.proxy_workers)}, {n} players, {args.soak:g} min, a line every "
         f"{args.every:.0f} s (latencies p50 / p99 / max ms of that interval)\n"
