@@ -8,9 +8,10 @@
  *   Table(...)                                  see _index.c
  *   Checker(...)                                see _check.c
  *   randbelow(stream, n) -> int                 tilelib.rng.Stream.randbelow, same bytes consumed
- *   choose(table, masks, values, m1, known, stream, check, tries, best_of)
+ *   choose(table, masks, values, m1, known, stream, check, tries, best_of, levels=0)
  *       -> None or (key, preferred, passed): place.choose over the candidates of
- *          index.MemoryIndex.lookup; check is None or a Checker.
+ *          index.MemoryIndex.lookup (of the ladder levels in the mask ``levels``, 0: any);
+ *          check is None or a Checker.
  *
  * The stream: a tilelib.rng.Stream keeps its current SHA-256 block in its public ``block`` and
  * the read position in ``pos`` (documented there); a draw reads its bytes there when the block
@@ -262,9 +263,10 @@ typedef struct { int64_t pos, val; } Swap;
 static PyObject *py_choose(PyObject *mod, PyObject *args) {
     PyObject *otab, *om, *ov, *stream, *check;
     int m1, known, tries, best_of;
+    unsigned int levels = 0;
     uint32_t masks[4], vals[4];
-    if (!PyArg_ParseTuple(args, "O!OOpiOOii", &TableType, &otab, &om, &ov, &m1, &known, &stream, &check,
-                          &tries, &best_of))
+    if (!PyArg_ParseTuple(args, "O!OOpiOOii|I", &TableType, &otab, &om, &ov, &m1, &known, &stream, &check,
+                          &tries, &best_of, &levels))
         return NULL;
     TableObject *t = (TableObject *)otab;
     CheckerObject *chk = NULL;
@@ -278,7 +280,7 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
     if (known < 0 || known > 15) { PyErr_SetString(PyExc_ValueError, "known is a side mask 0..15"); return NULL; }
     if (tries < 1) { PyErr_SetString(PyExc_ValueError, "tries must be >= 1"); return NULL; }
     if (parse_quad(om, masks, "masks") < 0 || parse_quad(ov, vals, "values") < 0) return NULL;
-    if (table_lookup(t, masks, vals, m1) < 0) return NULL;
+    if (table_lookup(t, masks, vals, m1, levels) < 0) return NULL;
     const int W = t->W;
     const uint64_t *pin = t->pin + (size_t)known * W;
     int64_t cnt[2] = {0, 0};
@@ -344,7 +346,8 @@ out:
 static PyMethodDef methods[] = {
     {"randbelow", py_randbelow, METH_VARARGS, "randbelow(stream, n): tilelib.rng.Stream.randbelow in C"},
     {"choose", py_choose, METH_VARARGS,
-     "choose(table, masks, values, m1, known, stream, check, tries, best_of) -> None or (key, preferred, passed)"},
+     "choose(table, masks, values, m1, known, stream, check, tries, best_of, levels=0) -> None or "
+     "(key, preferred, passed)"},
     {NULL, NULL, 0, NULL},
 };
 

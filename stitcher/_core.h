@@ -68,12 +68,20 @@ typedef struct {
     uint8_t *edead;              /* by entry id (N of them) */
     uint64_t *rdead;             /* by rank, a bitset of W words (ranked entries only) */
     int32_t *entry_rank;         /* rank of each ranked entry id (N0 of them) */
+    /* ladder levels 0..7 (0: unknown): a lookup can keep only the entries of a set of levels (the
+     * candidate pools of a difficulty profile, stitcher/profile.py) without a table of their own */
+    uint8_t *lv;                 /* by entry id (N of them) */
+    uint8_t *lv_rank;            /* by rank (N0 of them: a posting walk reads them in order) */
+    uint64_t *lvb;               /* lvb[L * W]: the ranks of level L */
 } TableObject;
 extern PyTypeObject TableType;
 
+#define TABLE_LEVELS 8           /* ladder levels a table tells apart (0..7) */
+
 /* Candidates of a constraint: ranked ones as the bitset t->acc, extras as t->x_hit[0..nhit-1];
- * returns 0, or -1 with a Python error on bad input. */
-int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4], int m1);
+ * ``levels``: bit L set keeps the entries of ladder level L (0 keeps every entry). Returns 0, or
+ * -1 with a Python error on bad input. */
+int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4], int m1, uint32_t levels);
 int parse_quad(PyObject *seq, uint32_t out[4], const char *what);
 
 /* ---- forward check (_check.c) ---- */

@@ -54,6 +54,8 @@ static void table_free_arrays(TableObject *t) {
     t->E = t->nhit = 0;
     PyMem_Free(t->edead); PyMem_Free(t->rdead); PyMem_Free(t->entry_rank);
     t->edead = NULL; t->rdead = NULL; t->entry_rank = NULL; t->ndead = 0;
+    PyMem_Free(t->lv); PyMem_Free(t->lv_rank); PyMem_Free(t->lvb);
+    t->lv = NULL; t->lv_rank = NULL; t->lvb = NULL;
 }
 
 static void table_dealloc(TableObject *t) {
@@ -61,18 +63,19 @@ static void table_dealloc(TableObject *t) {
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
-/* Table(n, N, oe, pins, m, order): oe (N, 4) oriented edges by entry, pins/m by entry, order =
- * entry ids in (hash, t) order; all int64 buffers. */
+/* Table(n, N, oe, pins, m, order, levels): oe (N, 4) oriented edges by entry, pins/m/levels by
+ * entry (levels: the ladder level, 0..TABLE_LEVELS-1), order = entry ids in (hash, t) order; all
+ * int64 buffers. */
 static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     int n;
     Py_ssize_t N;
-    PyObject *o_oe, *o_pins, *o_m, *o_order;
-    if (!PyArg_ParseTuple(args, "inOOOO", &n, &N, &o_oe, &o_pins, &o_m, &o_order)) return -1;
+    PyObject *o_oe, *o_pins, *o_m, *o_order, *o_lv;
+    if (!PyArg_ParseTuple(args, "inOOOOO", &n, &N, &o_oe, &o_pins, &o_m, &o_order, &o_lv)) return -1;
     if (n < 2 || n > CMAXN || n % 2 || N < 0 || N > INT32_MAX / 2) {
         PyErr_Format(PyExc_ValueError, "Table: n must be even in 2..%d and N >= 0", CMAXN);
         return -1;
     }
-    Py_buffer b_oe, b_pins, b_m, b_order;
+    Py_buffer b_oe, b_pins, b_m, b_order, b_lv;
     if (get_i64(o_oe, &b_oe, 4 * N, "oe") < 0) return -1;
     if (get_i64(o_pins, &b_pins, N, "pins") < 0) { PyBuffer_Release(&b_oe); return -1; }
     if (get_i64(o_m, &b_m, N, "m") < 0) { PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); return -1; }
@@ -80,7 +83,11 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
         PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m);
         return -1;
     }
-    const int64_t *OE = b_oe.buf, *PINS = b_pins.buf, *M = b_m.buf, *ORD = b_order.buf;
+    if (get_i64(o_lv, &b_lv, N, "levels") < 0) {
+        PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m); PyBuffer_Release(&b_order);
+        return -1;
+    }
+    const int64_t *OE = b_oe.buf, *PINS = b_pins.buf, *M = b_m.buf, *ORD = b_order.buf, *LV = b_lv.buf;
     int rc = -1;
     table_free_arrays(t);
     int W = (int)((N + 63) / 64);
@@ -96,12 +103,19 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     t->prefix = PyMem_Calloc(W + 1, sizeof(int32_t));
     t->edead = PyMem_Calloc(N ? N : 1, 1); t->rdead = PyMem_Calloc(W, 8);
     t->entry_rank = PyMem_Calloc(N ? N : 1, sizeof(int32_t));
+    t->lv = PyMem_Calloc(N ? N : 1, 1); t->lv_rank = PyMem_Calloc(N ? N : 1, 1);
+    t->lvb = PyMem_Calloc((size_t)TABLE_LEVELS * W, 8);
     if (!t->oe || !t->rank_entry || !t->all || !t->m1 || !t->pin || !t->cb || !t->vidx || !t->acc
-            || !t->pool || !t->prefix || !t->edead || !t->rdead || !t->entry_rank) { PyErr_NoMemory(); goto done; }
+            || !t->pool || !t->prefix || !t->edead || !t->rdead || !t->entry_rank || !t->lv || !t->lv_rank
+            || !t->lvb) { PyErr_NoMemory(); goto done; }
     /* The loops below touch only this object's arrays and the held buffers, so they run without
      * the GIL: index.py builds several tables at once on threads (allocation keeps the GIL). */
     int bad = 0, slots = 0;
     Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t e = 0; e < N && !bad; e++) {
+        if (LV[e] < 0 || LV[e] >= TABLE_LEVELS) { bad = 1; break; }
+        t->lv[e] = (uint8_t)LV[e];
+    }
     for (Py_ssize_t e = 0; e < N && !bad; e++)
         for (int s = 0; s < 4; s++) {
             int64_t v = OE[4 * e + s];
@@ -117,9 +131,9 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
             }
     }
     Py_END_ALLOW_THREADS
-    if (bad) { PyErr_SetString(PyExc_ValueError, "edge out of range"); goto done; }
+    if (bad) { PyErr_SetString(PyExc_ValueError, "edge or level out of range"); goto done; }
     t->post_off = PyMem_Calloc((size_t)slots + 1, sizeof(int32_t));
-    t->post = PyMem_Malloc(sizeof(int32_t) * (size_t)(4 * N ? 4 * N : 1));
+    t->post = PyMem_Malloc(sizeof(int32_t) * (size_t)(N ? 4 * N : 1));
     if (!t->post_off || !t->post) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t e = 0; e < N; e++)
         for (int s = 0; s < 4; s++) t->post_off[t->vidx[(s << n) | t->oe[e][s]] + 1]++;
@@ -145,6 +159,8 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
         uint64_t bit = 1ull << (r & 63);
         t->all[w] |= bit;
         if (M[e] == 1) t->m1[w] |= bit;
+        t->lv_rank[r] = t->lv[e];
+        t->lvb[(size_t)t->lv[e] * W + w] |= bit;
         for (int S = 0; S < 16; S++)
             if ((PINS[e] >> S) & 1) t->pin[(size_t)S * W + w] |= bit;
         for (int s = 0; s < 4; s++) {
@@ -163,23 +179,24 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     rc = 0;
 done:
     PyBuffer_Release(&b_oe); PyBuffer_Release(&b_pins); PyBuffer_Release(&b_m); PyBuffer_Release(&b_order);
+    PyBuffer_Release(&b_lv);
     if (rc < 0) table_free_arrays(t), t->N = t->N0 = 0;
     return rc;
 }
 
-/* extend(oe_new, ids, ins, pins, m): entries N..N+k-1 get the oriented edges oe_new (k, 4); the
- * extras become ids (every entry past the ranked ones, in (hash, t) order) with their insertion
- * points, pin bitmaps and m. All int64 buffers. */
+/* extend(oe_new, ids, ins, pins, m, levels_new): entries N..N+k-1 get the oriented edges oe_new
+ * (k, 4) and the ladder levels levels_new (k); the extras become ids (every entry past the ranked
+ * ones, in (hash, t) order) with their insertion points, pin bitmaps and m. All int64 buffers. */
 static PyObject *table_py_extend(TableObject *t, PyObject *args) {
-    PyObject *o_oe, *o_ids, *o_ins, *o_pins, *o_m;
-    if (!PyArg_ParseTuple(args, "OOOOO", &o_oe, &o_ids, &o_ins, &o_pins, &o_m)) return NULL;
+    PyObject *o_oe, *o_ids, *o_ins, *o_pins, *o_m, *o_lv;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o_oe, &o_ids, &o_ins, &o_pins, &o_m, &o_lv)) return NULL;
     if (!t->acc) { PyErr_SetString(PyExc_ValueError, "Table is not initialised"); return NULL; }
     Py_buffer b_oe;
     if (PyObject_GetBuffer(o_oe, &b_oe, PyBUF_C_CONTIGUOUS) < 0) return NULL;
     Py_ssize_t k = b_oe.len / 32;
     PyBuffer_Release(&b_oe);
     Py_ssize_t E = (Py_ssize_t)(t->N - t->N0) + k;
-    Py_buffer bo, bi, bn, bp, bm;
+    Py_buffer bo, bi, bn, bp, bm, bl;
     if (get_i64(o_oe, &bo, 4 * k, "oe") < 0) return NULL;
     if (get_i64(o_ids, &bi, E, "ids") < 0) { PyBuffer_Release(&bo); return NULL; }
     if (get_i64(o_ins, &bn, E, "ins") < 0) { PyBuffer_Release(&bo); PyBuffer_Release(&bi); return NULL; }
@@ -191,12 +208,19 @@ static PyObject *table_py_extend(TableObject *t, PyObject *args) {
         PyBuffer_Release(&bo); PyBuffer_Release(&bi); PyBuffer_Release(&bn); PyBuffer_Release(&bp);
         return NULL;
     }
-    const int64_t *OE = bo.buf, *IDS = bi.buf, *INS = bn.buf, *PINS = bp.buf, *M = bm.buf;
+    if (get_i64(o_lv, &bl, k, "levels") < 0) {
+        PyBuffer_Release(&bo); PyBuffer_Release(&bi); PyBuffer_Release(&bn); PyBuffer_Release(&bp);
+        PyBuffer_Release(&bm);
+        return NULL;
+    }
+    const int64_t *OE = bo.buf, *IDS = bi.buf, *INS = bn.buf, *PINS = bp.buf, *M = bm.buf, *LV = bl.buf;
     PyObject *res = NULL;
     const uint32_t full = (1u << t->n) - 1;
     int N = t->N + (int)k;
     for (Py_ssize_t q = 0; q < 4 * k; q++)
         if (OE[q] < 0 || OE[q] > (int64_t)full) { PyErr_SetString(PyExc_ValueError, "edge out of range"); goto done; }
+    for (Py_ssize_t q = 0; q < k; q++)
+        if (LV[q] < 0 || LV[q] >= TABLE_LEVELS) { PyErr_SetString(PyExc_ValueError, "level out of range"); goto done; }
     for (Py_ssize_t q = 0; q < E; q++)
         if (IDS[q] < t->N0 || IDS[q] >= N || INS[q] < 0 || INS[q] > t->N0 || (q && INS[q] < INS[q - 1])
                 || PINS[q] < 0 || PINS[q] > 0xffff) {
@@ -210,6 +234,10 @@ static PyObject *table_py_extend(TableObject *t, PyObject *args) {
     if (!edead) { PyErr_NoMemory(); goto done; }
     t->edead = edead;
     memset(t->edead + t->N, 0, (size_t)k);
+    uint8_t *lv = PyMem_Realloc(t->lv, (size_t)(N ? N : 1));
+    if (!lv) { PyErr_NoMemory(); goto done; }
+    t->lv = lv;
+    for (Py_ssize_t q = 0; q < k; q++) t->lv[t->N + q] = (uint8_t)LV[q];
     size_t sz = (size_t)(E ? E : 1);
     int32_t *id = PyMem_Realloc(t->x_id, sz * 4), *ins = id ? PyMem_Realloc(t->x_ins, sz * 4) : NULL;
     if (id) t->x_id = id;
@@ -237,6 +265,7 @@ static PyObject *table_py_extend(TableObject *t, PyObject *args) {
     res = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&bo); PyBuffer_Release(&bi); PyBuffer_Release(&bn); PyBuffer_Release(&bp); PyBuffer_Release(&bm);
+    PyBuffer_Release(&bl);
     return res;
 }
 
@@ -262,7 +291,7 @@ int parse_quad(PyObject *seq, uint32_t out[4], const char *what) {
     return 0;
 }
 
-int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4], int m1) {
+int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4], int m1, uint32_t levels) {
     const int n = t->n, W = t->W;
     const uint32_t full = (1u << n) - 1;
     const uint64_t *ops[4 * CMAXN];
@@ -270,6 +299,7 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
     int32_t wslots[4];
     int nwhole = 0;
     if (!t->acc) { PyErr_SetString(PyExc_ValueError, "Table is not initialised"); return -1; }
+    if (levels >> TABLE_LEVELS) { PyErr_SetString(PyExc_ValueError, "levels is a mask of ladder levels 0..7"); return -1; }
     for (int s = 0; s < 4; s++) {
         if ((masks[s] & ~full) || (vals[s] & ~masks[s])) {
             PyErr_SetString(PyExc_ValueError, "constraint values must lie inside their n-bit masks");
@@ -300,7 +330,7 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
             int32_t r = t->post[q];
             const uint16_t *e = t->oe_rank[r];
             if (((base[r >> 6] >> (r & 63)) & 1) && !(t->ndead && ((t->rdead[r >> 6] >> (r & 63)) & 1))
-                && (e[0] & masks[0]) == vals[0] && (e[1] & masks[1]) == vals[1]
+                && (!levels || ((levels >> t->lv_rank[r]) & 1)) && (e[0] & masks[0]) == vals[0] && (e[1] & masks[1]) == vals[1]
                     && (e[2] & masks[2]) == vals[2] && (e[3] & masks[3]) == vals[3])
                 acc[r >> 6] |= 1ull << (r & 63);
         }
@@ -314,11 +344,23 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
         }
         if (t->ndead)
             for (int w = 0; w < W; w++) acc[w] &= ~t->rdead[w];
+        if (levels) {
+            const uint64_t *lops[TABLE_LEVELS];
+            int nl = 0;
+            for (int L = 0; L < TABLE_LEVELS; L++)
+                if ((levels >> L) & 1) lops[nl++] = t->lvb + (size_t)L * W;
+            for (int w = 0; w < W; w++) {
+                uint64_t keep = 0;
+                for (int k = 0; k < nl; k++) keep |= lops[k][w];
+                acc[w] &= keep;
+            }
+        }
     }
     t->nhit = 0;
     for (int q = 0; q < t->E; q++) {
         const uint16_t *e = t->oe[t->x_id[q]];
-        if ((m1 && !t->x_m1[q]) || (t->ndead && t->edead[t->x_id[q]]) || (e[0] & masks[0]) != vals[0] || (e[1] & masks[1]) != vals[1]
+        if ((m1 && !t->x_m1[q]) || (t->ndead && t->edead[t->x_id[q]])
+                || (levels && !((levels >> t->lv[t->x_id[q]]) & 1)) || (e[0] & masks[0]) != vals[0] || (e[1] & masks[1]) != vals[1]
                 || (e[2] & masks[2]) != vals[2] || (e[3] & masks[3]) != vals[3])
             continue;
         t->x_hit[t->nhit++] = q;
@@ -326,14 +368,15 @@ int table_lookup(TableObject *t, const uint32_t masks[4], const uint32_t vals[4]
     return 0;
 }
 
-/* lookup(masks, values, m1) -> bytes of int64 entry ids in (hash, t) order */
+/* lookup(masks, values, m1, levels=0) -> bytes of int64 entry ids in (hash, t) order */
 static PyObject *table_py_lookup(TableObject *t, PyObject *args) {
     PyObject *om, *ov;
     int m1;
+    unsigned int levels = 0;
     uint32_t masks[4], vals[4];
-    if (!PyArg_ParseTuple(args, "OOp", &om, &ov, &m1)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOp|I", &om, &ov, &m1, &levels)) return NULL;
     if (parse_quad(om, masks, "masks") < 0 || parse_quad(ov, vals, "values") < 0) return NULL;
-    if (table_lookup(t, masks, vals, m1) < 0) return NULL;
+    if (table_lookup(t, masks, vals, m1, levels) < 0) return NULL;
     Py_ssize_t cnt = t->nhit;
     for (int w = 0; w < t->W; w++) cnt += __builtin_popcountll(t->acc[w]);
     PyObject *out = PyBytes_FromStringAndSize(NULL, cnt * 8);
@@ -398,12 +441,14 @@ static PyObject *table_get_dead(TableObject *t, void *c) { (void)c; return PyLon
 
 static PyMethodDef table_methods[] = {
     {"lookup", (PyCFunction)table_py_lookup, METH_VARARGS,
-     "lookup(masks, values, m1) -> bytes of int64 entry ids satisfying the constraint, (hash, t) order"},
+     "lookup(masks, values, m1, levels=0) -> bytes of int64 entry ids satisfying the constraint (and of a "
+     "ladder level in the mask levels, 0: any), (hash, t) order"},
     {"edges", (PyCFunction)table_py_edges, METH_O, "edges(key) -> oriented (top, right, bottom, left)"},
     {"set_dead", (PyCFunction)table_py_set_dead, METH_VARARGS,
      "set_dead(ids, dead): entries ids (int64) dead (left out of every lookup) or alive again"},
     {"extend", (PyCFunction)table_py_extend, METH_VARARGS,
-     "extend(oe_new, ids, ins, pins, m): append entries; ids/ins/pins/m describe every extra, (hash, t) order"},
+     "extend(oe_new, ids, ins, pins, m, levels_new): append entries (levels_new: theirs); ids/ins/pins/m "
+     "describe every extra, (hash, t) order"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -421,7 +466,7 @@ PyTypeObject TableType = {
     .tp_basicsize = sizeof(TableObject),
     .tp_dealloc = (destructor)table_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Table(n, N, oe, pins, m, order): one tile size of the edge index as bitsets over ranks",
+    .tp_doc = "Table(n, N, oe, pins, m, order, levels): one tile size of the edge index as bitsets over ranks",
     .tp_methods = table_methods,
     .tp_getset = table_getset,
     .tp_init = (initproc)table_init,

@@ -2,11 +2,11 @@
 
 A fresh stitch starts from a fresh active set (``active.load_active(fresh=True)``): no indexed tile
 has a spent solution. ``FreshRule`` then owns which held solutions the board holds — a count per
-solution, since a repair takes tiles off and puts them back — and keeps every index in step:
+solution, since a repair takes tiles off and puts them back — and keeps the index in step:
 
 - when a solution goes on the board (``put``), every indexed tile with that solution is marked dead
-  (``MemoryIndex.set_dead``) in the main index and in each level index of a profile, so no lookup
-  offers it again; when its last square is taken off (``take``), they are alive again;
+  (``MemoryIndex.set_dead``; a profile's level views share the marks), so no lookup offers it
+  again; when its last square is taken off (``take``), they are alive again;
 - a grid the drain makes is ``banned`` when its solution is on the board, reserved for the other
   half, or spent (one indexed query of the library through the run's journal): the maker then
   excludes its 16 images and asks CP-SAT for another (``images``; at most ``RETRIES`` times per
@@ -61,7 +61,7 @@ class FreshRule:
     """The held solutions on the board and the dead marks they put in the indexes (module doc)."""
 
     def __init__(self, index) -> None:
-        self.indexes = [index]
+        self.index = index
         self.sol_of: dict[str, str] = {}  # tile hash -> solution (held n)
         self.tiles_of: dict[str, list[tuple[int, str]]] = {}  # solution -> indexed (n, tile hash)
         self.on_board: dict[str, int] = {}  # solution -> squares holding it
@@ -78,13 +78,8 @@ class FreshRule:
         by_n: dict[int, list[str]] = {}
         for n, h in self.tiles_of.get(sol, ()):
             by_n.setdefault(n, []).append(h)
-        for idx in self.indexes:
-            for n, hs in by_n.items():
-                idx.set_dead(n, hs, dead)
-
-    def add_index(self, index) -> None:
-        """Keep a level index (a subset of the main one, made before any placement) in step too."""
-        self.indexes.append(index)
+        for n, hs in by_n.items():
+            self.index.set_dead(n, hs, dead)
 
     def learn(self, h: str, tile) -> None:
         """A tile the stitch made (now in the indexes): dead at once if its solution is on the board."""
@@ -92,8 +87,7 @@ class FreshRule:
             sol = solution_hash(tile.n, tile.canonical()[0].solution)  # a canonical tile's solution is canonical
             self._map(h, sol, tile.n)
             if self.on_board.get(sol):
-                for idx in self.indexes:
-                    idx.set_dead(tile.n, [h], True)
+                self.index.set_dead(tile.n, [h], True)
 
     def put(self, h: str) -> None:
         """Tile h went on a square."""

@@ -25,6 +25,10 @@ sorted at the end). ``SqlIndex`` runs
 ``tilelib.query.find`` per lookup. Which is faster is measured in
 ``scripts/bench_stitch.py``.
 
+Each entry carries its tile's ladder level (``LEVELS``: 1..5, 0 when not known): a lookup or a
+draw can keep only the tiles of a set of levels (``LevelView``, the candidate pools of a difficulty
+profile, ``stitcher/profile.py``), over the same entries and C table — no copy of either.
+
 Tiles can be marked *dead* (``MemoryIndex.set_dead``; the fair rule, ``stitcher/fresh.py``: their
 solution is already on the board): lookups, and so draws, leave them out until they are marked
 alive again. An index with no dead tile answers exactly as before.
@@ -61,6 +65,26 @@ _core = load_twin("stitcher._core")  # None: the numpy reference runs (tilelib.n
 # tests the extras one by one (a few µs for 4,096).
 EXTRA_LIMIT = 4096
 
+LEVELS = 8  # ladder levels an entry can carry (0..7; 0: not known), the C table's TABLE_LEVELS
+
+
+def level_mask(levels) -> int:
+    """The lookup mask of a set of ladder levels (bit L for level L); never 0 (0 means "any")."""
+    mask = 0
+    for lv in levels:
+        if not 1 <= lv < LEVELS:
+            raise ValueError(f"ladder level {lv} is not in 1..{LEVELS - 1}")
+        mask |= 1 << lv
+    if not mask:
+        raise ValueError("a level set must hold at least one level")
+    return mask
+
+
+def _level_codes(ladder) -> np.ndarray:
+    """Ladder levels as the index keeps them: uint8, anything outside 1..7 as 0 (not known)."""
+    lv = np.asarray(ladder, dtype=np.int64)
+    return np.where((lv >= 1) & (lv < LEVELS), lv, 0).astype(np.uint8)
+
 
 @lru_cache(maxsize=1)
 def pin_perm() -> np.ndarray:
@@ -95,6 +119,7 @@ class _SizeIndex:
         self.M = np.zeros(cap, dtype=np.int64)
         self.SK = np.zeros(cap, dtype=np.uint64)
         self.DEAD = np.zeros(cap, dtype=bool)  # dead entries (set_dead)
+        self.LV = np.zeros(cap, dtype=np.uint8)  # ladder level of each entry's tile (0: not known)
         self._row: dict[str, int] | None = None  # hash -> row, built at the first set_dead
         self._buckets: list[dict[int, np.ndarray]] | None = None  # lookup_py's, built at its first call
         self._bucketed = 0  # entries in them
@@ -109,14 +134,15 @@ class _SizeIndex:
             return
         while cap < need:
             cap *= 2
-        for name in ("OE", "PINS", "M", "SK", "DEAD"):
+        for name in ("OE", "PINS", "M", "SK", "DEAD", "LV"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
-    def add(self, rows: list[tuple[str, tuple[int, int, int, int], int, int]]) -> None:
-        """Add canonical tiles (hash, edges, m, alt_sides); each becomes 16 oriented entries."""
+    def add(self, rows: list[tuple[str, tuple[int, int, int, int], int, int]], ladder=None) -> None:
+        """Add canonical tiles (hash, edges, m, alt_sides), of ladder levels ``ladder`` (None: not
+        known); each becomes 16 oriented entries."""
         if not rows:
             return
         self.add_arrays(
@@ -124,14 +150,22 @@ class _SizeIndex:
             np.array([r[1] for r in rows], dtype=np.int64),
             np.array([r[2] for r in rows], dtype=np.int64),
             np.array([canonical_pins(r[2], r[3]) for r in rows], dtype=np.int64),
+            ladder=ladder,
         )
 
     def add_arrays(
-        self, hashes: list[str], canon: np.ndarray, m: np.ndarray, pins: np.ndarray, table: bool = True
+        self,
+        hashes: list[str],
+        canon: np.ndarray,
+        m: np.ndarray,
+        pins: np.ndarray,
+        table: bool = True,
+        ladder=None,
     ) -> None:
-        """Add canonical tiles as arrays: edges (k, 4), m (k,), canonical pin bitmaps (k,).
-        Cost O(k) plus the C table's extend (O(extras)) or, past EXTRA_LIMIT, its rebuild;
-        ``table=False`` leaves the C table unbuilt until ``build_tables`` (lookups need it built)."""
+        """Add canonical tiles as arrays: edges (k, 4), m (k,), canonical pin bitmaps (k,), ladder
+        levels (k,; None: not known). Cost O(k) plus the C table's extend (O(extras)) or, past
+        EXTRA_LIMIT, its rebuild; ``table=False`` leaves the C table unbuilt until ``build_tables``
+        (lookups need it built)."""
         if not len(hashes):
             return
         k, k0 = len(hashes), self.size
@@ -148,6 +182,7 @@ class _SizeIndex:
         h64 = np.array([int(h[:15], 16) for h in hashes], dtype=np.uint64)
         self.SK[sl] = ((h64[:, None] << np.uint64(4)) | np.arange(16, dtype=np.uint64)).reshape(cnt)
         self.M[sl] = np.repeat(m, 16)
+        self.LV[sl] = 0 if ladder is None else np.repeat(_level_codes(ladder), 16)
         self._added(hashes, k0, table)
 
     def _added(self, hashes: list[str], k0: int, table: bool) -> None:
@@ -164,28 +199,18 @@ class _SizeIndex:
         else:
             self.table = self._table()
 
-    def add_subset(self, parent: _SizeIndex, rows: np.ndarray, table: bool = True) -> None:
-        """Add the tiles at ``rows`` of ``parent`` (ascending): their 16 entries copied as they
-        are, which is what ``add_arrays`` of their canonical rows would compute, without redoing
-        the 16 transforms."""
-        if not len(rows):
-            return
-        k0 = self.size
-        ent = (np.asarray(rows, dtype=np.int64)[:, None] * 16 + np.arange(16)).ravel()
-        for name in ("OE", "PINS", "M", "SK", "DEAD"):
-            got = getattr(parent, name)[ent]
-            if k0 == 0:
-                setattr(self, name, got)  # exactly sized; a later add grows it
-            else:
-                self._grow(k0 + len(ent))
-                getattr(self, name)[k0 : k0 + len(ent)] = got
-        self._added([parent.hashes[j] for j in rows.tolist()], k0, table)
-
     def row_of(self, h: str) -> int | None:
         """The row of tile h in this size, or None."""
         if self._row is None:
             self._row = {x: j for j, x in enumerate(self.hashes)}
         return self._row.get(h)
+
+    def set_levels(self, rows: np.ndarray, ladder) -> None:
+        """The ladder levels of the tiles at ``rows`` (an index built without them); the C table is
+        rebuilt at the next ``build_table``."""
+        ent = (np.asarray(rows, dtype=np.int64)[:, None] * 16 + np.arange(16)).ravel()
+        self.LV[ent] = np.repeat(_level_codes(ladder), 16)
+        self.table = None
 
     def set_dead(self, rows: list[int], dead: bool) -> None:
         """Mark the 16 entries of each row dead (left out of lookups) or alive again."""
@@ -234,6 +259,7 @@ class _SizeIndex:
             self.PINS[:k].astype(np.int64),
             np.ascontiguousarray(self.M[:k]),
             order,
+            self.LV[:k].astype(np.int64),
         )
         dead = np.flatnonzero(self.DEAD[:k]).astype(np.int64)
         if len(dead):
@@ -252,6 +278,7 @@ class _SizeIndex:
             ins,
             self.PINS[ids].astype(np.int64),
             np.ascontiguousarray(self.M[ids]),
+            self.LV[k0 : self.size].astype(np.int64),
         )
 
     def all_sorted(self) -> np.ndarray:
@@ -259,13 +286,14 @@ class _SizeIndex:
             self._all = np.argsort(self.SK[: self.size], kind="stable").astype(np.int64)
         return self._all
 
-    def lookup(self, c: Constraint, m1: bool) -> np.ndarray:
-        """Entry ids satisfying c (and m = 1 if asked), sorted by (hash, t)."""
+    def lookup(self, c: Constraint, m1: bool, levels: int = 0) -> np.ndarray:
+        """Entry ids satisfying c (and m = 1 if asked, and of a ladder level in the mask ``levels``
+        if not 0), sorted by (hash, t)."""
         if self.table is None:
-            return self.lookup_py(c, m1)
-        return np.frombuffer(self.table.lookup(c.masks, c.values, m1), dtype=np.int64)
+            return self.lookup_py(c, m1, levels)
+        return np.frombuffer(self.table.lookup(c.masks, c.values, m1, levels), dtype=np.int64)
 
-    def lookup_py(self, c: Constraint, m1: bool) -> np.ndarray:
+    def lookup_py(self, c: Constraint, m1: bool, levels: int = 0) -> np.ndarray:
         """``lookup`` in numpy over the buckets (the reference)."""
         n, full = self.n, (1 << self.n) - 1
         empty = np.zeros(0, dtype=np.int64)
@@ -300,6 +328,8 @@ class _SizeIndex:
             cands = cands[self.M[cands] == 1]
         if len(cands):
             cands = cands[~self.DEAD[cands]]
+        if levels and len(cands):
+            cands = cands[((levels >> self.LV[cands].astype(np.int64)) & 1) == 1]
         return cands
 
 
@@ -344,7 +374,6 @@ class MemoryIndex:
     def __init__(self) -> None:
         self.sizes: dict[int, _SizeIndex] = {}
         self.info: ActiveInfo | None = None  # how ``open`` got the active set
-        self.opened_ladders: dict[int, np.ndarray] = {}  # n -> ladder level of each tile it opened with
         self.solutions: dict[str, tuple[int, str]] = {}  # tile hash -> (n, solution hash), n >= 10 (fresh)
 
     @staticmethod
@@ -371,8 +400,7 @@ class MemoryIndex:
             a = act.get(n)
             if a is not None and len(a):
                 hashes = [h.decode() for h in a.hashes.tolist()]
-                idx._size(n).add_arrays(hashes, a.edges, a.m, a.pins, table=False)
-                idx.opened_ladders[n] = a.ladder
+                idx._size(n).add_arrays(hashes, a.edges, a.m, a.pins, table=False, ladder=a.ladder)
                 if a.sols is not None:
                     idx.solutions.update(
                         (h, (n, sol.decode())) for h, sol in zip(hashes, a.sols.tolist(), strict=True) if sol
@@ -394,11 +422,6 @@ class MemoryIndex:
         """The hashes of size n's tiles, in the index's (ascending hash, then added) order."""
         return list(self._size(n).hashes)
 
-    def add_subset(self, n: int, base: MemoryIndex, rows: np.ndarray) -> None:
-        """Add size n's tiles at positions ``rows`` (ascending) of ``base.tile_hashes(n)``, with
-        their C table left for ``build_tables`` (``_SizeIndex.add_subset``)."""
-        self._size(n).add_subset(base._size(n), rows, table=False)
-
     def set_dead(self, n: int, hashes, dead: bool) -> None:
         """Mark size n's tiles ``hashes`` (those it holds) dead — left out of every lookup — or alive."""
         si = self.sizes.get(n)
@@ -409,27 +432,44 @@ class MemoryIndex:
         """Add one canonical tile (after the drain inserted it into the library)."""
         self.add_rows(n, [(hash_, tuple(edges), m, alt_sides)])
 
-    def add_rows(self, n: int, rows: list[tuple[str, tuple[int, int, int, int], int, int]]) -> None:
-        """Add canonical tiles of side n as (hash, edges, m, alt_sides), in this order (none: the
-        size is still indexed, empty)."""
-        self._size(n).add(rows)
+    def add_rows(self, n: int, rows: list[tuple[str, tuple[int, int, int, int], int, int]], ladder=None) -> None:
+        """Add canonical tiles of side n as (hash, edges, m, alt_sides), in this order, of ladder
+        levels ``ladder`` (None: not known); none: the size is still indexed, empty."""
+        self._size(n).add(rows, ladder)
 
-    def lookup(self, c: Constraint, m1: bool = False):
-        """(keys, pins): opaque sorted candidate keys and their pin bitmaps (uint16 array)."""
+    def levels(self, n: int) -> np.ndarray:
+        """The ladder level of each of size n's tiles (0: not known), in ``tile_hashes`` order."""
+        si = self._size(n)
+        return si.LV[: si.size : 16].astype(np.int64)
+
+    def lookup(self, c: Constraint, m1: bool = False, levels: int = 0):
+        """(keys, pins): opaque sorted candidate keys and their pin bitmaps (uint16 array); of the
+        ladder levels in the mask ``levels`` only, unless 0."""
         si = self._size(c.n)
-        keys = si.lookup(c, m1)
+        keys = si.lookup(c, m1, levels)
         return keys, si.PINS[keys]
 
     def table(self, n: int):
         """The ``stitcher._core.Table`` of size n (None without the extension)."""
         return self._size(n).table
 
-    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES, best_of: int = 1):
-        """``place.choose`` over ``lookup(c, m1)``; in one C call when check is None or a C Checker."""
+    def choose(
+        self,
+        c: Constraint,
+        m1: bool,
+        known: int,
+        stream,
+        check=None,
+        tries: int = TRIES,
+        best_of: int = 1,
+        levels: int = 0,
+    ):
+        """``place.choose`` over ``lookup(c, m1, levels)``; in one C call when check is None or a C
+        Checker."""
         si = self._size(c.n)
         if si.table is not None and (check is None or isinstance(check, _core.Checker)):
-            return _core.choose(si.table, c.masks, c.values, m1, known, stream, check, tries, best_of)
-        keys, pins = self.lookup(c, m1)
+            return _core.choose(si.table, c.masks, c.values, m1, known, stream, check, tries, best_of, levels)
+        keys, pins = self.lookup(c, m1, levels)
         return choose(keys, pins, known, stream, check=check, tries=tries, best_of=best_of)
 
     def decode(self, n: int, key) -> tuple[str, int, tuple[int, int, int, int]]:
@@ -437,6 +477,32 @@ class MemoryIndex:
         si = self.sizes[n]
         k = int(key)
         return si.hashes[k >> 4], k & 15, tuple(si.OE[k].tolist())
+
+
+class LevelView:
+    """The tiles of ``base`` whose ladder level is in ``levels``: every lookup and draw is the base's
+    own, with the level mask (the same entries, C table, dead marks and keys, so ``decode`` and the
+    forward check are the base's too). Tiles the base learns later are in it by their level."""
+
+    def __init__(self, base: MemoryIndex, levels) -> None:
+        self.base, self.levels, self.mask = base, frozenset(levels), level_mask(levels)
+
+    def tile_hashes(self, n: int) -> list[str]:
+        """The hashes of size n's tiles of these levels, in the base's order."""
+        keep = np.isin(self.base.levels(n), sorted(self.levels))
+        return [h for h, k in zip(self.base.tile_hashes(n), keep.tolist(), strict=True) if k]
+
+    def lookup(self, c: Constraint, m1: bool = False):
+        return self.base.lookup(c, m1, self.mask)
+
+    def choose(self, c: Constraint, m1: bool, known: int, stream, check=None, tries: int = TRIES, best_of: int = 1):
+        return self.base.choose(c, m1, known, stream, check, tries, best_of, self.mask)
+
+    def table(self, n: int):
+        return self.base.table(n)
+
+    def decode(self, n: int, key) -> tuple[str, int, tuple[int, int, int, int]]:
+        return self.base.decode(n, key)
 
 
 class SqlIndex:

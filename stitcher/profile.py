@@ -1,10 +1,11 @@
-"""The stitcher's side of difficulty profiles (``tilelib.difficulty``): candidate indexes per level set.
+"""The stitcher's side of difficulty profiles (``tilelib.difficulty``): candidate pools per level set.
 
-A level index holds the tiles of the stitch's main index (the bounded active set, as opened:
-``stitcher.active``) whose ladder level is in a set — never more than the main index, so a
-profiled build costs the same at any library size. The levels come with the active set (the
-sidecar keeps each tile's ladder level), so no library read is needed; an index built otherwise
-reads them by primary key.
+A level set's pool is a ``index.LevelView`` of the stitch's main index (the bounded active set, as
+opened: ``stitcher.active``): the main index's own entries and C table, each lookup keeping only
+the tiles whose ladder level is in the set — no copy, so a profiled build holds the same index as
+one without a profile, at any library size. The levels come with the active set (the sidecar keeps
+each tile's ladder level); an index built otherwise (``MemoryIndex.add`` knows no level) has them
+read from the library by primary key here, once.
 """
 
 from __future__ import annotations
@@ -19,30 +20,23 @@ def ladders(conn, hashes: list[str]) -> dict[str, int]:
     return dict(rows_by_hash(conn, ("hash", "ladder"), hashes))
 
 
-def _levels(conn, base, n: int, hashes: list[str]) -> np.ndarray:
-    """The ladder level of each of ``hashes`` (size n of ``base``, in order): from the levels the
-    index was opened with (the sidecar keeps them), else read from the library."""
-    got = base.opened_ladders.get(n)
-    if got is not None and len(got) == len(hashes):
-        return np.asarray(got, dtype=np.int64)
-    level = ladders(conn, hashes)
-    return np.array([level.get(h, -1) for h in hashes], dtype=np.int64)
+def fill_levels(conn, base, ns) -> None:
+    """Give the tiles of ``base`` (a ``MemoryIndex``) whose level it does not know (0) their
+    library ladder level."""
+    from stitcher.index import build_tables
+
+    for n in ns:
+        rows = np.flatnonzero(base.levels(n) == 0)
+        if len(rows):
+            hashes = base.tile_hashes(n)
+            level = ladders(conn, [hashes[r] for r in rows.tolist()])
+            base.sizes[n].set_levels(rows, [level.get(hashes[r], 0) for r in rows.tolist()])
+    build_tables(base.sizes.values())
 
 
 def level_indexes(conn, base, ns, sets) -> dict:
-    """{level set: MemoryIndex} over the tiles of ``base`` (a ``MemoryIndex`` just opened) whose
-    ladder is in the set: per n the same entries, in the same (hash) order, with the same C table
-    as ``MemoryIndex.load`` over that subset."""
-    from stitcher.index import MemoryIndex, build_tables
+    """{level set: LevelView} of ``base`` (a ``MemoryIndex`` just opened) over the sizes ``ns``."""
+    from stitcher.index import LevelView
 
-    ns = sorted(set(ns))
-    lv = {n: _levels(conn, base, n, base.tile_hashes(n)) for n in ns}
-    out = {}
-    for levels in sets:
-        idx = MemoryIndex()
-        want = np.array(sorted(levels), dtype=np.int64)
-        for n in ns:
-            idx.add_subset(n, base, np.flatnonzero(np.isin(lv[n], want)))
-        out[levels] = idx
-    build_tables([si for idx in out.values() for si in idx.sizes.values()])
-    return out
+    fill_levels(conn, base, sorted(set(ns)))
+    return {levels: LevelView(base, levels) for levels in sets}

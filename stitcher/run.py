@@ -53,7 +53,7 @@ Repair = Callable[["StitchRun", int], bool]  # stitcher.repair.repair: remake a 
 def open_indexes(lib, packing: Packing, opts: StitchOptions, index=None) -> tuple:
     """(index, level indexes, fair rule) a stitch draws candidates from: ``index`` or a
     ``MemoryIndex`` of the library for every size up to the packing's largest (a fallback
-    sub-square can be any smaller size); under a profile one index per level set it can ask for
+    sub-square can be any smaller size); under a profile one view of it per level set it can ask for
     (``stitcher.profile``); under the fair rule the ``FreshRule`` over all of them, else None."""
     top = max((s + 1 for (_x, _y, s) in packing.squares), default=6)
     ns = range(6, top + 1, 2)
@@ -66,10 +66,7 @@ def open_indexes(lib, packing: Packing, opts: StitchOptions, index=None) -> tupl
         profile = opts.profile
         sets = {frozenset({lv}) for n in ns for lv in profile.allowed(n)} | {profile.allowed(n) for n in ns}
         levels = level_indexes(lib.conn, index, ns, sets)
-    fresh = FreshRule(index) if opts.fresh else None
-    if fresh is not None:
-        for idx in levels.values():
-            fresh.add_index(idx)
+    fresh = FreshRule(index) if opts.fresh else None  # a level view shares the index's dead marks
     return index, levels, fresh
 
 
@@ -406,9 +403,7 @@ class StitchRun:
             f = canon.features
             by_n.setdefault(canon.n, []).append((f.ladder, (h, tuple(canon.edges), f.m, f.alt_sides)))
         for n, rows in by_n.items():
-            self.index.add_rows(n, [r for _lv, r in rows])
-            for levels, idx in self.level_idx.items():
-                idx.add_rows(n, [r for lv, r in rows if lv in levels])
+            self.index.add_rows(n, [r for _lv, r in rows], ladder=[lv for lv, _r in rows])
         if self.fresh is not None:
             for h, tile in made:
                 self.fresh.learn(h, tile)

@@ -403,24 +403,19 @@ def test_index_entries_are_the_transformed_grids_edges(seed, n):
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_tables_built_on_threads_answer_as_one_built_inline(threads):
     """build_tables (the C constructor without the GIL, several tables at once) gives tables whose
-    lookups equal those of tables built one by one as tiles are added, and the subset copy
-    (add_subset) equals adding the same tiles' canonical rows."""
+    lookups equal those of tables built one by one as tiles are added (extras, rebuilds)."""
     from stitcher.index import build_tables
 
     rng = np.random.default_rng(threads)
     ref = random_index(1)
-    lazy, sub = MemoryIndex(), MemoryIndex()
+    lazy = MemoryIndex()
     for n, si in ref.sizes.items():
-        rows = np.arange(0, len(si.hashes), 1 + threads, dtype=np.int64)
-        ent = rows * 16
-        lazy._size(n).add_arrays(
-            [si.hashes[j] for j in rows.tolist()], si.OE[ent], si.M[ent], si.PINS[ent].astype(np.int64), table=False
-        )
-        sub.add_subset(n, ref, rows)
-        assert lazy.sizes[n].table is None and sub.sizes[n].table is None
-    build_tables(list(lazy.sizes.values()) + list(sub.sizes.values()), threads=threads)
+        ent = np.arange(0, si.size, 16)
+        lazy._size(n).add_arrays(list(si.hashes), si.OE[ent], si.M[ent], si.PINS[ent].astype(np.int64), table=False)
+        assert lazy.sizes[n].table is None
+    build_tables(list(lazy.sizes.values()), threads=threads)
     for n in ref.sizes:
-        a, b = lazy.sizes[n], sub.sizes[n]
+        a, b = lazy.sizes[n], ref.sizes[n]
         assert a.hashes == b.hashes and a.size == b.size
         for name in ("OE", "PINS", "M", "SK"):
             assert (getattr(a, name)[: a.size] == getattr(b, name)[: b.size]).all()
@@ -429,3 +424,67 @@ def test_tables_built_on_threads_answer_as_one_built_inline(threads):
             for m1 in (False, True):
                 want = a.lookup_py(c, m1).tolist()
                 assert a.lookup(c, m1).tolist() == want == b.lookup(c, m1).tolist()
+
+
+def _keyed(idx, n: int, keys) -> list[tuple[str, int]]:
+    return [idx.decode(n, k)[:2] for k in keys]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_level_view_answers_as_an_index_of_its_levels_tiles(seed):
+    """A ``LevelView`` of an index (its entries and C table, a level mask at lookup) gives what a
+    separate index holding only the tiles of those levels gives: the same (hash, t) candidates in
+    the same order, and the same draws from the same stream — with tiles added after the table was
+    built (extras, then a rebuild past EXTRA_LIMIT), with dead tiles, in C and in numpy."""
+    from stitcher.index import EXTRA_LIMIT, LevelView
+
+    rng = np.random.default_rng(seed)
+    base = MemoryIndex()
+    sets = [frozenset({2}), frozenset({3, 5}), frozenset({1, 2, 3, 4, 5})]
+    alone = {s_: MemoryIndex() for s_ in sets}
+    for n, count in ((6, 200), (8, 90)):
+        lines = valid_lines(n)
+        for k in [count // 2] + [1] * 8 + [EXTRA_LIMIT // 16 + 3]:  # built, extras, a rebuild
+            rows, lv = [], []
+            for _ in range(k):
+                m = int(rng.integers(1, 4))
+                edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
+                rows.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
+                lv.append(int(rng.integers(1, 6)))
+            base.add_rows(n, rows, ladder=lv)
+            for s_, idx in alone.items():
+                idx.add_rows(n, [r for r, v in zip(rows, lv, strict=True) if v in s_])
+        dead = [h for h in base.tile_hashes(n) if rng.random() < 0.2]
+        for idx in [base, *alone.values()]:
+            idx.set_dead(n, dead, True)
+    views = {s_: LevelView(base, s_) for s_ in sets}
+    for s_, view in views.items():
+        one = alone[s_]
+        for n in (6, 8):
+            assert view.tile_hashes(n) == one.tile_hashes(n)
+            for _ in range(30):
+                c = random_constraint(rng, base, n)
+                for m1 in (False, True):
+                    want = _keyed(one, n, one.lookup(c, m1)[0])
+                    assert _keyed(base, n, view.lookup(c, m1)[0]) == want
+                    assert _keyed(base, n, base.sizes[n].lookup_py(c, m1, view.mask)) == want
+                    got_a = one.choose(c, m1, 3, Stream(bytes([seed]), "v"))
+                    got_b = view.choose(c, m1, 3, Stream(bytes([seed]), "v"))
+                    assert (got_a is None) == (got_b is None)
+                    if got_a is not None:
+                        assert one.decode(n, got_a[0])[:2] == base.decode(n, got_b[0])[:2]
+                        assert got_a[1:] == got_b[1:]
+    assert all(len(v.lookup(Constraint(6, (0, 0, 0, 0), (0, 0, 0, 0)))[0]) for v in views.values())
+
+
+def test_level_masks_reject_what_a_table_cannot_hold():
+    """A level outside 1..7, an empty set, or a mask past the table's 8 levels is a ValueError."""
+    from stitcher.index import level_mask
+
+    assert level_mask({2, 3}) == 0b1100
+    for bad in ({0}, {8}, set()):
+        with pytest.raises(ValueError):
+            level_mask(bad)
+    c = Constraint(6, (0, 0, 0, 0), (0, 0, 0, 0))
+    with pytest.raises(ValueError):
+        random_index(0).sizes[6].table.lookup(c.masks, c.values, False, 1 << 8)

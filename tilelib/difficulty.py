@@ -14,8 +14,8 @@ placement stream is untouched), and the stitcher
    level is thinned to the next lower level, down to 2, and only then the
    usual way (``stitcher.drain._thin``).
 
-The candidate filter is a separate ``MemoryIndex`` per level set
-(``stitcher.profile.level_indexes``: the main index's tiles by their ``ladder`` column), so
+The candidate filter is a view of the main index per level set
+(``stitcher.profile.level_indexes``: a level mask over its tiles' ``ladder`` column, no copy), so
 the draw itself is the index's own (C) ``choose``: the same code with or
 without a profile. No profile (None) means exactly the stitcher's behaviour
 without one. This module is plain data (the manifest parser checks the
