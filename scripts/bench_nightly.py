@@ -4,7 +4,10 @@ Each sample is the whole command — ``python -m tiles_cli.app daily build --dat
 in a fresh interpreter, start-up included — on a fresh copy of one start library (with the caches
 beside it, as a nightly finds them), so both codes build exactly the same night. The codes take
 turns (which goes first alternates per round). Wall and CPU (the command and its stitch workers)
-per sample; the table gives median, p99 and max per code and the ratio of medians; every night's
+per sample, and memory: the parent's peak RSS (its own ``ru_maxrss``, from the summary) and the
+peak of the summed PSS of the command and its forked workers (sampled every 0.1 s; PSS shares a
+page among the processes holding it, so the halves' inherited index is not counted three times);
+the table gives median, p99 and max per code and the ratio of medians; every night's
 manifest must be byte-identical between the two codes (else the comparison is of different work).
 ``--new-output`` is for a change that moves the boards on purpose (a new GENERATOR_VERSION): the
 manifests may then differ, and a second table gives what each code's boards are — final fill, zone,
@@ -29,7 +32,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from machine import cpu_model, timed_run  # (scripts/machine.py)
+from machine import cpu_model, memory_run  # (scripts/machine.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "bench-nightly-secret"
@@ -77,7 +80,7 @@ def one_night(code: Path, start: Path, work: Path, args) -> dict:
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILES_")}
     env.update(PYTHONPATH=str(code), TILES_SECRET=SECRET)
-    r, wall, cpu = timed_run(cmd, cwd=code, env=env)
+    r, wall, cpu, tree = memory_run(cmd, cwd=code, env=env)
     if r.returncode != 0:
         raise SystemExit(f"{code}: exit {r.returncode}: {r.stderr[-1500:]}")
     summary = json.loads(r.stdout)
@@ -86,6 +89,7 @@ def one_night(code: Path, start: Path, work: Path, args) -> dict:
         "cpu": cpu,
         "stitch": summary["stages"]["stitch"]["seconds"],
         "rss_mb": summary["peak_rss_bytes"] / 2**20,
+        "tree_mb": tree / 2**20,
         "manifest": (out / f"{args.day}.json").read_bytes(),
         "board": board_quality(summary),
     }
@@ -125,7 +129,8 @@ def main() -> None:
             runs[name].append(got)
             print(
                 f"round {r + 1} {name:8}: wall {got['wall']:7.1f} s, cpu {got['cpu']:7.1f} s, "
-                f"stitch {got['stitch']:6.1f} s, peak RSS {got['rss_mb']:.0f} MB",
+                f"stitch {got['stitch']:6.1f} s, peak RSS {got['rss_mb']:.0f} MB, "
+                f"all processes {got['tree_mb']:.0f} MB",
                 flush=True,
             )
     same = all(a["manifest"] == b["manifest"] for a, b in zip(runs["baseline"], runs["this"], strict=True))
@@ -136,21 +141,22 @@ def main() -> None:
     )
     print(
         "| code | wall median s | wall p99 | wall max | CPU median s | CPU p99 | CPU max | stitch median s | "
-        "peak RSS MB |"
+        "parent peak RSS MB | all processes peak PSS MB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, rs in runs.items():
         w, c, s = [x["wall"] for x in rs], [x["cpu"] for x in rs], [x["stitch"] for x in rs]
         print(
             f"| {name} | {statistics.median(w):.1f} | {pct(w, 99):.1f} | {max(w):.1f} | {statistics.median(c):.1f} | "
-            f"{pct(c, 99):.1f} | {max(c):.1f} | {statistics.median(s):.1f} | {max(x['rss_mb'] for x in rs):.0f} |"
+            f"{pct(c, 99):.1f} | {max(c):.1f} | {statistics.median(s):.1f} | {max(x['rss_mb'] for x in rs):.0f} | "
+            f"{max(x['tree_mb'] for x in rs):.0f} |"
         )
     med = {
         k: (statistics.median(x["wall"] for x in rs), statistics.median(x["cpu"] for x in rs)) for k, rs in runs.items()
     }
     print(
         f"| ratio this / baseline | {med['this'][0] / med['baseline'][0]:.3f} | | | "
-        f"{med['this'][1] / med['baseline'][1]:.3f} | | | | |"
+        f"{med['this'][1] / med['baseline'][1]:.3f} | | | | | |"
     )
     if args.new_output:
         keys = list(runs["this"][0]["board"])

@@ -114,9 +114,10 @@ class _SizeIndex:
         self.hashes: list[str] = []
         self.size = 0
         cap = 1024
-        self.OE = np.zeros((cap, 4), dtype=np.int64)
+        # 21 bytes per entry: a line fits 16 bits, m = 1..4 a byte (the C table takes int64 copies)
+        self.OE = np.zeros((cap, 4), dtype=np.uint16)
         self.PINS = np.zeros(cap, dtype=np.uint16)
-        self.M = np.zeros(cap, dtype=np.int64)
+        self.M = np.zeros(cap, dtype=np.uint8)
         self.SK = np.zeros(cap, dtype=np.uint64)
         self.DEAD = np.zeros(cap, dtype=bool)  # dead entries (set_dead)
         self.LV = np.zeros(cap, dtype=np.uint8)  # ladder level of each entry's tile (0: not known)
@@ -129,11 +130,13 @@ class _SizeIndex:
         self.table = self._table()
 
     def _grow(self, need: int) -> None:
+        """Room for ``need`` entries: exactly that many when the arrays fill at once (an index opened
+        from its active set), else a quarter more than now (a night's drained tiles), so a full
+        active set never doubles for one added tile."""
         cap = len(self.SK)
         if need <= cap:
             return
-        while cap < need:
-            cap *= 2
+        cap = max(need, cap + cap // 4)
         for name in ("OE", "PINS", "M", "SK", "DEAD", "LV"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
@@ -255,12 +258,13 @@ class _SizeIndex:
         table = _core.Table(
             self.n,
             k,
-            np.ascontiguousarray(self.OE[:k]),
+            self.OE[:k].astype(np.int64),
             self.PINS[:k].astype(np.int64),
-            np.ascontiguousarray(self.M[:k]),
+            self.M[:k].astype(np.int64),
             order,
             self.LV[:k].astype(np.int64),
         )
+        self._all = None  # lookups run in the table; lookup_py sorts again if it is ever asked
         dead = np.flatnonzero(self.DEAD[:k]).astype(np.int64)
         if len(dead):
             table.set_dead(dead, True)
@@ -273,11 +277,11 @@ class _SizeIndex:
         ids = ids[np.argsort(self.SK[ids], kind="stable")]
         ins = np.searchsorted(self._ranked_sk, self.SK[ids], side="right").astype(np.int64)
         self.table.extend(
-            np.ascontiguousarray(self.OE[k0 : self.size]),
+            self.OE[k0 : self.size].astype(np.int64),
             ids,
             ins,
             self.PINS[ids].astype(np.int64),
-            np.ascontiguousarray(self.M[ids]),
+            self.M[ids].astype(np.int64),
             self.LV[k0 : self.size].astype(np.int64),
         )
 
