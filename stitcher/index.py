@@ -33,13 +33,12 @@ Tiles can be marked *dead* (``MemoryIndex.set_dead``; the fair rule, ``stitcher/
 solution is already on the board): lookups, and so draws, leave them out until they are marked
 alive again. An index with no dead tile answers exactly as before.
 
-With the C extension built, each size also holds a ``stitcher._core.Table``
-(the same entries as bitsets over their (hash, t) ranks; tiles added later are
-appended as a short list of *extras*, merged in at lookup, and the table is
-rebuilt once they pass ``EXTRA_LIMIT`` entries): ``lookup`` runs there, and ``choose`` runs ``place.choose`` over the
-lookup in one C call when the check is a C ``Checker`` (or none) — the same
-draws from the same stream, so the same key. Any other check (a Python
-callable) takes the Python ``place.choose``.
+With the C extension built, each size also holds a ``stitcher._core.Table`` (the same entries
+as bitsets over their (hash, t) ranks; tiles added later are appended as a short list of
+*extras*, merged in at lookup, and the table is rebuilt once they pass ``EXTRA_LIMIT`` entries
+or an eighth of the table): ``lookup`` runs there, and ``choose`` runs ``place.choose`` over the
+lookup in one C call when the check is a C ``Checker`` (or none) — the same draws from the same
+stream, so the same key. Any other check (a Python callable) takes the Python ``place.choose``.
 """
 
 from __future__ import annotations
@@ -60,10 +59,14 @@ from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, tra
 _core = load_twin("stitcher._core")  # None: the numpy reference runs (tilelib.native warned)
 
 
-# Entries (256 tiles) appended to a C Table before it is rebuilt. A rebuild is O(entries): ~50 ms at
-# the cap's 524k entries, so rebuilding every 32 tiles (the old 512) cost seconds a night; a lookup
-# tests the extras one by one (a few µs for 4,096).
+# Entries appended to a C Table before it is rebuilt: EXTRA_LIMIT (256 tiles), or an eighth of its
+# ranked entries if more. A rebuild is O(entries): ~50 ms at the cap's 524k entries, so rebuilding
+# every 32 tiles (the old 512) cost seconds a night; and in a forked half it writes a whole new table
+# into the worker's private memory (the inherited one stays shared): 4 rebuilds a half, +300 MB a
+# night at the cap (docs/benchmarks/43). A lookup tests the extras one by one (a few µs for 4,096;
+# a half's ~11k extras a size measured no slower a night).
 EXTRA_LIMIT = 4096
+EXTRA_SHARE = 8
 
 LEVELS = 8  # ladder levels an entry can carry (0..7; 0: not known), the C table's TABLE_LEVELS
 
@@ -197,7 +200,7 @@ class _SizeIndex:
         self._all = None
         if not table:
             self.table = None
-        elif self.table is not None and self.size - self._ranked <= EXTRA_LIMIT:
+        elif self.table is not None and self.size - self._ranked <= max(EXTRA_LIMIT, self._ranked // EXTRA_SHARE):
             self._extend(k0)
         else:
             self.table = self._table()

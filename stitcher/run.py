@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 BEST_OF = 1
-STITCH_CACHE_KIB = 256 * 1024  # SQLite page cache of the library connection during a stitch
+STITCH_CACHE_KIB = 32 * 1024  # SQLite page cache of the library connection during a stitch
 JOINT_MISS = "joint-miss"
 
 
@@ -122,7 +122,8 @@ class StitchRun:
         self.conn = lib.conn  # written only inside the stitch's transaction (stitch.kept)
         # The stitch's rows and ledger writes are one transaction; with SQLite's default 2 MB page
         # cache its dirty pages spill to the file mid-transaction and are written again when
-        # re-dirtied (measured: 583 MB written at a 363 MB library). Pages it touches stay cached.
+        # re-dirtied. 32 MB holds them: at G = 1000 on the 1M library the library file takes 62 MB
+        # of writes at 2 MB, 40 at 32 MB, 40 at 256 MB, which held 200 MB more (docs/benchmarks/43).
         lib.conn.execute(f"PRAGMA cache_size = {-STITCH_CACHE_KIB}")
         self.progress, self.progress_total, self.done = progress, len(packing.squares), 0
         self.stream = stream

@@ -218,6 +218,37 @@ def test_tiles_added_one_by_one_merge_into_the_order(monkeypatch):
     assert extras_seen == 512 and rebuilt >= 2
 
 
+def test_a_large_table_takes_an_eighth_of_its_entries_as_extras(monkeypatch):
+    """A table of R ranked entries is rebuilt only past max(EXTRA_LIMIT, R / 8) extras (a forked
+    half's drained tiles stay extras, so the inherited table is never copied), and its lookups
+    match Python with thousands of extras."""
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 64)
+    rng = np.random.default_rng(8)
+    idx = MemoryIndex()
+    lines = valid_lines(6)
+
+    def rows(k):
+        out = []
+        for _ in range(k):
+            m = int(rng.integers(1, 3))
+            edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
+            out.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
+        return out
+
+    idx.add_rows(6, rows(512))  # 8,192 ranked entries: 1,024 extras allowed
+    si = idx._size(6)
+    assert si.table.E == 0
+    for _ in range(64):  # 1,024 entries, one tile at a time
+        idx.add_rows(6, rows(1))
+    assert si.table.E == 1024
+    for _ in range(40):
+        c = random_constraint(rng, idx, 6)
+        m1 = bool(rng.integers(0, 2))
+        assert si.lookup(c, m1).tolist() == si.lookup_py(c, m1).tolist()
+    idx.add_rows(6, rows(1))  # past an eighth: rebuilt
+    assert si.table.E == 0 and si._ranked == si.size == 16 * 577
+
+
 # ---------------------------------------------------------------- the forward check
 
 
