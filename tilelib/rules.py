@@ -26,14 +26,43 @@ class Violation:
 
 
 def violations(grid: np.ndarray, *, distinct: bool = True) -> list[Violation]:
-    """Every rule the grid breaks; empty when it is a valid tile solution."""
+    """Every rule the grid breaks; empty when it is a valid tile solution.
+
+    A valid grid is accepted by its lines alone (``_valid``: each row and column a valid line, all
+    distinct), which the referee's verify asks of every placed tile and its alternatives; any other
+    grid is listed offence by offence (``_offences``)."""
     import numpy as np
 
     g = np.asarray(grid)
     if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] % 2:
         return [Violation("shape", f"grid of shape {g.shape} is not n×n with n even")]
-    if not np.isin(g, (0, 1)).all():
+    if not ((g == 0) | (g == 1)).all():
         return [Violation("values", "cells must be 0 or 1")]
+    return [] if _valid(g, distinct) else _offences(g, distinct)
+
+
+def _valid(g: np.ndarray, distinct: bool) -> bool:
+    """Whether a 0/1 n×n grid breaks no rule: every row and column is one of ``valid_lines(n)``
+    (balanced, no three equal in a row) and, if ``distinct``, no two rows or columns are equal."""
+    import numpy as np
+
+    n = g.shape[0]
+    weights = np.left_shift(1, np.arange(n - 1, -1, -1, dtype=np.int64))
+    cells = g.astype(np.int64)
+    rows, cols = (cells @ weights).tolist(), (weights @ cells).tolist()
+    lines = _line_set(n)
+    if not all(v in lines for v in rows) or not all(v in lines for v in cols):
+        return False
+    return not distinct or (len(set(rows)) == n and len(set(cols)) == n)
+
+
+@cache
+def _line_set(n: int) -> frozenset[int]:
+    return frozenset(valid_lines(n))
+
+
+def _offences(g: np.ndarray, distinct: bool) -> list[Violation]:
+    """Every offence of a 0/1 n×n grid, in ``violations``' order (the readable reference)."""
     n = g.shape[0]
     out: list[Violation] = []
     for axis, name in ((g, "row"), (g.T, "column")):
