@@ -110,6 +110,18 @@ def test_board_rejects_windows_off_the_board():
 # ---------------------------------------------------------------- the index and the draws
 
 
+def random_rows(rng, n: int, k: int, m_hi: int = 4, pool: int | None = None) -> list[tuple]:
+    """k index rows (hash, edges, m, alt_sides) of side n: m in 1..m_hi-1, edges random valid lines
+    (of the first ``pool`` of them if given), drawn in that order row by row."""
+    lines = valid_lines(n)
+    out = []
+    for _ in range(k):
+        m = int(rng.integers(1, m_hi))
+        edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines) if pool is None else pool, size=4))
+        out.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
+    return out
+
+
 @lru_cache(maxsize=4)
 def random_index(seed: int) -> MemoryIndex:
     """Tiles of n = 6 and 8 with random valid lines as edges (not necessarily of one grid: the
@@ -117,12 +129,7 @@ def random_index(seed: int) -> MemoryIndex:
     rng = np.random.default_rng(seed)
     idx = MemoryIndex()
     for n, count in ((6, 300), (8, 120)):
-        rows = []
-        lines = valid_lines(n)
-        for _ in range(count):
-            m = int(rng.integers(1, 4))
-            edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
-            rows.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
+        rows = random_rows(rng, n, count)
         idx._size(n).add(rows[: count // 2])
         for r in rows[count // 2 :]:  # one at a time, as the drain adds them
             idx.add(r[0], n, r[1], r[2], r[3])
@@ -225,27 +232,17 @@ def test_a_large_table_takes_an_eighth_of_its_entries_as_extras(monkeypatch):
     monkeypatch.setattr(index_module, "EXTRA_LIMIT", 64)
     rng = np.random.default_rng(8)
     idx = MemoryIndex()
-    lines = valid_lines(6)
-
-    def rows(k):
-        out = []
-        for _ in range(k):
-            m = int(rng.integers(1, 3))
-            edges = tuple(int(lines[v]) for v in rng.integers(0, len(lines), size=4))
-            out.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
-        return out
-
-    idx.add_rows(6, rows(512))  # 8,192 ranked entries: 1,024 extras allowed
+    idx.add_rows(6, random_rows(rng, 6, 512, m_hi=3))  # 8,192 ranked entries: 1,024 extras allowed
     si = idx._size(6)
     assert si.table.E == 0
     for _ in range(64):  # 1,024 entries, one tile at a time
-        idx.add_rows(6, rows(1))
+        idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))
     assert si.table.E == 1024
     for _ in range(40):
         c = random_constraint(rng, idx, 6)
         m1 = bool(rng.integers(0, 2))
         assert si.lookup(c, m1).tolist() == si.lookup_py(c, m1).tolist()
-    idx.add_rows(6, rows(1))  # past an eighth: rebuilt
+    idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))  # past an eighth: rebuilt
     assert si.table.E == 0 and si._ranked == si.size == 16 * 577
 
 
@@ -372,13 +369,7 @@ def sparse_index(seed: int) -> MemoryIndex:
     rng = np.random.default_rng(100 + seed)
     idx = MemoryIndex()
     for n, count in ((12, 400), (16, 200)):
-        lines = valid_lines(n)
-        rows = []
-        for _ in range(count):
-            m = int(rng.integers(1, 4))
-            # few distinct lines, so lookups on real edges find several entries
-            edges = tuple(int(lines[v]) for v in rng.integers(0, 40, size=4))
-            rows.append((rng.bytes(32).hex(), edges, m, int(rng.integers(0, 16 ** (m - 1)))))
+        rows = random_rows(rng, n, count, pool=40)  # few distinct lines: lookups on real edges find several
         idx._size(n).add(rows[: count - 20])
         for r in rows[count - 20 :]:
             idx.add(r[0], n, r[1], r[2], r[3])
