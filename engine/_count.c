@@ -575,12 +575,15 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
     Py_ssize_t no = read_order(porder, n, order);
     if (no < 0) return NULL;
     const int enabled = (1 << levels) - 1;
+    /* the solution, when it is a valid grid, lets each bifurcation trial run only the value it does
+     * not show (_ladder.c); any other rows thin exactly as before, without the shortcut */
+    const uint32_t *z = valid_grid(cx.t, sol) ? sol : NULL;
     long long total = 0;
     uint32_t vals[MAXN], lk[MAXN];
     /* acceptable(known): ladder on known|sides solves; with seam, count(known) <= m_max */
 #define ACCEPTABLE(K, OUT) do { \
         for (int r_ = 0; r_ < n; r_++) { lk[r_] = (K)[r_] | sides[r_]; vals[r_] = sol[r_] & (K)[r_]; } \
-        (OUT) = ladder_solves(cx.t, n, sol, lk, enabled); \
+        (OUT) = ladder_solves(cx.t, n, sol, lk, enabled, z); \
         if ((OUT) && seam) { \
             long long c_ = count_once(&cx, vals, (K), m_max + 1, 0, max_nodes, &total); \
             (OUT) = c_ >= 0 && c_ <= m_max; \

@@ -76,6 +76,21 @@ const Tables *checked_tables(int n) {
     return t;
 }
 
+int valid_grid(const Tables *t, const uint32_t *rows) {
+    const int n = t->n;
+    uint32_t cols[MAXN] = {0};
+    for (int r = 0; r < n; r++) {
+        if (rows[r] >> n || t->index[rows[r]] < 0) return 0;
+        for (int c = 0; c < n; c++) cols[c] |= ((rows[r] >> (n - 1 - c)) & 1u) << (n - 1 - r);
+    }
+    for (int i = 0; i < n; i++) {
+        if (t->index[cols[i]] < 0) return 0;
+        for (int j = 0; j < i; j++)
+            if (rows[i] == rows[j] || cols[i] == cols[j]) return 0;
+    }
+    return 1;
+}
+
 int parse_rows(PyObject *seq, int n, uint32_t *out, const char *what) {
     PyObject *fast = PySequence_Fast(seq, what);
     if (!fast) return -1;

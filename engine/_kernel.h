@@ -62,6 +62,9 @@ static inline int scan_domain(const Tables *t, const uint64_t *d, uint32_t open,
 Tables *tables_for(int n);
 /* Check n (even, 2..MAXN) and fetch its tables; NULL with a Python error set otherwise. */
 const Tables *checked_tables(int n);
+/* 1 when rows (n row ints) form a valid grid: every row and column a valid line, all rows distinct,
+ * all columns distinct (the ladder's shortcut needs a true solution, _ladder.c). */
+int valid_grid(const Tables *t, const uint32_t *rows);
 /* Read n row ints of n bits from a Python sequence; -1 with ValueError/TypeError set. */
 int parse_rows(PyObject *seq, int n, uint32_t *out, const char *what);
 
@@ -72,8 +75,10 @@ enum { L_RUNS = 1, L_BALANCE = 2, L_UNIQUE = 3, L_BIFURCATION = 4, N_LEVELS = 4 
 #define LEVEL_BIT(level) (1 << ((level) - 1))
 #define ALL_LEVELS ((1 << N_LEVELS) - 1)
 
-/* The standard solve with the levels in `enabled` (bit level-1) solves vals/known (_ladder.c). */
-int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled);
+/* The standard solve with the levels in `enabled` (bit level-1) solves vals/known (_ladder.c); z is
+ * a valid grid agreeing with the known cells (bifurcation trials then skip z's value) or NULL. */
+int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled,
+                  const uint32_t *z);
 
 PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw);

@@ -19,7 +19,11 @@ static const struct { int level; const char *name; } TECHNIQUES[N_LEVELS] = {
     {L_RUNS, "runs"}, {L_BALANCE, "balance"}, {L_UNIQUE, "uniqueness"}, {L_BIFURCATION, "bifurcation"},
 };
 
-typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; } LState;
+/* z: the rows of a valid grid that agrees with every known cell, or NULL. Every technique's fill
+ * is a sound deduction, so a state that starts inside z stays inside z, and a bifurcation trial
+ * that sets a cell to z's value cannot reach a contradiction (the lower levels' fills all stay
+ * inside z as well): with z, a trial runs only the other value, and the result is the same. */
+typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; const uint32_t *z; } LState;
 typedef struct { int maxlevel, bif, used3; } LLog;
 enum { S_SOLVED = 0, S_STUCK = 1, S_CONTRA = 2 };
 
@@ -184,8 +188,9 @@ static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, 
         while (freeb) {
             int b = 31 - __builtin_clz(freeb);   /* leftmost open cell first */
             freeb &= ~(1u << b);
-            int c = n - 1 - b, bad[2], nb = 0;
+            int c = n - 1 - b, bad[2] = {0, 0}, nb = 0;
             for (int v = 0; v < 2; v++) {
+                if (s->z && (int)((s->z[r] >> b) & 1) == v) continue;   /* z's value: no contradiction */
                 trial = *s;
                 lset(&trial, r, c, v);
                 bad[v] = lsolve(&trial, t, inner, NULL) == S_CONTRA;
@@ -248,9 +253,10 @@ static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
     }
 }
 
-static void lstate_init(LState *s, int n, const uint32_t *vals, const uint32_t *known) {
+static void lstate_init(LState *s, int n, const uint32_t *vals, const uint32_t *known, const uint32_t *z) {
     memset(s, 0, sizeof(*s));
     s->n = n;
+    s->z = z;
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++)
             if ((known[r] >> (n - 1 - c)) & 1) lset(s, r, c, (vals[r] >> (n - 1 - c)) & 1);
@@ -260,16 +266,25 @@ static void lstate_init(LState *s, int n, const uint32_t *vals, const uint32_t *
 
 PyObject *py_rate_rows(PyObject *self, PyObject *args) {
     int n;
-    PyObject *pv, *pk;
-    if (!PyArg_ParseTuple(args, "iOO", &n, &pv, &pk)) return NULL;
-    uint32_t vals[MAXN], known[MAXN];
+    PyObject *pv, *pk, *pz = Py_None;
+    if (!PyArg_ParseTuple(args, "iOO|O", &n, &pv, &pk, &pz)) return NULL;
+    uint32_t vals[MAXN], known[MAXN], zrows[MAXN];
+    const uint32_t *z = NULL;
     const Tables *t = checked_tables(n);
     if (!t) return NULL;
     if (parse_rows(pv, n, vals, "vals") < 0 || parse_rows(pk, n, known, "known") < 0) return NULL;
     for (int r = 0; r < n; r++) vals[r] &= known[r];
+    if (pz != Py_None) {
+        if (parse_rows(pz, n, zrows, "solution") < 0) return NULL;
+        if (!valid_grid(t, zrows)) return PyErr_Format(PyExc_ValueError, "solution is not a valid %dx%d grid", n, n);
+        for (int r = 0; r < n; r++)
+            if ((zrows[r] ^ vals[r]) & known[r])
+                return PyErr_Format(PyExc_ValueError, "solution disagrees with a known cell of row %d", r);
+        z = zrows;
+    }
     const uint32_t full = t->full;
     LState s;
-    lstate_init(&s, n, vals, known);
+    lstate_init(&s, n, vals, known, z);
     int open0 = 0, open1 = 0;
     for (int r = 0; r < n; r++) open0 += __builtin_popcount(full & ~s.rk[r]);
     LLog log = {0, 0, 0};
@@ -282,12 +297,12 @@ PyObject *py_rate_rows(PyObject *self, PyObject *args) {
         needs_u = needs_b = 0;
         if (log.used3 || log.bif) {
             LState s2;
-            lstate_init(&s2, n, vals, known);
+            lstate_init(&s2, n, vals, known, z);
             needs_u = lsolve(&s2, t, ALL_LEVELS & ~LEVEL_BIT(L_UNIQUE), NULL) != S_SOLVED;
         }
         if (log.bif) {
             LState s3;
-            lstate_init(&s3, n, vals, known);
+            lstate_init(&s3, n, vals, known, z);
             needs_b = lsolve(&s3, t, ALL_LEVELS & ~LEVEL_BIT(L_BIFURCATION), NULL) != S_SOLVED;
         }
         sol = PyList_New(n);
@@ -305,11 +320,12 @@ PyObject *py_rate_rows(PyObject *self, PyObject *args) {
 
 
 /* Does the standard solve with the levels in `enabled` (bit level-1) solve the puzzle? (thinning) */
-int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled) {
+int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled,
+                  const uint32_t *z) {
     uint32_t v[MAXN];
     for (int r = 0; r < n; r++) v[r] = vals[r] & known[r];
     LState s;
-    lstate_init(&s, n, v, known);
+    lstate_init(&s, n, v, known, z);
     return lsolve(&s, t, enabled, NULL) == S_SOLVED;
 }
 

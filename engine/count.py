@@ -115,10 +115,12 @@ def backbone_rows(
         raise BadInput(str(e)) from None
 
 
-def ladder_rows(n: int, vals, known) -> tuple:
+def ladder_rows(n: int, vals, known, solution=None) -> tuple:
     """The C kernel's ladder rating of row ints (``engine.ladder.rate`` in C): (ladder, bifurcations,
-    used_unique, needs_unique, needs_bifurcation, solution rows or None, cells filled)."""
-    return _impl(n, None).rate_rows(n, vals, known)
+    used_unique, needs_unique, needs_bifurcation, solution rows or None, cells filled).
+    ``solution`` (a valid grid agreeing with the known cells, or None) only saves time
+    (``engine.ladder.rate_rows``)."""
+    return _impl(n, None).rate_rows(n, vals, known, solution)
 
 
 def rows_to_grid(rows, n: int) -> np.ndarray:

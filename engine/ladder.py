@@ -326,12 +326,17 @@ class Rating:
     needs_bifurcation: bool
 
 
-def rate_rows(n: int, vals, known) -> Rating:
+def rate_rows(n: int, vals, known, solution=None) -> Rating:
     """``rate`` on row ints (bit n-1-c = cell (r, c)) in the C kernel, without numpy: the
-    generator's hot path. Same features as ``rate(Puzzle)`` of the same cells."""
+    generator's hot path. Same features as ``rate(Puzzle)`` of the same cells.
+
+    ``solution``: the row ints of a valid grid that agrees with every known cell (the tile's own
+    solution), or None. It changes no result, only the time: each one-cell trial then runs only
+    the value the solution does not show, since the other cannot contradict (``engine/_ladder.c``).
+    A grid that is not valid or disagrees with a known cell is ValueError."""
     from engine.count import ladder_rows
 
-    ladder, bif, used_u, needs_u, needs_b, _, _ = ladder_rows(n, vals, known)
+    ladder, bif, used_u, needs_u, needs_b, _, _ = ladder_rows(n, vals, known, solution)
     return Rating(ladder, bif, used_u, needs_u, needs_b)
 
 

@@ -275,7 +275,7 @@ def _rated(params: GenParams, rows: list[int], res: ThinResult) -> Tile | None:
     canon = tile.canonical()[0]
     c_sol, c_giv = blob_rows(canon.solution, n), blob_rows(canon.givens, n)
     c_known = [g | s for g, s in zip(c_giv, side_rows(n, canon.seam_mask), strict=True)]
-    lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known, strict=True)], c_known)
+    lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known, strict=True)], c_known, c_sol)
     if not params.targets.met(lad):
         return None
     feats = features_rows(n, rows, res.givens, res.solutions, lad)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from support import random_solution
 
 from engine import count
+from engine.count import ladder_rows
 from engine.ladder import TECHNIQUES, Contradiction, _State, balance, bifurcation, rate, runs, solve_with, uniqueness
 from tilelib.bits import Puzzle
 
@@ -208,3 +209,63 @@ def test_rate_rejects_unknown_impl():
 
     with pytest.raises(BadInput):
         rate(Puzzle.parse("." * 16), impl="java")
+
+
+def _rows(grid: np.ndarray) -> list[int]:
+    return [int("".join(map(str, row)), 2) for row in grid.astype(int)]
+
+
+@settings(max_examples=150)
+@given(from_solution(sizes=(4, 6, 8, 10, 12)))
+def test_a_known_solution_changes_no_rating(case):
+    """Given a solution, each bifurcation trial runs only the value it does not show; the rating,
+    the solved rows and the cells filled are exactly the same (puzzles of several solutions too)."""
+    sol, p = case
+    n = p.n
+    known = _rows(p.known)
+    vals = [v & k for v, k in zip(_rows(p.values), known, strict=True)]
+    assert ladder_rows(n, vals, known, _rows(sol)) == ladder_rows(n, vals, known)
+
+
+def test_the_solution_check_accepts_exactly_the_72_valid_4x4_grids():
+    """rate_rows checks the solution it is given: of all 65,536 4×4 grids, it takes exactly the 72
+    that tilelib.rules.violations finds valid (an independent check of the C validator)."""
+    from tilelib.rules import violations
+
+    taken = 0
+    for g in range(1 << 16):
+        rows = [(g >> (4 * r)) & 15 for r in range(4)]
+        grid = np.array([[(x >> (3 - c)) & 1 for c in range(4)] for x in rows], dtype=np.uint8)
+        try:
+            ladder_rows(4, [0] * 4, [0] * 4, rows)
+            ok = True
+        except ValueError:
+            ok = False
+        assert ok == (not violations(grid)), rows
+        taken += ok
+    assert taken == 72
+
+
+@pytest.mark.parametrize(
+    "rows,why",
+    [
+        ([0b001011, 0b001101, 0b010011, 0b110100, 0b101100, 0b110010], "column 0 holds three 0s"),
+        ([0b001011, 0b001011, 0b110100, 0b110100, 0b010101, 0b101010], "rows repeat"),
+        ([0b000111] * 6, "no row is a valid line"),
+    ],
+)
+def test_rate_rows_refuses_a_solution_that_is_not_a_valid_grid(rows, why):
+    with pytest.raises(ValueError, match="not a valid 6x6 grid"):
+        ladder_rows(6, [0] * 6, [0] * 6, rows)
+
+
+def test_rate_rows_refuses_a_solution_that_disagrees_with_a_known_cell():
+    sol = [0b001011, 0b010101, 0b101010, 0b110100, 0b001101, 0b110010]
+    from tilelib.rules import violations
+
+    assert not violations(np.array([[(x >> (5 - c)) & 1 for c in range(6)] for x in sol], dtype=np.uint8))
+    known = [0b100000] + [0] * 5
+    vals = [0b100000] + [0] * 5  # cell (0, 0) known as 1; the solution shows 0 there
+    with pytest.raises(ValueError, match="disagrees with a known cell of row 0"):
+        ladder_rows(6, vals, known, sol)
+    assert ladder_rows(6, [0] * 6, known, sol)[0] == 5  # (0, 0) known as 0: it agrees
