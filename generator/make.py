@@ -47,7 +47,8 @@ from tilelib.bits import VALID_N, blob_len, blob_rows, row_ints, rows_blob
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
 from tilelib.rules import violations
-from tilelib.tile import Features, Tile
+from tilelib.symmetry import transform_side_mask
+from tilelib.tile import Features, Tile, grid_image
 
 if TYPE_CHECKING:
     import numpy as np
@@ -272,14 +273,14 @@ def _rated(params: GenParams, rows: list[int], res: ThinResult) -> Tile | None:
     library stores (and the referee re-rates) the canonical one."""
     n = params.n
     tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask, _bare(n))
-    canon = tile.canonical()[0]
-    c_sol, c_giv = blob_rows(canon.solution, n), blob_rows(canon.givens, n)
-    c_known = [g | s for g, s in zip(c_giv, side_rows(n, canon.seam_mask), strict=True)]
+    t = tile.canonical_transform()  # only the canonical grids are rated: no canonical Tile yet
+    c_sol = blob_rows(grid_image(n, tile.solution, t, True), n)
+    c_giv = blob_rows(grid_image(n, tile.givens, t, False), n)
+    c_known = [g | s for g, s in zip(c_giv, side_rows(n, transform_side_mask(params.seam_mask, t)), strict=True)]
     lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known, strict=True)], c_known, c_sol)
     if not params.targets.met(lad):
         return None
-    feats = features_rows(n, rows, res.givens, res.solutions, lad)
-    return Tile(n, tile.solution, tile.givens, params.seam_mask, feats)
+    return tile.with_features(features_rows(n, rows, res.givens, res.solutions, lad))
 
 
 @cache

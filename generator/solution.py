@@ -20,10 +20,9 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from engine.count import _kernel
+from engine.count import _kernel, count_rows
 from tilelib.bits import check_n, int_line
 from tilelib.rng import Stream
-from tilelib.rules import valid_lines
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,30 +57,18 @@ TABLE_MAX_N = 6  # sides small enough to draw from the table of every valid grid
 def all_rows(n: int) -> tuple[tuple[int, ...], ...]:
     """Every valid n×n grid as row ints, ascending (4140 for n = 6; use only for small n).
 
-    Plain depth-first enumeration with the same column automaton as the draw.
+    The engine's counter lists the solutions of the empty puzzle (distinct lines), sorted: 3 ms
+    for n = 6, where a depth-first walk in Python took 60 ms of every ``library generate --n 6``.
     """
-    lines = valid_lines(n)
-    t0, t1, must0_of, must1_of, start = _column_automaton(n)
-    out: list[tuple[int, ...]] = []
-    rows: list[int] = []
+    limit = ALL_ROWS_LIMIT[n]
+    found, sols, _ = count_rows(n, [0] * n, [0] * n, limit + 1, keep=limit + 1)
+    if found > limit:  # pragma: no cover - the table sizes are fixed facts (OEIS A253316)
+        raise AssertionError(f"more than {limit} valid {n}x{n} grids")
+    return tuple(sorted(tuple(r) for r in sols))
 
-    def extend(st: list[int]) -> None:
-        if len(rows) == n:
-            cols = {tuple((r >> b) & 1 for r in rows) for b in range(n)}
-            if len(cols) == n:
-                out.append(tuple(rows))
-            return
-        must0 = sum(1 << b for b in range(n) if must0_of[st[b]])
-        must1 = sum(1 << b for b in range(n) if must1_of[st[b]])
-        for row in lines:
-            if row & must0 or row & must1 != must1 or row in rows:
-                continue
-            rows.append(row)
-            extend([t1[st[b]] if (row >> b) & 1 else t0[st[b]] for b in range(n)])
-            rows.pop()
 
-    extend([start] * n)
-    return tuple(out)
+# The number of valid grids of side n (OEIS A253316), the most all_rows lists.
+ALL_ROWS_LIMIT = {2: 2, 4: 72, 6: 4140}
 
 
 class _OutOfBudget(Exception):

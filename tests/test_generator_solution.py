@@ -64,7 +64,8 @@ def test_table_of_all_grids_has_the_known_counts():
     assert len(all_rows(4)) == 72
     table = all_rows(6)
     assert len(table) == 4140 and len(set(table)) == 4140 and list(table) == sorted(table)
-    assert all(violations(rows_to_grid(list(r), 6)) == [] for r in table[::37])
+    # every one valid (an independent check): 4140 distinct valid grids are all there are
+    assert all(violations(rows_to_grid(list(r), 6)) == [] for r in table)
 
 
 def test_rows_to_grid_roundtrip():

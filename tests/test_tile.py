@@ -128,3 +128,37 @@ def test_transform_carries_alts_and_side_nibbles(idx, seed, a, b):
 def test_tile_rejects_wrong_blob_lengths():
     with pytest.raises(ValueError):
         Tile(6, b"\x00" * 4, b"\x00" * 5, 0)
+
+
+def test_transform_carries_every_feature_field():
+    """Fields a transform does not move keep their values, whichever fields Features gains."""
+    from dataclasses import fields
+
+    from tilelib.tile import Features
+
+    moved = {"pins", "alt_sides", "flip", "alts"}
+    f = Features(
+        version=3, m=2, blank=0.25, ladder=4, bifurcations=7, used_unique=1, needs_unique=1, needs_bifurcation=1,
+        pins=0b0101, pin_depth=2, alt_sides=0b0011, alts=bits.to_blob(ALL6[6]),
+    )  # fmt: skip
+    assert {x.name for x in fields(Features)} - moved == {
+        x.name for x in fields(Features) if getattr(f, x.name) != getattr(Features(), x.name)
+    } - moved, "give every unmoved field a non-default value here"
+    tile = Tile.from_grids(ALL6[5], np.ones((6, 6), dtype=np.uint8), 0b0011, f)
+    for t in TRANSFORMS:
+        g = tile.transform(t).features
+        assert all(getattr(g, x.name) == getattr(f, x.name) for x in fields(Features) if x.name not in moved), t
+
+
+def test_with_features_carries_the_canonical_transform():
+    from tilelib.tile import Features
+
+    rng = np.random.default_rng(5)
+    for idx in rng.integers(0, len(ALL6), 40):
+        bare = Tile.from_grids(ALL6[idx], random_givens(6, rng, density=0.4), int(rng.integers(0, 16)))
+        t = bare.canonical_transform()
+        rich = bare.with_features(Features(ladder=3))
+        fresh = Tile(bare.n, bare.solution, bare.givens, bare.seam_mask, Features(ladder=3))
+        assert rich == fresh and rich.canonical() == fresh.canonical() and rich.canonical_transform() == t
+        unrated = Tile(bare.n, bare.solution, bare.givens, bare.seam_mask).with_features(Features(ladder=3))
+        assert unrated.canonical() == fresh.canonical()

@@ -127,16 +127,28 @@ class Tile:
         if t == 0:
             return self
         n, f = self.n, self.features
-        bl = bits.blob_len(n)
-        alts = [grid_image(n, f.alts[i : i + bl], t, True) for i in range(0, len(f.alts), bl)]
-        sides = [transform_side_mask(s, t) for s in nibbles(f.alt_sides, len(alts))]
-        order = sorted(range(len(alts)), key=lambda i: alts[i])
-        feats = replace(
-            f,
+        alts, alt_sides = f.alts, f.alt_sides
+        if alts:  # an m = 1 tile (most) has none: nothing to re-sort
+            bl = bits.blob_len(n)
+            images = [grid_image(n, alts[i : i + bl], t, True) for i in range(0, len(alts), bl)]
+            sides = [transform_side_mask(s, t) for s in nibbles(alt_sides, len(images))]
+            order = sorted(range(len(images)), key=lambda i: images[i])
+            alts, alt_sides = b"".join(images[i] for i in order), pack_nibbles([sides[i] for i in order])
+        # every field named (``dataclasses.replace`` walks the fields: half the cost of a transform)
+        feats = Features(
+            version=f.version,
+            m=f.m,
+            blank=f.blank,
+            ladder=f.ladder,
+            bifurcations=f.bifurcations,
+            used_unique=f.used_unique,
+            needs_unique=f.needs_unique,
+            needs_bifurcation=f.needs_bifurcation,
             pins=transform_side_mask(f.pins, t),
-            alt_sides=pack_nibbles([sides[i] for i in order]),
+            pin_depth=f.pin_depth,
+            alt_sides=alt_sides,
             flip=grid_image(n, f.flip, t, False),
-            alts=b"".join(alts[i] for i in order),
+            alts=alts,
         )
         return Tile(
             n,
@@ -150,7 +162,12 @@ class Tile:
         return self.solution + self.givens + bytes([self.seam_mask])
 
     def canonical_transform(self) -> int:
-        """The t whose image has the smallest key solution+givens+seam_mask (ties: smallest t)."""
+        """The t whose image has the smallest key solution+givens+seam_mask (ties: smallest t);
+        computed once per tile."""
+        return self._canonical_t
+
+    @cached_property
+    def _canonical_t(self) -> int:
         if _sym is not None:
             return _sym.canonical(self.n, self.solution, self.givens, seam_images(self.seam_mask))
         return canonical_transform_py(self)
@@ -163,6 +180,15 @@ class Tile:
     def _canonical_pair(self) -> tuple[Tile, int]:
         t = self.canonical_transform()
         return self.transform(t), t
+
+    def with_features(self, features: Features) -> Tile:
+        """This tile with other features. The canonical transform depends on the solution, givens
+        and seam_mask alone, so one already computed is carried over (the generator rates the
+        canonical orientation of a bare tile, then stores the one with features)."""
+        out = Tile(self.n, self.solution, self.givens, self.seam_mask, features)
+        if "_canonical_t" in self.__dict__:
+            out.__dict__["_canonical_t"] = self._canonical_t
+        return out
 
     @cached_property
     def hash(self) -> str:
