@@ -210,8 +210,8 @@ def _thin_in_c(
 ) -> ThinResult | None:
     """The fast method whole in ``engine._kernel.thin_rows``: the same group and single phases, the
     same counts in the same order, from the same first group size and ``_group_room``."""
-    given = sum(bin(k).count("1") for k in known)
-    corners = bin(known[0] & _ENDS[n]).count("1") + bin(known[-1] & _ENDS[n]).count("1")
+    given = sum(k.bit_count() for k in known)
+    corners = (known[0] & _ENDS[n]).bit_count() + (known[-1] & _ENDS[n]).bit_count()
     b = max(2, (given - corners) // GROUP_START_DIVISOR)  # the order's cells that are given
     out = c_kernel().thin_rows(
         n,
@@ -232,7 +232,7 @@ def _thin_in_c(
 
 def _group_room(n: int, known: list[int]) -> int:
     """How many more cells group tests may blank: up to GROUP_MAX_BLANK of the n×n grid."""
-    return int(GROUP_MAX_BLANK * n * n) - (n * n - sum(bin(k).count("1") for k in known))
+    return int(GROUP_MAX_BLANK * n * n) - (n * n - sum(k.bit_count() for k in known))
 
 
 def _plain_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]):

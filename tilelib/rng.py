@@ -29,7 +29,7 @@ class Stream:
     refills. Nothing else may write them.
     """
 
-    __slots__ = ("seed", "label", "_counter", "block", "pos")
+    __slots__ = ("seed", "label", "_counter", "block", "pos", "_prefix")
 
     def __init__(self, seed: bytes, label: str = "") -> None:
         if not isinstance(seed, (bytes, bytearray)):
@@ -39,26 +39,32 @@ class Stream:
         self._counter = 0
         self.block = b""
         self.pos = 0
+        self._prefix = b""  # seed || len(label) || label, made at the first block
 
     def child(self, label: str) -> Stream:
         """An independent stream for a sub-task: same seed, label extended with ``/label``."""
         return Stream(self.seed, f"{self.label}/{label}" if self.label else label)
 
     def bytes(self, k: int) -> bytes:
-        """The next k bytes of the stream."""
-        out = bytearray()
-        while len(out) < k:
-            if self.pos == len(self.block):
-                lab = self.label.encode("utf-8")
-                self.block = hashlib.sha256(
-                    self.seed + len(lab).to_bytes(4, "big") + lab + self._counter.to_bytes(8, "big")
-                ).digest()
-                self._counter += 1
-                self.pos = 0
-            take = min(k - len(out), len(self.block) - self.pos)
-            out += self.block[self.pos : self.pos + take]
-            self.pos += take
-        return bytes(out)
+        """The next k bytes of the stream: the rest of the current block, then whole new blocks,
+        the last one consumed up to what is needed (it stays current, with ``pos`` after them)."""
+        block, pos = self.block, self.pos
+        if pos + k <= len(block):
+            self.pos = pos + k
+            return block[pos : pos + k]
+        parts = [block[pos:]]
+        need = k - (len(block) - pos)
+        if not self._prefix:
+            lab = self.label.encode("utf-8")
+            self._prefix = self.seed + len(lab).to_bytes(4, "big") + lab
+        while need > 0:
+            block = hashlib.sha256(self._prefix + self._counter.to_bytes(8, "big")).digest()
+            self._counter += 1
+            pos = min(need, len(block))
+            parts.append(block[:pos])
+            need -= pos
+        self.block, self.pos = block, pos
+        return b"".join(parts)
 
     def bits(self, k: int) -> int:
         """A uniform int of k bits."""
