@@ -43,12 +43,12 @@ from generator.features import features_rows
 from generator.solution import random_rows
 from generator.thin import ThinResult, corner_free_mask, removal_order, side_rows, thin
 from generator.version import default_m_max
-from tilelib.bits import VALID_N, blob_len, blob_rows, row_ints, rows_blob
+from tilelib.bits import VALID_N, blob_len, row_ints, rows_blob
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
 from tilelib.rules import violations
 from tilelib.symmetry import transform_side_mask
-from tilelib.tile import Features, Tile, grid_image
+from tilelib.tile import Features, Tile
 
 if TYPE_CHECKING:
     import numpy as np
@@ -273,9 +273,7 @@ def _rated(params: GenParams, rows: list[int], res: ThinResult) -> Tile | None:
     library stores (and the referee re-rates) the canonical one."""
     n = params.n
     tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask, _bare(n))
-    t = tile.canonical_transform()  # only the canonical grids are rated: no canonical Tile yet
-    c_sol = blob_rows(grid_image(n, tile.solution, t, True), n)
-    c_giv = blob_rows(grid_image(n, tile.givens, t, False), n)
+    t, c_sol, c_giv = tile.canonical_rows()  # only the canonical grids are rated: no canonical Tile yet
     c_known = [g | s for g, s in zip(c_giv, side_rows(n, transform_side_mask(params.seam_mask, t)), strict=True)]
     lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known, strict=True)], c_known, c_sol)
     if not params.targets.met(lad):

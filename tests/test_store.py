@@ -118,3 +118,21 @@ def test_stats(lib):
     s = lib.stats()
     assert s["tiles"] == sum(s["per_n"].values()) == lib.count_tiles()
     assert s["per_n"][8] == 1
+
+
+def test_the_stored_row_is_tile_to_row_column_by_column(lib):
+    """insert_many binds ``tile_row``'s tuple by position: each column read back by name is the
+    value ``tile_to_row`` names (edges, hash, every feature, created), and the row rebuilds the tile."""
+    from tilelib.store import TILE_COLUMNS, row_to_tile, tile_to_row
+    from tilelib.tile import Features
+
+    feats = Features(m=1, blank=0.5, ladder=3, bifurcations=2, used_unique=1, pins=0, pin_depth=0)
+    tile = make_tile(n=10, seed=3, seam=5).with_features(feats)
+    lib.insert_many([tile])
+    canon = tile.canonical()[0]
+    lib.conn.row_factory = sqlite3.Row
+    row = dict(lib.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles").fetchone())
+    want = tile_to_row(canon, row["created"])
+    assert list(want) == list(TILE_COLUMNS) and row == want
+    assert row["top"] == canon.edges[0] and row["left"] == canon.edges[3] and row["ladder"] == 3
+    assert row_to_tile(row) == canon

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilelib import _sym, bits
-from tilelib.tile import Tile, canonical_transform_py, grid_image, grid_image_py
+from tilelib.tile import Tile, canonical_transform_py, grid_image, grid_image_py, seam_images
 
 
 @st.composite
@@ -33,6 +33,10 @@ def test_canonical_equals_numpy(data, n, seam, sparse):
         giv = bytes(len(giv))
     tile = Tile(n, sol, giv, seam)
     assert tile.canonical_transform() == canonical_transform_py(tile)
+    # the rows the generator rates: the canonical Tile's own grids, as row ints
+    canon, t = Tile(n, sol, giv, seam).canonical()
+    rows = (t, bits.blob_rows(canon.solution, n), bits.blob_rows(canon.givens, n))
+    assert _sym.canonical_rows(n, sol, giv, seam_images(seam)) == rows == Tile(n, sol, giv, seam).canonical_rows()
 
 
 def test_symmetric_tile_ties_go_to_the_smallest_t():
@@ -54,3 +58,7 @@ def test_bad_blobs_are_rejected():
         _sym.canonical(6, "x" * 5, b"\x00" * 5, [0] * 16)
     with pytest.raises(ValueError):
         _sym.canonical(6, b"\x00" * 5, b"\x00" * 5, [0] * 15)
+    with pytest.raises(ValueError):
+        _sym.canonical_rows(6, b"\x00" * 5, b"\x00" * 4, [0] * 16)
+    with pytest.raises(ValueError):
+        _sym.canonical_rows(5, b"\x00" * 4, b"\x00" * 4, [0] * 16)

@@ -162,3 +162,17 @@ def test_with_features_carries_the_canonical_transform():
         assert rich == fresh and rich.canonical() == fresh.canonical() and rich.canonical_transform() == t
         unrated = Tile(bare.n, bare.solution, bare.givens, bare.seam_mask).with_features(Features(ladder=3))
         assert unrated.canonical() == fresh.canonical()
+
+
+def test_canonical_rows_without_the_c_twin(monkeypatch):
+    """The numpy path of Tile.canonical_rows gives what the C twin gives."""
+    import tilelib.tile as tile_mod
+
+    rng = np.random.default_rng(11)
+    tiles = [
+        Tile.from_grids(ALL6[i], random_givens(6, rng, density=0.4), int(rng.integers(0, 16)))
+        for i in rng.integers(0, len(ALL6), 30)
+    ]
+    with_c = [Tile(t.n, t.solution, t.givens, t.seam_mask).canonical_rows() for t in tiles]
+    monkeypatch.setattr(tile_mod, "_sym", None)
+    assert [Tile(t.n, t.solution, t.givens, t.seam_mask).canonical_rows() for t in tiles] == with_c

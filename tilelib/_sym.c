@@ -13,6 +13,8 @@
  *   transform(n, blob, t, complement) -> bytes
  *   canonical(n, solution, givens, seam_images) -> t   (seam_images: 16 ints, the
  *       seam mask under each t; the smallest key solution'+givens'+seam', ties: smallest t)
+ *   canonical_rows(n, solution, givens, seam_images) -> (t, solution rows, givens rows)
+ *       the same t and the image's grids as row ints (what the generator rates)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -99,28 +101,31 @@ static PyObject *py_transform(PyObject *self, PyObject *args) {
     return PyBytes_FromStringAndSize((const char *)out, (n * n + 7) / 8);
 }
 
-static PyObject *py_canonical(PyObject *self, PyObject *args) {
+/* The canonical transform of (solution, givens, seam_images) in args; best gets its key (the image's
+ * solution BLOB, givens BLOB, seam byte). -1 with a Python error set on bad arguments. */
+static int canonical_key(PyObject *args, int *pn, unsigned char *best) {
     int n;
     PyObject *ps, *pg, *pseams;
     const unsigned char *bs, *bg;
-    if (!PyArg_ParseTuple(args, "iOOO", &n, &ps, &pg, &pseams)) return NULL;
+    if (!PyArg_ParseTuple(args, "iOOO", &n, &ps, &pg, &pseams)) return -1;
     if (check_n(n) < 0 || get_blob(ps, n, &bs, "solution") < 0 || get_blob(pg, n, &bg, "givens") < 0)
-        return NULL;
+        return -1;
     int seams[16];
     PyObject *fast = PySequence_Fast(pseams, "seam_images must be a sequence");
-    if (!fast) return NULL;
+    if (!fast) return -1;
     if (PySequence_Fast_GET_SIZE(fast) != 16) {
         Py_DECREF(fast);
-        return PyErr_Format(PyExc_ValueError, "seam_images must hold 16 ints");
+        PyErr_Format(PyExc_ValueError, "seam_images must hold 16 ints");
+        return -1;
     }
     for (int t = 0; t < 16; t++) {
         long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, t));
-        if (v == -1 && PyErr_Occurred()) { Py_DECREF(fast); return NULL; }
+        if (v == -1 && PyErr_Occurred()) { Py_DECREF(fast); return -1; }
         seams[t] = (int)(v & 0xff);
     }
     Py_DECREF(fast);
     const int nb = (n * n + 7) / 8;
-    unsigned char cs[MAXC], cg[MAXC], key[2 * MAXB + 1], best[2 * MAXB + 1];
+    unsigned char cs[MAXC], cg[MAXC], key[2 * MAXB + 1];
     unpack(bs, n * n, cs);
     unpack(bg, n * n, cg);
     int best_t = -1;
@@ -133,7 +138,40 @@ static PyObject *py_canonical(PyObject *self, PyObject *args) {
             best_t = t;
         }
     }
-    return PyLong_FromLong(best_t);
+    *pn = n;
+    return best_t;
+}
+
+static PyObject *py_canonical(PyObject *self, PyObject *args) {
+    unsigned char best[2 * MAXB + 1];
+    int n, t = canonical_key(args, &n, best);
+    return t < 0 ? NULL : PyLong_FromLong(t);
+}
+
+/* The n row ints (bit n-1-c = cell (r, c)) of a BLOB. */
+static PyObject *blob_row_list(int n, const unsigned char *b) {
+    PyObject *out = PyList_New(n);
+    if (!out) return NULL;
+    for (int r = 0; r < n; r++) {
+        unsigned long v = 0;
+        for (int c = 0; c < n; c++) {
+            int p = r * n + c;
+            v = (v << 1) | ((b[p >> 3] >> (7 - (p & 7))) & 1);
+        }
+        PyObject *x = PyLong_FromUnsignedLong(v);
+        if (!x) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, r, x);
+    }
+    return out;
+}
+
+static PyObject *py_canonical_rows(PyObject *self, PyObject *args) {
+    unsigned char best[2 * MAXB + 1];
+    int n, t = canonical_key(args, &n, best);
+    if (t < 0) return NULL;
+    PyObject *sol = blob_row_list(n, best), *giv = sol ? blob_row_list(n, best + (n * n + 7) / 8) : NULL;
+    if (!giv) { Py_XDECREF(sol); return NULL; }
+    return Py_BuildValue("(iNN)", t, sol, giv);
 }
 
 static PyMethodDef methods[] = {
@@ -142,6 +180,9 @@ static PyMethodDef methods[] = {
      "(values complemented when t >= 8 and complement is true)"},
     {"canonical", py_canonical, METH_VARARGS,
      "canonical(n, solution, givens, seam_images) -> t with the smallest key (FORMAT §3)"},
+    {"canonical_rows", py_canonical_rows, METH_VARARGS,
+     "canonical_rows(n, solution, givens, seam_images) -> (t, solution rows, givens rows) of the "
+     "canonical image (row ints, bit n-1-c = cell (r, c))"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -56,32 +56,32 @@ TILE_COLUMNS = (
 _INSERT_TILE = f"INSERT OR IGNORE INTO tiles ({', '.join(TILE_COLUMNS)}) VALUES ({', '.join('?' * len(TILE_COLUMNS))})"
 
 
-def _row_tuple(row: dict) -> tuple:
-    """A ``tile_to_row`` dict as a tuple in ``TILE_COLUMNS`` order (what ``_INSERT_TILE`` binds)."""
-    return tuple(row[c] for c in TILE_COLUMNS)
+def tile_row(tile: Tile, created: int) -> tuple:
+    """The ``tiles`` row of a tile (which must already be in canonical orientation) as a tuple in
+    ``TILE_COLUMNS`` order: what ``_INSERT_TILE`` binds, made without a dict (the generator's path)."""
+    f = tile.features
+    top, right, bottom, left = tile.edges
+    return (
+        content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask),
+        tile.n,
+        f.version,
+        tile.seam_mask,
+        top,
+        right,
+        bottom,
+        left,
+        *[getattr(f, c) for c in FEATURE_COLUMNS],
+        tile.solution,
+        tile.givens,
+        f.flip,
+        f.alts,
+        created,
+    )
 
 
 def tile_to_row(tile: Tile, created: int) -> dict:
-    """The ``tiles`` row of a tile, which must already be in canonical orientation."""
-    f = tile.features
-    top, right, bottom, left = tile.edges
-    row = dict(
-        hash=content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask),
-        n=tile.n,
-        version=f.version,
-        seam_mask=tile.seam_mask,
-        top=top,
-        right=right,
-        bottom=bottom,
-        left=left,
-        solution=tile.solution,
-        givens=tile.givens,
-        flip=f.flip,
-        alts=f.alts,
-        created=created,
-    )
-    row.update({c: getattr(f, c) for c in FEATURE_COLUMNS})
-    return row
+    """The ``tiles`` row of a tile, which must already be in canonical orientation, by column name."""
+    return dict(zip(TILE_COLUMNS, tile_row(tile, created), strict=True))
 
 
 def row_to_tile(row: dict) -> Tile:
@@ -205,7 +205,7 @@ class Library:
         buf: list[tuple] = []
         for tile in tiles:
             canon, _ = tile.canonical()
-            buf.append(_row_tuple(tile_to_row(canon, now)))
+            buf.append(tile_row(canon, now))
             if len(buf) >= batch:
                 new += self._insert(buf)
                 buf = []
@@ -223,7 +223,7 @@ class Library:
         """INSERT OR IGNORE canonical tiles, in one executemany (``atomic``: inside a stitch's
         transaction a savepoint, else a transaction of their own); how many were new."""
         now = int(time.time())
-        return self._insert([_row_tuple(tile_to_row(t, now)) for t in canons])
+        return self._insert([tile_row(t, now) for t in canons])
 
     def _insert(self, rows: list[tuple]) -> int:
         """INSERT OR IGNORE tiles rows (``TILE_COLUMNS`` order) and count the new ones by the hashes

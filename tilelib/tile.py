@@ -172,6 +172,21 @@ class Tile:
             return _sym.canonical(self.n, self.solution, self.givens, seam_images(self.seam_mask))
         return canonical_transform_py(self)
 
+    def canonical_rows(self) -> tuple[int, list[int], list[int]]:
+        """(t, solution rows, givens rows) of the canonical image, without building the canonical
+        Tile: what the generator rates. Row ints as ``bits.blob_rows``."""
+        n = self.n
+        if _sym is not None:
+            t, sol, giv = _sym.canonical_rows(n, self.solution, self.givens, seam_images(self.seam_mask))
+            self.__dict__.setdefault("_canonical_t", t)
+            return t, sol, giv
+        t = self.canonical_transform()
+        return (
+            t,
+            bits.blob_rows(grid_image(n, self.solution, t, True), n),
+            bits.blob_rows(grid_image(n, self.givens, t, False), n),
+        )
+
     def canonical(self) -> tuple[Tile, int]:
         """(canonical tile, t) with canonical = self.transform(t); computed once per tile."""
         return self._canonical_pair
