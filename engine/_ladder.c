@@ -23,23 +23,34 @@ static const struct { int level; const char *name; } TECHNIQUES[N_LEVELS] = {
  * is a sound deduction, so a state that starts inside z stays inside z, and a bifurcation trial
  * that sets a cell to z's value cannot reach a contradiction (the lower levels' fills all stay
  * inside z as well): with z, a trial runs only the other value, and the result is the same. */
-typedef struct { int n; uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN]; uint32_t dirty[4]; const uint32_t *z; } LState;
+/* complete: bit r = row r has every cell known, bit 16+c = column c; nknown: cells known. Both are
+ * kept by lset, so a scan visits only the dirty or complete lines, and "solved" is one compare. */
+typedef struct {
+    int n, nknown;
+    uint32_t rv[MAXN], rk[MAXN], cv[MAXN], ck[MAXN];
+    uint32_t dirty[4], complete;
+    const uint32_t *z;
+} LState;
 typedef struct { int maxlevel, bif, used3; } LLog;
 enum { S_SOLVED = 0, S_STUCK = 1, S_CONTRA = 2 };
 
-#define LINE_BIT(is_row, i) ((is_row) ? (1u << (i)) : (1u << (16 + (i))))
+/* The lines of orientation o (0 rows, 1 columns) in a line mask (bit i = row i, 16+i = column i),
+ * as a mask of indexes; FOR_LINES walks its indexes ascending. */
+#define LINES_OF(mask, o) ((o) ? (mask) >> 16 : (mask) & 0xFFFFu)
+#define FOR_LINES(i, lines) for (uint32_t m_ = (lines), i; m_ && ((i = __builtin_ctz(m_)), 1); m_ &= m_ - 1)
 
 static inline void lset(LState *s, int r, int c, int v) {
     const int n = s->n;
     const uint32_t full = (1u << n) - 1;
     uint32_t rb = 1u << (n - 1 - c), cb = 1u << (n - 1 - r);
+    s->nknown += !(s->rk[r] & rb);
     s->rk[r] |= rb;
     s->ck[c] |= cb;
     if (v) { s->rv[r] |= rb; s->cv[c] |= cb; }
     uint32_t d = (1u << r) | (1u << (16 + c));
     s->dirty[0] |= d; s->dirty[1] |= d; s->dirty[2] |= d; s->dirty[3] |= d;
-    if (s->rk[r] == full) s->dirty[3] |= full;           /* a new complete row: rows' L3 */
-    if (s->ck[c] == full) s->dirty[3] |= full << 16;     /* a new complete column */
+    if (s->rk[r] == full) { s->dirty[3] |= full; s->complete |= 1u << r; }            /* rows' L3 */
+    if (s->ck[c] == full) { s->dirty[3] |= full << 16; s->complete |= 1u << (16 + c); }
 }
 
 static int lviolated(LState *s) {
@@ -49,14 +60,13 @@ static int lviolated(LState *s) {
     s->dirty[0] = 0;
     for (int o = 0; o < 2; o++) {
         const uint32_t *V = o ? s->cv : s->rv, *K = o ? s->ck : s->rk;
-        for (int i = 0; i < n; i++) {
-            if (!(todo & LINE_BIT(!o, i))) continue;
+        FOR_LINES(i, LINES_OF(todo, o)) {
             uint32_t ones = V[i] & K[i], zeros = ~V[i] & K[i] & full;
             if ((ones & (ones >> 1) & (ones >> 2)) || (zeros & (zeros >> 1) & (zeros >> 2))) return 1;
             if (__builtin_popcount(ones) > half || __builtin_popcount(zeros) > half) return 1;
             if (K[i] == full)
-                for (int j = 0; j < n; j++)
-                    if (j != i && K[j] == full && V[j] == V[i]) return 1;
+                FOR_LINES(j, LINES_OF(s->complete, o))
+                    if (j != i && V[j] == V[i]) return 1;
         }
     }
     return 0;
@@ -79,8 +89,7 @@ static void t_runs(LState *s, uint32_t *F0, uint32_t *F1) {
     const uint32_t todo = s->dirty[1];
     s->dirty[1] = 0;
     for (int o = 0; o < 2; o++)
-        for (int i = 0; i < n; i++) {
-            if (!(todo & LINE_BIT(!o, i))) continue;
+        FOR_LINES(i, LINES_OF(todo, o)) {
             uint32_t v = o ? s->cv[i] : s->rv[i], k = o ? s->ck[i] : s->rk[i];
             uint32_t freeb = full & ~k;
             if (!freeb) continue;
@@ -99,8 +108,7 @@ static void t_balance(LState *s, uint32_t *F0, uint32_t *F1) {
     const uint32_t todo = s->dirty[2];
     s->dirty[2] = 0;
     for (int o = 0; o < 2; o++)
-        for (int i = 0; i < n; i++) {
-            if (!(todo & LINE_BIT(!o, i))) continue;
+        FOR_LINES(i, LINES_OF(todo, o)) {
             uint32_t v = o ? s->cv[i] : s->rv[i], k = o ? s->ck[i] : s->rk[i];
             uint32_t freeb = full & ~k;
             if (!freeb) continue;
@@ -138,13 +146,12 @@ static int t_unique(LState *s, const Tables *t, uint32_t *F0, uint32_t *F1) {
     s->dirty[3] = 0;
     for (int o = 0; o < 2; o++) {
         const uint32_t *V = o ? s->cv : s->rv, *K = o ? s->ck : s->rk;
-        for (int i = 0; i < n; i++) {
-            if (!(todo & LINE_BIT(!o, i))) continue;
+        FOR_LINES(i, LINES_OF(todo, o)) {
             const uint32_t v = V[i], k = K[i];
             if (k == full) continue;
             int dups[MAXN], nd = 0;
-            for (int j = 0; j < n; j++)
-                if (K[j] == full && (V[j] & k) == v && t->index[V[j]] >= 0) dups[nd++] = t->index[V[j]];
+            FOR_LINES(j, LINES_OF(s->complete, o))
+                if ((V[j] & k) == v && t->index[V[j]] >= 0) dups[nd++] = t->index[V[j]];
             if (!nd) continue;
             int any = 0;
             for (int w = 0; w < W; w++) {
@@ -209,12 +216,9 @@ static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, 
 /* The standard solve; enabled has bit (level-1) set for each enabled level. */
 static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
     const int n = s->n;
-    const uint32_t full = (1u << n) - 1;
     for (;;) {
         if (lviolated(s)) return S_CONTRA;
-        int done = 1;
-        for (int r = 0; r < n; r++) done &= s->rk[r] == full;
-        if (done) return S_SOLVED;
+        if (s->nknown == n * n) return S_SOLVED;
         int progressed = 0;
         for (int i = 0; i < N_LEVELS && !progressed; i++) {
             const int level = TECHNIQUES[i].level;
