@@ -72,18 +72,27 @@ static int lviolated(LState *s) {
     return 0;
 }
 
-/* fills: F0/F1 are row-int masks of cells to set to 0 / 1 */
-static inline void add_fill(int n, uint32_t *F0, uint32_t *F1, int is_row, int idx, uint32_t mask, int v) {
+/* A technique's fills: v[0][r] / v[1][r] are row-int masks of the cells of row r to set to 0 / 1,
+ * for the rows in `rows` (a row's masks are zeroed when it first gets a fill, so an empty Fills is
+ * just rows = 0, and applying one walks only the rows it touches). */
+typedef struct { uint32_t rows, v[2][MAXN]; } Fills;
+
+static inline void fill_row(Fills *F, int r, uint32_t mask, int v) {
+    if (!(F->rows & (1u << r))) { F->rows |= 1u << r; F->v[0][r] = F->v[1][r] = 0; }
+    F->v[v][r] |= mask;
+}
+
+static inline void add_fill(int n, Fills *F, int is_row, int idx, uint32_t mask, int v) {
     if (!mask) return;
-    if (is_row) { (v ? F1 : F0)[idx] |= mask; return; }
+    if (is_row) { fill_row(F, idx, mask, v); return; }
     while (mask) {
         int b = __builtin_ctz(mask);
         mask &= mask - 1;
-        (v ? F1 : F0)[n - 1 - b] |= 1u << (n - 1 - idx);
+        fill_row(F, n - 1 - b, 1u << (n - 1 - idx), v);
     }
 }
 
-static void t_runs(LState *s, uint32_t *F0, uint32_t *F1) {
+static void t_runs(LState *s, Fills *F) {
     const int n = s->n;
     const uint32_t full = (1u << n) - 1;
     const uint32_t todo = s->dirty[1];
@@ -97,12 +106,12 @@ static void t_runs(LState *s, uint32_t *F0, uint32_t *F1) {
                 uint32_t x = f == 0 ? (v & k) : (~v & k & full);
                 uint32_t pair = x & (x >> 1);
                 uint32_t target = ((pair >> 1) | (pair << 2) | ((x & (x >> 2)) << 1)) & freeb;
-                add_fill(n, F0, F1, !o, i, target, f);
+                add_fill(n, F, !o, i, target, f);
             }
         }
 }
 
-static void t_balance(LState *s, uint32_t *F0, uint32_t *F1) {
+static void t_balance(LState *s, Fills *F) {
     const int n = s->n, half = n / 2;
     const uint32_t full = (1u << n) - 1;
     const uint32_t todo = s->dirty[2];
@@ -112,8 +121,8 @@ static void t_balance(LState *s, uint32_t *F0, uint32_t *F1) {
             uint32_t v = o ? s->cv[i] : s->rv[i], k = o ? s->ck[i] : s->rk[i];
             uint32_t freeb = full & ~k;
             if (!freeb) continue;
-            if (__builtin_popcount(v & k) == half) add_fill(n, F0, F1, !o, i, freeb, 0);
-            else if (__builtin_popcount(~v & k & full) == half) add_fill(n, F0, F1, !o, i, freeb, 1);
+            if (__builtin_popcount(v & k) == half) add_fill(n, F, !o, i, freeb, 0);
+            else if (__builtin_popcount(~v & k & full) == half) add_fill(n, F, !o, i, freeb, 1);
         }
 }
 
@@ -138,7 +147,7 @@ static void agreed(const Tables *t, const uint64_t *d, uint32_t *known, uint32_t
     *vals = full & ~seen0;
 }
 
-static int t_unique(LState *s, const Tables *t, uint32_t *F0, uint32_t *F1) {
+static int t_unique(LState *s, const Tables *t, Fills *F) {
     const int n = s->n, W = t->W;
     const uint32_t full = (1u << n) - 1;
     uint64_t dom[MAXW], red[MAXW];
@@ -176,8 +185,8 @@ static int t_unique(LState *s, const Tables *t, uint32_t *F0, uint32_t *F1) {
             agreed(t, dom, &k0, &v0);
             agreed(t, red, &k1, &v1);
             uint32_t m = k1 & ~k0 & ~k;
-            add_fill(n, F0, F1, !o, i, m & ~v1, 0);
-            add_fill(n, F0, F1, !o, i, m & v1, 1);
+            add_fill(n, F, !o, i, m & ~v1, 0);
+            add_fill(n, F, !o, i, m & v1, 1);
         }
     }
     return 0;
@@ -185,7 +194,7 @@ static int t_unique(LState *s, const Tables *t, uint32_t *F0, uint32_t *F1) {
 
 static int lsolve(LState *s, const Tables *t, int enabled, LLog *log);
 
-static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, uint32_t *F1) {
+static int t_bifurcation(LState *s, const Tables *t, int enabled, Fills *F) {
     const int n = s->n;
     const uint32_t full = (1u << n) - 1;
     const int inner = enabled & ~LEVEL_BIT(L_BIFURCATION);   /* the trial runs the levels below */
@@ -205,7 +214,7 @@ static int t_bifurcation(LState *s, const Tables *t, int enabled, uint32_t *F0, 
             }
             if (nb == 2) return -1;
             if (nb == 1) {
-                add_fill(n, F0, F1, 1, r, 1u << b, bad[0] ? 1 : 0);
+                add_fill(n, F, 1, r, 1u << b, bad[0] ? 1 : 0);
                 return 0;
             }
         }
@@ -223,27 +232,25 @@ static int lsolve(LState *s, const Tables *t, int enabled, LLog *log) {
         for (int i = 0; i < N_LEVELS && !progressed; i++) {
             const int level = TECHNIQUES[i].level;
             if (!(enabled & LEVEL_BIT(level))) continue;
-            uint32_t F0[MAXN] = {0}, F1[MAXN] = {0};
+            Fills F;
+            F.rows = 0;
             int rc = 0;
             switch (level) {
-            case L_RUNS: t_runs(s, F0, F1); break;
-            case L_BALANCE: t_balance(s, F0, F1); break;
-            case L_UNIQUE: rc = t_unique(s, t, F0, F1); break;
-            case L_BIFURCATION: rc = t_bifurcation(s, t, enabled, F0, F1); break;
+            case L_RUNS: t_runs(s, &F); break;
+            case L_BALANCE: t_balance(s, &F); break;
+            case L_UNIQUE: rc = t_unique(s, t, &F); break;
+            case L_BIFURCATION: rc = t_bifurcation(s, t, enabled, &F); break;
             }
             if (rc < 0) return S_CONTRA;
-            uint32_t anyf = 0;
-            for (int r = 0; r < n; r++) {
-                if (F0[r] & F1[r]) return S_CONTRA;
-                anyf |= F0[r] | F1[r];
-            }
-            if (!anyf) continue;
-            for (int r = 0; r < n; r++) {
-                uint32_t m = F0[r] | F1[r];
+            if (!F.rows) continue;
+            FOR_LINES(r, F.rows)
+                if (F.v[0][r] & F.v[1][r]) return S_CONTRA;
+            FOR_LINES(r, F.rows) {
+                uint32_t m = F.v[0][r] | F.v[1][r];
                 while (m) {
                     int b = __builtin_ctz(m);
                     m &= m - 1;
-                    lset(s, r, n - 1 - b, (F1[r] >> b) & 1);
+                    lset(s, r, n - 1 - b, (F.v[1][r] >> b) & 1);
                 }
             }
             if (log) {
