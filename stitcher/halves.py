@@ -46,12 +46,29 @@ def run_halves(run: StitchRun, workers: int) -> list[HalfResult]:
     """Each half's result, left then right: in forked processes, ``workers`` at a time."""
     global _RUN
     _RUN = run
+    _trim_heap()
     ctx = multiprocessing.get_context("fork")
     try:
         with ctx.Pool(processes=max(1, min(workers, len(REGIONS))), maxtasksperchild=1) as pool:
             return pool.map(_half, range(len(REGIONS)), chunksize=1)
     finally:
         _RUN = None
+
+
+def _trim_heap() -> bool:
+    """Give the C heap's free pages back to the system before the fork (glibc ``malloc_trim``):
+    what the parent freed while loading the index is otherwise still resident (a 1M-library
+    night: all processes' peak 986 -> 884 MB). False, doing nothing, where the C library has no
+    malloc_trim."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 def place_strip(run: StitchRun, area: dict) -> int:
