@@ -42,6 +42,7 @@ typedef struct {
     PyObject_HEAD
     int n, N, W;                 /* side, entries, 64-bit words per bitset */
     int N0;                      /* entries 0..N0-1 are ranked in the bitsets; N0..N-1 are extras */
+    int cap;                     /* room of the by-entry arrays oe, edead, lv (>= N; see table_room) */
     uint16_t (*oe)[4];           /* oriented edges by entry id */
     int32_t *rank_entry;         /* entry id of each rank ((hash, t) order) */
     uint64_t *all, *m1, *pin;    /* every rank; m = 1 ranks; pin[16][W]: pin bit S set */

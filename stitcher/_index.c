@@ -40,6 +40,14 @@ static int get_i64(PyObject *obj, Py_buffer *view, Py_ssize_t want, const char *
     return 0;
 }
 
+/* Room for N entries in the by-entry arrays, and a quarter more: a night's drained tiles are
+ * appended (extend) into pages nobody has touched, so a forked half writes only those instead of
+ * reallocating, and so copying, each inherited array whole. Untouched room costs no memory. */
+static int table_room(int N) {
+    long long r = (long long)N + N / 4 + 64;
+    return r > INT32_MAX ? INT32_MAX : (int)r;
+}
+
 static void table_free_arrays(TableObject *t) {
     PyMem_Free(t->oe); PyMem_Free(t->rank_entry); PyMem_Free(t->all); PyMem_Free(t->m1);
     PyMem_Free(t->pin); PyMem_Free(t->cb); PyMem_Free(t->vidx); PyMem_Free(t->post_off); PyMem_Free(t->post);
@@ -93,17 +101,18 @@ static int table_init(TableObject *t, PyObject *args, PyObject *kw) {
     int W = (int)((N + 63) / 64);
     if (W == 0) W = 1;
     t->n = n; t->N = t->N0 = (int)N; t->W = W;
+    t->cap = table_room((int)N);
     uint32_t full = (1u << n) - 1;
-    t->oe = PyMem_Calloc(N ? N : 1, sizeof *t->oe);
+    t->oe = PyMem_Calloc((size_t)t->cap, sizeof *t->oe);
     t->rank_entry = PyMem_Calloc(N ? N : 1, sizeof(int32_t));
     t->all = PyMem_Calloc(W, 8); t->m1 = PyMem_Calloc(W, 8); t->pin = PyMem_Calloc(16 * (size_t)W, 8);
     t->cb = PyMem_Calloc((size_t)8 * n * W, 8);
     t->vidx = PyMem_Malloc(sizeof(int32_t) * ((size_t)4 << n));
     t->acc = PyMem_Calloc(W, 8); t->pool = PyMem_Calloc(W, 8);
     t->prefix = PyMem_Calloc(W + 1, sizeof(int32_t));
-    t->edead = PyMem_Calloc(N ? N : 1, 1); t->rdead = PyMem_Calloc(W, 8);
+    t->edead = PyMem_Calloc((size_t)t->cap, 1); t->rdead = PyMem_Calloc(W, 8);
     t->entry_rank = PyMem_Calloc(N ? N : 1, sizeof(int32_t));
-    t->lv = PyMem_Calloc(N ? N : 1, 1); t->lv_rank = PyMem_Calloc(N ? N : 1, 1);
+    t->lv = PyMem_Calloc((size_t)t->cap, 1); t->lv_rank = PyMem_Calloc(N ? N : 1, 1);
     t->lvb = PyMem_Calloc((size_t)TABLE_LEVELS * W, 8);
     if (!t->oe || !t->rank_entry || !t->all || !t->m1 || !t->pin || !t->cb || !t->vidx || !t->acc
             || !t->pool || !t->prefix || !t->edead || !t->rdead || !t->entry_rank || !t->lv || !t->lv_rank
@@ -227,16 +236,20 @@ static PyObject *table_py_extend(TableObject *t, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "extras out of range or not in order");
             goto done;
         }
-    uint16_t (*oe)[4] = PyMem_Realloc(t->oe, sizeof *oe * (size_t)(N ? N : 1));
-    if (!oe) { PyErr_NoMemory(); goto done; }
-    t->oe = oe;
-    uint8_t *edead = PyMem_Realloc(t->edead, (size_t)(N ? N : 1));
-    if (!edead) { PyErr_NoMemory(); goto done; }
-    t->edead = edead;
+    if (N > t->cap) {   /* past the room: grow by a quarter (most extends fit and move nothing) */
+        int cap = table_room(N > t->cap + t->cap / 4 ? N : t->cap + t->cap / 4);
+        uint16_t (*oe)[4] = PyMem_Realloc(t->oe, sizeof *oe * (size_t)cap);
+        if (!oe) { PyErr_NoMemory(); goto done; }
+        t->oe = oe;
+        uint8_t *edead = PyMem_Realloc(t->edead, (size_t)cap);
+        if (!edead) { PyErr_NoMemory(); goto done; }
+        t->edead = edead;
+        uint8_t *lv = PyMem_Realloc(t->lv, (size_t)cap);
+        if (!lv) { PyErr_NoMemory(); goto done; }
+        t->lv = lv;
+        t->cap = cap;
+    }
     memset(t->edead + t->N, 0, (size_t)k);
-    uint8_t *lv = PyMem_Realloc(t->lv, (size_t)(N ? N : 1));
-    if (!lv) { PyErr_NoMemory(); goto done; }
-    t->lv = lv;
     for (Py_ssize_t q = 0; q < k; q++) t->lv[t->N + q] = (uint8_t)LV[q];
     size_t sz = (size_t)(E ? E : 1);
     int32_t *id = PyMem_Realloc(t->x_id, sz * 4), *ins = id ? PyMem_Realloc(t->x_ins, sz * 4) : NULL;
@@ -438,6 +451,7 @@ static PyObject *table_get_n(TableObject *t, void *c) { (void)c; return PyLong_F
 static PyObject *table_get_N(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->N); }
 static PyObject *table_get_E(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->E); }
 static PyObject *table_get_dead(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->ndead); }
+static PyObject *table_get_room(TableObject *t, void *c) { (void)c; return PyLong_FromLong(t->cap); }
 
 static PyMethodDef table_methods[] = {
     {"lookup", (PyCFunction)table_py_lookup, METH_VARARGS,
@@ -457,6 +471,7 @@ static PyGetSetDef table_getset[] = {
     {"N", (getter)table_get_N, NULL, "entries", NULL},
     {"E", (getter)table_get_E, NULL, "extras (entries not in the bitsets)", NULL},
     {"dead", (getter)table_get_dead, NULL, "entries marked dead", NULL},
+    {"room", (getter)table_get_room, NULL, "entries the by-entry arrays hold before extend reallocates them", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -133,13 +133,14 @@ class _SizeIndex:
         self.table = self._table()
 
     def _grow(self, need: int) -> None:
-        """Room for ``need`` entries: exactly that many when the arrays fill at once (an index opened
-        from its active set), else a quarter more than now (a night's drained tiles), so a full
-        active set never doubles for one added tile."""
+        """Room for ``need`` entries and a quarter more. The arrays are zeroed by calloc, whose large
+        blocks are fresh pages: the headroom costs no memory until entries are written into it, so
+        the forked halves append a night's drained tiles into pages of their own instead of each
+        copying every inherited array whole (and a full active set never doubles for one tile)."""
         cap = len(self.SK)
         if need <= cap:
             return
-        cap = max(need, cap + cap // 4)
+        cap = max(need + need // 4, cap + cap // 4)
         for name in ("OE", "PINS", "M", "SK", "DEAD", "LV"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)

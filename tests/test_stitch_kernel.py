@@ -510,3 +510,28 @@ def test_level_masks_reject_what_a_table_cannot_hold():
     c = Constraint(6, (0, 0, 0, 0), (0, 0, 0, 0))
     with pytest.raises(ValueError):
         random_index(0).sizes[6].table.lookup(c.masks, c.values, False, 1 << 8)
+
+
+def test_appended_entries_go_into_room_made_up_front(monkeypatch):
+    """An index's arrays and its C table keep a quarter of room past their entries, so the drained
+    tiles a forked half appends are written into pages of their own: nothing inherited is copied
+    (no reallocation) until that room is spent, and lookups still match Python."""
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 4096)
+    rng = np.random.default_rng(9)
+    idx = MemoryIndex()
+    idx.add_rows(6, random_rows(rng, 6, 400, m_hi=3))  # 6,400 entries at once
+    si = idx._size(6)
+    room, table_room, sk = len(si.SK), si.table.room, si.SK.ctypes.data
+    assert room >= 6400 + 6400 // 4 and table_room >= 6400 + 6400 // 4
+    for _ in range(90):  # 1,440 entries, one tile at a time: within the room
+        idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))
+    assert si.size == 7840 and si.SK.ctypes.data == sk and si.table.room == table_room and si.table.E == 1440
+    for _ in range(20):
+        c = random_constraint(rng, idx, 6)
+        assert si.lookup(c, False).tolist() == si.lookup_py(c, False).tolist()
+    for _ in range(30):  # past the room: both grow, by a quarter or more
+        idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))
+    assert len(si.SK) >= si.size and si.table.room >= si.table.N > table_room
+    for _ in range(20):
+        c = random_constraint(rng, idx, 6)
+        assert si.lookup(c, True).tolist() == si.lookup_py(c, True).tolist()
