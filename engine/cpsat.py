@@ -37,7 +37,8 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from ortools.sat.python import cp_model
+
+from tilelib.cpmodel import cp_model
 
 _PROTO = type(cp_model.CpModel().Proto())  # cp_model_pb2's class before OR-tools 9.14, the C++ one after
 _TEMPLATE = _PROTO()

@@ -48,11 +48,11 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from engine import backbone_rows, count_rows
 from packers.packing import adjacency
 from referee.board import Board, CheckFailed, grid_rows, rows_grid
+from tilelib.cpmodel import cp_model
 
 CLUE_SAMPLE = 64
 """Candidates per stalled tile that the clue picker looks at."""
