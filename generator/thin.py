@@ -210,7 +210,7 @@ def _thin_in_c(
 ) -> ThinResult | None:
     """The fast method whole in ``engine._kernel.thin_rows``: the same group and single phases, the
     same counts in the same order, from the same first group size and ``_group_room``."""
-    given = sum(k.bit_count() for k in known)
+    given = _given(known)
     corners = (known[0] & _ENDS[n]).bit_count() + (known[-1] & _ENDS[n]).bit_count()
     b = max(2, (given - corners) // GROUP_START_DIVISOR)  # the order's cells that are given
     out = c_kernel().thin_rows(
@@ -221,7 +221,7 @@ def _thin_in_c(
         m_max,
         seam_mask,
         b,
-        _group_room(n, known),
+        _group_room(n, given),
         -1 if max_nodes is None else max_nodes,
     )
     if out is None:
@@ -230,9 +230,15 @@ def _thin_in_c(
     return ThinResult(giv, sols, counts, nodes)
 
 
-def _group_room(n: int, known: list[int]) -> int:
-    """How many more cells group tests may blank: up to GROUP_MAX_BLANK of the n×n grid."""
-    return int(GROUP_MAX_BLANK * n * n) - (n * n - sum(k.bit_count() for k in known))
+def _given(known: list[int]) -> int:
+    """How many cells the known-mask rows give."""
+    return sum(k.bit_count() for k in known)
+
+
+def _group_room(n: int, given: int) -> int:
+    """How many more cells group tests may blank, ``given`` cells being given: up to
+    GROUP_MAX_BLANK of the n×n grid."""
+    return int(GROUP_MAX_BLANK * n * n) - (n * n - given)
 
 
 def _plain_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]):
@@ -250,7 +256,7 @@ def _group_phase(n: int, chk: _Checker, known: list[int], sols, order: list[int]
     cells of ``order`` done. A failed chunk is then walked cell by cell (``_single_phase``), and so
     is everything after it. Group tests stop at GROUP_MAX_BLANK: counting sparser puzzles has a
     heavy tail (a k=2 count of a 16×16 puzzle with 86% blanks once took 20M nodes)."""
-    p, b, room = 0, max(2, len(order) // GROUP_START_DIVISOR), _group_room(n, known)
+    p, b, room = 0, max(2, len(order) // GROUP_START_DIVISOR), _group_room(n, _given(known))
     while p < len(order):
         b = min(b, room - p)
         if b < 2:
