@@ -39,7 +39,7 @@ from generator.make import GenParams, make_tile
 from tilelib import bits
 from tilelib.db import atomic, connect
 from tilelib.rng import Stream
-from tilelib.store import TILE_COLUMNS, Library, tile_to_row
+from tilelib.store import TILE_COLUMNS, Library, tile_row
 from tilelib.symmetry import TRANSFORMS, apply_grid
 from tilelib.tile import content_hash
 
@@ -64,8 +64,7 @@ def real_row(i: int) -> tuple:
     seam = st.randbelow(16)
     tile = make_tile(GenParams.make(n, seam_mask=seam), st.child("make"))
     canon, _ = tile.canonical()
-    row = tile_to_row(canon, CREATED)
-    return tuple(row[c] for c in TILE_COLUMNS)
+    return tile_row(canon, CREATED)
 
 
 _COL = {c: k for k, c in enumerate(TILE_COLUMNS)}
