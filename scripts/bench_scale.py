@@ -84,7 +84,7 @@ def child_micro(lib_path: Path, mode: str, queries: int, add_budget: float) -> d
         "load_s": load_s,
         "load_cpu_s": time.process_time() - c0,
         "rss_after_load_mb": peak_rss_mb(),
-        "active": {n: idx.sizes[n].size // 16 for n in NS},
+        "active": {n: idx.sizes[n].size for n in NS},
     }
     info = getattr(idx, "info", None)
     if info is not None:

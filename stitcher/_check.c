@@ -400,8 +400,8 @@ static PyObject *checker_call(CheckerObject *c, PyObject *args, PyObject *kw) {
         Py_ssize_t k = PyNumber_AsSsize_t(arg, PyExc_IndexError);
         if (k == -1 && PyErr_Occurred()) return NULL;
         if (!c->table) { PyErr_SetString(PyExc_TypeError, "this checker scores edges, not keys"); return NULL; }
-        if (k < 0 || k >= c->table->N) { PyErr_SetString(PyExc_IndexError, "no such entry"); return NULL; }
-        for (int s = 0; s < 4; s++) e[s] = c->table->oe[k][s];
+        if (k < 0 || k >= 16 * (Py_ssize_t)c->table->N) { PyErr_SetString(PyExc_IndexError, "no such entry"); return NULL; }
+        table_edges(c->table, k, e);
     } else if (parse_quad(arg, e, "edges") < 0) {
         return NULL;
     }

@@ -246,9 +246,10 @@ static int pool_select(const TableObject *t, const uint64_t *pin, int pass, int3
 static int pool_extras(TableObject *t, const uint64_t *pin, int pass, int known) {
     int nx = 0;
     for (int h = 0; h < t->nhit; h++) {
-        int q = t->x_hit[h];
-        if (((t->x_pin[q] >> known) & 1) == pass) continue;   /* pass 0 wants the bit set */
-        int32_t ins = t->x_ins[q], w = ins >> 6, below;
+        int32_t q = t->x_hit[h];
+        if (table_extra_pin(t, q, known) == pass) continue;   /* pass 0 wants the bit set */
+        int64_t ins = 16 * (int64_t)t->x_ins[q >> 4];   /* before the entries of that rank */
+        int32_t w = (int32_t)(ins >> 6), below;
         if (w >= t->W) below = t->prefix[t->W];
         else below = t->prefix[w] + __builtin_popcountll(pool_word(t, pin, pass, w) & ((1ull << (ins & 63)) - 1));
         t->x_pool[nx] = q;
@@ -288,7 +289,7 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
         cnt[0] += __builtin_popcountll(t->acc[w] & pin[w]);
         cnt[1] += __builtin_popcountll(t->acc[w] & ~pin[w]);
     }
-    for (int h = 0; h < t->nhit; h++) cnt[!((t->x_pin[t->x_hit[h]] >> known) & 1)]++;
+    for (int h = 0; h < t->nhit; h++) cnt[!table_extra_pin(t, t->x_hit[h], known)]++;
     if (cnt[0] + cnt[1] == 0) Py_RETURN_NONE;
     int64_t first = -1, budget = tries;
     int first_pref = 0;
@@ -318,16 +319,17 @@ static PyObject *py_choose(PyObject *mod, PyObject *args) {
             int64_t key = -1;
             int32_t before = 0;   /* extras of the pool merged before position vj */
             for (int q = 0; q < nx && key < 0; q++) {
-                if (t->x_mpos[q] == vj) key = t->x_id[t->x_pool[q]];
+                if (t->x_mpos[q] == vj) key = table_extra_key(t, t->x_pool[q]);
                 else if (t->x_mpos[q] < vj) before++;
                 else break;
             }
-            if (key < 0) key = t->rank_entry[pool_select(t, pin, pass, (int32_t)vj - before)];
+            if (key < 0) key = table_rank_key(t, pool_select(t, pin, pass, (int32_t)vj - before));
             budget--;
             if (first < 0) { first = key; first_pref = pass == 0; }
             if (!chk) { res = Py_BuildValue("(LOO)", (long long)key, pass ? Py_False : Py_True, Py_True); goto out; }
             if (checker_ready(chk) < 0) goto out;
-            uint32_t e[4] = {t->oe[key][0], t->oe[key][1], t->oe[key][2], t->oe[key][3]};
+            uint32_t e[4];
+            table_edges(t, key, e);
             int sc = checker_score(chk, e);
             if (sc > 0) {
                 passed++;

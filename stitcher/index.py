@@ -12,60 +12,59 @@ sides known at this square's turn" is set.
 ``MemoryIndex`` loads the few edge columns of the needed sizes once (of each
 size only the active set: the ``active.ACTIVE_CAP`` tiles with the smallest
 hashes, persisted beside the library by ``MemoryIndex.open``; see
-``stitcher/active.py``) and
-expands each tile into its 16 oriented entries (entry = 16·row + t): oriented
-edges, pin bitmap, m, and a sort key (first 60 bits of the hash, then t; the
-SQL path sorts by the full hash, so the two orders agree unless two hashes
-share 60 bits). Buckets map (side, edge value) to entry ids sorted by key;
-a lookup starts from the smallest bucket of a whole side (or the union of the
-buckets of the lines matching a partial side) and filters the other sides
-with numpy (``_SizeIndex.lookup_py``, the reference; the buckets are built at
-its first call and extended by later adds, never re-sorted: the answer is
-sorted at the end). ``SqlIndex`` runs
-``tilelib.query.find`` per lookup. Which is faster is measured in
+``stitcher/active.py``) and keeps each canonical tile once, as a *row*: its
+canonical edges, canonical pin bitmap, m, ladder level and hash key (the first
+60 bits of the hash; the SQL path sorts by the full hash, so the two orders
+agree unless two hashes share 60 bits). A candidate is an *entry*, key
+16·row + t: the tile in orientation t. A lookup pulls the constraint back
+through each of the 16 transforms (``tilelib.constraint.pull_back``) and asks
+the rows; the answer is sorted by (hash key, row, t). Rows rather than
+oriented entries: sixteen times less memory for the same answers
+(docs/benchmarks/45). ``_SizeIndex.lookup_py`` is the numpy reference (per
+transform, the bucket of the smallest whole side, then a filter); ``SqlIndex``
+runs ``tilelib.query.find`` per lookup. Which is faster is measured in
 ``scripts/bench_stitch.py``.
 
-Each entry carries its tile's ladder level (``LEVELS``: 1..5, 0 when not known): a lookup or a
+Each row carries its tile's ladder level (``LEVELS``: 1..5, 0 when not known): a lookup or a
 draw can keep only the tiles of a set of levels (``LevelView``, the candidate pools of a difficulty
-profile, ``stitcher/profile.py``), over the same entries and C table — no copy of either.
+profile, ``stitcher/profile.py``), over the same rows and C table — no copy of either.
 
 Tiles can be marked *dead* (``MemoryIndex.set_dead``; the fair rule, ``stitcher/fresh.py``: their
 solution is already on the board): lookups, and so draws, leave them out until they are marked
 alive again. An index with no dead tile answers exactly as before.
 
-With the C extension built, each size also holds a ``stitcher._core.Table`` (the same entries
-as bitsets over their (hash, t) ranks; tiles added later are appended as a short list of
-*extras*, merged in at lookup, and the table is rebuilt once they pass ``EXTRA_LIMIT`` entries
-or an eighth of the table): ``lookup`` runs there, and ``choose`` runs ``place.choose`` over the
-lookup in one C call when the check is a C ``Checker`` (or none) — the same draws from the same
-stream, so the same key. Any other check (a Python callable) takes the Python ``place.choose``.
+With the C extension built, each size also holds a ``stitcher._core.Table`` (the same rows
+as bitsets over their hash ranks, answers as bits of entry ranks 16·rank + t; tiles added later
+are appended as a short list of *extras*, merged in at lookup, and the table is rebuilt once they
+pass ``EXTRA_LIMIT`` tiles or an eighth of the table): ``lookup`` runs there, and ``choose`` runs
+``place.choose`` over the lookup in one C call when the check is a C ``Checker`` (or none) — the
+same draws from the same stream, so the same key. Any other check (a Python callable) takes the
+Python ``place.choose``.
 """
 
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache, lru_cache
+from functools import lru_cache
 
 import numpy as np
 
 from stitcher.active import ACTIVE_CAP, ActiveInfo, canonical_pins, load_active, scan
 from stitcher.place import TRIES, choose
-from tilelib.constraint import Constraint
+from tilelib.constraint import Constraint, pull_back
 from tilelib.native import load_twin
-from tilelib.query import find, matching_lines
+from tilelib.query import find
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse, transform_edges, transform_side_mask
 
 _core = load_twin("stitcher._core")  # None: the numpy reference runs (tilelib.native warned)
 
 
-# Entries appended to a C Table before it is rebuilt: EXTRA_LIMIT (256 tiles), or an eighth of its
-# ranked entries if more. A rebuild is O(entries): ~50 ms at the cap's 524k entries, so rebuilding
-# every 32 tiles (the old 512) cost seconds a night; and in a forked half it writes a whole new table
-# into the worker's private memory (the inherited one stays shared): 4 rebuilds a half, +300 MB a
-# night at the cap (docs/benchmarks/43). A lookup tests the extras one by one (a few µs for 4,096;
-# a half's ~11k extras a size measured no slower a night).
-EXTRA_LIMIT = 4096
+# Tiles appended to a C Table before it is rebuilt: EXTRA_LIMIT, or an eighth of its ranked tiles if
+# more. A rebuild is O(tiles) (a few ms at the cap's 32,768) and in a forked half writes a new table
+# into the worker's private memory (the inherited one stays shared), so a half's drained tiles stay
+# extras (docs/benchmarks/43). A lookup tests each extra tile in its 16 orientations.
+EXTRA_LIMIT = 256
 EXTRA_SHARE = 8
 
 LEVELS = 8  # ladder levels an entry can carry (0..7; 0: not known), the C table's TABLE_LEVELS
@@ -110,38 +109,37 @@ def sort_key(hash_: str, t: int) -> int:
 
 
 class _SizeIndex:
-    """Entries of one tile side n."""
+    """The tiles of one side n: one row per canonical tile, asked in the 16 orientations."""
 
     def __init__(self, n: int) -> None:
         self.n = n
         self.hashes: list[str] = []
-        self.size = 0
+        self.size = 0  # rows (canonical tiles); entry keys are 16 * row + t
         cap = 1024
-        # 21 bytes per entry: a line fits 16 bits, m = 1..4 a byte (the C table takes int64 copies)
-        self.OE = np.zeros((cap, 4), dtype=np.uint16)
-        self.PINS = np.zeros(cap, dtype=np.uint16)
+        # 21 bytes per tile: a line fits 16 bits, m = 1..4 a byte (the C table takes int64 copies)
+        self.CE = np.zeros((cap, 4), dtype=np.uint16)  # canonical edges
+        self.PINS = np.zeros(cap, dtype=np.uint16)  # canonical pin bitmaps
         self.M = np.zeros(cap, dtype=np.uint8)
-        self.SK = np.zeros(cap, dtype=np.uint64)
-        self.DEAD = np.zeros(cap, dtype=bool)  # dead entries (set_dead)
-        self.LV = np.zeros(cap, dtype=np.uint8)  # ladder level of each entry's tile (0: not known)
+        self.H = np.zeros(cap, dtype=np.uint64)  # the hash's first 60 bits: the rows' order
+        self.DEAD = np.zeros(cap, dtype=bool)  # dead rows (set_dead)
+        self.LV = np.zeros(cap, dtype=np.uint8)  # ladder level of each tile (0: not known)
         self._row: dict[str, int] | None = None  # hash -> row, built at the first set_dead
         self._buckets: list[dict[int, np.ndarray]] | None = None  # lookup_py's, built at its first call
-        self._bucketed = 0  # entries in them
-        self._all: np.ndarray | None = None
-        self._ranked = 0  # entries in the C table's bitsets (the rest are its extras)
-        self._ranked_sk = self.SK[:0]  # their sort keys, ascending
+        self._bucketed = 0  # rows in them
+        self._ranked = 0  # rows in the C table's bitsets (the rest are its extras)
+        self._ranked_h = self.H[:0]  # their hash keys, ascending
         self.table = self._table()
 
     def _grow(self, need: int) -> None:
-        """Room for ``need`` entries and a quarter more. The arrays are zeroed by calloc, whose large
-        blocks are fresh pages: the headroom costs no memory until entries are written into it, so
+        """Room for ``need`` rows and a quarter more. The arrays are zeroed by calloc, whose large
+        blocks are fresh pages: the headroom costs no memory until rows are written into it, so
         the forked halves append a night's drained tiles into pages of their own instead of each
         copying every inherited array whole (and a full active set never doubles for one tile)."""
-        cap = len(self.SK)
+        cap = len(self.H)
         if need <= cap:
             return
         cap = max(need + need // 4, cap + cap // 4)
-        for name in ("OE", "PINS", "M", "SK", "DEAD", "LV"):
+        for name in ("CE", "PINS", "M", "H", "DEAD", "LV"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -149,7 +147,7 @@ class _SizeIndex:
 
     def add(self, rows: list[tuple[str, tuple[int, int, int, int], int, int]], ladder=None) -> None:
         """Add canonical tiles (hash, edges, m, alt_sides), of ladder levels ``ladder`` (None: not
-        known); each becomes 16 oriented entries."""
+        known)."""
         if not rows:
             return
         self.add_arrays(
@@ -176,29 +174,21 @@ class _SizeIndex:
         if not len(hashes):
             return
         k, k0 = len(hashes), self.size
-        cnt = 16 * k
-        self._grow(k0 + cnt)
-        src, flip, xor = _edge_plan(self.n)
-        sl = slice(k0, k0 + cnt)
-        # entry 16·row + t, side s = side src[t, s] of the canonical tile, reversed where flip,
-        # complemented by xor: one gather and two whole-array passes instead of 64 strided ones
-        oe = np.asarray(canon, dtype=np.int64)[:, src]  # (k, 16, 4)
-        oe = np.where(flip, _rev_table(self.n)[oe], oe) ^ xor
-        self.OE[sl] = oe.reshape(cnt, 4)
-        self.PINS[sl] = pin_perm()[:, np.asarray(pins, dtype=np.int64)].T.reshape(cnt)
-        h64 = np.array([int(h[:15], 16) for h in hashes], dtype=np.uint64)
-        self.SK[sl] = ((h64[:, None] << np.uint64(4)) | np.arange(16, dtype=np.uint64)).reshape(cnt)
-        self.M[sl] = np.repeat(m, 16)
-        self.LV[sl] = 0 if ladder is None else np.repeat(_level_codes(ladder), 16)
+        self._grow(k0 + k)
+        sl = slice(k0, k0 + k)
+        self.CE[sl] = np.asarray(canon, dtype=np.int64)
+        self.PINS[sl] = np.asarray(pins, dtype=np.int64)
+        self.H[sl] = np.array([int(h[:15], 16) for h in hashes], dtype=np.uint64)
+        self.M[sl] = m
+        self.LV[sl] = 0 if ladder is None else _level_codes(ladder)
         self._added(hashes, k0, table)
 
     def _added(self, hashes: list[str], k0: int, table: bool) -> None:
-        """Bookkeeping after entries k0.. were written: hashes, size, and the C table."""
+        """Bookkeeping after rows k0.. were written: hashes, size, and the C table."""
         if self._row is not None:
-            self._row.update((h, k0 // 16 + j) for j, h in enumerate(hashes))
+            self._row.update((h, k0 + j) for j, h in enumerate(hashes))
         self.hashes.extend(hashes)
-        self.size = k0 + 16 * len(hashes)
-        self._all = None
+        self.size = k0 + len(hashes)
         if not table:
             self.table = None
         elif self.table is not None and self.size - self._ranked <= max(EXTRA_LIMIT, self._ranked // EXTRA_SHARE):
@@ -215,18 +205,17 @@ class _SizeIndex:
     def set_levels(self, rows: np.ndarray, ladder) -> None:
         """The ladder levels of the tiles at ``rows`` (an index built without them); the C table is
         rebuilt at the next ``build_table``."""
-        ent = (np.asarray(rows, dtype=np.int64)[:, None] * 16 + np.arange(16)).ravel()
-        self.LV[ent] = np.repeat(_level_codes(ladder), 16)
+        self.LV[np.asarray(rows, dtype=np.int64)] = _level_codes(ladder)
         self.table = None
 
     def set_dead(self, rows: list[int], dead: bool) -> None:
-        """Mark the 16 entries of each row dead (left out of lookups) or alive again."""
+        """Mark rows dead (their entries left out of lookups) or alive again."""
         if not rows:
             return
-        ent = (np.asarray(rows, dtype=np.int64)[:, None] * 16 + np.arange(16)).ravel()
-        self.DEAD[ent] = dead
+        ids = np.asarray(rows, dtype=np.int64)
+        self.DEAD[ids] = dead
         if self.table is not None:
-            self.table.set_dead(ent, dead)
+            self.table.set_dead(ids, dead)
 
     def build_table(self) -> None:
         """Build the C table if ``add_arrays(table=False)`` left it unbuilt."""
@@ -234,14 +223,14 @@ class _SizeIndex:
             self.table = self._table()
 
     def buckets(self) -> list[dict[int, np.ndarray]]:
-        """Per side, whole value -> entry ids in id order (not sorted: lookup_py sorts its answer).
-        Built at the first call, then extended by the entries added since."""
+        """Per canonical side, whole value -> rows in row order. Built at the first call, then
+        extended by the rows added since."""
         if self._buckets is None:
             self._buckets = [{}, {}, {}, {}]
         if self._bucketed < self.size:
             ids = np.arange(self._bucketed, self.size, dtype=np.int64)
             for s in range(4):
-                vals = self.OE[ids, s]
+                vals = self.CE[ids, s]
                 order = np.argsort(vals, kind="stable")
                 sv, si = vals[order], ids[order]
                 cuts = np.flatnonzero(np.diff(sv)) + 1
@@ -253,35 +242,37 @@ class _SizeIndex:
         return self._buckets
 
     def _table(self):
-        """The C twin of these entries (None without the extension)."""
+        """The C twin of these rows (None without the extension)."""
         if _core is None:
             return None
         k = self.size
-        order = self.all_sorted()
-        self._ranked, self._ranked_sk = k, self.SK[order]
+        order = np.argsort(self.H[:k], kind="stable").astype(np.int64)
+        self._ranked, self._ranked_h = k, self.H[order]
+        plan, pinmap = _table_maps()
         table = _core.Table(
             self.n,
             k,
-            self.OE[:k].astype(np.int64),
+            self.CE[:k].astype(np.int64),
             self.PINS[:k].astype(np.int64),
             self.M[:k].astype(np.int64),
             order,
             self.LV[:k].astype(np.int64),
+            plan,
+            pinmap,
         )
-        self._all = None  # lookups run in the table; lookup_py sorts again if it is ever asked
         dead = np.flatnonzero(self.DEAD[:k]).astype(np.int64)
         if len(dead):
             table.set_dead(dead, True)
         return table
 
     def _extend(self, k0: int) -> None:
-        """Append entries k0.. to the C table as extras: all entries past the ranked ones, in
-        (sort key, id) order (a stable sort, as ``all_sorted``), each with its insertion point."""
+        """Append rows k0.. to the C table as extras: all rows past the ranked ones, in (hash key,
+        row) order (a stable sort, as ``_table``), each with its insertion point."""
         ids = np.arange(self._ranked, self.size, dtype=np.int64)
-        ids = ids[np.argsort(self.SK[ids], kind="stable")]
-        ins = np.searchsorted(self._ranked_sk, self.SK[ids], side="right").astype(np.int64)
+        ids = ids[np.argsort(self.H[ids], kind="stable")]
+        ins = np.searchsorted(self._ranked_h, self.H[ids], side="right").astype(np.int64)
         self.table.extend(
-            self.OE[k0 : self.size].astype(np.int64),
+            self.CE[k0 : self.size].astype(np.int64),
             ids,
             ins,
             self.PINS[ids].astype(np.int64),
@@ -289,75 +280,60 @@ class _SizeIndex:
             self.LV[k0 : self.size].astype(np.int64),
         )
 
-    def all_sorted(self) -> np.ndarray:
-        if self._all is None:
-            self._all = np.argsort(self.SK[: self.size], kind="stable").astype(np.int64)
-        return self._all
+    def oriented_pins(self, keys: np.ndarray) -> np.ndarray:
+        """The pin bitmap of each entry key (uint16)."""
+        keys = np.asarray(keys, dtype=np.int64)
+        return pin_perm()[keys & 15, self.PINS[keys >> 4].astype(np.int64)]
+
+    def edges(self, key: int) -> tuple[int, int, int, int]:
+        """The oriented edges of entry ``key``."""
+        if self.table is not None:
+            return self.table.edges(key)
+        return transform_edges(tuple(int(v) for v in self.CE[key >> 4]), self.n, key & 15)
 
     def lookup(self, c: Constraint, m1: bool, levels: int = 0) -> np.ndarray:
-        """Entry ids satisfying c (and m = 1 if asked, and of a ladder level in the mask ``levels``
-        if not 0), sorted by (hash, t)."""
+        """Entry keys (16 * row + t) satisfying c (and m = 1 if asked, and of a ladder level in the
+        mask ``levels`` if not 0), sorted by (hash, t)."""
         if self.table is None:
             return self.lookup_py(c, m1, levels)
         return np.frombuffer(self.table.lookup(c.masks, c.values, m1, levels), dtype=np.int64)
 
     def lookup_py(self, c: Constraint, m1: bool, levels: int = 0) -> np.ndarray:
-        """``lookup`` in numpy over the buckets (the reference)."""
-        n, full = self.n, (1 << self.n) - 1
-        empty = np.zeros(0, dtype=np.int64)
-        sides = [s for s in range(4) if c.masks[s]]
-        if not sides:
-            cands = self.all_sorted()
-        else:
-            buckets = self.buckets()
-            whole = [s for s in sides if c.masks[s] == full]
+        """``lookup`` in numpy (the reference): per transform t, the rows whose canonical tile meets
+        c pulled back through t (from the bucket of its smallest whole side), as keys 16 * row + t."""
+        full, k = (1 << self.n) - 1, self.size
+        keep = ~self.DEAD[:k]
+        if m1:
+            keep &= self.M[:k] == 1
+        if levels:
+            keep &= ((levels >> self.LV[:k].astype(np.int64)) & 1) == 1
+        parts = []
+        for t in TRANSFORMS:
+            p = pull_back(c, t)
+            sides = [s for s in range(4) if p.masks[s]]
+            whole = [s for s in sides if p.masks[s] == full]
             if whole:
-                best, smallest = None, None
-                for s in whole:
-                    b = buckets[s].get(c.values[s])
-                    if b is None:
-                        return empty
-                    if smallest is None or len(b) < len(smallest):
-                        best, smallest = s, b
-                assert smallest is not None  # ``whole`` is not empty and each of its sides had a bucket
-                cands = smallest
+                got = [self.buckets()[s].get(p.values[s]) for s in whole]
+                if any(g is None for g in got):
+                    continue
+                rows = min(got, key=len)
             else:
-                best = min(sides, key=lambda s: len(matching_lines(n, c.masks[s], c.values[s])))
-                got = [buckets[best].get(v) for v in matching_lines(n, c.masks[best], c.values[best])]
-                parts = [p for p in got if p is not None]
-                if not parts:
-                    return empty
-                cands = np.concatenate(parts)
+                rows = np.arange(k, dtype=np.int64)
             for s in sides:
-                if s != best and len(cands):
-                    cands = cands[(self.OE[cands, s] & c.masks[s]) == c.values[s]]
-            cands = cands[np.lexsort((cands, self.SK[cands]))]  # (hash, t) order, as all_sorted
-        if m1 and len(cands):
-            cands = cands[self.M[cands] == 1]
-        if len(cands):
-            cands = cands[~self.DEAD[cands]]
-        if levels and len(cands):
-            cands = cands[((levels >> self.LV[cands].astype(np.int64)) & 1) == 1]
-        return cands
+                rows = rows[(self.CE[rows, s] & p.masks[s]) == p.values[s]]
+            parts.append(16 * rows[keep[rows]] + t)
+        keys = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return keys[np.lexsort((keys, self.H[keys >> 4]))]  # (hash, t) order, as the C table
 
 
-@cache
-def _edge_plan(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per (t, s) (16 x 4): the canonical side oriented side s of transform t reads, whether it is
-    reversed, and the mask it is XORed with (all ones when complemented) — ``EDGE_MAP`` as arrays."""
-    src = np.array([[e.side for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=np.int64)
-    flip = np.array([[e.reversed for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=bool)
-    xor = np.array([[((1 << n) - 1) if e.complemented else 0 for e in EDGE_MAP[t]] for t in TRANSFORMS], dtype=np.int64)
-    return src, flip, xor
-
-
-@lru_cache(maxsize=8)
-def _rev_table(n: int) -> np.ndarray:
-    v = np.arange(1 << n, dtype=np.int64)
-    out = np.zeros_like(v)
-    for b in range(n):
-        out |= ((v >> b) & 1) << (n - 1 - b)
-    return out
+@lru_cache(maxsize=1)
+def _table_maps() -> tuple[np.ndarray, np.ndarray]:
+    """The C table's ``plan`` (16 x 4: side s of transform t reads canonical side ``src`` | 4 if
+    reversed | 8 if complemented) and ``pinmap`` (16 x 16: pin bit S of transform t is canonical
+    pin bit ``pinmap[t, S]``), from ``EDGE_MAP``, as int64."""
+    plan = [[e.side | 4 * e.reversed | 8 * e.complemented for e in EDGE_MAP[t]] for t in TRANSFORMS]
+    pinmap = [[transform_side_mask(S, inverse(t)) for S in range(16)] for t in TRANSFORMS]
+    return np.array(plan, dtype=np.int64).ravel(), np.array(pinmap, dtype=np.int64).ravel()
 
 
 def build_tables(sizes, threads: int | None = None) -> None:
@@ -448,14 +424,14 @@ class MemoryIndex:
     def levels(self, n: int) -> np.ndarray:
         """The ladder level of each of size n's tiles (0: not known), in ``tile_hashes`` order."""
         si = self._size(n)
-        return si.LV[: si.size : 16].astype(np.int64)
+        return si.LV[: si.size].astype(np.int64)
 
     def lookup(self, c: Constraint, m1: bool = False, levels: int = 0):
         """(keys, pins): opaque sorted candidate keys and their pin bitmaps (uint16 array); of the
         ladder levels in the mask ``levels`` only, unless 0."""
         si = self._size(c.n)
         keys = si.lookup(c, m1, levels)
-        return keys, si.PINS[keys]
+        return keys, si.oriented_pins(keys)
 
     def table(self, n: int):
         """The ``stitcher._core.Table`` of size n (None without the extension)."""
@@ -484,7 +460,7 @@ class MemoryIndex:
         """(hash, t, oriented edges) of a candidate key."""
         si = self.sizes[n]
         k = int(key)
-        return si.hashes[k >> 4], k & 15, tuple(si.OE[k].tolist())
+        return si.hashes[k >> 4], k & 15, tuple(si.edges(k))
 
 
 class LevelView:

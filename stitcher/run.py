@@ -80,7 +80,7 @@ def index_info(index) -> dict:
         "source": info.source,
         "new_rows": info.new_rows,
         "written": info.written,
-        "active": {n: si.size // 16 for n, si in sorted(index.sizes.items())},
+        "active": {n: si.size for n, si in sorted(index.sizes.items())},
     }
 
 

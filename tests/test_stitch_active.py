@@ -48,10 +48,10 @@ def _same_index(a: MemoryIndex, b: MemoryIndex, rng) -> None:
     for n, sa in a.sizes.items():
         sb = b.sizes[n]
         assert sa.hashes == sb.hashes
-        assert (sa.OE[: sa.size] == sb.OE[: sb.size]).all() and (sa.PINS[: sa.size] == sb.PINS[: sb.size]).all()
+        assert (sa.CE[: sa.size] == sb.CE[: sb.size]).all() and (sa.PINS[: sa.size] == sb.PINS[: sb.size]).all()
         full = (1 << n) - 1
         for _ in range(30):
-            e = sa.OE[int(rng.integers(0, sa.size))] if sa.size else [0, 0, 0, 0]
+            e = sa.edges(int(rng.integers(0, 16 * sa.size))) if sa.size else [0, 0, 0, 0]
             masks = [int(rng.choice([0, full, int(rng.integers(0, full + 1))])) for _ in range(4)]
             c = Constraint(n, tuple(masks), tuple(int(v) & m for v, m in zip(e, masks, strict=True)))
             assert sa.lookup(c, False).tolist() == sb.lookup(c, False).tolist()

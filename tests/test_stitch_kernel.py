@@ -145,7 +145,7 @@ def random_constraint(rng, idx: MemoryIndex, n: int) -> Constraint:
         kind = rng.integers(0, 3)
         masks.append(0 if kind == 0 else full if kind == 1 else int(rng.integers(0, full + 1)))
     if rng.integers(0, 4):
-        e = si.OE[int(rng.integers(0, si.size))]
+        e = si.edges(int(rng.integers(0, 16 * si.size)))
     else:
         e = rng.integers(0, full + 1, size=4)
     return Constraint(n, tuple(masks), tuple(int(v) & m for v, m in zip(e, masks, strict=True)))
@@ -198,8 +198,8 @@ def test_choose_without_tries_is_a_value_error_in_both_twins(tries):
 def test_tiles_added_one_by_one_merge_into_the_order(monkeypatch):
     """Drained tiles join the C table as extras (merged into the (hash, t) order at lookup) until
     EXTRA_LIMIT, then the table is rebuilt: lookups and draws match Python throughout. (The limit
-    is set to 512 entries here so that 80 tiles cross it more than once.)"""
-    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 512)
+    is set to 32 tiles here so that 80 tiles cross it more than once.)"""
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 32)
     rng = np.random.default_rng(5)
     idx = MemoryIndex()
     lines = valid_lines(6)
@@ -222,28 +222,28 @@ def test_tiles_added_one_by_one_merge_into_the_order(monkeypatch):
             assert stream_state(a) == stream_state(b)
         c = Constraint(6, (0, 0, 0, 0), (0, 0, 0, 0))
         assert si.lookup(c, False).tolist() == si.lookup_py(c, False).tolist()
-    assert extras_seen == 512 and rebuilt >= 2
+    assert extras_seen == 32 and rebuilt >= 2
 
 
 def test_a_large_table_takes_an_eighth_of_its_entries_as_extras(monkeypatch):
-    """A table of R ranked entries is rebuilt only past max(EXTRA_LIMIT, R / 8) extras (a forked
+    """A table of R ranked tiles is rebuilt only past max(EXTRA_LIMIT, R / 8) extras (a forked
     half's drained tiles stay extras, so the inherited table is never copied), and its lookups
-    match Python with thousands of extras."""
-    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 64)
+    match Python with thousands of extra entries."""
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 4)
     rng = np.random.default_rng(8)
     idx = MemoryIndex()
-    idx.add_rows(6, random_rows(rng, 6, 512, m_hi=3))  # 8,192 ranked entries: 1,024 extras allowed
+    idx.add_rows(6, random_rows(rng, 6, 512, m_hi=3))  # 512 ranked tiles: 64 extras allowed
     si = idx._size(6)
     assert si.table.E == 0
     for _ in range(64):  # 1,024 entries, one tile at a time
         idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))
-    assert si.table.E == 1024
+    assert si.table.E == 64
     for _ in range(40):
         c = random_constraint(rng, idx, 6)
         m1 = bool(rng.integers(0, 2))
         assert si.lookup(c, m1).tolist() == si.lookup_py(c, m1).tolist()
     idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))  # past an eighth: rebuilt
-    assert si.table.E == 0 and si._ranked == si.size == 16 * 577
+    assert si.table.E == 0 and si._ranked == si.size == 577
 
 
 # ---------------------------------------------------------------- the forward check
@@ -401,9 +401,10 @@ def test_lookups_and_draws_through_posting_lists_match_python(seed, sseed):
 @SETTINGS
 @given(st.integers(0, 1 << 30), st.sampled_from([6, 8, 16]))
 def test_index_entries_are_the_transformed_grids_edges(seed, n):
-    """Entry 16·row + t of a size index holds the edges of apply_grid(grid, t) read off the
-    transformed grid itself (tilelib.bits.edges), the pin bitmap oriented by t, and the sort key
-    (60 hash bits, t): the vectorised expansion checked against the symmetry group's grids."""
+    """Entry 16·row + t of a size index has the edges of apply_grid(grid, t) read off the
+    transformed grid itself (tilelib.bits.edges) and the pin bitmap oriented by t, in the C table
+    and in numpy; the rows sort by their 60 hash bits: the pull-back through the transforms
+    checked against the symmetry group's grids."""
     from tilelib.bits import edges as grid_edges
     from tilelib.symmetry import apply_grid
 
@@ -414,12 +415,18 @@ def test_index_entries_are_the_transformed_grids_edges(seed, n):
     pins = rng.integers(0, 1 << 16, size=k)
     si = index_module._SizeIndex(n)
     si.add_arrays(hashes, np.array([grid_edges(g) for g in grids], dtype=np.int64), rng.integers(1, 4, size=k), pins)
+    py = index_module._SizeIndex(n)
+    py.add_arrays(hashes, np.array([grid_edges(g) for g in grids], dtype=np.int64), rng.integers(1, 4, size=k), pins, table=False)
     for row, g in enumerate(grids):
+        assert int(si.H[row]) == index_module.sort_key(hashes[row], 0) >> 4
         for t in range(16):
             e = 16 * row + t
-            assert tuple(int(v) for v in si.OE[e]) == grid_edges(apply_grid(g, t))
-            assert int(si.PINS[e]) == index_module.oriented_pins(int(pins[row]), t)
-            assert int(si.SK[e]) == index_module.sort_key(hashes[row], t)
+            want = grid_edges(apply_grid(g, t))
+            assert tuple(si.edges(e)) == want == tuple(py.edges(e))
+            assert int(si.oriented_pins(np.array([e]))[0]) == index_module.oriented_pins(int(pins[row]), t)
+            # the lookup of the whole oriented edges finds this entry, in C and in numpy
+            c = Constraint(n, ((1 << n) - 1,) * 4, want)
+            assert e in si.lookup(c, False).tolist() and e in py.lookup_py(c, False).tolist()
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -432,14 +439,14 @@ def test_tables_built_on_threads_answer_as_one_built_inline(threads):
     ref = random_index(1)
     lazy = MemoryIndex()
     for n, si in ref.sizes.items():
-        ent = np.arange(0, si.size, 16)
-        lazy._size(n).add_arrays(list(si.hashes), si.OE[ent], si.M[ent], si.PINS[ent].astype(np.int64), table=False)
+        k = si.size
+        lazy._size(n).add_arrays(list(si.hashes), si.CE[:k], si.M[:k], si.PINS[:k].astype(np.int64), table=False)
         assert lazy.sizes[n].table is None
     build_tables(list(lazy.sizes.values()), threads=threads)
     for n in ref.sizes:
         a, b = lazy.sizes[n], ref.sizes[n]
         assert a.hashes == b.hashes and a.size == b.size
-        for name in ("OE", "PINS", "M", "SK"):
+        for name in ("CE", "PINS", "M", "H"):
             assert (getattr(a, name)[: a.size] == getattr(b, name)[: b.size]).all()
         for _ in range(40):
             c = random_constraint(rng, ref, n)
@@ -466,7 +473,7 @@ def test_a_level_view_answers_as_an_index_of_its_levels_tiles(seed):
     alone = {s_: MemoryIndex() for s_ in sets}
     for n, count in ((6, 200), (8, 90)):
         lines = valid_lines(n)
-        for k in [count // 2] + [1] * 8 + [EXTRA_LIMIT // 16 + 3]:  # built, extras, a rebuild
+        for k in [count // 2] + [1] * 8 + [EXTRA_LIMIT + 3]:  # built, extras, a rebuild
             rows, lv = [], []
             for _ in range(k):
                 m = int(rng.integers(1, 4))
@@ -516,22 +523,23 @@ def test_appended_entries_go_into_room_made_up_front(monkeypatch):
     """An index's arrays and its C table keep a quarter of room past their entries, so the drained
     tiles a forked half appends are written into pages of their own: nothing inherited is copied
     (no reallocation) until that room is spent, and lookups still match Python."""
-    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 4096)
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 64)
     rng = np.random.default_rng(9)
     idx = MemoryIndex()
-    idx.add_rows(6, random_rows(rng, 6, 400, m_hi=3))  # 6,400 entries at once
+    idx.add_rows(6, random_rows(rng, 6, 1200, m_hi=3))  # 1,200 tiles at once: a table built
+    monkeypatch.setattr(index_module, "EXTRA_LIMIT", 4096)
     si = idx._size(6)
-    room, table_room, sk = len(si.SK), si.table.room, si.SK.ctypes.data
-    assert room >= 6400 + 6400 // 4 and table_room >= 6400 + 6400 // 4
-    for _ in range(90):  # 1,440 entries, one tile at a time: within the room
+    room, table_room, hk = len(si.H), si.table.room, si.H.ctypes.data
+    assert room >= 1200 + 1200 // 4 and table_room >= 1200 + 1200 // 4
+    for _ in range(90):  # 90 tiles, one at a time: within the room
         idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))
-    assert si.size == 7840 and si.SK.ctypes.data == sk and si.table.room == table_room and si.table.E == 1440
+    assert si.size == 1290 and si.H.ctypes.data == hk and si.table.room == table_room and si.table.E == 90
     for _ in range(20):
         c = random_constraint(rng, idx, 6)
         assert si.lookup(c, False).tolist() == si.lookup_py(c, False).tolist()
     for _ in range(30):  # past the room: both grow, by a quarter or more
-        idx.add_rows(6, random_rows(rng, 6, 1, m_hi=3))
-    assert len(si.SK) >= si.size and si.table.room >= si.table.N > table_room
+        idx.add_rows(6, random_rows(rng, 6, 12, m_hi=3))
+    assert len(si.H) >= si.size and si.table.room >= si.table.N > table_room
     for _ in range(20):
         c = random_constraint(rng, idx, 6)
         assert si.lookup(c, True).tolist() == si.lookup_py(c, True).tolist()
