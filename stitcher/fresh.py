@@ -58,67 +58,63 @@ def _parity(sol: str) -> int:
 
 
 class FreshRule:
-    """The held solutions on the board and the dead marks they put in the indexes (module doc)."""
+    """The held solutions on the board and the dead marks they put in the index (module doc). Which
+    tile has which solution is the index's (``MemoryIndex.solution``, ``rows_of_solution``: arrays,
+    not a Python object per tile, so a forked half reads them without copying the parent's pages);
+    this rule owns only the counts of the solutions on the board."""
 
     def __init__(self, index) -> None:
         self.index = index
-        self.sol_of: dict[str, str] = {}  # tile hash -> solution (held n)
-        self.tiles_of: dict[str, list[tuple[int, str]]] = {}  # solution -> indexed (n, tile hash)
         self.on_board: dict[str, int] = {}  # solution -> squares holding it
         self.half: int | None = None  # inside a half: its parity (reserve)
-        for h, (n, sol) in index.solutions.items():
-            self._map(h, sol, n)
 
-    def _map(self, h: str, sol: str, n: int) -> None:
-        if h not in self.sol_of:
-            self.sol_of[h] = sol
-            self.tiles_of.setdefault(sol, []).append((n, h))
-
-    def _mark(self, sol: str, dead: bool) -> None:
-        by_n: dict[int, list[str]] = {}
-        for n, h in self.tiles_of.get(sol, ()):
-            by_n.setdefault(n, []).append(h)
-        for n, hs in by_n.items():
-            self.index.set_dead(n, hs, dead)
+    def _mark(self, n: int, sol: str, dead: bool) -> None:
+        self.index.set_dead_rows(n, self.index.rows_of_solution(n, sol), dead)
 
     def learn(self, h: str, tile) -> None:
-        """A tile the stitch made (now in the indexes): dead at once if its solution is on the board."""
+        """A tile the stitch made (now in the index): dead at once if its solution is on the board."""
         if held(tile.n):
             sol = solution_hash(tile.n, tile.canonical()[0].solution)  # a canonical tile's solution is canonical
-            self._map(h, sol, tile.n)
+            self.index.learn_solution(tile.n, h, sol)
             if self.on_board.get(sol):
                 self.index.set_dead(tile.n, [h], True)
 
-    def put(self, h: str) -> None:
-        """Tile h went on a square."""
-        sol = self.sol_of.get(h)
+    def put(self, n: int, h: str) -> None:
+        """Tile h (of side n) went on a square."""
+        sol = self.index.solution(n, h)
         if sol is not None:
             self.on_board[sol] = self.on_board.get(sol, 0) + 1
             if self.on_board[sol] == 1:
-                self._mark(sol, True)
+                self._mark(n, sol, True)
 
-    def take(self, h: str) -> None:
-        """Tile h came off a square."""
-        sol = self.sol_of.get(h)
+    def take(self, n: int, h: str) -> None:
+        """Tile h (of side n) came off a square."""
+        sol = self.index.solution(n, h)
         if sol is not None:
             self.on_board[sol] -= 1
-            if not self.on_board[sol] and not self._reserved(sol):
-                self._mark(sol, False)
+            if not self.on_board[sol] and not self._reserved(n, sol):
+                self._mark(n, sol, False)
 
-    def clashes(self, h: str) -> bool:
+    def clashes(self, n: int, h: str) -> bool:
         """Whether tile h's solution is already on the board (a half's placement, at graft)."""
-        sol = self.sol_of.get(h)
+        sol = self.index.solution(n, h)
         return sol is not None and self.on_board.get(sol, 0) > 0
 
     def reserve(self, half: int) -> None:
         """Inside half ``half`` (a forked worker): library solutions of the other parity are the
-        other half's; mark their tiles dead."""
+        other half's; mark their tiles dead (those of a solution on the board already are)."""
         self.half = half
-        for sol in [s for s in self.tiles_of if self._reserved(s) and not self.on_board.get(s)]:
-            self._mark(sol, True)
+        for n in self.index.sizes:
+            rows, parity = self.index.solution_rows(n)
+            rows = rows[parity != half]
+            if self.on_board and len(rows):
+                si = self.index.sizes[n]
+                on = np.array([s.encode() for s, k in self.on_board.items() if k], dtype="S64")
+                rows = rows[~np.isin(si.SOL[rows], on)]
+            self.index.set_dead_rows(n, rows.tolist(), True)
 
-    def _reserved(self, sol: str) -> bool:
-        return self.half is not None and sol in self.tiles_of and _parity(sol) != self.half
+    def _reserved(self, n: int, sol: str) -> bool:
+        return self.half is not None and _parity(sol) != self.half and bool(self.index.rows_of_solution(n, sol))
 
     def banned(self, grid: np.ndarray, is_spent: Callable[[str], bool]) -> bool:
         """Whether a made grid may not go on the board: its solution is on it, is the other half's,
@@ -126,4 +122,4 @@ class FreshRule:
         if not held(len(grid)):
             return False
         sol = grid_solution_hash(grid)
-        return bool(self.on_board.get(sol)) or self._reserved(sol) or is_spent(sol)
+        return bool(self.on_board.get(sol)) or self._reserved(len(grid), sol) or is_spent(sol)

@@ -155,7 +155,7 @@ def graft(run: StitchRun, res: HalfResult) -> list[int]:
     run.st.merge(res.stats)
     clashed = []
     for k, h, t, edges in res.placed:
-        if run.fresh is not None and run.fresh.clashes(h):
+        if run.fresh is not None and run.fresh.clashes(run.at.n(k), h):
             clashed.append(k)
             run.st.bump(run.at.n(k), "clashed")
             continue

@@ -113,7 +113,6 @@ class _SizeIndex:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.hashes: list[str] = []
         self.size = 0  # rows (canonical tiles); entry keys are 16 * row + t
         cap = 1024
         # 21 bytes per tile: a line fits 16 bits, m = 1..4 a byte (the C table takes int64 copies)
@@ -123,7 +122,14 @@ class _SizeIndex:
         self.H = np.zeros(cap, dtype=np.uint64)  # the hash's first 60 bits: the rows' order
         self.DEAD = np.zeros(cap, dtype=bool)  # dead rows (set_dead)
         self.LV = np.zeros(cap, dtype=np.uint8)  # ladder level of each tile (0: not known)
-        self._row: dict[str, int] | None = None  # hash -> row, built at the first set_dead
+        # hashes and solution hashes (b"": not known or not held) as bytes, not a Python string per
+        # tile: a forked half reads them without touching (so copying) the parent's pages
+        self.HS = np.zeros(cap, dtype="S64")
+        self.SOL = np.zeros(cap, dtype="S64")
+        self._sorted = 0  # rows 0.._sorted-1 are in ascending hash order (row_of searches them)
+        self._late: dict[str, int] = {}  # hash -> row of the rows past them
+        self._sol_rows: tuple[np.ndarray, np.ndarray] | None = None  # rows_of_solution's sort
+        self._sol_late: dict[bytes, list[int]] = {}  # solution -> rows past that sort
         self._buckets: list[dict[int, np.ndarray]] | None = None  # lookup_py's, built at its first call
         self._bucketed = 0  # rows in them
         self._ranked = 0  # rows in the C table's bitsets (the rest are its extras)
@@ -139,7 +145,7 @@ class _SizeIndex:
         if need <= cap:
             return
         cap = max(need + need // 4, cap + cap // 4)
-        for name in ("CE", "PINS", "M", "H", "DEAD", "LV"):
+        for name in ("CE", "PINS", "M", "H", "DEAD", "LV", "HS", "SOL"):
             old = getattr(self, name)
             new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -166,29 +172,39 @@ class _SizeIndex:
         pins: np.ndarray,
         table: bool = True,
         ladder=None,
+        sols=None,
     ) -> None:
-        """Add canonical tiles as arrays: edges (k, 4), m (k,), canonical pin bitmaps (k,), ladder
-        levels (k,; None: not known). Cost O(k) plus the C table's extend (O(extras)) or, past
-        EXTRA_LIMIT, its rebuild; ``table=False`` leaves the C table unbuilt until ``build_tables``
-        (lookups need it built)."""
+        """Add canonical tiles as arrays: hashes (str or bytes), edges (k, 4), m (k,), canonical pin
+        bitmaps (k,), ladder levels (k,; None: not known), solution hashes (k,; None or b"": not
+        known). Cost O(k) plus the C table's extend (O(extras)) or, past EXTRA_LIMIT, its rebuild;
+        ``table=False`` leaves the C table unbuilt until ``build_tables`` (lookups need it built)."""
         if not len(hashes):
             return
-        k, k0 = len(hashes), self.size
+        hs = _as_bytes(hashes, "hash")
+        k, k0 = len(hs), self.size
         self._grow(k0 + k)
         sl = slice(k0, k0 + k)
         self.CE[sl] = np.asarray(canon, dtype=np.int64)
         self.PINS[sl] = np.asarray(pins, dtype=np.int64)
-        self.H[sl] = np.array([int(h[:15], 16) for h in hashes], dtype=np.uint64)
+        self.H[sl] = np.array([int(h[:15], 16) for h in hs.tolist()], dtype=np.uint64)
+        self.HS[sl] = hs
         self.M[sl] = m
         self.LV[sl] = 0 if ladder is None else _level_codes(ladder)
-        self._added(hashes, k0, table)
+        if sols is not None:
+            self.SOL[sl] = _as_bytes(sols, "solution hash")
+            for j, sol in enumerate(self.SOL[sl].tolist() if self._sol_rows is not None else ()):
+                if sol:
+                    self._sol_late.setdefault(sol, []).append(k0 + j)
+        self._added(hs, k0, table)
 
-    def _added(self, hashes: list[str], k0: int, table: bool) -> None:
-        """Bookkeeping after rows k0.. were written: hashes, size, and the C table."""
-        if self._row is not None:
-            self._row.update((h, k0 + j) for j, h in enumerate(hashes))
-        self.hashes.extend(hashes)
-        self.size = k0 + len(hashes)
+    def _added(self, hs: np.ndarray, k0: int, table: bool) -> None:
+        """Bookkeeping after rows k0.. were written: where row_of finds them, size, the C table."""
+        k = len(hs)
+        if self._sorted == k0 and (k == 1 or bool((hs[1:] > hs[:-1]).all())) and (k0 == 0 or hs[0] > self.HS[k0 - 1]):
+            self._sorted = k0 + k
+        else:
+            self._late.update((h.decode(), k0 + j) for j, h in enumerate(hs.tolist()))
+        self.size = k0 + k
         if not table:
             self.table = None
         elif self.table is not None and self.size - self._ranked <= max(EXTRA_LIMIT, self._ranked // EXTRA_SHARE):
@@ -196,11 +212,38 @@ class _SizeIndex:
         else:
             self.table = self._table()
 
+    @property
+    def hashes(self) -> list[str]:
+        """The tiles' hashes in row order."""
+        return [h.decode() for h in self.HS[: self.size].tolist()]
+
+    def hash_of(self, row: int) -> str:
+        return self.HS[row].decode()
+
     def row_of(self, h: str) -> int | None:
-        """The row of tile h in this size, or None."""
-        if self._row is None:
-            self._row = {x: j for j, x in enumerate(self.hashes)}
-        return self._row.get(h)
+        """The row of tile h in this size, or None: a binary search of the sorted rows, then the
+        later ones."""
+        hb = h.encode()
+        j = int(np.searchsorted(self.HS[: self._sorted], hb))
+        if j < self._sorted and self.HS[j] == hb:
+            return j
+        return self._late.get(h)
+
+    def rows_of_solution(self, sol: bytes) -> list[int]:
+        """The rows whose solution hash is ``sol`` (ascending): a binary search of the solutions
+        sorted at the first call, then the rows added since."""
+        if self._sol_rows is None:
+            order = np.argsort(self.SOL[: self.size], kind="stable")
+            self._sol_rows = (self.SOL[order], order)
+        keys, order = self._sol_rows
+        a, b = np.searchsorted(keys, sol, side="left"), np.searchsorted(keys, sol, side="right")
+        return sorted(order[a:b].tolist() + self._sol_late.get(sol, []))
+
+    def set_solution(self, row: int, sol: bytes) -> None:
+        """The solution hash of a row added without one (a tile the stitch made)."""
+        self.SOL[row] = sol
+        if self._sol_rows is not None:
+            self._sol_late.setdefault(sol, []).append(row)
 
     def set_levels(self, rows: np.ndarray, ladder) -> None:
         """The ladder levels of the tiles at ``rows`` (an index built without them); the C table is
@@ -326,6 +369,14 @@ class _SizeIndex:
         return keys[np.lexsort((keys, self.H[keys >> 4]))]  # (hash, t) order, as the C table
 
 
+def _as_bytes(values, what: str) -> np.ndarray:
+    """Hashes (str or bytes; at most 64 characters, as every tile and solution hash) as an S64 array."""
+    arr = np.asarray([v.encode() if isinstance(v, str) else v for v in values] if isinstance(values, list) else values)
+    if arr.dtype.kind != "S" or arr.dtype.itemsize > 64:
+        raise ValueError(f"a {what} is at most 64 ASCII characters")
+    return arr.astype("S64")
+
+
 @lru_cache(maxsize=1)
 def _table_maps() -> tuple[np.ndarray, np.ndarray]:
     """The C table's ``plan`` (16 x 4: side s of transform t reads canonical side ``src`` | 4 if
@@ -358,7 +409,6 @@ class MemoryIndex:
     def __init__(self) -> None:
         self.sizes: dict[int, _SizeIndex] = {}
         self.info: ActiveInfo | None = None  # how ``open`` got the active set
-        self.solutions: dict[str, tuple[int, str]] = {}  # tile hash -> (n, solution hash), n >= 10 (fresh)
 
     @staticmethod
     def load(conn, ns, cap: int = ACTIVE_CAP) -> MemoryIndex:
@@ -383,12 +433,7 @@ class MemoryIndex:
         for n in sorted(set(ns)):
             a = act.get(n)
             if a is not None and len(a):
-                hashes = [h.decode() for h in a.hashes.tolist()]
-                idx._size(n).add_arrays(hashes, a.edges, a.m, a.pins, table=False, ladder=a.ladder)
-                if a.sols is not None:
-                    idx.solutions.update(
-                        (h, (n, sol.decode())) for h, sol in zip(hashes, a.sols.tolist(), strict=True) if sol
-                    )
+                idx._size(n).add_arrays(a.hashes, a.edges, a.m, a.pins, table=False, ladder=a.ladder, sols=a.sols)
             else:
                 idx._size(n)
         build_tables(idx.sizes.values())
@@ -400,11 +445,51 @@ class MemoryIndex:
         return self.sizes[n]
 
     def tiles(self, n: int) -> int:
-        return len(self._size(n).hashes)
+        return self._size(n).size
 
     def tile_hashes(self, n: int) -> list[str]:
         """The hashes of size n's tiles, in the index's (ascending hash, then added) order."""
-        return list(self._size(n).hashes)
+        return self._size(n).hashes
+
+    def set_dead_rows(self, n: int, rows, dead: bool) -> None:
+        """Mark size n's rows dead — left out of every lookup — or alive."""
+        si = self.sizes.get(n)
+        if si is not None:
+            si.set_dead(list(rows), dead)
+
+    def solution(self, n: int, h: str) -> str | None:
+        """The solution hash of size n's tile h (None: not indexed, or its solution not known)."""
+        si = self.sizes.get(n)
+        row = None if si is None else si.row_of(h)
+        if row is None:
+            return None
+        sol = si.SOL[row]
+        return sol.decode() if sol else None
+
+    def rows_of_solution(self, n: int, sol: str) -> list[int]:
+        """Size n's rows whose solution hash is ``sol``."""
+        si = self.sizes.get(n)
+        return [] if si is None else si.rows_of_solution(sol.encode())
+
+    def learn_solution(self, n: int, h: str, sol: str) -> None:
+        """Tile h's solution hash (a tile the stitch made, added without one)."""
+        si = self.sizes.get(n)
+        row = None if si is None else si.row_of(h)
+        if row is not None and not si.SOL[row]:
+            si.set_solution(row, sol.encode())
+
+    def solution_rows(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, parity): size n's rows with a known solution hash, and the parity of each hash's
+        last hex digit (the halves' split, ``stitcher.fresh``)."""
+        si = self.sizes.get(n)
+        if si is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        sol = si.SOL[: si.size]
+        length = np.char.str_len(sol)
+        rows = np.flatnonzero(length > 0)
+        last = sol[rows].view(np.uint8).reshape(len(rows), 64)[np.arange(len(rows)), length[rows] - 1].astype(np.int64)
+        value = np.where(last >= ord("a"), last - ord("a") + 10, np.where(last >= ord("A"), last - ord("A") + 10, last - ord("0")))
+        return rows, value & 1
 
     def set_dead(self, n: int, hashes, dead: bool) -> None:
         """Mark size n's tiles ``hashes`` (those it holds) dead — left out of every lookup — or alive."""
@@ -460,7 +545,7 @@ class MemoryIndex:
         """(hash, t, oriented edges) of a candidate key."""
         si = self.sizes[n]
         k = int(key)
-        return si.hashes[k >> 4], k & 15, tuple(si.edges(k))
+        return si.hash_of(k >> 4), k & 15, tuple(si.edges(k))
 
 
 class LevelView:

@@ -67,7 +67,7 @@ class Placements:
             self._turn[i] = self._seq
         self.count += 1
         if self.fresh is not None:
-            self.fresh.put(h)
+            self.fresh.put(s + 1, h)
 
     def remove(self, i: int) -> None:
         """Take square i's tile off (``put``'s inverse; its turn is kept for ``put_back``)."""
@@ -80,7 +80,7 @@ class Placements:
         del self._edges[i]
         self.count -= 1
         if self.fresh is not None:
-            self.fresh.take(h)
+            self.fresh.take(s + 1, h)
 
     def take_off(self, ks: list[int]) -> dict:
         """Remove squares ks; returns what ``put_back`` needs to restore them as they were."""
