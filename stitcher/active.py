@@ -45,7 +45,7 @@ from tilelib.tile import nibbles
 
 FORMAT = "tiles-stitch-index/2"  # /2: with each tile's ladder level (profiled builds)
 FRESH_FORMAT = "tiles-stitch-index-fresh/1"
-ACTIVE_CAP = 32_768  # tiles per size: 524,288 oriented entries in the C table
+ACTIVE_CAP = 32_768  # tiles per size: rows of the C table (524,288 oriented entries)
 SUFFIX = ".stitch-index"
 FRESH_SUFFIX = ".stitch-index-fresh"
 _CHUNK = 50_000

@@ -332,7 +332,8 @@ class _SizeIndex:
         """The oriented edges of entry ``key``."""
         if self.table is not None:
             return self.table.edges(key)
-        return transform_edges(tuple(int(v) for v in self.CE[key >> 4]), self.n, key & 15)
+        a, b, c, d = (int(v) for v in self.CE[key >> 4])
+        return transform_edges((a, b, c, d), self.n, key & 15)
 
     def lookup(self, c: Constraint, m1: bool, levels: int = 0) -> np.ndarray:
         """Entry keys (16 * row + t) satisfying c (and m = 1 if asked, and of a ladder level in the
@@ -357,9 +358,10 @@ class _SizeIndex:
             whole = [s for s in sides if p.masks[s] == full]
             if whole:
                 got = [self.buckets()[s].get(p.values[s]) for s in whole]
-                if any(g is None for g in got):
+                hit = [g for g in got if g is not None]
+                if len(hit) < len(got):
                     continue
-                rows = min(got, key=len)
+                rows = min(hit, key=len)
             else:
                 rows = np.arange(k, dtype=np.int64)
             for s in sides:
@@ -461,7 +463,7 @@ class MemoryIndex:
         """The solution hash of size n's tile h (None: not indexed, or its solution not known)."""
         si = self.sizes.get(n)
         row = None if si is None else si.row_of(h)
-        if row is None:
+        if si is None or row is None:
             return None
         sol = si.SOL[row]
         return sol.decode() if sol else None
@@ -475,7 +477,7 @@ class MemoryIndex:
         """Tile h's solution hash (a tile the stitch made, added without one)."""
         si = self.sizes.get(n)
         row = None if si is None else si.row_of(h)
-        if row is not None and not si.SOL[row]:
+        if si is not None and row is not None and not si.SOL[row]:
             si.set_solution(row, sol.encode())
 
     def solution_rows(self, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -488,7 +490,9 @@ class MemoryIndex:
         length = np.char.str_len(sol)
         rows = np.flatnonzero(length > 0)
         last = sol[rows].view(np.uint8).reshape(len(rows), 64)[np.arange(len(rows)), length[rows] - 1].astype(np.int64)
-        value = np.where(last >= ord("a"), last - ord("a") + 10, np.where(last >= ord("A"), last - ord("A") + 10, last - ord("0")))
+        value = np.where(
+            last >= ord("a"), last - ord("a") + 10, np.where(last >= ord("A"), last - ord("A") + 10, last - ord("0"))
+        )
         return rows, value & 1
 
     def set_dead(self, n: int, hashes, dead: bool) -> None:
@@ -545,7 +549,7 @@ class MemoryIndex:
         """(hash, t, oriented edges) of a candidate key."""
         si = self.sizes[n]
         k = int(key)
-        return si.hash_of(k >> 4), k & 15, tuple(si.edges(k))
+        return si.hash_of(k >> 4), k & 15, si.edges(k)
 
 
 class LevelView:

@@ -413,10 +413,10 @@ def test_index_entries_are_the_transformed_grids_edges(seed, n):
     grids = rng.integers(0, 2, size=(k, n, n)).astype(np.uint8)
     hashes = [rng.bytes(32).hex() for _ in range(k)]
     pins = rng.integers(0, 1 << 16, size=k)
-    si = index_module._SizeIndex(n)
-    si.add_arrays(hashes, np.array([grid_edges(g) for g in grids], dtype=np.int64), rng.integers(1, 4, size=k), pins)
-    py = index_module._SizeIndex(n)
-    py.add_arrays(hashes, np.array([grid_edges(g) for g in grids], dtype=np.int64), rng.integers(1, 4, size=k), pins, table=False)
+    canon, m = np.array([grid_edges(g) for g in grids], dtype=np.int64), rng.integers(1, 4, size=k)
+    si, py = index_module._SizeIndex(n), index_module._SizeIndex(n)
+    si.add_arrays(hashes, canon, m, pins)
+    py.add_arrays(hashes, canon, m, pins, table=False)
     for row, g in enumerate(grids):
         assert int(si.H[row]) == index_module.sort_key(hashes[row], 0) >> 4
         for t in range(16):
