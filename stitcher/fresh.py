@@ -102,16 +102,12 @@ class FreshRule:
 
     def reserve(self, half: int) -> None:
         """Inside half ``half`` (a forked worker): library solutions of the other parity are the
-        other half's; mark their tiles dead (those of a solution on the board already are)."""
+        other half's; mark their tiles dead (those of a solution on the board already are: marking
+        them again changes nothing)."""
         self.half = half
         for n in self.index.sizes:
             rows, parity = self.index.solution_rows(n)
-            rows = rows[parity != half]
-            if self.on_board and len(rows):
-                si = self.index.sizes[n]
-                on = np.array([s.encode() for s, k in self.on_board.items() if k], dtype="S64")
-                rows = rows[~np.isin(si.SOL[rows], on)]
-            self.index.set_dead_rows(n, rows.tolist(), True)
+            self.index.set_dead_rows(n, rows[parity != half].tolist(), True)
 
     def _reserved(self, n: int, sol: str) -> bool:
         return self.half is not None and _parity(sol) != self.half and bool(self.index.rows_of_solution(n, sol))
