@@ -57,6 +57,14 @@ def _parity(sol: str) -> int:
     return int(sol[-1], 16) & 1
 
 
+def parities(sols: np.ndarray) -> np.ndarray:
+    """``_parity`` of each of an S64 array of hex hashes (none empty), as int64."""
+    length = np.char.str_len(sols)
+    last = sols.view(np.uint8).reshape(len(sols), 64)[np.arange(len(sols)), length - 1].astype(np.int64)
+    a, A, zero = ord("a"), ord("A"), ord("0")
+    return np.where(last >= a, last - a + 10, np.where(last >= A, last - A + 10, last - zero)) & 1
+
+
 class FreshRule:
     """The held solutions on the board and the dead marks they put in the index (module doc). Which
     tile has which solution is the index's (``MemoryIndex.solution``, ``rows_of_solution``: arrays,
@@ -106,8 +114,8 @@ class FreshRule:
         them again changes nothing)."""
         self.half = half
         for n in self.index.sizes:
-            rows, parity = self.index.solution_rows(n)
-            self.index.set_dead_rows(n, rows[parity != half].tolist(), True)
+            rows, sols = self.index.solution_rows(n)
+            self.index.set_dead_rows(n, rows[parities(sols) != half], True)
 
     def _reserved(self, n: int, sol: str) -> bool:
         return self.half is not None and _parity(sol) != self.half and bool(self.index.rows_of_solution(n, sol))

@@ -67,7 +67,7 @@ _core = load_twin("stitcher._core")  # None: the numpy reference runs (tilelib.n
 EXTRA_LIMIT = 256
 EXTRA_SHARE = 8
 
-LEVELS = 8  # ladder levels an entry can carry (0..7; 0: not known), the C table's TABLE_LEVELS
+LEVELS = 8  # ladder levels a row can carry (0..7; 0: not known), the C table's TABLE_LEVELS
 
 
 def level_mask(levels) -> int:
@@ -102,10 +102,6 @@ def pin_perm() -> np.ndarray:
 
 def oriented_pins(pins: int, t: int) -> int:
     return int(pin_perm()[t, pins])
-
-
-def sort_key(hash_: str, t: int) -> int:
-    return (int(hash_[:15], 16) << 4) | t
 
 
 class _SizeIndex:
@@ -191,10 +187,12 @@ class _SizeIndex:
         self.M[sl] = m
         self.LV[sl] = 0 if ladder is None else _level_codes(ladder)
         if sols is not None:
-            self.SOL[sl] = _as_bytes(sols, "solution hash")
-            for j, sol in enumerate(self.SOL[sl].tolist() if self._sol_rows is not None else ()):
-                if sol:
-                    self._sol_late.setdefault(sol, []).append(k0 + j)
+            sb = _as_bytes(sols, "solution hash")
+            self.SOL[sl] = sb
+            if self._sol_rows is not None:  # sorted already: rows_of_solution finds these among the later
+                for j, sol in enumerate(sb.tolist()):
+                    if sol:
+                        self.set_solution(k0 + j, sol)
         self._added(hs, k0, table)
 
     def _added(self, hs: np.ndarray, k0: int, table: bool) -> None:
@@ -240,7 +238,8 @@ class _SizeIndex:
         return sorted(order[a:b].tolist() + self._sol_late.get(sol, []))
 
     def set_solution(self, row: int, sol: bytes) -> None:
-        """The solution hash of a row added without one (a tile the stitch made)."""
+        """The solution hash of a row (b"" is none); one sorted already, rows_of_solution finds
+        among the later ones."""
         self.SOL[row] = sol
         if self._sol_rows is not None:
             self._sol_late.setdefault(sol, []).append(row)
@@ -251,11 +250,11 @@ class _SizeIndex:
         self.LV[np.asarray(rows, dtype=np.int64)] = _level_codes(ladder)
         self.table = None
 
-    def set_dead(self, rows: list[int], dead: bool) -> None:
-        """Mark rows dead (their entries left out of lookups) or alive again."""
-        if not rows:
-            return
+    def set_dead(self, rows, dead: bool) -> None:
+        """Mark rows (a sequence or an array) dead (their entries left out of lookups) or alive again."""
         ids = np.asarray(rows, dtype=np.int64)
+        if not len(ids):
+            return
         self.DEAD[ids] = dead
         if self.table is not None:
             self.table.set_dead(ids, dead)
@@ -457,15 +456,18 @@ class MemoryIndex:
         """Mark size n's rows dead — left out of every lookup — or alive."""
         si = self.sizes.get(n)
         if si is not None:
-            si.set_dead(list(rows), dead)
+            si.set_dead(rows, dead)
+
+    def _located(self, n: int, h: str) -> tuple[_SizeIndex, int] | None:
+        """(size n's index, tile h's row), or None when it does not hold h."""
+        si = self.sizes.get(n)
+        row = None if si is None else si.row_of(h)
+        return None if si is None or row is None else (si, row)
 
     def solution(self, n: int, h: str) -> str | None:
         """The solution hash of size n's tile h (None: not indexed, or its solution not known)."""
-        si = self.sizes.get(n)
-        row = None if si is None else si.row_of(h)
-        if si is None or row is None:
-            return None
-        sol = si.SOL[row]
+        at = self._located(n, h)
+        sol = b"" if at is None else at[0].SOL[at[1]]
         return sol.decode() if sol else None
 
     def rows_of_solution(self, n: int, sol: str) -> list[int]:
@@ -475,25 +477,17 @@ class MemoryIndex:
 
     def learn_solution(self, n: int, h: str, sol: str) -> None:
         """Tile h's solution hash (a tile the stitch made, added without one)."""
-        si = self.sizes.get(n)
-        row = None if si is None else si.row_of(h)
-        if si is not None and row is not None and not si.SOL[row]:
-            si.set_solution(row, sol.encode())
+        at = self._located(n, h)
+        if at is not None and not at[0].SOL[at[1]]:
+            at[0].set_solution(at[1], sol.encode())
 
     def solution_rows(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, parity): size n's rows with a known solution hash, and the parity of each hash's
-        last hex digit (the halves' split, ``stitcher.fresh``)."""
+        """(rows, solution hashes): size n's rows with a known solution hash, and those hashes (S64)."""
         si = self.sizes.get(n)
         if si is None:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        sol = si.SOL[: si.size]
-        length = np.char.str_len(sol)
-        rows = np.flatnonzero(length > 0)
-        last = sol[rows].view(np.uint8).reshape(len(rows), 64)[np.arange(len(rows)), length[rows] - 1].astype(np.int64)
-        value = np.where(
-            last >= ord("a"), last - ord("a") + 10, np.where(last >= ord("A"), last - ord("A") + 10, last - ord("0"))
-        )
-        return rows, value & 1
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype="S64")
+        rows = np.flatnonzero(np.char.str_len(si.SOL[: si.size]) > 0)
+        return rows, si.SOL[rows]
 
     def set_dead(self, n: int, hashes, dead: bool) -> None:
         """Mark size n's tiles ``hashes`` (those it holds) dead — left out of every lookup — or alive."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stitcher.fresh import FreshRule
+from stitcher.fresh import FreshRule, parities
 from stitcher.index import MemoryIndex, _SizeIndex
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -67,16 +67,18 @@ def test_rows_and_solutions_are_found_as_a_dict_would(seed):
 @SETTINGS
 @given(st.lists(st.text("0123456789abcdefABCDEF", min_size=1, max_size=64) | st.just(""), max_size=30))
 def test_solution_parity_is_the_last_hex_digit(sols):
-    """``solution_rows``: the rows with a solution hash, each with int(last digit, 16) & 1."""
+    """``solution_rows``: the rows with a solution hash and those hashes; ``fresh.parities`` of them:
+    int(last digit, 16) & 1 each."""
     idx = MemoryIndex()
     k = len(sols)
     if k:
         rng = np.random.default_rng(k)
         hashes, canon, m, pins = _rows(rng, k)
         idx._size(12).add_arrays(hashes, canon, m, pins, table=False, sols=sols)
-    rows, parity = idx.solution_rows(12)
+    rows, got = idx.solution_rows(12)
     assert rows.tolist() == [j for j, s in enumerate(sols) if s]
-    assert parity.tolist() == [int(s[-1], 16) & 1 for s in sols if s]
+    assert [g.decode() for g in got.tolist()] == [s for s in sols if s]
+    assert parities(got).tolist() == [int(s[-1], 16) & 1 for s in sols if s]
 
 
 def test_hashes_longer_than_64_characters_are_refused():
