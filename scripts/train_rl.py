@@ -17,6 +17,7 @@ MaskablePPO, the env's ``action_masks``) is the default; ``--algo ppo`` is plain
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -125,6 +126,7 @@ def main(argv=None) -> int:
     venv = DummyVecEnv(
         [lambda p=p: gymnasium.make(CELLS_ID, manifest=str(p), library=str(lib), shaped=True) for p in train]
     )
+    os.environ.setdefault("SB3_LOGDIR", str(a.work / "sb3-logs"))  # not a new folder in /tmp per learn
     algo = MaskablePPO if a.algo == "maskable" else PPO
     model = algo(
         "MlpPolicy",

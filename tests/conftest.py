@@ -14,6 +14,13 @@ settings.register_profile("ci", deadline=None, max_examples=60, derandomize=True
 settings.load_profile("ci")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sb3_logs_stay_in_the_session(tmp_path_factory):
+    """stable-baselines3 makes a log folder per ``learn`` in the system's temp dir unless
+    SB3_LOGDIR names one: the tests' (and their subprocesses') go under the session's tmp."""
+    os.environ.setdefault("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+
+
 @pytest.fixture
 def lib_path(tmp_path):
     return tmp_path / "lib.sqlite"
