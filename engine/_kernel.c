@@ -136,6 +136,46 @@ static PyObject *py_fit_lines(PyObject *self, PyObject *args) {
     return out;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* generator.thin.removal_order's sort: the non-corner cells r*n + c, each keyed by the next 4
+ * bytes of ``keys`` (big-endian), ordered by (key, cell). */
+static PyObject *py_removal_order(PyObject *self, PyObject *args) {
+    int n;
+    Py_buffer keys;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "iy*", &n, &keys)) return NULL;
+    if (!checked_tables(n)) { PyBuffer_Release(&keys); return NULL; }
+    const int m = n * n - 4;
+    if (keys.len != 4 * (Py_ssize_t)m) {
+        PyErr_Format(PyExc_ValueError, "removal_order: %d cells need %d key bytes, got %zd", m, 4 * m, keys.len);
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    uint64_t buf[MAXN * MAXN];
+    const unsigned char *k = (const unsigned char *)keys.buf;
+    int j = 0;
+    for (int i = 0; i < n * n; i++) {
+        if (i == 0 || i == n - 1 || i == n * (n - 1) || i == n * n - 1) continue;
+        const unsigned char *b = k + 4 * j;
+        uint32_t key = ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3];
+        buf[j++] = ((uint64_t)key << 32) | (uint32_t)i;
+    }
+    PyBuffer_Release(&keys);
+    qsort(buf, (size_t)m, sizeof buf[0], cmp_u64);
+    PyObject *out = PyList_New(m);
+    if (!out) return NULL;
+    for (j = 0; j < m; j++) {
+        PyObject *v = PyLong_FromLong((long)(buf[j] & 0xffffffffu));
+        if (!v) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, j, v);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"rate_rows", py_rate_rows, METH_VARARGS,
      "rate_rows(n, vals, known) -> (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation,"
@@ -154,6 +194,9 @@ static PyMethodDef methods[] = {
      "the standard solve with levels 1..levels still solves (Unruly's rule)"},
     {"fit_lines", py_fit_lines, METH_VARARGS,
      "fit_lines(n, must0, must1) -> [valid n-bit lines p with p & must0 == 0 and p & must1 == must1, ascending]"},
+    {"removal_order", py_removal_order, METH_VARARGS,
+     "removal_order(n, keys) -> the non-corner cells r*n + c ordered by (key, cell), cell i's key the "
+     "next 4 bytes of keys, big-endian: generator.thin.removal_order's sort"},
     {"complete_windows", py_complete_windows, METH_VARARGS,
      "complete_windows(H, W, values, known, windows, exclude, seed, max_nodes) -> (status, grid bytes or None, "
      "nodes): a completion of square windows of a region by line domains (see _complete.c)"},

@@ -168,13 +168,16 @@ def features_rows(n: int, sol: Sequence[int], givens: list[int], solutions, ladd
         raise ValueError("the solution list does not contain the tile's solution")
     order = sorted(others)
     nibs = [_sides_differ(n, sol, others[b]) for b in order]
-    flip = [0] * n
+    flip = bytes(bits.blob_len(n))  # m = 1 (most tiles): nothing flips
     pins = 0
-    for b, nb in zip(order, nibs, strict=True):
-        pins |= nb
-        for r, (x, y) in enumerate(zip(others[b], sol, strict=True)):
-            flip[r] |= x ^ y
-    given = sum(bin(g).count("1") for g in givens)
+    if order:
+        rows = [0] * n
+        for b, nb in zip(order, nibs, strict=True):
+            pins |= nb
+            for r, (x, y) in enumerate(zip(others[b], sol, strict=True)):
+                rows[r] |= x ^ y
+        flip = rows_blob(rows, n)
+    given = sum(g.bit_count() for g in givens)
     return Features(
         version=GENERATOR_VERSION,
         m=1 + len(order),
@@ -187,6 +190,6 @@ def features_rows(n: int, sol: Sequence[int], givens: list[int], solutions, ladd
         pins=pins,
         pin_depth=pin_depth(nibs),
         alt_sides=pack_nibbles(nibs),
-        flip=rows_blob(flip, n),
+        flip=flip,
         alts=b"".join(order),
     )

@@ -48,7 +48,7 @@ from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
 from tilelib.rules import violations
 from tilelib.symmetry import transform_side_mask
-from tilelib.tile import Features, Tile
+from tilelib.tile import Features, Tile, features_image
 
 if TYPE_CHECKING:
     import numpy as np
@@ -146,7 +146,12 @@ class MakeStats:
 
 
 def make_tile(
-    params: GenParams, stream: Stream, fixed: tuple | None = None, *, solution: np.ndarray | None = None
+    params: GenParams,
+    stream: Stream,
+    fixed: tuple | None = None,
+    *,
+    solution: np.ndarray | None = None,
+    canonical: bool = False,
 ) -> Tile | None:
     """One tile for ``params`` from ``stream``; see the module doc.
 
@@ -154,13 +159,20 @@ def make_tile(
     completion is drawn). ``solution`` = a complete valid grid to thin as is
     (no completion step; attempts differ only in thinning order, and a grid
     whose corner-free start is unacceptable raises GenerationFailed at once).
+    ``canonical``: return the tile's canonical image, ``tile.canonical()[0]`` (what a library
+    stores), made from the canonical grids the rating computes anyway.
     """
-    tile, _ = make_tile_stats(params, stream, fixed, solution=solution)
+    tile, _ = make_tile_stats(params, stream, fixed, solution=solution, canonical=canonical)
     return tile
 
 
 def make_tile_stats(
-    params: GenParams, stream: Stream, fixed: tuple | None = None, *, solution: np.ndarray | None = None
+    params: GenParams,
+    stream: Stream,
+    fixed: tuple | None = None,
+    *,
+    solution: np.ndarray | None = None,
+    canonical: bool = False,
 ) -> tuple[Tile | None, MakeStats]:
     """``make_tile`` plus its ``MakeStats``: each attempt takes a solution from its source, thins
     it, rates the canonical tile and keeps it when the targets are met."""
@@ -178,7 +190,7 @@ def make_tile_stats(
             source.unpinnable()
             continue
         counts += res.counts
-        tile = _rated(params, rows, res)
+        tile = _rated(params, rows, res, canonical)
         if tile is None:
             rejected_easy += 1
             continue
@@ -267,18 +279,27 @@ def _thin(params: GenParams, rows: list[int], stream: Stream) -> ThinResult | No
     return thin(n, rows, stream, m_max=params.m_max, seam_mask=params.seam_mask, max_nodes=THIN_NODE_CAP * n * n)
 
 
-def _rated(params: GenParams, rows: list[int], res: ThinResult) -> Tile | None:
+def _rated(params: GenParams, rows: list[int], res: ThinResult, canonical: bool) -> Tile | None:
     """The thinned tile with its features, or None when its rating misses the targets. The canonical
     orientation is rated: L4's cell order makes ``bifurcations`` depend on orientation, and the
-    library stores (and the referee re-rates) the canonical one."""
-    n = params.n
-    tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), params.seam_mask, _bare(n))
+    library stores (and the referee re-rates) the canonical one. ``canonical``: the tile returned
+    is that canonical image, built from the rated grids (no second transform of the tile)."""
+    n, seam = params.n, params.seam_mask
+    tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), seam, _bare(n))
     t, c_sol, c_giv = tile.canonical_rows()  # only the canonical grids are rated: no canonical Tile yet
-    c_known = [g | s for g, s in zip(c_giv, side_rows(n, transform_side_mask(params.seam_mask, t)), strict=True)]
+    c_seam = transform_side_mask(seam, t)
+    c_known = [g | s for g, s in zip(c_giv, side_rows(n, c_seam), strict=True)] if c_seam else c_giv
     lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known, strict=True)], c_known, c_sol)
     if not params.targets.met(lad):
         return None
-    return tile.with_features(features_rows(n, rows, res.givens, res.solutions, lad))
+    feats = features_rows(n, rows, res.givens, res.solutions, lad)
+    if not canonical:
+        return tile.with_features(feats)
+    out = Tile(n, rows_blob(c_sol, n), rows_blob(c_giv, n), c_seam, features_image(n, feats, t))
+    # A canonical image is its own canonical form under t = 0 (the identity gives the smallest key
+    # among its images, and 0 is the smallest t): the library's insert need not search the 16 again.
+    out.__dict__["_canonical_t"] = 0
+    return out
 
 
 @cache

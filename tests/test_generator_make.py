@@ -21,6 +21,7 @@ from tilelib.constraint import Constraint
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
 from tilelib.rules import violations
+from tilelib.tile import Tile
 
 seeds = st.binary(min_size=32, max_size=32)
 
@@ -81,6 +82,41 @@ def test_n6_tiles_match_first_principles(seed, cfg):
 def test_tiles_match_engine(seed, n, seam):
     tile = make_tile(GenParams.make(n, None, seam), Stream(seed, "t"))
     _check_against_engine(tile, default_m_max(n))
+
+
+@settings(max_examples=40)
+@given(
+    seed=seeds,
+    n=st.sampled_from((6, 8, 10)),
+    seam=st.sampled_from((0, 1, 5, 6, 15)),
+    level=st.sampled_from((0, 0, 2, 3)),
+)
+def test_a_canonical_make_is_the_canonical_image_of_the_tile(seed, n, seam, level):
+    """``make_tile(canonical=True)`` builds the canonical image from the rated grids, the features
+    moved by ``features_image`` and the transform primed to 0: the same value, field for field, as
+    canonicalising the tile made in its drawn orientation, and a fresh Tile of those fields (which
+    computes its transform) agrees that it is canonical. Seam sides give tiles with alternatives,
+    whose alts, nibbles, pins and flip mask all move."""
+    p = GenParams.make(n, None, seam, Targets(level=level))
+    drawn = make_tile(p, Stream(seed, "c"))
+    made = make_tile(p, Stream(seed, "c"), canonical=True)
+    canon, _ = drawn.canonical()
+    assert made == canon and made.features == canon.features
+    assert made.canonical() == (made, 0)
+    fresh = Tile(made.n, made.solution, made.givens, made.seam_mask, made.features)
+    assert fresh.canonical_transform() == 0 and fresh.hash == drawn.hash
+
+
+def test_seam_tiles_with_alternatives_are_canonical_too():
+    """The case the property test may draw rarely: m >= 2 with every field of the alternatives."""
+    p = GenParams.make(8, 2, 15)
+    ms = set()
+    for i in range(12):
+        drawn = make_tile(p, Stream(bytes([i]) * 32, "t"))
+        made = make_tile(p, Stream(bytes([i]) * 32, "t"), canonical=True)
+        assert made == drawn.canonical()[0]
+        ms.add(made.features.m)
+    assert 2 in ms
 
 
 def test_seam_tiles_do_have_alternatives():

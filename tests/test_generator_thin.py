@@ -99,6 +99,31 @@ def test_removal_order_is_a_seeded_permutation_of_non_corners():
     assert o != removal_order(n, Stream(bytes(32), "p"))
 
 
+@settings(max_examples=200)
+@given(n=st.sampled_from([2, 4, 6, 10, 16]), data=st.data())
+def test_the_c_removal_order_sorts_as_the_reference_ties_included(n, data):
+    """C against ``removal_order_py`` and against a plain statement of the rule: cells by (key, cell),
+    with keys from a two-value alphabet too, so equal keys fall back to the cell."""
+    from engine.count import c_kernel
+    from generator.thin import _non_corners, removal_order_py
+
+    cells = _non_corners(n)
+    byte = st.sampled_from([0, 255]) if data.draw(st.booleans()) else st.integers(0, 255)
+    keys = bytes(data.draw(st.lists(byte, min_size=4 * len(cells), max_size=4 * len(cells))))
+    want = sorted(cells, key=lambda c: (int.from_bytes(keys[4 * cells.index(c) :][:4], "big"), c))
+    assert removal_order_py(cells, keys) == want
+    assert c_kernel().removal_order(n, keys) == want
+
+
+def test_the_c_removal_order_refuses_the_wrong_key_length_and_side():
+    from engine.count import c_kernel
+
+    with pytest.raises(ValueError, match="32 cells need 128 key bytes, got 127"):
+        c_kernel().removal_order(6, bytes(127))
+    with pytest.raises(ValueError, match="n must be even"):
+        c_kernel().removal_order(7, bytes(4 * 45))
+
+
 def test_corner_free_mask_and_side_rows():
     assert corner_free_mask(6) == [0b011110] + [0b111111] * 4 + [0b011110]
     assert side_rows(6, 1) == [0b111111] + [0] * 5

@@ -56,6 +56,37 @@ def pack_nibbles(values: list[int]) -> int:
     return out
 
 
+def features_image(n: int, f: Features, t: int) -> Features:
+    """A side-n tile's features under transform t (FORMAT §3): the pins and the alternatives' side
+    nibbles permute with the sides, the flip mask takes the geometric steps, the alternatives all
+    three and are sorted again (with their nibbles); the counts and ratings stay."""
+    if t == 0 or (not f.alts and not f.pins and not any(f.flip)):  # the latter: an m = 1 tile's features
+        return f
+    alts, alt_sides = f.alts, f.alt_sides
+    if alts:  # an m = 1 tile (most) has none: nothing to re-sort
+        bl = bits.blob_len(n)
+        images = [grid_image(n, alts[i : i + bl], t, True) for i in range(0, len(alts), bl)]
+        sides = [transform_side_mask(s, t) for s in nibbles(alt_sides, len(images))]
+        order = sorted(range(len(images)), key=lambda i: images[i])
+        alts, alt_sides = b"".join(images[i] for i in order), pack_nibbles([sides[i] for i in order])
+    # every field named (``dataclasses.replace`` walks the fields: half the cost of a transform)
+    return Features(
+        version=f.version,
+        m=f.m,
+        blank=f.blank,
+        ladder=f.ladder,
+        bifurcations=f.bifurcations,
+        used_unique=f.used_unique,
+        needs_unique=f.needs_unique,
+        needs_bifurcation=f.needs_bifurcation,
+        pins=transform_side_mask(f.pins, t),
+        pin_depth=f.pin_depth,
+        alt_sides=alt_sides,
+        flip=grid_image(n, f.flip, t, False),
+        alts=alts,
+    )
+
+
 @dataclass(frozen=True)
 class Tile:
     """An n×n tile: solution and givens BLOBs, seam_mask, features."""
@@ -126,36 +157,13 @@ class Tile:
         """This tile under transform t (FORMAT §3), every field carried along."""
         if t == 0:
             return self
-        n, f = self.n, self.features
-        alts, alt_sides = f.alts, f.alt_sides
-        if alts:  # an m = 1 tile (most) has none: nothing to re-sort
-            bl = bits.blob_len(n)
-            images = [grid_image(n, alts[i : i + bl], t, True) for i in range(0, len(alts), bl)]
-            sides = [transform_side_mask(s, t) for s in nibbles(alt_sides, len(images))]
-            order = sorted(range(len(images)), key=lambda i: images[i])
-            alts, alt_sides = b"".join(images[i] for i in order), pack_nibbles([sides[i] for i in order])
-        # every field named (``dataclasses.replace`` walks the fields: half the cost of a transform)
-        feats = Features(
-            version=f.version,
-            m=f.m,
-            blank=f.blank,
-            ladder=f.ladder,
-            bifurcations=f.bifurcations,
-            used_unique=f.used_unique,
-            needs_unique=f.needs_unique,
-            needs_bifurcation=f.needs_bifurcation,
-            pins=transform_side_mask(f.pins, t),
-            pin_depth=f.pin_depth,
-            alt_sides=alt_sides,
-            flip=grid_image(n, f.flip, t, False),
-            alts=alts,
-        )
+        n = self.n
         return Tile(
             n,
             grid_image(n, self.solution, t, True),
             grid_image(n, self.givens, t, False),
             transform_side_mask(self.seam_mask, t),
-            feats,
+            features_image(n, self.features, t),
         )
 
     def _key(self) -> bytes:
