@@ -68,7 +68,7 @@ class BuildOptions:
     force: bool = False
     start: dict | None = None  # replay: record this start state {snapshot, deltas} (no remote to ask)
     profile: object = None  # difficulty profile: stitcher.profile JSON form, preset name or None
-    workers: int = field(default_factory=default_workers)  # processes for the stitch's halves;
+    workers: int = field(default_factory=default_workers)  # processes for the stitch's halves (and verify);
     #                                    the board is the same for any value (stitcher/halves.py)
     reuse: str = Reuse.FRESH.value  # the fair rule (tilelib.spent): "fresh" or "any"
     play: str = TILE_BY_TILE  # "tile-by-tile": clues until referee.closure covers the board;
@@ -427,7 +427,7 @@ def _clues(night: Night, lib: Library, st: StitchResult, stages: Stages) -> tupl
 def _verify(night: Night, lib: Library, manifest: Manifest, stages: Stages):
     """The referee's full verify; a board that is not ``frontier`` is never shipped (exit 5)."""
     t0 = time.perf_counter()
-    report = verify(manifest, lib)
+    report = verify(manifest, lib, workers=min(2, night.workers))  # rows inspected beside the board steps
     if report.status != "frontier":
         raise VerificationFailed(f"board of {night.day} is {report.status}, not frontier; not shipped")
     stages.done("verify", t0, report.line(), status=report.status)

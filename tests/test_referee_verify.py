@@ -35,9 +35,21 @@ def fx(board21, tmp_path):
     return copy_fixture(board21, tmp_path / "lib.sqlite")
 
 
+_WORKERS = [1]
+
+
+@pytest.fixture(autouse=True, params=[1, 2], ids=["one-process", "rows-aside"])
+def workers(request):
+    """Every test of this file twice: one process, and step 2's rows inspected in a forked process
+    while the later steps run (``verify(workers=2)``, the daily build's): same reports, same failures."""
+    _WORKERS[0] = request.param
+    yield request.param
+    _WORKERS[0] = 1
+
+
 def run_verify(manifest, fx, seed=None):
     with Library.open(fx.lib_path) as lib:
-        return verify(manifest, lib, seed)
+        return verify(manifest, lib, seed, workers=_WORKERS[0])
 
 
 def step_of(manifest, fx, seed=None) -> tuple[str, str]:
@@ -55,11 +67,12 @@ def mutate(m, f):
     return from_json(d)
 
 
-def test_the_fixture_verifies_as_frontier_with_its_seed(fx):
+def test_the_fixture_verifies_as_frontier_with_its_seed(fx, workers):
     m = fx.manifest
     k = len(m.clues)  # what add_clues picked for this board (1 under generator 4, 2 under 5)
     assert k >= 1 and m.tile_count() == 8
     rep = run_verify(m, fx, SEED)
+    assert ("tiles_aside_wait" in rep.timings) == (workers == 2)  # the rows were inspected aside
     assert rep.status == "frontier" and rep.clues == k and rep.tiles == 8 and rep.seed_checked
     assert rep.line().startswith("frontier: 8 tiles, ") and rep.line().endswith(f" {k} clues, seed ok")
     assert rep.rounds >= 1 and rep.unknown_after_propagation == 0
@@ -273,6 +286,9 @@ def test_first_failure_wins_in_spec_order(fx):
     with sqlite3.connect(fx.lib_path) as c:
         c.execute("UPDATE tiles SET blank = 0.5 WHERE hash = ?", (fx.manifest.hashes[1],))
     step, msg = step_of(mutate(fx.manifest, lambda d: d["tiles"][3].update(hash="0" * 64)), fx)
+    assert step == "tiles" and msg.startswith("tiles: tile 1 ") and "blank" in msg
+    # a bad row (step 2, inspected aside under workers=2) and broken seams (step 3, found here)
+    step, msg = step_of(mutate(fx.manifest, lambda d: d["tiles"][0].update(t=(d["tiles"][0]["t"] + 1) % 16)), fx)
     assert step == "tiles" and msg.startswith("tiles: tile 1 ") and "blank" in msg
 
 
