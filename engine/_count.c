@@ -556,6 +556,59 @@ oom:
  * also keep m <= m_max (one count, capped by max_nodes like thin_rows); a solve of
  * givens + seam sides already pins every alternative on a seam side. Returns the
  * givens rows, or None when the start does not pass. */
+/* Cell (r, c) lies on the grid and K knows it (its value is S's bit there). */
+static inline int known_at(const uint32_t *K, int n, int r, int c) {
+    return r >= 0 && r < n && c >= 0 && c < n && ((K[r] >> (n - 1 - c)) & 1);
+}
+
+static inline int equal_pair(const uint32_t *S, const uint32_t *K, int n, int r1, int c1, int r2, int c2) {
+    return known_at(K, n, r1, c1) && known_at(K, n, r2, c2)
+           && ((S[r1] >> (n - 1 - c1)) & 1) == ((S[r2] >> (n - 1 - c2)) & 1);
+}
+
+/* Does the ladder's runs rule (L1) fill the open cell (r, c) in one step from the cells K knows
+ * of the valid grid S: two equal known cells beside it, on either side or around it, in its row or
+ * its column (t_runs' three patterns)? */
+static int runs_fill(const uint32_t *S, const uint32_t *K, int n, int r, int c) {
+    return equal_pair(S, K, n, r, c - 2, r, c - 1) || equal_pair(S, K, n, r, c + 1, r, c + 2)
+           || equal_pair(S, K, n, r, c - 1, r, c + 1) || equal_pair(S, K, n, r - 2, c, r - 1, c)
+           || equal_pair(S, K, n, r + 1, c, r + 2, c) || equal_pair(S, K, n, r - 1, c, r + 1, c);
+}
+
+/* Is the open position `pos` of a line forced by the line's known positions (line ints, bit n-1-i
+ * = position i): do all valid lines that agree with them have one value there? */
+static int line_agrees(const Tables *t, int n, uint32_t vals, uint32_t known, int pos) {
+    uint64_t dom[MAXW];
+    for (int w = 0; w < t->W; w++) {
+        int lo = w * 64, hi = lo + 64 < t->P ? lo + 64 : t->P;
+        dom[w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
+    }
+    while (known) {
+        int b = __builtin_ctz(known);
+        known &= known - 1;
+        const uint64_t *m = t->cm[n - 1 - b][(vals >> b) & 1];
+        for (int w = 0; w < t->W; w++) dom[w] &= m[w];
+    }
+    uint64_t has0 = 0, has1 = 0;
+    for (int w = 0; w < t->W; w++) {
+        has0 |= dom[w] & t->cm[pos][0][w];
+        has1 |= dom[w] & t->cm[pos][1][w];
+    }
+    return (has0 != 0) != (has1 != 0);  /* an empty domain (no fitting line) forces nothing */
+}
+
+/* Is the open cell (r, c) forced by its row or its column of the cells K knows of the grid S? */
+static int line_forced(const Tables *t, int n, const uint32_t *S, const uint32_t *K, int r, int c) {
+    if (line_agrees(t, n, S[r] & K[r], K[r], c)) return 1;
+    const int b = n - 1 - c;
+    uint32_t cv = 0, ck = 0;
+    for (int q = 0; q < n; q++) {
+        cv |= ((S[q] >> b) & 1u) << (n - 1 - q);
+        ck |= ((K[q] >> b) & 1u) << (n - 1 - q);
+    }
+    return line_agrees(t, n, cv & ck, ck, r);
+}
+
 PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
     int n, levels, seam;
     long long m_max, max_nodes;
@@ -593,12 +646,33 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
     ACCEPTABLE(known, ok);
     if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
     if (!ok) { PyMem_Free(cx.sols); Py_RETURN_NONE; }
+    /* A trial removal of cell (r, c), with z (the solution, a valid grid), runs only what could
+     * answer otherwise than the current known cells, which always pass:
+     *  - the solve: not at all on a seam side (its input is unchanged), nor when the runs rule
+     *    fills the cell in one step from the rest; else ladder_solves_without, which stops once
+     *    its first two levels' fixpoint holds the cell (see there).
+     *  - the count of the givens alone (seam sides): not when the givens' row or column of the
+     *    cell forces it (every valid line that fits the rest has its value). The count's
+     *    propagation forces it then too, and line-domain propagation's fixpoint does not depend
+     *    on the order it is reached in, so the search starts from the same domains, known cells
+     *    and settled lines as with the cell given: the same count, the same nodes. */
     for (Py_ssize_t j = 0; j < no; j++) {
-        int i = order[j], r = i / n;
-        uint32_t bit = 1u << (n - 1 - i % n);
+        int i = order[j], r = i / n, c = i % n;
+        uint32_t bit = 1u << (n - 1 - c);
         if (!(known[r] & bit)) continue;
         known[r] &= ~bit;
-        ACCEPTABLE(known, ok);
+        if (!z) {
+            ACCEPTABLE(known, ok);
+        } else {
+            for (int r_ = 0; r_ < n; r_++) lk[r_] = known[r_] | sides[r_];
+            ok = (sides[r] & bit) || runs_fill(sol, lk, n, r, c)
+                 || ladder_solves_without(cx.t, n, sol, lk, enabled, z, r, c);
+            if (ok && seam && !line_forced(cx.t, n, sol, known, r, c)) {
+                for (int r_ = 0; r_ < n; r_++) vals[r_] = sol[r_] & known[r_];
+                long long c_ = count_once(&cx, vals, known, m_max + 1, 0, max_nodes, &total);
+                ok = c_ >= 0 && c_ <= m_max;
+            }
+        }
         if (!ok) known[r] |= bit;
     }
 #undef ACCEPTABLE

@@ -79,6 +79,8 @@ enum { L_RUNS = 1, L_BALANCE = 2, L_UNIQUE = 3, L_BIFURCATION = 4, N_LEVELS = 4 
  * a valid grid agreeing with the known cells (bifurcation trials then skip z's value) or NULL. */
 int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *known, int enabled,
                   const uint32_t *z);
+int ladder_solves_without(const Tables *t, int n, const uint32_t *sol, const uint32_t *known, int enabled,
+                          const uint32_t *z, int r, int c);
 
 PyObject *py_count_rows(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *py_backbone_rows(PyObject *self, PyObject *args, PyObject *kw);

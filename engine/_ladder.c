@@ -340,6 +340,26 @@ int ladder_solves(const Tables *t, int n, const uint32_t *vals, const uint32_t *
     return lsolve(&s, t, enabled, NULL) == S_SOLVED;
 }
 
+/* ladder_solves of `known`, which is the known cells of a puzzle the solve is known to solve but
+ * for the open cell (r, c) (the thinning's trial removal); sol: that puzzle's solution, z as in
+ * lsolve. The solve runs its first two levels to their fixpoint before it tries a third (it restarts
+ * at L1 after each fill), and the closure of runs and balance is monotone: if that fixpoint holds
+ * (r, c), it is the fixpoint the known puzzle reaches, with the same lines' dirty marks (L1's and
+ * L2's clear, L3's every line), so the rest of the solve is the known puzzle's: it solves. Else
+ * the solve goes on from there, exactly as one solve would. */
+int ladder_solves_without(const Tables *t, int n, const uint32_t *sol, const uint32_t *known, int enabled,
+                          const uint32_t *z, int r, int c) {
+    uint32_t v[MAXN];
+    for (int i = 0; i < n; i++) v[i] = sol[i] & known[i];
+    LState s;
+    lstate_init(&s, n, v, known, z);
+    const int low = enabled & (LEVEL_BIT(L_RUNS) | LEVEL_BIT(L_BALANCE));
+    const int st = lsolve(&s, t, low, NULL);
+    if (st != S_STUCK) return st == S_SOLVED;
+    if ((s.rk[r] >> (n - 1 - c)) & 1) return 1;
+    return low != enabled && lsolve(&s, t, enabled, NULL) == S_SOLVED;
+}
+
 /* techniques() -> ((level, name), ...): the table lsolve walks, for the test against engine.ladder */
 PyObject *py_techniques(PyObject *self, PyObject *unused) {
     PyObject *out = PyTuple_New(N_LEVELS);

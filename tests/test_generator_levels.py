@@ -167,6 +167,28 @@ def test_thin_to_level_is_the_greedy_loop_over_the_python_ladder(seed, n, level)
     assert (res is None and want is None) or (rows_to_grid(res.givens, n) == want).all()
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=seeds,
+    n=st.sampled_from((6, 8, 10)),
+    level=st.integers(1, 4),
+    seam=st.sampled_from((1, 5, 6, 9, 15)),
+    m_max=st.integers(1, 3),
+)
+def test_the_c_thinning_with_seam_sides_is_the_greedy_loop(seed, n, level, seam, m_max):
+    """With seam sides the C thinning decides some removals without a solve or a count (a cell on a
+    seam side; a cell the runs rule fills, or the first two levels' fixpoint holds; a cell its
+    givens' row or column forces): the givens kept are still exactly the greedy loop's, which
+    solves and counts every time."""
+    rows = random_rows(n, Stream(seed, "sol"))
+    order = removal_order(n, Stream(seed, "thin"))
+    out = c_kernel().thin_ladder(
+        n, rows, corner_free_mask(n), side_rows(n, seam), order, level, seam, m_max, THIN_NODE_CAP * n * n
+    )
+    want = greedy_thinning(n, rows, order, level, seam, m_max)
+    assert (out is None and want is None) or (rows_to_grid(out, n) == want).all()
+
+
 # A thinning from a golden build (grown, 2026-11-01, G=301) where stopping a removal's solve once it
 # had deduced the removed cell kept other givens (DECISIONS 0041): the ladder's uniqueness technique
 # fills only what the line's patterns alone do not, so a solve from more givens can stop short.
