@@ -43,7 +43,7 @@ from referee.manifest import PLAY_RULES, TILE_BY_TILE, Manifest
 from referee.verify import verify
 from stitcher.regions import default_workers
 from stitcher.stitch import StitchResult, stitch
-from tilelib import ledger, stock
+from tilelib import heap, ledger, stock
 from tilelib.days import seed_commit
 from tilelib.db import atomic
 from tilelib.difficulty import Profile, parse_profile
@@ -324,6 +324,7 @@ def _build_day(night: Night, lib: Library, stages: Stages, progress) -> None:
     res = stages.res
     packing = _pack(night, stages)
     st = _stitch(night, lib, packing, stages, progress)
+    heap.release(lib.conn)  # the stitch's index and pages, before the board stages and verify's fork
     manifest, played = _clues(night, lib, st, stages)
     report = _verify(night, lib, manifest, stages)
     _store(night, lib, manifest)
