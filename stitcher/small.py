@@ -61,35 +61,49 @@ def solutions_edges(n: int, distinct: bool = True) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+def _packed(n: int, four) -> int:
+    """Four side ints (top, right, bottom, left) of side n as one: top in the highest n bits."""
+    top, right, bottom, left = (int(x) for x in four)
+    return (top << (3 * n)) | (right << (2 * n)) | (bottom << n) | left
+
+
+@lru_cache(maxsize=4)
+def solutions_keys(n: int, distinct: bool = True) -> np.ndarray:
+    """The distinct edge sets of ``solutions_edges(n, distinct)``, each grid's four edges packed in
+    one int (``_packed``), ascending: a constraint's sides then test every grid in one 1-D compare
+    (the per-side compare and its row ``all`` were ~12% of a night's CPU). Grids that share all
+    four edges answer alike, so each set is kept once (6×6: 1,466 of 4,140; 1,978 of 11,222)."""
+    E = solutions_edges(n, distinct)
+    return np.unique((E[:, 0] << (3 * n)) | (E[:, 1] << (2 * n)) | (E[:, 2] << n) | E[:, 3])
+
+
 @lru_cache(maxsize=4)
 def by_side(n: int, distinct: bool = True) -> list[dict[int, np.ndarray]]:
-    """For each side, edge value -> the rows of ``solutions_edges(n, distinct)`` with that edge."""
-    E = solutions_edges(n, distinct)
+    """For each side, edge value -> the packed edge sets (``solutions_keys``) with that edge."""
+    K = solutions_keys(n, distinct)
+    full = (1 << n) - 1
     out = []
     for s in range(4):
-        d: dict[int, list[int]] = {}
-        for r, v in enumerate(E[:, s].tolist()):
-            d.setdefault(v, []).append(r)
-        out.append({v: E[rows] for v, rows in d.items()})
+        edge = (K >> (n * (3 - s))) & full
+        out.append({int(v): K[edge == v] for v in np.unique(edge)})
     return out
 
 
 def feasible(c: Constraint, distinct: bool = True) -> bool:
-    """Whether some valid grid of side c.n (in EXACT_N) meets the constraint."""
+    """Whether some valid grid of side c.n (in EXACT_N) meets the constraint: on every side, the
+    grid's edge equals the constraint's values on its mask."""
     full = (1 << c.n) - 1
-    E = None
+    K = None
     for s in range(4):
         if c.masks[s] == full:
             sub = by_side(c.n, distinct)[s].get(c.values[s])
             if sub is None:
                 return False
-            if E is None or len(sub) < len(E):
-                E = sub
-    if E is None:
-        E = solutions_edges(c.n, distinct)
-    m = np.array(c.masks, dtype=np.int64)
-    v = np.array(c.values, dtype=np.int64)
-    return bool(((E & m) == v).all(axis=1).any())
+            if K is None or len(sub) < len(K):
+                K = sub
+    if K is None:
+        K = solutions_keys(c.n, distinct)
+    return bool(((K & _packed(c.n, c.masks)) == _packed(c.n, c.values)).any())
 
 
 def doomed(board, squares, others) -> bool:
