@@ -40,6 +40,7 @@ it. Success returns a ``VerifyReport``.
 from __future__ import annotations
 
 import time
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from engine import count
@@ -253,6 +254,7 @@ class _Rows:
     def __init__(self, aside: tuple | None = None) -> None:
         self._pool = None
         self._future = None
+        self._aside = aside
         if aside is not None:
             global _ASIDE
             import multiprocessing
@@ -271,6 +273,9 @@ class _Rows:
         future, self._future = self._future, None
         try:
             found = future.result()
+        except BrokenProcessPool:  # the process died (killed, out of memory): inspect the rows here
+            assert self._aside is not None
+            found = first_row_problem(*self._aside)
         finally:
             self.close()
         if found is not None:

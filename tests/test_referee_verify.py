@@ -7,6 +7,7 @@ with each window's already-fixed cells, one clue added where propagation stalls.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
 import numpy as np
@@ -81,6 +82,25 @@ def test_the_fixture_verifies_as_frontier_with_its_seed(fx, workers):
         b = build_board(m, lib)
     assert (b.solution == fx.solution).all()
     assert b.owners.max() == 4 or b.owners.max() == 3
+
+
+def _dies():
+    os._exit(3)
+
+
+def test_a_row_inspection_whose_process_dies_is_done_here(fx, monkeypatch):
+    """The forked inspection killed (here: it exits at once): verify inspects the rows itself, and
+    reports exactly what one process reports, a tampered row included."""
+    import referee.verify as verify_module
+
+    monkeypatch.setattr(verify_module, "_rows_aside", _dies)
+    with Library.open(fx.lib_path) as lib:
+        one, two = verify(fx.manifest, lib, SEED), verify(fx.manifest, lib, SEED, workers=2)
+    assert (one.status, one.line()) == (two.status, two.line()) and "tiles_aside_wait" in two.timings
+    with sqlite3.connect(fx.lib_path) as c:
+        c.execute("UPDATE tiles SET blank = 0.5 WHERE hash = ?", (fx.manifest.hashes[2],))
+    with Library.open(fx.lib_path) as lib, pytest.raises(CheckFailed, match=r"^tiles: tile 2 .*blank"):
+        verify(fx.manifest, lib, workers=2)
 
 
 def library_failure(manifest, fx) -> str:
