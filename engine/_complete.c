@@ -482,10 +482,7 @@ static int root_state(Cx *cx, unsigned char *s, const unsigned char *vals, const
     uint64_t *dom = DOMS(s);
     for (int l = 0; l < cx->NL; l++) {
         const Line *L = &cx->lines[l];
-        for (int w = 0; w < L->t->W; w++) {
-            int lo = w * 64, hi = lo + 64 < L->t->P ? lo + 64 : L->t->P;
-            dom[L->off + w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
-        }
+        full_domain(L->t, dom + L->off);
         KMASK(cx, s)[l] = 0;
         SETTLED(cx, s)[l] = 0;
         cx->inq[l] = 1;

@@ -224,11 +224,7 @@ static void init_state(const Ctx *cx, State *s, const uint32_t *vals, const uint
     const int n = cx->n, W = cx->W;
     const Tables *t = cx->t;
     for (int L = 0; L < 2 * n; L++) {
-        uint64_t *d = DOM(s, L);
-        for (int w = 0; w < W; w++) {
-            int lo = w * 64, hi = lo + 64 < t->P ? lo + 64 : t->P;
-            d[w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
-        }
+        full_domain(t, DOM(s, L));
         s->kmask[L] = 0;
     }
     s->settled = 0;
@@ -550,12 +546,6 @@ oom:
     return PyErr_NoMemory();
 }
 
-/* Target-level thinning (Unruly's rule): remove the givens of `order` one at a time and
- * keep a removal while the standard solve with levels 1..L, run on the givens plus the
- * seam sides (`side_known`), still solves. With seam sides, the tile's own givens must
- * also keep m <= m_max (one count, capped by max_nodes like thin_rows); a solve of
- * givens + seam sides already pins every alternative on a seam side. Returns the
- * givens rows, or None when the start does not pass. */
 /* Cell (r, c) lies on the grid and K knows it (its value is S's bit there). */
 static inline int known_at(const uint32_t *K, int n, int r, int c) {
     return r >= 0 && r < n && c >= 0 && c < n && ((K[r] >> (n - 1 - c)) & 1);
@@ -579,22 +569,11 @@ static int runs_fill(const uint32_t *S, const uint32_t *K, int n, int r, int c) 
  * = position i): do all valid lines that agree with them have one value there? */
 static int line_agrees(const Tables *t, int n, uint32_t vals, uint32_t known, int pos) {
     uint64_t dom[MAXW];
-    for (int w = 0; w < t->W; w++) {
-        int lo = w * 64, hi = lo + 64 < t->P ? lo + 64 : t->P;
-        dom[w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
-    }
-    while (known) {
-        int b = __builtin_ctz(known);
-        known &= known - 1;
-        const uint64_t *m = t->cm[n - 1 - b][(vals >> b) & 1];
-        for (int w = 0; w < t->W; w++) dom[w] &= m[w];
-    }
-    uint64_t has0 = 0, has1 = 0;
-    for (int w = 0; w < t->W; w++) {
-        has0 |= dom[w] & t->cm[pos][0][w];
-        has1 |= dom[w] & t->cm[pos][1][w];
-    }
-    return (has0 != 0) != (has1 != 0);  /* an empty domain (no fitting line) forces nothing */
+    uint32_t seen0, seen1;
+    line_domain(t, vals, known, dom);
+    const uint32_t bit = 1u << (n - 1 - pos);
+    /* an empty domain (no fitting line) forces nothing */
+    return scan_domain(t, dom, bit, &seen0, &seen1) && ((seen0 ^ seen1) & bit);
 }
 
 /* Is the open cell (r, c) forced by its row or its column of the cells K knows of the grid S? */
@@ -609,6 +588,22 @@ static int line_forced(const Tables *t, int n, const uint32_t *S, const uint32_t
     return line_agrees(t, n, cv & ck, ck, r);
 }
 
+/* The givens K alone keep at most m_max solutions of the grid whose values S shows there (one
+ * count, stopped past max_nodes: a stopped count does not pass). */
+static int few_enough(Ctx *cx, int n, const uint32_t *S, const uint32_t *K, long long m_max, long long max_nodes,
+                      long long *total) {
+    uint32_t vals[MAXN];
+    for (int r = 0; r < n; r++) vals[r] = S[r] & K[r];
+    long long c = count_once(cx, vals, K, m_max + 1, 0, max_nodes, total);
+    return c >= 0 && c <= m_max;
+}
+
+/* Target-level thinning (Unruly's rule): remove the givens of `order` one at a time and
+ * keep a removal while the standard solve with levels 1..L, run on the givens plus the
+ * seam sides (`side_known`), still solves. With seam sides, the tile's own givens must
+ * also keep m <= m_max (one count, capped by max_nodes like thin_rows); a solve of
+ * givens + seam sides already pins every alternative on a seam side. Returns the
+ * givens rows, or None when the start does not pass. */
 PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
     int n, levels, seam;
     long long m_max, max_nodes;
@@ -632,18 +627,11 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
      * not show (_ladder.c); any other rows thin exactly as before, without the shortcut */
     const uint32_t *z = valid_grid(cx.t, sol) ? sol : NULL;
     long long total = 0;
-    uint32_t vals[MAXN], lk[MAXN];
-    /* acceptable(known): ladder on known|sides solves; with seam, count(known) <= m_max */
-#define ACCEPTABLE(K, OUT) do { \
-        for (int r_ = 0; r_ < n; r_++) { lk[r_] = (K)[r_] | sides[r_]; vals[r_] = sol[r_] & (K)[r_]; } \
-        (OUT) = ladder_solves(cx.t, n, sol, lk, enabled, z); \
-        if ((OUT) && seam) { \
-            long long c_ = count_once(&cx, vals, (K), m_max + 1, 0, max_nodes, &total); \
-            (OUT) = c_ >= 0 && c_ <= m_max; \
-        } \
-    } while (0)
-    int ok;
-    ACCEPTABLE(known, ok);
+    uint32_t lk[MAXN];
+    /* acceptable(known): ladder on known|sides solves; with seam, the givens keep m <= m_max */
+    for (int r = 0; r < n; r++) lk[r] = known[r] | sides[r];
+    int ok = ladder_solves(cx.t, n, sol, lk, enabled, z)
+             && (!seam || few_enough(&cx, n, sol, known, m_max, max_nodes, &total));
     if (cx.oom) { PyMem_Free(cx.sols); return PyErr_NoMemory(); }
     if (!ok) { PyMem_Free(cx.sols); Py_RETURN_NONE; }
     /* A trial removal of cell (r, c), with z (the solution, a valid grid), runs only what could
@@ -661,21 +649,16 @@ PyObject *py_thin_ladder(PyObject *self, PyObject *args) {
         uint32_t bit = 1u << (n - 1 - c);
         if (!(known[r] & bit)) continue;
         known[r] &= ~bit;
-        if (!z) {
-            ACCEPTABLE(known, ok);
-        } else {
-            for (int r_ = 0; r_ < n; r_++) lk[r_] = known[r_] | sides[r_];
+        for (int r_ = 0; r_ < n; r_++) lk[r_] = known[r_] | sides[r_];
+        if (z)
             ok = (sides[r] & bit) || runs_fill(sol, lk, n, r, c)
                  || ladder_solves_without(cx.t, n, sol, lk, enabled, z, r, c);
-            if (ok && seam && !line_forced(cx.t, n, sol, known, r, c)) {
-                for (int r_ = 0; r_ < n; r_++) vals[r_] = sol[r_] & known[r_];
-                long long c_ = count_once(&cx, vals, known, m_max + 1, 0, max_nodes, &total);
-                ok = c_ >= 0 && c_ <= m_max;
-            }
-        }
+        else
+            ok = ladder_solves(cx.t, n, sol, lk, enabled, NULL);
+        if (ok && seam && !(z && line_forced(cx.t, n, sol, known, r, c)))
+            ok = few_enough(&cx, n, sol, known, m_max, max_nodes, &total);
         if (!ok) known[r] |= bit;
     }
-#undef ACCEPTABLE
     int oom = cx.oom;
     PyMem_Free(cx.sols);
     if (oom) return PyErr_NoMemory();

@@ -30,6 +30,26 @@ typedef struct {
 } Tables;
 
 
+/* d = every valid pattern of the tables' side: P bits over W words (a line with nothing known). */
+static inline void full_domain(const Tables *t, uint64_t *d) {
+    for (int w = 0; w < t->W; w++) {
+        int lo = w * 64, hi = lo + 64 < t->P ? lo + 64 : t->P;
+        d[w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
+    }
+}
+
+/* d = the valid patterns that agree with a line's known positions (line-int bits of `known`,
+ * values in `vals`). */
+static inline void line_domain(const Tables *t, uint32_t vals, uint32_t known, uint64_t *d) {
+    full_domain(t, d);
+    while (known) {
+        int b = __builtin_ctz(known);
+        known &= known - 1;
+        const uint64_t *m = t->cm[t->n - 1 - b][(vals >> b) & 1];
+        for (int w = 0; w < t->W; w++) d[w] &= m[w];
+    }
+}
+
 /* Scan the domain d of a line whose open positions are `open` (line-int bits): *seen0 / *seen1 get
  * the open positions where some pattern of the domain has a 0 / a 1. A position drops out of the
  * scan once it has shown both, so a large domain is usually settled within its first nonzero

@@ -163,17 +163,7 @@ static int t_unique(LState *s, const Tables *t, Fills *F) {
                 if ((V[j] & k) == v && t->index[V[j]] >= 0) dups[nd++] = t->index[V[j]];
             if (!nd) continue;
             int any = 0;
-            for (int w = 0; w < W; w++) {
-                int lo = w * 64, hi = lo + 64 < t->P ? lo + 64 : t->P;
-                dom[w] = (hi - lo == 64) ? ~0ull : ((1ull << (hi - lo)) - 1);
-            }
-            uint32_t kb = k;
-            while (kb) {
-                int b = __builtin_ctz(kb);
-                kb &= kb - 1;
-                const uint64_t *m = t->cm[n - 1 - b][(v >> b) & 1];
-                for (int w = 0; w < W; w++) dom[w] &= m[w];
-            }
+            line_domain(t, v, k, dom);
             for (int w = 0; w < W; w++) any |= dom[w] != 0;
             if (!any) continue;
             memcpy(red, dom, sizeof(uint64_t) * W);
