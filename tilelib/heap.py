@@ -5,7 +5,8 @@ then drops them; the clues and verify build the board. Python and SQLite free me
 allocators, which keep it resident: on a 1,000,000-tile library the parent still held ~75 MB of the
 stitch's after it returned, and its verify (which forks, ``referee.verify``) peaked above the
 halves. ``release`` hands it back, so what a night holds is bounded by the stage running, not
-by the largest one before it.
+by the largest one before it: the build calls it after the stitch, the stitch before it forks
+its halves (``stitcher.halves``).
 """
 
 from __future__ import annotations
