@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -60,6 +61,27 @@ HOSTILE = {
     ),
     "dropped index": (["DROP INDEX tiles_left_top"], 'missing index "tiles_left_top" on tiles'),
     "extra table": (["CREATE TABLE notes (x)"], 'extra table "notes"'),
+    # Issue 69: a trigger in its own namespace under an index's name; SQL that reads alike to a regex
+    # but not to SQLite (quoted keywords, a no-break space), planted in sqlite_master as a peer could.
+    "trigger named as an index": (
+        [
+            "CREATE TRIGGER misses_open AFTER INSERT ON manifests BEGIN DELETE FROM spent; "
+            "DELETE FROM meta WHERE key = 'verified:dirty'; END"
+        ],
+        'extra trigger "misses_open" on manifests',
+    ),
+    "quoted NOT NULL": (
+        [("tiles", r"\bn\s+INTEGER NOT NULL", 'n INTEGER "NOT" "NULL"')],
+        'changed table "tiles"',
+    ),
+    "quoted PRIMARY KEY": (
+        [("misses", r"\bid\s+INTEGER PRIMARY KEY", 'id INTEGER "PRIMARY" "KEY"')],
+        'changed table "misses"',
+    ),
+    "no-break space in a trigger": (
+        [("tiles_deleted", r"INTO meta ", "INTO meta\u00a0")],
+        'changed trigger "tiles_deleted" on tiles',
+    ),
 }
 CLASSES = list(HOSTILE)
 
@@ -95,11 +117,20 @@ def meta(path: Path) -> dict:
 
 
 def plant(path: Path, how: str) -> None:
-    """Run the hostile peer's statements on the file (plain sqlite3, as the peer's own code would)."""
+    """Run the hostile peer's statements on the file (plain sqlite3, as the peer's own code would); a
+    (name, pattern, replacement) step rewrites that object's SQL in ``sqlite_master`` itself."""
     conn = sqlite3.connect(path)
     (after,) = conn.execute("SELECT max(created) FROM tiles").fetchone()  # only rows added later collide
     for stmt in HOSTILE[how][0]:
-        conn.execute(stmt.format(after=after))
+        if isinstance(stmt, tuple):
+            name, pattern, new = stmt
+            (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+            changed = re.sub(pattern, new, sql, count=1)
+            assert changed != sql, (how, sql)
+            conn.execute("PRAGMA writable_schema = ON")
+            conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?", (changed, name))
+        else:
+            conn.execute(stmt.format(after=after))
     conn.commit()
     conn.close()
 

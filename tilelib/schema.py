@@ -1,11 +1,10 @@
-"""The schema a library file must have, object by object (FORMAT §5; issue 51).
+"""The schema a library file must have, proven by SQLite's own reading of it (FORMAT §5; issues 51, 69).
 
 A library's rows are proven by their hashes, but rows are only half of a file: its ``sqlite_master``
 decides what an ``INSERT`` does. One ``BEFORE INSERT`` trigger with ``RAISE(IGNORE)`` drops every
 new tile without an error; a view named ``tiles`` with an ``INSTEAD OF`` trigger swallows them; a
-``UNIQUE … WHERE`` index refuses some. So a file is a library only when every object of its schema
-— table, index, trigger, view; type, name, table and SQL — equals the schema this code ships for
-the file's ``schema_version``, nothing more and nothing less:
+``UNIQUE … WHERE`` index refuses some. So a file is a library only when its schema is the one this
+code ships for the file's ``schema_version``, nothing more and nothing less:
 
 - **version 2** (current): every statement of ``schema.sql``;
 - **version 1**: the same without the ``spent`` table and its triggers (opening one for writing
@@ -13,26 +12,42 @@ the file's ``schema_version``, nothing more and nothing less:
 - either version may also hold the sync bookkeeping a pull or push adds (``SYNC_SCHEMA``: the
   ``misses_touched`` table and its trigger), both objects or neither.
 
-SQL is compared *normalised* (``normalise``): comments and whitespace dropped, keywords and
-identifiers folded to lower case, quoted identifiers unquoted; string literals stay as they are.
-The reference objects are read back from an in-memory database made by the shipped statements, so
-SQLite's own rewriting of a statement (``IF NOT EXISTS`` dropped) is the same on both sides.
+How the two are compared (``read_objects``, ``differences``):
 
-``schema_problems(conn, schema)`` lists the differences of one database (``main`` or an attached
-one), each a line naming the object; ``check_schema`` raises ``SchemaMismatch`` (exit 3) with the
-first. Reading ``sqlite_master`` runs no trigger and no view, so this is safe on a hostile file.
+1. **The objects as a list**, each by its type and its name as SQLite compares names (ASCII case
+   folded, nothing else: ``tilelib.sqltokens.fold``). Tables, indexes and views share one
+   namespace and triggers have their own, so a trigger may carry an index's name: both are
+   compared. A duplicate (type, name) — only a hand-edited ``sqlite_master`` has one — is refused.
+2. **Every object's SQL by SQLite's tokens** (``tilelib.sqltokens.tokens``): ASCII whitespace and
+   comments dropped, bare words folded, every quoted token kept exactly (``"NOT" "NULL"`` is a type
+   name, never the constraint). The tokens include the object's own name and table, so a row whose
+   ``name`` column says one thing and whose SQL another is refused too.
+3. **What SQLite reports of every table and index**: ``pragma_table_list`` (kind, column count,
+   WITHOUT ROWID, STRICT), ``table_xinfo`` (columns, declared types, NOT NULL, defaults, primary
+   key, generated columns), ``index_list`` (unique, origin, partial), ``index_xinfo`` (columns,
+   expressions, order, collations), ``foreign_key_list``; and each b-tree's root page used once.
+4. The file's text encoding is UTF-8 and its ``schema_version`` is ASCII digits (``file_version``).
+
+The reference objects are read the same way from an in-memory database made by the shipped
+statements, so SQLite's own rewriting of a statement (``IF NOT EXISTS`` dropped) is the same on
+both sides. Reading ``sqlite_master`` and the pragmas runs no trigger and no view, so this is safe
+on a hostile file; a pragma SQLite cannot answer (an unknown virtual table's module) is a
+difference, not a crash. ``check_schema`` raises ``SchemaMismatch`` (exit 3) naming the first
+difference; ``tests/test_schema_fuzz.py`` holds the proof to a behavioural oracle.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 
 from tilelib.db import atomic, connect, statements
 from tilelib.errors import NotALibrary, SchemaMismatch, SchemaTooNew
+from tilelib.sqltokens import fold, tokens
 
 SCHEMA_VERSION = 2  # 2: the spent table (tilelib.spent); a version-1 file is upgraded on open
 VERSION_1_TABLES_LEFT_OUT = ("spent",)
@@ -44,16 +59,28 @@ CREATE TRIGGER IF NOT EXISTS misses_touch AFTER UPDATE ON misses
 BEGIN INSERT INTO misses_touched (id) SELECT NEW.id
       WHERE NOT EXISTS (SELECT 1 FROM misses_touched WHERE id = NEW.id); END;
 """
+_VERSION_TEXT = re.compile(r"[0-9]{1,6}", re.ASCII)
+Key = tuple[str, str]  # (type, name folded as SQLite folds it)
 
 
 @dataclass(frozen=True)
 class SchemaObject:
-    """One row of ``sqlite_master``, its SQL normalised (None for SQLite's own autoindexes)."""
+    """One row of ``sqlite_master``: its SQL as tokens (None for SQLite's own autoindexes) and, for
+    a table or an index, what SQLite reports of it (``facts``)."""
 
     type: str
     name: str
     table: str
     sql: tuple[str, ...] | None
+    facts: tuple[object, ...] = ()
+
+    @property
+    def key(self) -> Key:
+        return (self.type, fold(self.name))
+
+    def reading(self) -> tuple[object, ...]:
+        """Everything compared: two objects with equal readings are the same object to SQLite."""
+        return (self.type, fold(self.name), fold(self.table), self.sql, self.facts)
 
     def words(self) -> str:
         """How a message names it: 'trigger "x" on tiles', 'table "meta"'."""
@@ -61,46 +88,81 @@ class SchemaObject:
         return f'{self.type} "{self.name}"{on}'
 
 
-_TOKEN = re.compile(
-    r"""
-    (?P<space>\s+) | (?P<line>--[^\n]*) | (?P<block>/\*.*?(?:\*/|\Z)) |
-    (?P<string>'(?:[^']|'')*') | (?P<quoted>"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\]) |
-    (?P<word>[A-Za-z_][A-Za-z0-9_$]*) | (?P<number>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?) |
-    (?P<op><>|<=|>=|==|!=|\|\||<<|>>|.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-
-
-@lru_cache(maxsize=4096)
 def normalise(sql: str) -> tuple[str, ...]:
-    """The tokens of a statement with comments and whitespace dropped, words and identifiers in lower
-    case and unquoted, string literals verbatim: two statements SQLite reads alike compare equal."""
-    out: list[str] = []
-    for m in _TOKEN.finditer(sql):
-        kind, text = m.lastgroup, m.group()
-        if kind in ("space", "line", "block"):
-            continue
-        if kind == "quoted":
-            inner = text[1:-1]
-            text = inner.replace(text[0] * 2, text[0]) if text[0] in '"`' else inner
-            out.append(text.lower())
-        elif kind == "string":
-            out.append(text)
-        else:
-            out.append(text.lower())
-    return tuple(out)
+    """A statement's tokens as SQLite reads them (``tilelib.sqltokens.tokens``)."""
+    return tokens(sql)
 
 
-def read_objects(conn: sqlite3.Connection, schema: str = "main") -> dict[str, SchemaObject]:
-    """Every object of ``schema``'s ``sqlite_master``, by lower-case name (reading it runs nothing)."""
-    rows = conn.execute(f"SELECT type, name, tbl_name, sql FROM {schema}.sqlite_master").fetchall()
-    return {
-        str(name).lower(): SchemaObject(
-            str(type_), str(name), str(tbl).lower(), normalise(sql) if isinstance(sql, str) else None
-        )
-        for type_, name, tbl, sql in rows
-    }
+def _folded(row: tuple[object, ...], *at: int) -> tuple[object, ...]:
+    """``row`` with the text at positions ``at`` folded as SQLite folds names."""
+    return tuple(fold(v) if i in at and isinstance(v, str) else v for i, v in enumerate(row))
+
+
+def _pragma(
+    conn: sqlite3.Connection, sql: str, args: tuple[object, ...], *names: int
+) -> tuple[tuple[object, ...], ...]:
+    """The rows of one pragma query (names folded), or the one-line reason SQLite could not answer."""
+    try:
+        return tuple(_folded(tuple(r), *names) for r in conn.execute(sql, args))
+    except sqlite3.DatabaseError as err:
+        return (("unreadable", str(err)),)
+
+
+def _table_facts(conn: sqlite3.Connection, schema: str, name: str, kinds: dict[str, tuple[object, ...]]) -> tuple:
+    """What SQLite reports of one table: its kind, columns, indexes and foreign keys."""
+    return (
+        kinds.get(fold(name)),
+        _pragma(
+            conn,
+            'SELECT cid, name, type, "notnull", dflt_value, pk, hidden FROM pragma_table_xinfo(?, ?)',
+            (name, schema),
+            1,
+            2,
+        ),
+        tuple(
+            sorted(
+                _pragma(conn, 'SELECT name, "unique", origin, partial FROM pragma_index_list(?, ?)', (name, schema), 0),
+                key=repr,
+            )
+        ),
+        _pragma(
+            conn,
+            'SELECT id, seq, "table", "from", "to", on_update, on_delete, match FROM pragma_foreign_key_list(?, ?)',
+            (name, schema),
+            2,
+            3,
+            4,
+        ),
+    )
+
+
+def _index_facts(conn: sqlite3.Connection, schema: str, name: str) -> tuple:
+    """What SQLite reports of one index: each column or expression, its order, collation, key."""
+    return _pragma(
+        conn, 'SELECT seqno, cid, name, "desc", coll, key FROM pragma_index_xinfo(?, ?)', (name, schema), 2, 4
+    )
+
+
+def read_objects(conn: sqlite3.Connection, schema: str = "main") -> list[SchemaObject]:
+    """Every object of ``schema``'s ``sqlite_master``, in file order, with what SQLite reports of
+    each table and index (module docstring). Reading it runs nothing."""
+    rows = conn.execute(f"SELECT type, name, tbl_name, sql, rootpage FROM {schema}.sqlite_master").fetchall()
+    listed = _pragma(conn, "SELECT name, type, ncol, wr, strict FROM pragma_table_list WHERE schema = ?", (schema,), 0)
+    kinds = {str(r[0]): tuple(r[1:]) for r in listed if r[0] != "unreadable"}
+    roots = Counter(r[4] for r in rows if r[4])
+    out = []
+    for type_, name, tbl, sql, root in rows:
+        name, tbl = str(name), str(tbl)
+        facts: tuple[object, ...] = ()
+        if type_ == "table":
+            facts = _table_facts(conn, schema, name, kinds)
+        elif type_ == "index":
+            facts = _index_facts(conn, schema, name)
+        facts += (bool(root),)  # a b-tree of its own for a table or index, none for a view or trigger
+        if root and roots[root] > 1:
+            facts += (("root page shared with another object", root),)
+        out.append(SchemaObject(str(type_), name, tbl, normalise(sql) if isinstance(sql, str) else None, facts))
+    return out
 
 
 def shipped_sql() -> str:
@@ -127,51 +189,62 @@ def version_statements(version: int) -> list[str]:
     return stmts
 
 
-def _reference(script: str) -> dict[str, SchemaObject]:
-    """The objects ``script`` makes, read back from an in-memory database."""
+def _reference(script: str) -> dict[Key, SchemaObject]:
+    """The objects ``script`` makes, read back from an in-memory database, by key."""
     conn = connect(":memory:")
     try:
         with atomic(conn):
             for stmt in statements(script):
                 conn.execute(stmt)
-        return read_objects(conn)
+        return {o.key: o for o in read_objects(conn)}
     finally:
         conn.close()
 
 
 @cache
-def shipped(version: int) -> dict[str, SchemaObject]:
-    """The objects a library of ``version`` holds (without the sync bookkeeping)."""
+def shipped(version: int) -> dict[Key, SchemaObject]:
+    """The objects a library of ``version`` holds (without the sync bookkeeping), by key."""
     return _reference("\n".join(version_statements(version)))
 
 
 @cache
-def sync_objects() -> dict[str, SchemaObject]:
-    """The sync bookkeeping's objects (``SYNC_SCHEMA``)."""
+def sync_objects() -> dict[Key, SchemaObject]:
+    """The sync bookkeeping's objects (``SYNC_SCHEMA``), by key."""
     base = shipped(SCHEMA_VERSION)
     both = _reference("\n".join(version_statements(SCHEMA_VERSION)) + SYNC_SCHEMA)
     return {k: v for k, v in both.items() if k not in base}
 
 
+def _named(found: list[SchemaObject], name: str) -> list[SchemaObject]:
+    """The objects in the table namespace (tables, indexes, views) that SQLite calls ``name``."""
+    return [o for o in found if o.type != "trigger" and fold(o.name) == name]
+
+
 def file_version(
-    conn: sqlite3.Connection, label: str, schema: str = "main", objects: dict[str, SchemaObject] | None = None
+    conn: sqlite3.Connection, label: str, schema: str = "main", objects: list[SchemaObject] | None = None
 ) -> int:
     """The schema version a file says it has: NotALibrary without a ``meta`` table that is the
-    shipped one or without a decimal ``schema_version``, SchemaTooNew past ``SCHEMA_VERSION``. The
-    ``meta`` object is compared before it is read, so reading it runs no one's view."""
+    shipped one or without a ``schema_version`` of ASCII digits, SchemaMismatch for a text encoding
+    other than UTF-8, SchemaTooNew past ``SCHEMA_VERSION``. The ``meta`` object is compared before
+    it is read, so reading it runs no one's view."""
     objects = read_objects(conn, schema) if objects is None else objects
-    meta = objects.get("meta")
-    if meta is None:
+    metas = _named(objects, "meta")
+    if not metas:
         raise NotALibrary(f"{label} is not a tiles library (no meta table)")
-    if meta != shipped(SCHEMA_VERSION)["meta"]:
+    want = shipped(SCHEMA_VERSION)[("table", "meta")]
+    if len(metas) > 1 or metas[0].reading() != want.reading():
         raise SchemaMismatch(
-            f"{label}: {meta.words()} is not the meta table schema.sql ships; "
+            f"{label}: {metas[-1].words()} is not the meta table schema.sql ships; "
             "refusing the file (`tiles library repair` writes a clean copy)"
         )
+    encoding = conn.execute(f"PRAGMA {schema}.encoding").fetchone()[0]
+    if encoding != "UTF-8":
+        raise SchemaMismatch(f"{label}: its text is {encoding}, a library's is UTF-8; refusing the file")
     row = conn.execute(f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'").fetchone()
-    if row is None or not str(row[0]).isdigit():
+    text = row[0] if row is not None else None
+    if not isinstance(text, str) or not _VERSION_TEXT.fullmatch(text):
         raise NotALibrary(f"{label} has no valid schema_version in meta, so it is not a tiles library")
-    version = int(row[0])
+    version = int(text)
     if version > SCHEMA_VERSION:
         raise SchemaTooNew(f"{label} has schema version {version}; this tiles reads up to {SCHEMA_VERSION}")
     if version < 1:
@@ -179,29 +252,39 @@ def file_version(
     return version
 
 
-def differences(found: dict[str, SchemaObject], version: int) -> list[str]:
+def differences(found: list[SchemaObject], version: int) -> list[str]:
     """Each difference of ``found`` from the schema of ``version`` (the sync objects allowed, both
-    or neither), one phrase per object: a wrong type first, then extra, changed and missing objects,
-    each in name order (SQLite's autoindexes, which follow from their tables, last)."""
+    or neither), one phrase per object: duplicates and wrong types first, then extra, missing and
+    changed objects (a table whose index was dropped or added is changed too), each in name
+    order (SQLite's autoindexes, which follow from their tables, last)."""
     want = dict(shipped(version))
     sync = sync_objects()
-    if any(k in found for k in sync):
+    if any(o.key in sync for o in found):
         want.update(sync)
-    out: list[tuple[int, bool, str, str]] = []
-    for key in set(found) | set(want):
-        got, exp = found.get(key), want.get(key)
+    counts = Counter(o.key for o in found)
+    got = {o.key: o for o in found}
+    out: list[tuple[int, bool, Key, str]] = []
+    for key, n in counts.items():
+        if n > 1:
+            out.append((0, False, key, f'{n} objects named "{got[key].name}" of type {key[0]}'))
+    for key in set(got) | set(want):
+        have, exp = got.get(key), want.get(key)
         if exp is None:
-            assert got is not None  # every key is in ``found`` or ``want``
-            rank, text = 1, f"extra {got.words()}"
-        elif got is None:
-            rank, text = 3, f"missing {exp.words()}"
-        elif got.type != exp.type:
-            rank, text = 0, f'"{got.name}" is a {got.type} where version {version} has a {exp.type}'
-        elif got != exp:
-            rank, text = 2, f"changed {got.words()}"
+            assert have is not None  # every key is in ``got`` or ``want``
+            other = [o for k, o in want.items() if k[1] == key[1] and "trigger" not in (k[0], key[0])]
+            if other:
+                rank, text = 0, f'"{have.name}" is a {have.type} where version {version} has a {other[0].type}'
+            else:
+                rank, text = 1, f"extra {have.words()}"
+        elif have is None:
+            if any(k[1] == key[1] and "trigger" not in (k[0], key[0]) for k in got):
+                continue  # said above as the wrong type
+            rank, text = 2, f"missing {exp.words()}"
+        elif have.reading() != exp.reading():
+            rank, text = 3, f"changed {have.words()}"
         else:
             continue
-        out.append((rank, key.startswith("sqlite_autoindex_"), key, text))
+        out.append((rank, key[1].startswith("sqlite_autoindex_"), key, text))
     return [text for *_, text in sorted(out)]
 
 
