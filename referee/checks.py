@@ -1,6 +1,6 @@
 """Checks that decide whether a library file may be used or published (issue 11: nothing corrupt leaves a machine).
 
-Five checks, each naming the first offending object or row:
+Six checks, each naming the first offending object or row:
 
 - **schema** — ``tilelib.schema.check_schema``: every table, index, trigger and view equals the
   schema the code ships for the file's version (an extra trigger can drop rows, a view can shadow a
@@ -8,18 +8,22 @@ Five checks, each naming the first offending object or row:
 - **pages** — ``PRAGMA quick_check`` (page and b-tree structure, ~20x faster)
   or ``PRAGMA integrity_check`` (also cross-checks every index against its
   table: what FORMAT §11 asks of a pulled snapshot). ``CorruptLibrary``.
-- **rows** — every ``tiles`` row re-hashed (``sha256(n|solution|givens|seam_mask)``
-  must equal its key); ``since`` limits it to rows with a larger rowid, so a
-  check can cost what changed since the last verified one. ``HashMismatch``
-  names the hash and rowid.
+- **rows** — every ``tiles`` row through ``tilelib.audit.check_stored_row``: re-hashed
+  (``sha256(n|solution|givens|seam_mask)`` must equal its key), then the same whole-tile checks
+  as ``tiles library verify`` (blob lengths, edge columns, rules, canonical form, features: a
+  right hash proves nothing about the rest of the row); ``since`` limits it to rows with a larger
+  rowid, so a check can cost what changed since the last verified one. ``HashMismatch`` or
+  ``CorruptLibrary`` names the hash and rowid.
 - **manifests** — every stored manifest parses with the referee's parser (the
   one manifest gate), and its ``day`` and ``seed_commit`` equal the row's
   columns (the commitment the row is filed under). ``CorruptLibrary`` names
   the day.
 - **spent** — every ``spent`` row has the shape FORMAT §5 gives it (hex solution and board, a
   held side n, an ISO day): one SQL pass over the table, whatever the watermark.
+- **misses** — every ``misses`` row has a miss's shape (``MISS_SHAPE``: a tile size, values
+  inside their masks, a consistent side_mask, count, nofit, tile): one SQL pass.
 
-``check_file`` runs them (pages first, then schema, rows, manifests, spent) on a path (read-only) and returns a
+``check_file`` runs them (pages first, then schema, rows, manifests, spent, misses) on a path (read-only) and returns a
 ``CheckReport`` with counts and seconds; every failure is a ``CorruptLibrary``
 (exit 3). ``verify_library`` (``tiles library verify``) checks every row with
 ``tilelib.audit.tile_problems`` and every stored manifest, reporting them all.
@@ -38,13 +42,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelib.audit import tile_problems
+from tilelib.audit import check_stored_row, stored_row_problems
 from tilelib.db import atomic, connect
-from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError
+from tilelib.errors import CorruptLibrary, LibraryError
 from tilelib.schema import check_schema
 from tilelib.spent import has_table as has_spent
-from tilelib.store import SQLITE_MAGIC, Library, row_to_tile
-from tilelib.tile import content_hash
+from tilelib.store import SQLITE_MAGIC, TILE_COLUMNS, Library
 
 INTEGRITY_MODES = ("quick", "full")
 
@@ -64,7 +67,7 @@ class CheckReport:
 
     def line(self) -> str:
         return (
-            f"{self.integrity} check ok, {self.rows_checked:,} of {self.rows_total:,} rows re-hashed, "
+            f"{self.integrity} check ok, {self.rows_checked:,} of {self.rows_total:,} rows audited, "
             f"{self.manifests_checked} manifest(s) parsed"
         )
 
@@ -83,24 +86,15 @@ def check_pages(conn: sqlite3.Connection, label: str, integrity: str = "quick") 
 
 
 def check_rows(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[int, int]:
-    """Re-hash every tiles row with rowid > ``since``; HashMismatch/CorruptLibrary at the first bad one.
-    Returns (rows checked, largest rowid seen)."""
-    cur = conn.execute(
-        "SELECT rowid, hash, n, solution, givens, seam_mask FROM tiles WHERE rowid > ? ORDER BY rowid", (since,)
-    )
+    """Every tiles row with rowid > ``since`` through ``tilelib.audit.check_stored_row`` (its hash, its
+    blobs, edges, rules, canonical form and features); HashMismatch/CorruptLibrary at the first bad
+    one, naming it. Returns (rows checked, largest rowid seen)."""
+    cur = conn.execute(f"SELECT rowid, {', '.join(TILE_COLUMNS)} FROM tiles WHERE rowid > ? ORDER BY rowid", (since,))
     checked, top = 0, since
     try:
         while rows := cur.fetchmany(8192):
-            for rowid, h, n, sol, giv, seam in rows:
-                try:
-                    actual = content_hash(n, bytes(sol), bytes(giv), seam)
-                except (TypeError, ValueError) as err:
-                    raise CorruptLibrary(f"{label}: tile row {rowid} ({h}) is malformed ({err})") from err
-                if actual != h:
-                    raise HashMismatch(
-                        f"{label}: tile row {rowid} ({h}) hashes to {actual}: its content "
-                        "was changed after it was stored"
-                    )
+            for rowid, *values in rows:
+                check_stored_row(dict(zip(TILE_COLUMNS, values, strict=True)), f"{label}: tile row {rowid}")
             checked += len(rows)
             top = rows[-1][0]
     except sqlite3.DatabaseError as err:
@@ -152,6 +146,27 @@ SPENT_SHAPE = (
     "typeof(day) = 'text' AND day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'"
 )
 _SPENT_BAD = f"SELECT rowid, solution, board, n, day FROM spent WHERE NOT ({SPENT_SHAPE}) LIMIT 1"
+_SIDES = ("top", "right", "bottom", "left")
+_MISS_INTS = ("n", "side_mask", *_SIDES, *(f"{s}_mask" for s in _SIDES), "first_seen", "last_seen", "count", "nofit")
+# FORMAT §5's and §8's shape of a misses row, as one SQL condition (the checks and ``referee.repair``):
+# integers where integers belong, n a tile size, each side's fixed cells within n bits and its value
+# bits within its mask, side_mask the sides with a fixed cell, a count of at least 1, nofit 0 or 1,
+# first_seen <= last_seen, tile NULL or a content hash, packing NULL or text.
+MISS_SHAPE = " AND ".join(
+    [
+        *(f"typeof({c}) = 'integer'" for c in _MISS_INTS),
+        "n IN (6, 8, 10, 12, 14, 16)",
+        *(f"{s}_mask BETWEEN 0 AND (1 << n) - 1 AND {s} >= 0 AND ({s} & ~{s}_mask) = 0" for s in _SIDES),
+        "side_mask = ((top_mask <> 0) | ((right_mask <> 0) << 1) | ((bottom_mask <> 0) << 2) "
+        "| ((left_mask <> 0) << 3))",
+        "count >= 1 AND nofit IN (0, 1) AND first_seen <= last_seen",
+        f"(tile IS NULL OR (typeof(tile) = 'text' AND {_HEX.format(c='tile')}))",
+        "(packing IS NULL OR typeof(packing) = 'text')",
+    ]
+)
+_MISS_BAD = (
+    f"SELECT rowid, n, top_mask, right_mask, bottom_mask, left_mask FROM misses WHERE NOT ({MISS_SHAPE}) LIMIT 1"
+)
 
 
 def check_spent(conn: sqlite3.Connection, label: str) -> int:
@@ -171,6 +186,19 @@ def check_spent(conn: sqlite3.Connection, label: str) -> int:
     return total
 
 
+def check_misses(conn: sqlite3.Connection, label: str) -> None:
+    """Every misses row of ``MISS_SHAPE``; CorruptLibrary naming the first that is not."""
+    try:
+        bad = conn.execute(_MISS_BAD).fetchone()
+    except sqlite3.DatabaseError as err:
+        raise CorruptLibrary(f"{label} is damaged: reading misses fails ({err})") from err
+    if bad is not None:
+        raise CorruptLibrary(
+            f"{label}: misses row {bad[0]} (n {bad[1]!r}, masks {bad[2:]!r}) is not a miss's shape "
+            "(integer columns, a tile size, values inside their masks, side_mask, count, nofit, tile)"
+        )
+
+
 def check_connection(
     conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since_tile: int = 0, since_manifest: int = 0
 ) -> CheckReport:
@@ -185,6 +213,7 @@ def check_connection(
     t2 = time.perf_counter()
     rep.manifests_checked, rep.max_manifest_rowid = check_manifests(conn, label, since_manifest)
     rep.spent_checked = check_spent(conn, label)
+    check_misses(conn, label)
     t3 = time.perf_counter()
     # tiles rows are append-only (an update or delete marks the file dirty), so the largest rowid is
     # the row count without count(*)'s scan of a whole index (0.2 s at 1M rows, for a log line)
@@ -276,20 +305,9 @@ class AuditReport:
         return not self.problems
 
 
-def tile_row_problems(row: dict) -> list[str]:
-    """Every problem of one stored tiles row (a dict by column): its hash, then the whole-tile checks
-    of ``tilelib.audit`` against its stored edge columns. What ``tiles library verify`` reports and
-    what ``tiles library repair`` keeps a row by."""
-    try:
-        tile = row_to_tile(row)
-    except (HashMismatch, CorruptLibrary) as err:
-        return [str(err)]
-    return tile_problems(tile, stored_edges=(row["top"], row["right"], row["bottom"], row["left"]))
-
-
 def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> AuditReport:
-    """Integrity-check the file and prove its schema, then check every tile row; never stops at the
-    first bad row."""
+    """Integrity-check the file and prove its schema, then check every tile row, every misses row's
+    shape and every stored manifest; never stops at the first bad row."""
     res = lib.conn.execute("PRAGMA integrity_check").fetchall()
     if res != [("ok",)]:
         raise CorruptLibrary(f"{lib.path}: integrity_check says {res[0][0]}")
@@ -298,9 +316,11 @@ def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> Au
     rows = 0
     for row in lib.iter_rows():
         rows += 1
-        problems += [(row["hash"], p) for p in tile_row_problems(row)]
+        problems += [(row["hash"], p) for p in stored_row_problems(row)]
         if on_row:
             on_row()
+    for rowid, n in lib.conn.execute(f"SELECT rowid, n FROM misses WHERE NOT ({MISS_SHAPE}) ORDER BY rowid"):
+        problems.append((f"misses row {rowid} (n {n!r})", "not of a miss's shape"))
     for day, commit, text in lib.conn.execute("SELECT day, seed_commit, json FROM manifests ORDER BY day"):
         why = manifest_row_problem(day, commit, text)
         if why is not None:
@@ -322,7 +342,8 @@ __all__ = [
     "check_file",
     "manifest_row_problem",
     "SPENT_SHAPE",
+    "MISS_SHAPE",
+    "check_misses",
     "AuditReport",
-    "tile_row_problems",
     "verify_library",
 ]

@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.checks import SPENT_SHAPE, check_connection, manifest_row_problem, tile_row_problems
+from referee.checks import MISS_SHAPE, SPENT_SHAPE, check_connection, manifest_row_problem
+from tilelib.audit import stored_row_problems
 from tilelib.db import atomic, connect
 from tilelib.errors import BadInput, CorruptLibrary, LibraryError, SchemaTooNew
 from tilelib.fsio import check_placeable, staged
@@ -113,7 +114,7 @@ def _read(
 
 def _tile_problem(row: tuple) -> str | None:
     """Why a tiles row does not verify (``tiles library verify``'s checks), or None."""
-    problems = tile_row_problems(dict(zip(TILE_COLUMNS, row, strict=True)))
+    problems = stored_row_problems(dict(zip(TILE_COLUMNS, row, strict=True)))
     return problems[0] if problems else None
 
 
@@ -133,14 +134,9 @@ def _spent_problem(row: tuple) -> str | None:
 
 
 def _miss_problem(row: tuple) -> str | None:
-    """Why a misses row is not of its shape, or None: integer columns, n a tile size, text or NULL
-    for packing and tile."""
-    d = dict(zip(MISS_COLUMNS, row, strict=True))
-    ints = [c for c in MISS_COLUMNS if c not in ("packing", "tile")]
-    if not all(_is_int(d[c]) for c in ints) or d["n"] not in range(6, 17, 2):
-        return "a column is not an integer, or n is not a tile size"
-    if not all(d[c] is None or isinstance(d[c], str) for c in ("packing", "tile")):
-        return "packing or tile is neither text nor NULL"
+    """Why a misses row (read with ``MISS_SHAPE``'s verdict last) is dropped, or None."""
+    if not row[-1]:
+        return "not of a miss's shape (integer columns, a tile size, values inside their masks, side_mask, count)"
     return None
 
 
@@ -156,7 +152,7 @@ def _manifest_problem(row: tuple) -> str | None:
 _TABLES: dict[str, tuple[tuple[str, ...], str | None, Callable[[tuple], str], Callable[[tuple], str | None]]] = {
     "tiles": (TILE_COLUMNS, None, lambda r: str(r[0]), _tile_problem),
     "manifests": (MANIFEST_COLUMNS, None, lambda r: str(r[0]), _manifest_problem),
-    "misses": (MISS_COLUMNS, None, lambda r: f"n={r[0]} masks={r[5:9]}", _miss_problem),
+    "misses": (MISS_COLUMNS, MISS_SHAPE, lambda r: f"n={r[0]} masks={r[5:9]}", _miss_problem),
     "spent": (SPENT_COLUMNS, _SPENT_KEPT, lambda r: f"{str(r[0])[:16]}…/{str(r[1])[:16]}…", _spent_problem),
 }
 

@@ -8,22 +8,26 @@ from pathlib import Path
 
 import numpy as np
 
+from generator.solution import random_solution
 from tilelib.db import connect
+from tilelib.rng import Stream
 from tilelib.store import Library
-from tilelib.tile import Tile
+from tilelib.tile import Features, Tile
 
 
 def random_tiles(seed: int, count: int, n: int = 6) -> list[Tile]:
-    """``count`` tiles from random 0/1 grids (the store does not check rules on insert)."""
+    """``count`` sound tiles drawn from ``seed``: a random solution that keeps the rules, random givens
+    with no corner given, a random seam mask and the m = 1 features that agree with them. Every row a
+    transfer brings is audited like ``tiles library verify`` does (issue 69), so test rows are real."""
     rng = np.random.default_rng(seed)
-    return [
-        Tile.from_grids(
-            rng.integers(0, 2, (n, n), dtype=np.uint8),
-            rng.integers(0, 2, (n, n), dtype=np.uint8),
-            int(rng.integers(0, 16)),
-        )
-        for _ in range(count)
-    ]
+    stream = Stream(hashlib.sha256(f"remote_support/{seed}".encode()).digest(), f"random_tiles/{n}")
+    out = []
+    for _ in range(count):
+        givens = rng.integers(0, 2, (n, n), dtype=np.uint8)
+        givens[0, 0] = givens[0, -1] = givens[-1, 0] = givens[-1, -1] = 0
+        blank = 1.0 - float(givens.sum()) / (n * n)
+        out.append(Tile.from_grids(random_solution(n, stream), givens, int(rng.integers(0, 16)), Features(blank=blank)))
+    return out
 
 
 def make_library(path: Path, seed: int | None = None, count: int = 0) -> set[str]:

@@ -4,8 +4,15 @@
 solver: hash, canonical orientation, edge columns, the rules, corner givens,
 and the consistency of every feature derived from the alternatives (FORMAT §4).
 Whether the alternatives are *all* the solutions needs the engine and is the
-referee's job. ``referee.checks.verify_library`` runs ``tile_problems`` on every row of a
-library (it sits above this package because it also parses every stored manifest).
+referee's job.
+
+``stored_row_problems`` is that for one ``tiles`` row as stored (its hash first), and
+``check_stored_row`` the one gate every row passes on its way into a library or out of it
+(issue 69): a pull's snapshots and deltas, a merge, a bundle and the publish check all call it,
+so a row whose hash is right but whose content is not (blobs of the wrong length, edge columns
+that are not its solution's, a solution that breaks the rules) is refused before it is stored,
+naming the row. ``referee.checks.verify_library`` (``tiles library verify``) reports every
+row's problems instead of stopping at the first.
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ import itertools
 import numpy as np
 
 from tilelib import bits
+from tilelib.errors import CorruptLibrary, HashMismatch
 from tilelib.rules import violations
-from tilelib.tile import Tile, nibbles
+from tilelib.store import row_to_tile
+from tilelib.tile import Tile, content_hash, nibbles
 
 
 def min_hitting_sides(alt_sides: list[int]) -> int:
@@ -97,3 +106,30 @@ def tile_problems(tile: Tile, *, stored_edges: tuple[int, int, int, int] | None 
     if not 0 <= tile.seam_mask <= 15:
         out.append(f"seam_mask {tile.seam_mask} is not a 4-bit side mask")
     return out + feature_problems(tile)
+
+
+def stored_row_problems(row: dict) -> list[str]:
+    """Every problem of one stored tiles row (a dict by column): its hash, then ``tile_problems``
+    against its stored edge columns. What ``tiles library verify`` reports and what ``tiles library
+    repair`` keeps a row by."""
+    try:
+        tile = row_to_tile(row)
+    except (HashMismatch, CorruptLibrary) as err:
+        return [str(err)]
+    return tile_problems(tile, stored_edges=(row["top"], row["right"], row["bottom"], row["left"]))
+
+
+def check_stored_row(row: dict, where: str) -> None:
+    """Refuse one tiles row that is not a sound stored tile: HashMismatch when its content does not
+    hash to its key, CorruptLibrary naming its first other problem. ``where`` says which row of
+    which file ("snapshot 1a2b…: tile row 7"), so the one line names it."""
+    h = row.get("hash")
+    try:
+        actual = content_hash(row["n"], bytes(row["solution"]), bytes(row["givens"]), row["seam_mask"])
+    except (TypeError, ValueError, KeyError) as err:
+        raise CorruptLibrary(f"{where} ({h}) is malformed ({err})") from err
+    if actual != h:
+        raise HashMismatch(f"{where} ({h}) hashes to {actual}: its content was changed after it was stored")
+    problems = stored_row_problems(row)
+    if problems:
+        raise CorruptLibrary(f"{where} ({h}) is not a sound tile: {problems[0]}")

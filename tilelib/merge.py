@@ -4,11 +4,11 @@ Rows are content-addressed, so the union is a join: merging is commutative,
 associative and idempotent, and every replica that has seen the same files
 holds the same rows whatever the order. Per table:
 
-- ``tiles``: ``INSERT OR IGNORE`` on the hash. New rows have their content hash
-  recomputed in Python (``sha256(n|solution|givens|seam_mask)``, ~1 µs a row)
-  before anything is written: ``verify="new"`` (default) checks every row the
-  local file lacks, ``verify="sample"`` 256 random rows of the source,
-  ``verify="none"`` none. One bad row refuses the whole merge (HashMismatch), nothing written.
+- ``tiles``: ``INSERT OR IGNORE`` on the hash. New rows pass ``tilelib.audit.check_stored_row``
+  (the content hash, then the whole-tile checks of ``tiles library verify``) before anything is
+  written: ``verify="new"`` (default) checks every row the local file lacks, ``verify="sample"``
+  256 random rows of the source, ``verify="none"`` none (for a source ``remote.snapshot`` has
+  already proven whole). One bad row refuses the whole merge, naming it, nothing written.
 - ``manifests``: ``INSERT OR IGNORE`` on the day; a day both sides hold with
   different json keeps the local one and is counted in ``manifest_conflicts`` (the source's rows
   of those days are ``conflicting``: a push refuses a fresh board that lost its day, ``remote.sync``).
@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tilelib.audit import check_stored_row
 from tilelib.db import atomic, file_uri, outside
-from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, RowsNotStored
+from tilelib.errors import CorruptLibrary, LibraryError, RowsNotStored
 from tilelib.schema import check_schema
 from tilelib.spent import has_table as has_spent
 from tilelib.store import TILE_COLUMNS, Library
-from tilelib.tile import content_hash
 
 MISS_KEY = ("n", "top", "right", "bottom", "left", "top_mask", "right_mask", "bottom_mask", "left_mask")
 MISS_COLUMNS = (*MISS_KEY, "side_mask", "packing", "first_seen", "last_seen", "count", "nofit", "tile")
@@ -87,11 +87,13 @@ def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
 
 
 def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str = ALIAS, only_new: bool = True) -> int:
-    """Recompute the content hash of tile rows in ``schema`` (only those ``main`` lacks when
-    ``only_new``); raise HashMismatch on the first bad one; return how many were checked."""
+    """Put tile rows of ``schema`` (only those ``main`` lacks when ``only_new``) through
+    ``tilelib.audit.check_stored_row`` — hash, blobs, edges, rules, canonical form, features —
+    raising at the first bad one, so the whole merge is refused; return how many were checked."""
     if verify == "none":
         return 0
-    sel = f"SELECT s.hash, s.n, s.solution, s.givens, s.seam_mask FROM {schema}.tiles AS s"
+    cols = ", ".join(f"s.{c}" for c in TILE_COLUMNS)
+    sel = f"SELECT {cols} FROM {schema}.tiles AS s"
     new = " NOT EXISTS (SELECT 1 FROM main.tiles AS m WHERE m.hash = s.hash)" if only_new else ""
     if verify == "new":
         cur = conn.execute(sel + (" WHERE" + new if new else ""))
@@ -103,13 +105,9 @@ def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str 
         raise ValueError(f"verify must be 'new', 'sample' or 'none', not {verify!r}")
     checked = 0
     while rows := cur.fetchmany(4096):
-        for h, n, sol, giv, seam in rows:
-            try:
-                actual = content_hash(n, bytes(sol), bytes(giv), seam)
-            except (TypeError, ValueError) as err:
-                raise CorruptLibrary(f"{label}: tile {h}: malformed row ({err})") from err
-            if actual != h:
-                raise HashMismatch(f"{label}: tile {h} hashes to {actual}; refusing the whole merge")
+        for values in rows:
+            row = dict(zip(TILE_COLUMNS, values, strict=True))
+            check_stored_row(row, f"merging {label}: a tile")
         checked += len(rows)
     return checked
 
