@@ -8,7 +8,7 @@ Six checks, each naming the first offending object or row:
 - **pages** — ``PRAGMA quick_check`` (page and b-tree structure, ~20x faster)
   or ``PRAGMA integrity_check`` (also cross-checks every index against its
   table: what FORMAT §11 asks of a pulled snapshot). ``CorruptLibrary``.
-- **rows** — every ``tiles`` row through ``tilelib.audit.check_stored_row``: re-hashed
+- **rows** — every ``tiles`` row through ``tilelib.audit.check_stored_rows``: re-hashed
   (``sha256(n|solution|givens|seam_mask)`` must equal its key), then the same whole-tile checks
   as ``tiles library verify`` (blob lengths, edge columns, rules, canonical form, features: a
   right hash proves nothing about the rest of the row); ``since`` limits it to rows with a larger
@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelib.audit import check_stored_row, stored_row_problems
+from tilelib.audit import bad_rows, check_stored_rows
 from tilelib.db import atomic, connect
 from tilelib.errors import CorruptLibrary, LibraryError
 from tilelib.schema import check_schema
@@ -86,15 +86,14 @@ def check_pages(conn: sqlite3.Connection, label: str, integrity: str = "quick") 
 
 
 def check_rows(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[int, int]:
-    """Every tiles row with rowid > ``since`` through ``tilelib.audit.check_stored_row`` (its hash, its
+    """Every tiles row with rowid > ``since`` through ``tilelib.audit.check_stored_rows`` (its hash, its
     blobs, edges, rules, canonical form and features); HashMismatch/CorruptLibrary at the first bad
     one, naming it. Returns (rows checked, largest rowid seen)."""
     cur = conn.execute(f"SELECT rowid, {', '.join(TILE_COLUMNS)} FROM tiles WHERE rowid > ? ORDER BY rowid", (since,))
     checked, top = 0, since
     try:
         while rows := cur.fetchmany(8192):
-            for rowid, *values in rows:
-                check_stored_row(dict(zip(TILE_COLUMNS, values, strict=True)), f"{label}: tile row {rowid}")
+            check_stored_rows([r[1:] for r in rows], lambda i: f"{label}: tile row {rows[i][0]}")  # noqa: B023
             checked += len(rows)
             top = rows[-1][0]
     except sqlite3.DatabaseError as err:
@@ -314,11 +313,13 @@ def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> Au
     check_schema(lib.conn, str(lib.path))
     problems: list[tuple[str, str]] = []
     rows = 0
-    for row in lib.iter_rows():
-        rows += 1
-        problems += [(row["hash"], p) for p in stored_row_problems(row)]
+    cur = lib.conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles ORDER BY hash")
+    while batch := cur.fetchmany(5000):
+        rows += len(batch)
+        problems += [(batch[i][0], p) for i, found in bad_rows(batch) for p in found]
         if on_row:
-            on_row()
+            for _ in batch:
+                on_row()
     for rowid, n in lib.conn.execute(f"SELECT rowid, n FROM misses WHERE NOT ({MISS_SHAPE}) ORDER BY rowid"):
         problems.append((f"misses row {rowid} (n {n!r})", "not of a miss's shape"))
     for day, commit, text in lib.conn.execute("SELECT day, seed_commit, json FROM manifests ORDER BY day"):

@@ -4,7 +4,7 @@ Rows are content-addressed, so the union is a join: merging is commutative,
 associative and idempotent, and every replica that has seen the same files
 holds the same rows whatever the order. Per table:
 
-- ``tiles``: ``INSERT OR IGNORE`` on the hash. New rows pass ``tilelib.audit.check_stored_row``
+- ``tiles``: ``INSERT OR IGNORE`` on the hash. New rows pass ``tilelib.audit.check_stored_rows``
   (the content hash, then the whole-tile checks of ``tiles library verify``) before anything is
   written: ``verify="new"`` (default) checks every row the local file lacks, ``verify="sample"``
   256 random rows of the source, ``verify="none"`` none (for a source ``remote.snapshot`` has
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilelib.audit import check_stored_row
+from tilelib.audit import check_stored_rows
 from tilelib.db import atomic, file_uri, outside
 from tilelib.errors import CorruptLibrary, LibraryError, RowsNotStored
 from tilelib.schema import check_schema
@@ -88,7 +88,7 @@ def fingerprint(conn: sqlite3.Connection, schema: str = "main") -> list[int]:
 
 def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str = ALIAS, only_new: bool = True) -> int:
     """Put tile rows of ``schema`` (only those ``main`` lacks when ``only_new``) through
-    ``tilelib.audit.check_stored_row`` — hash, blobs, edges, rules, canonical form, features —
+    ``tilelib.audit.check_stored_rows`` — hash, blobs, edges, rules, canonical form, features —
     raising at the first bad one, so the whole merge is refused; return how many were checked."""
     if verify == "none":
         return 0
@@ -105,9 +105,7 @@ def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str 
         raise ValueError(f"verify must be 'new', 'sample' or 'none', not {verify!r}")
     checked = 0
     while rows := cur.fetchmany(4096):
-        for values in rows:
-            row = dict(zip(TILE_COLUMNS, values, strict=True))
-            check_stored_row(row, f"merging {label}: a tile")
+        check_stored_rows(rows, lambda _: f"merging {label}: a tile")
         checked += len(rows)
     return checked
 

@@ -94,9 +94,9 @@ def row_to_tile(row: dict) -> Tile:
             **{c: row[c] for c in FEATURE_COLUMNS},
         )
         tile = Tile(row["n"], bytes(row["solution"]), bytes(row["givens"]), row["seam_mask"], feats)
-    except (ValueError, TypeError, KeyError) as err:
+        actual = content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask)
+    except (ValueError, TypeError, KeyError, OverflowError) as err:
         raise CorruptLibrary(f"tile {row.get('hash')}: malformed row ({err})") from err
-    actual = content_hash(tile.n, tile.solution, tile.givens, tile.seam_mask)
     if actual != row["hash"]:
         raise HashMismatch(f"tile {row['hash']}: content hashes to {actual}")
     return tile

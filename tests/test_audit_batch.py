@@ -1,0 +1,136 @@
+"""The audit's vectorised screen agrees with its reference on every row (issue 69).
+
+``tilelib.audit.bad_rows`` judges many rows at once: a numpy screen proves the sound ones and the
+reference, ``stored_row_problems`` (what ``tiles library verify`` runs), decides every row the screen
+doubts. So the only way they can disagree is the screen passing a row the reference refuses. These
+tests feed both real tiles of every n and m, and those tiles spoiled at random — a byte of a blob
+flipped, a column set to another value or another kind of value, the hash recomputed or not — and
+require the same verdict row by row.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from cli_support import run_tiles
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tilelib.audit import bad_rows, stored_row_problems
+from tilelib.store import TILE_COLUMNS
+from tilelib.tile import content_hash
+
+
+@pytest.fixture(scope="module")
+def sound_rows(tmp_path_factory) -> list[tuple]:
+    """Real tiles from the generator: n = 6, 8 and 10, m up to 3, seam masks that pin."""
+    lib = tmp_path_factory.mktemp("audit") / "lib.sqlite"
+    for n, seam in ((6, 15), (6, 0), (8, 5), (10, 15)):
+        r = run_tiles(
+            "library",
+            "generate",
+            "-L",
+            str(lib),
+            "--n",
+            str(n),
+            "--count",
+            "40",
+            "--m-max",
+            "3",
+            "--seam-mask",
+            str(seam),
+        )
+        assert r.returncode == 0, r.stderr
+    conn = sqlite3.connect(lib)
+    rows = conn.execute(f"SELECT {', '.join(TILE_COLUMNS)} FROM tiles ORDER BY rowid").fetchall()
+    conn.close()
+    assert {r[TILE_COLUMNS.index("m")] for r in rows} >= {1, 2, 3}
+    return rows
+
+
+def reference_bad(rows: list[tuple]) -> list[int]:
+    return [i for i, r in enumerate(rows) if stored_row_problems(dict(zip(TILE_COLUMNS, r, strict=True)))]
+
+
+def test_every_sound_row_passes(sound_rows):
+    assert reference_bad(sound_rows) == [] and bad_rows(sound_rows) == []
+
+
+BLOBS = ("solution", "givens", "flip", "alts")
+VALUES = st.one_of(
+    st.integers(-3, 70_000), st.floats(allow_nan=True), st.text(max_size=3), st.binary(max_size=40), st.none()
+)
+
+
+@st.composite
+def spoiled(draw, rows: list[tuple]) -> tuple:
+    """A sound row changed one to three ways, its hash recomputed or not."""
+    row = dict(zip(TILE_COLUMNS, draw(st.sampled_from(rows)), strict=True))
+    for _ in range(draw(st.integers(1, 3))):
+        col = draw(st.sampled_from(TILE_COLUMNS))
+        how = draw(st.sampled_from(["flip a bit", "small change", "any value"]))
+        if how == "flip a bit" and col in BLOBS and row[col]:
+            blob = bytearray(row[col])
+            at = draw(st.integers(0, len(blob) * 8 - 1))
+            blob[at // 8] ^= 1 << (at % 8)
+            row[col] = bytes(blob)
+        elif how == "small change" and isinstance(row[col], int):
+            row[col] = row[col] + draw(st.sampled_from([-1, 1, 2, 16]))
+        elif how == "small change" and isinstance(row[col], float):
+            row[col] = row[col] + draw(st.sampled_from([1e-6, -1e-6, 1 / 36]))
+        else:
+            row[col] = draw(VALUES)
+    if draw(st.booleans()):
+        try:
+            row["hash"] = content_hash(row["n"], bytes(row["solution"]), bytes(row["givens"]), row["seam_mask"])
+        except (TypeError, ValueError):
+            pass
+    return tuple(row[c] for c in TILE_COLUMNS)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_screen_never_passes_a_row_the_reference_refuses(sound_rows, data):
+    batch = [data.draw(spoiled(sound_rows)) for _ in range(data.draw(st.integers(1, 6)))]
+    batch += random.Random(len(batch)).sample(sound_rows, 4)  # sound neighbours share the numpy groups
+    assert [i for i, _ in bad_rows(batch)] == reference_bad(batch)
+
+
+def test_each_spoiled_field_is_caught(sound_rows):
+    """One hand-made case per feature the screen proves, each refused by both."""
+    m = TILE_COLUMNS.index("m")
+    multi = next(r for r in sound_rows if r[m] == 3)
+    changes = {"top": multi[TILE_COLUMNS.index("top")] ^ 1, "pins": 0, "pin_depth": 4, "alt_sides": 0, "blank": 0.5}
+    for col, value in changes.items():
+        row = list(multi)
+        row[TILE_COLUMNS.index(col)] = value
+        assert reference_bad([tuple(row)]) == [0] and [i for i, _ in bad_rows([tuple(row)])] == [0], col
+    # a seam mask the alternatives do not all differ on (the pinning invariant), the hash made right
+    seam, sides = TILE_COLUMNS.index("seam_mask"), multi[TILE_COLUMNS.index("alt_sides")]
+    nibbles = [(sides >> 4 * i) & 15 for i in range(multi[m] - 1)]
+    unpinned = [s for s in range(16) if any(not (s & nb) for nb in nibbles)]
+    assert unpinned
+    caught = 0
+    for s in unpinned:
+        row = list(multi)
+        row[seam] = s
+        row[0] = content_hash(row[1], row[TILE_COLUMNS.index("solution")], row[TILE_COLUMNS.index("givens")], s)
+        assert reference_bad([tuple(row)]) == [0] and [i for i, _ in bad_rows([tuple(row)])] == [0], s
+        caught += 1
+    assert caught == len(unpinned)
+    bl = len(multi[TILE_COLUMNS.index("solution")])
+    alts = multi[TILE_COLUMNS.index("alts")]
+    swapped = list(multi)
+    swapped[TILE_COLUMNS.index("alts")] = alts[bl:] + alts[:bl]  # not ascending
+    assert [i for i, _ in bad_rows([tuple(swapped)])] == [0]
+
+
+def test_bad_rows_is_what_the_checks_and_verify_use():
+    """The gate is called by the publish and snapshot checks, merges and verify (one way per job)."""
+    root = Path(__file__).resolve().parents[1]
+    for path in ("referee/checks.py", "tilelib/merge.py"):
+        text = (root / path).read_text()
+        assert "check_stored_rows(" in text or "bad_rows(" in text, path
