@@ -7,9 +7,10 @@ stripped (a snapshot carries no one's bookkeeping), hashed and fingerprinted.
 and every delta through it. It downloads one file and proves it sound before anything reads it:
 size (when HEAD states it), sha256, a tiles library whose schema is exactly the one this code ships
 for its version (``tilelib.schema``: an extra trigger, view or index is refused by name), ``PRAGMA
-integrity_check`` (or ``quick_check``), every row's content hash and every stored manifest
-(``referee.checks``), and that it is the kind the caller named (a base snapshot, or a delta: FORMAT
-§11's ``kind`` = ``delta``). Any failure is ``BadSnapshot``.
+integrity_check`` (or ``quick_check``), its ``meta`` parsed strictly as ASCII (``meta_problem``),
+every row audited and every stored manifest parsed (``referee.checks``), and that it is the kind
+the caller named (a base snapshot, or a delta: FORMAT §11's ``kind`` = ``delta``). Any failure to
+open, decode, prove or parse it is ``BadSnapshot``, so it is healed around like a corrupt page.
 
 ``fetch_good`` is how a poisoned remote heals (FORMAT §11): it tries HEAD's
 snapshot, then its parent and the older ancestors HEAD lists, then any other
@@ -21,6 +22,7 @@ and remembers HEAD as bad; push publishes a good HEAD on top of it.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,7 @@ from referee.checks import check_connection
 from remote.backend import Backend, ProgressFactory
 from remote.delta import BASE, DELTA, kind_of
 from tilelib.db import atomic, connect, outside
-from tilelib.errors import CorruptLibrary, NotALibrary, RemoteError, SchemaTooNew
+from tilelib.errors import BadInput, LibraryError, RemoteError, SchemaTooNew
 from tilelib.merge import fingerprint
 from tilelib.schema import check_schema
 from tilelib.store import Library
@@ -71,6 +73,33 @@ def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tup
     return out, sha256_file(out), out.stat().st_size, tiles, fp
 
 
+# What a failure to open, decode, prove or parse a fetched file can raise: each makes it unsound.
+# A failure to download (RemoteError) or to write here (OSError) says nothing of the file and is raised.
+_UNSOUND = (sqlite3.Error, LibraryError, BadInput, ValueError, TypeError, OverflowError, KeyError, IndexError)
+_META_TEXT = re.compile(r"[\x20-\x7e]{1,256}")  # printable ASCII: what any key or value of a snapshot's meta is
+_LIBRARY_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+
+
+def meta_problem(conn: sqlite3.Connection) -> str | None:
+    """Why a fetched file's ``meta`` is not a snapshot's, or None (FORMAT §11): every key and value
+    printable ASCII text; ``schema_version`` (proven by the schema check), ``library_id`` an id, ``kind``
+    absent or ``delta``; every other key per-client state (``STATE_PREFIXES``, ignored and stripped
+    on a clone). Anything else — a bundle's kind, an unknown key, a number or a blob, a byte past
+    ASCII — is not what ``make_snapshot`` or a delta writes."""
+    for key, value in conn.execute("SELECT key, value FROM meta ORDER BY key"):
+        if not isinstance(key, str) or not _META_TEXT.fullmatch(key):
+            return f"a meta key {key!r} is not printable ASCII text"
+        if not isinstance(value, str) or not _META_TEXT.fullmatch(value):
+            return f"meta {key} holds {value!r}, not printable ASCII text"
+        if key == "library_id" and not _LIBRARY_ID.fullmatch(value):
+            return f"meta library_id {value!r} is not an id"
+        if key == "kind" and value != DELTA:
+            return f"meta kind {value!r} is not a snapshot's (a delta's is {DELTA!r}, a base has none)"
+        if key not in ("schema_version", "library_id", "kind") and not key.startswith(STATE_PREFIXES):
+            return f"meta key {key!r} is not one a snapshot holds"
+    return None
+
+
 def fetch_verified(
     backend: Backend,
     sha: str,
@@ -86,8 +115,10 @@ def fetch_verified(
 
     ``integrity="full"`` runs ``PRAGMA integrity_check`` as FORMAT §11 says (it cross-checks
     every index and dominates pull time: ~1.5 s per 100 MB); ``"quick"`` runs
-    ``PRAGMA quick_check``. Every row is re-hashed and every stored manifest parsed either way
-    (``referee.checks``): a snapshot is only ever merged whole, so it is proven whole."""
+    ``PRAGMA quick_check``. Every row is audited and every stored manifest parsed either way
+    (``referee.checks``): a snapshot is only ever merged whole, so it is proven whole. Any failure to
+    open, decode, prove or parse it (its header, its text encoding, its schema, its ``meta``, a
+    row) makes it unsound, so a pull falls back past it (``fetch_good``) as for a corrupt page."""
     if integrity not in ("full", "quick"):
         raise ValueError(f"integrity must be 'full' or 'quick', not {integrity!r}")
     if kind not in (BASE, DELTA):
@@ -95,8 +126,8 @@ def fetch_verified(
     dest = workdir / f"pull-{sha[:16]}.sqlite"
     short = sha[:12]
     where = f"remote {backend.url}"
+    got = backend.get_snapshot(sha, dest, progress)
     try:
-        got = backend.get_snapshot(sha, dest, progress)
         if size is not None and got != size:
             raise BadSnapshot(f"{where}: snapshot {short}… is {got} bytes but HEAD says {size}; refusing it")
         actual = sha256_file(dest)
@@ -105,34 +136,51 @@ def fetch_verified(
                 f"{where}: snapshot {short}… fails its sha256 check (the bytes hash to "
                 f"{actual[:12]}…): it was altered or damaged; refusing it"
             )
-        conn = connect(dest, readonly=True)
-        try:
-            # integrity_check cross-checks every index against its table: memory-mapping the
-            # file and a large page cache make it ~1.8x faster (bench_sync).
-            conn.execute(f"PRAGMA mmap_size = {1 << 31}")
-            conn.execute("PRAGMA cache_size = -262144")
-            check_schema(conn, f"snapshot {short}…")  # before meta is read: it may not be a table
-            got_kind = kind_of(conn)  # before the row checks: a wrong kind is refused unread
-            if got_kind != kind:
-                raise BadSnapshot(
-                    f"{where}: {short}… is a {_KIND_WORDS[got_kind]} where a {_KIND_WORDS[kind]} was named; refusing it"
-                )
-            check_connection(conn, f"snapshot {short}…", integrity=integrity)
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as err:
-        dest.unlink(missing_ok=True)
-        raise BadSnapshot(f"{where}: snapshot {short}… is not a readable SQLite file ({err})") from err
-    except (NotALibrary, CorruptLibrary) as err:
-        dest.unlink(missing_ok=True)
-        raise BadSnapshot(f"{where}: {err}") from err
+        _prove(dest, short, where, kind, integrity)
     except SchemaTooNew as err:
         dest.unlink(missing_ok=True)
         raise SchemaTooNew(f"{where}: {err}; upgrade tiles to pull it") from err
     except BadSnapshot:
         dest.unlink(missing_ok=True)
         raise
+    except sqlite3.DatabaseError as err:
+        dest.unlink(missing_ok=True)
+        raise BadSnapshot(f"{where}: snapshot {short}… is not a readable SQLite file ({err})") from err
+    except _UNSOUND as err:
+        dest.unlink(missing_ok=True)
+        raise BadSnapshot(f"{where}: {_said(err, short)}") from err
     return dest
+
+
+def _said(err: BaseException, short: str) -> str:
+    """A failure's one line, naming the snapshot when the failure does not."""
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return text if short in text else f"snapshot {short}… cannot be read as a library ({text})"
+
+
+def _prove(path: Path, short: str, where: str, kind: str, integrity: str) -> None:
+    """The checks of a downloaded file, in FORMAT §11's order: schema (before ``meta`` is read: it may
+    not be a table), ``meta``, kind (before the rows: a wrong kind is refused unread), then pages, rows,
+    manifests, spent and misses (``referee.checks.check_connection``)."""
+    label = f"snapshot {short}…"
+    conn = connect(path, readonly=True)
+    try:
+        # integrity_check cross-checks every index against its table: memory-mapping the
+        # file and a large page cache make it ~1.8x faster (bench_sync).
+        conn.execute(f"PRAGMA mmap_size = {1 << 31}")
+        conn.execute("PRAGMA cache_size = -262144")
+        check_schema(conn, label)
+        why = meta_problem(conn)
+        if why is not None:
+            raise BadSnapshot(f"{where}: {label} is not a snapshot: {why}; refusing it")
+        got_kind = kind_of(conn)
+        if got_kind != kind:
+            raise BadSnapshot(
+                f"{where}: {short}… is a {_KIND_WORDS[got_kind]} where a {_KIND_WORDS[kind]} was named; refusing it"
+            )
+        check_connection(conn, label, integrity=integrity)
+    finally:
+        conn.close()
 
 
 _KIND_WORDS = {BASE: "base snapshot", DELTA: "delta"}
@@ -216,6 +264,7 @@ __all__ = [
     "fetch_verified",
     "fallback_order",
     "make_snapshot",
+    "meta_problem",
     "sha256_file",
     "strip_state",
 ]

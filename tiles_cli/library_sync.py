@@ -17,7 +17,8 @@ from tiles_cli.progress import progress
 VerifyOpt = typer.Option(
     Verify.new.value,
     "--verify",
-    help="Re-hash incoming tile rows: new (every row the local file lacks), sample (256 random rows), none.",
+    help="Audit incoming tile rows again as they are merged (every fetched file is audited whole when it "
+    "is proven): new (every row the local file lacks), sample (256 random rows), none.",
 )
 
 
