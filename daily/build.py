@@ -15,7 +15,9 @@ records that snapshot and the versions that decide the output (``build``,
 FORMAT §13), and ``tiles referee verify --replay`` reruns the build from them.
 It is idempotent per day: a day whose manifest is already in the library is
 not rebuilt (unless ``force``), but its manifest file is rewritten if lost and
-the library is still pushed if the earlier push failed.
+the library is still pushed if the earlier push failed. A stored board of the day under another
+seed commitment (a peer's, merged from a shared remote) is not this operator's: the build refuses
+it (exit 5, ``ForeignDay``) and ``force`` replaces it.
 The secret and the seed never reach the manifest or the log; only the
 commitment does.
 """
@@ -231,12 +233,30 @@ def build(
             stages.done("check", t0, rep.line(), rows_checked=rep.rows_checked, integrity=rep.integrity)
             done = gate.stored(lib, night.day)
             if done is not None and not night.force:
+                _refuse_foreign(night, done)
                 _keep(night, done, res, log)
             else:
                 _build_day(night, lib, stages, progress)
         if night.remote:
             _push(night, res, stages)
     return res
+
+
+class ForeignDay(VerificationFailed):
+    """The library holds a board of the day under another operator's seed commitment (exit 5)."""
+
+
+def _refuse_foreign(night: Night, done: Manifest) -> None:
+    """A day belongs to its operator (FORMAT §9): a stored board of the day is this build's only when
+    it carries the commitment this operator's secret (or ``--seed``) gives. Another one — a peer's,
+    merged from a shared remote — is never taken as "already built": ForeignDay names the day and
+    both commitments, and ``--force`` replaces it with this operator's board."""
+    if done.seed_commit != night.commit:
+        raise ForeignDay(
+            f"{night.day}: the library holds a board of that day under seed commitment {done.seed_commit[:16]}…, "
+            f"not this operator's {night.commit[:16]}…; nothing built (--force builds this operator's board "
+            "in its place)"
+        )
 
 
 def _keep(night: Night, done: Manifest, res: BuildResult, log) -> None:

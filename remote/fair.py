@@ -6,7 +6,10 @@ one whose push swaps HEAD first. The second push has merged the first's rows bef
 anything (``sync.push`` catches up on every attempt), so it checks, for every fresh manifest the
 remote does not hold yet (rowid past the mark), what ``referee verify`` would: its solutions
 against the spent rows of the boards the library now holds (``tilelib.spent.unfair``), and that
-the remote did not publish another board for its day (``MergeStats.conflicting``).
+the remote did not publish another board for its day under the same seed commitment
+(``MergeStats.conflicting``): the same operator's other machine. A board of the day under another
+commitment is another operator's day (FORMAT §9), not a race this board lost: it neither withdraws
+this board nor takes its place, so whoever can write the remote cannot choose this operator's day.
 
 A board that fails is **withdrawn**: its manifests row is removed from the local library — it was
 never published — or replaced by the remote's board of its day, so the file agrees with the
@@ -42,15 +45,15 @@ def refuse_lost_boards(lib: Library, since: int, conflicting) -> None:
         m = from_json(text)
         if m.policy != "fresh":
             continue
-        why = None
-        if day in theirs:
-            why = "another machine published a board of that day first"
+        race = day in theirs and theirs[day][1] == m.seed_commit  # the same operator's other machine
+        if race:
+            why: str | None = "another machine published a board of that day first"
         else:
             why = unfair(lib.conn, m.day, board_solutions(lib.conn, list(m.hashes)))
         if why is None:
             continue
         with atomic(lib.conn):
-            if day in theirs:
+            if race:
                 lib.conn.execute(
                     "INSERT OR REPLACE INTO manifests (day, seed_commit, json, created) VALUES (?,?,?,?)", theirs[day]
                 )
