@@ -108,6 +108,13 @@ class DatabaseUnavailable(RemoteError):
     longer than the service waits (exit 4; the service answers 503, which the client retries)."""
 
 
+class DatabaseBusy(DatabaseUnavailable):
+    """The runs database cannot take the work now — another process holds the SQLite file's write
+    lock, PostgreSQL does not answer — and nothing of it was done, so it is safe to send again after
+    a moment (exit 4; the service tries again off its event loop for a second or two, then answers
+    503 with ``Retry-After``)."""
+
+
 class VerificationFailed(TilesError):
     """A board, manifest or packing failed verification."""
 

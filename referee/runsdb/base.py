@@ -7,7 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
-RETRY_FOR = 20.0  # seconds a worker waits for PostgreSQL to come back before answering 503
+# seconds a call waits for PostgreSQL to come back before DatabaseBusy (``RunsDB.wait``'s default; the
+# service sets 0 and waits itself, off its event loop: ``RunStore.patient``)
+RETRY_FOR = 20.0
 URL_SCHEMES = ("postgresql://", "postgres://")
 # a run as every reader wants it: (board, day, created, nmoves, token_sha256, player); the three reads
 # below share its columns and join, so their rows unpack alike
@@ -50,6 +52,10 @@ class RunsDB(Protocol):
     target: str  # what --runs named, for messages (a URL without its password)
     dialect: str  # "sqlite" | "postgresql"
     threads: int  # threads the service may run its work on (0: the caller's thread only)
+    # seconds a call waits for the database — another writer's lock on a SQLite file, PostgreSQL away —
+    # before ``DatabaseBusy`` (nothing done); settable. 0: never wait, the caller tries again itself
+    # (the service: a wait inside a call would stop its event loop)
+    wait: float
 
     def atomic(self, fn: Callable[[Tx], T]) -> T:
         """``fn(tx)`` in one write transaction (see the module doc for retries)."""

@@ -8,8 +8,9 @@ The connection is in autocommit mode, so a read holds no transaction open; a wri
 with ``tilelib.db.atomic``'s semantics) whose run row is locked with ``SELECT … FOR UPDATE``
 (``Tx.lock_run``). A connection lost (a restart, a dropped socket) or a transaction PostgreSQL
 rolled back itself (serialization failure, deadlock) before ``COMMIT`` was sent: the block runs
-again on a new connection, waiting up to ``RETRY_FOR`` seconds. Lost during ``COMMIT``: ``DatabaseUnavailable``,
-since only the caller's idempotency key can tell whether it was kept.
+again on a new connection, at once and then for up to ``wait`` seconds (``RETRY_FOR``; the service
+sets 0 and waits off its event loop), then ``DatabaseBusy``. Lost during ``COMMIT``:
+``DatabaseUnavailable``, since only the caller's idempotency key can tell whether it was kept.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import psycopg
 
 from referee.runsdb import schema
 from referee.runsdb.base import KEYED_RUN_ROW, RETRY_FOR, RUN_ROW, note
-from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
+from tilelib.errors import BadInput, CorruptLibrary, DatabaseBusy, DatabaseUnavailable
 
 T = TypeVar("T")
 THREADS = 6  # a worker's threads for batches of moves: their round trips overlap
@@ -103,6 +104,7 @@ class PostgresRuns:
     def __init__(self, url: str) -> None:
         self.url = url
         self.target = redact(url)
+        self.wait = RETRY_FOR  # seconds ``_retrying`` waits for PostgreSQL to come back
         self._local = threading.local()  # each thread's own connection (psycopg's are not shared)
         self._opened: set[psycopg.Connection] = set()
         self._guard = threading.Lock()
@@ -185,19 +187,21 @@ class PostgresRuns:
         self.atomic(step)
 
     def _retrying(self, attempt: Callable[[], T]) -> T:
-        """``attempt()``, again on a new connection while PostgreSQL is away (up to ``RETRY_FOR`` s)."""
-        deadline = time.monotonic() + RETRY_FOR
-        delay = 0.05
+        """``attempt()``, again on a new connection while PostgreSQL is away: once at once (a
+        connection dropped by a restart is dialled again), then with pauses for up to ``wait`` s;
+        then DatabaseBusy (nothing of it was kept)."""
+        deadline = time.monotonic() + self.wait
+        delay = 0.0
         while True:
             try:
                 return attempt()
             except psycopg.OperationalError as e:
-                if time.monotonic() + delay > deadline:
+                if delay and time.monotonic() + delay > deadline:
                     note("unavailable")
-                    raise DatabaseUnavailable(f"the runs database {self.target} is unavailable: {_line(e)}") from e
+                    raise DatabaseBusy(f"the runs database {self.target} is unavailable: {_line(e)}") from e
                 note("retry")
                 time.sleep(delay)
-                delay = min(delay * 2, 1.0)
+                delay = min(delay * 2, 1.0) if delay else 0.05
             except psycopg.Error as e:
                 note("error")
                 raise CorruptLibrary(f"{self.target}: {_line(e)}") from e

@@ -1,7 +1,9 @@
 """The runs database in one SQLite file (the embedded default; ``referee.runsdb``'s interface).
 
 Writes take the file's write lock up front (``tilelib.db.atomic``: ``BEGIN IMMEDIATE``), so the
-service, its workers and the CLI judge serialise on one file. WAL lets readers go on meanwhile;
+service, its workers and the CLI judge serialise on one file; a writer waits for the lock at most
+``wait`` seconds (``WAIT``; the service sets 0 and waits off its event loop), then ``DatabaseBusy``
+with nothing done. WAL lets readers go on meanwhile;
 ``synchronous=FULL`` syncs the WAL at each commit, so what was answered as stored is on disk.
 """
 
@@ -16,9 +18,11 @@ from typing import Any, TypeVar
 from referee.runsdb import schema
 from referee.runsdb.base import KEYED_RUN_ROW, RUN_ROW, note
 from tilelib.db import atomic, connect
-from tilelib.errors import BadInput, CorruptLibrary, DatabaseUnavailable
+from tilelib.errors import BadInput, CorruptLibrary, DatabaseBusy, DatabaseUnavailable
 
 T = TypeVar("T")
+WAIT = 30.0  # seconds a write waits for another writer's lock on the file (``wait``)
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # primary result codes of "database is locked"
 
 
 class _Tx:
@@ -78,7 +82,8 @@ class SqliteRuns:
         self.path = Path(path)
         self.target = str(path)
         fresh = _check_file(self.path)
-        self.conn = connect(self.path, timeout=30)
+        self.conn = connect(self.path, timeout=WAIT)
+        self._wait = WAIT
         try:
             self._migrate(fresh)
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -106,20 +111,38 @@ class SqliteRuns:
             schema.refuse_newer(version, self.target)  # another opener may have migrated meanwhile
             schema.migrate(self.conn.execute, version, self.dialect, int(time.time()), legacy)
 
+    @property
+    def wait(self) -> float:
+        """Seconds a statement waits for another connection's lock on the file (SQLite's busy
+        timeout) before ``DatabaseBusy``."""
+        return self._wait
+
+    @wait.setter
+    def wait(self, seconds: float) -> None:
+        self.conn.execute(f"PRAGMA busy_timeout = {max(0, round(seconds * 1000))}")
+        self._wait = seconds
+
+    def _failed(self, e: sqlite3.DatabaseError) -> Exception:
+        """What to raise for SQLite's ``e``: DatabaseBusy for a lock held longer than ``wait`` (the
+        block was rolled back whole: nothing done, safe to try again), else CorruptLibrary."""
+        if getattr(e, "sqlite_errorcode", 0) & 0xFF in _BUSY:
+            note("unavailable")
+            return DatabaseBusy(f"the runs file {self.path} is locked by another writer (waited {self._wait:g} s)")
+        note("error")
+        return CorruptLibrary(f"{self.path}: {e}")
+
     def atomic(self, fn: Callable[[_Tx], T]) -> T:
         try:
             with atomic(self.conn) as conn:
                 return fn(_Tx(conn))
         except sqlite3.DatabaseError as e:
-            note("error")
-            raise CorruptLibrary(f"{self.path}: {e}") from e
+            raise self._failed(e) from e
 
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         try:
             return self.conn.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as e:
-            note("error")
-            raise CorruptLibrary(f"{self.path}: {e}") from e
+            raise self._failed(e) from e
 
     def ping(self, timeout: float = 2.0) -> None:
         """The file's kind read on a read-only connection of its own (any thread; waits at most

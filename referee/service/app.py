@@ -13,6 +13,9 @@ and a client
 gone before its body arrived is one log line. Every answer carries the browser security headers
 of ``security`` (``RefereeApp``: one middleware around the whole stack); every request is counted,
 timed and logged by ``observe``, which also serves ``/healthz``, ``/readyz`` and ``/metrics``.
+The event loop never waits for the runs database (``RunStore.wait_off_loop``): a database busy or
+away is a 503 with ``Retry-After`` within ``runs.PATIENCE`` seconds, whose line names no path,
+address or SQL (``deps.public_line``; the service's log has the reason).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from referee.service.asked import EVERY, STALE
 from referee.service.deps import API, MAX_BODY, MAX_MOVES, Settings, error_answer, tiles_error_answer
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
-from tilelib.errors import TilesError
+from tilelib.errors import TilesError, http_status
 
 STATIC = Path(__file__).parent / "static"
 
@@ -218,6 +221,7 @@ def create_app(
         "'Content-Type: application/json'.",
     )
     app.state.store = store
+    store.wait_off_loop()  # the loop never waits for the database; writes wait in ``RunStore.patient``
     app.state.settings = Settings(max_body=max_body, max_moves=max_moves, today=today, access_log=access_log)
     app.include_router(routes_days.router, prefix=API)
     app.include_router(routes_runs.router, prefix=API)
@@ -227,7 +231,9 @@ def create_app(
     _mount_mcp(app, store, host, log)
 
     @app.exception_handler(TilesError)
-    async def _tiles_error(_req: Request, err: TilesError) -> JSONResponse:
+    async def _tiles_error(req: Request, err: TilesError) -> JSONResponse:
+        if http_status(err) >= 500:  # the service's own trouble: its reason here, not in the answer
+            log(f"{req.method} {observe.safe_path(req.scope)}: {' '.join(str(err).split())[:300]}")
         return tiles_error_answer(err)
 
     @app.exception_handler(RequestValidationError)

@@ -72,17 +72,38 @@ token = RunToken(
 REALM = 'Bearer realm="tiles"'
 
 
+RETRY_UNAVAILABLE = 1  # seconds a 503's Retry-After asks for: the service itself waited ``runs.PATIENCE``
+UNAVAILABLE = (
+    "the runs database is busy or unavailable: send the request again after Retry-After seconds "
+    "(moves with the same Idempotency-Key)"
+)
+
+
 def error_headers(err: BaseException, status: int) -> dict | None:
     """The headers of an error answer, or None. ``WWW-Authenticate``: every 401 has one (RFC 7235), with
     the RFC 6750 error code its exception names (``bearer_error``, ``runs``); so does a 403 that names
-    one (a wrong token: ``invalid_token``). ``Retry-After``: every 429 (``quota``), in whole seconds."""
+    one (a wrong token: ``invalid_token``). ``Retry-After``: every 429 (``quota``) and 503 (the runs
+    database busy or away), in whole seconds."""
     out = {}
     code = getattr(err, "bearer_error", None)
     if status == 401 or code is not None:
         out["WWW-Authenticate"] = REALM + (f', error="{code}"' if code else "")
     if status == 429:
         out["Retry-After"] = str(getattr(err, "retry_after", 1))
+    if status == 503:
+        out["Retry-After"] = str(RETRY_UNAVAILABLE)
     return out or None
+
+
+def public_line(err: TilesError, status: int) -> str:
+    """What an answer says of ``err``: its own line for a client's error (4xx); for the service's own
+    trouble (5xx) a fixed line — the message names the runs file's path or the database's address,
+    and SQLite's or PostgreSQL's words, none of which is the client's business (the log has them)."""
+    if status == 503:
+        return UNAVAILABLE
+    if status >= 500:
+        return f"internal error: {type(err).__name__}"
+    return str(err)
 
 
 def error_answer(status: int, message: str, headers: dict | None = None) -> JSONResponse:
@@ -92,9 +113,9 @@ def error_answer(status: int, message: str, headers: dict | None = None) -> JSON
 
 def tiles_error_answer(err: TilesError) -> JSONResponse:
     """The answer to one of the project's errors: the status of ``tilelib.errors.HTTP_STATUS``, the
-    headers of ``error_headers``."""
+    line of ``public_line``, the headers of ``error_headers``."""
     status = http_status(err)
-    return error_answer(status, str(err), error_headers(err, status))
+    return error_answer(status, public_line(err, status), error_headers(err, status))
 
 
 def client_address(request) -> str | None:
@@ -168,6 +189,8 @@ _MEANING = {
     415: "A body not sent as application/json.",
     429: "Over a fair-use quota (run creations per address, moves requests per run or per address): "
     "wait the seconds of the Retry-After header and send it again.",
+    503: "The runs database is busy (another writer holds it) or unavailable: wait the seconds of the "
+    "Retry-After header and send it again (a moves request with the same Idempotency-Key).",
 }
 
 
@@ -199,6 +222,6 @@ def errors(*statuses: int, auth: bool = False) -> dict:
     for s in statuses:
         if auth and s in _CHALLENGE:
             out[s]["headers"] = {"WWW-Authenticate": _CHALLENGE[s]}
-        if s == 429:
+        if s in (429, 503):
             out[s]["headers"] = _RETRY
     return out

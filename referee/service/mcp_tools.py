@@ -9,7 +9,8 @@ made with ``POST /api/v1/runs/{run}/moves``; the run's token is a tool argument,
 Every failure is a tool error (``isError``) whose text is ONE line: the project's own message for
 an unknown day, run or tile, a wrong token, a move off the frontier or a batch over the limit
 (``tilelib.errors``), the first problem of arguments off a tool's schema, or ``internal error:
-TYPE`` for a bug. A malformed call never crashes the service and never answers 500.
+TYPE`` for a bug; the runs database busy or away is the API's 503 line (``deps.public_line``: no
+path, address or SQL). A malformed call never crashes the service and never answers 500.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from pydantic import Field, ValidationError
 
 from referee.service import models as m
 from referee.service import play
-from referee.service.deps import Settings, client_address
+from referee.service.deps import Settings, client_address, public_line
 from referee.service.runs import RunStore
-from tilelib.errors import TilesError
+from tilelib.errors import TilesError, http_status
 
 INSTRUCTIONS = (
     "Play the daily Takuzu board of the tiles referee. Call list_days, then start_run(day) and keep its "
@@ -65,7 +66,7 @@ class _Tools(MCPServer):
             if isinstance(cause, ValidationError):
                 raise ToolError(_argument_line(cause)) from None
             if isinstance(cause, TilesError):
-                raise ToolError(_one_line(str(cause))) from None
+                raise ToolError(_one_line(public_line(cause, http_status(cause)))) from None
             if cause is not None:
                 raise ToolError(f"internal error: {type(cause).__name__}") from None
             raise ToolError(_one_line(str(err))) from None
@@ -98,7 +99,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         ] = None,
         ctx: Context | None = None,
     ) -> m.RunCreated:
-        return m.RunCreated.model_validate(play.start_run(store, day, player, _address(ctx)))
+        return m.RunCreated.model_validate(await store.patient(play.start_run, store, day, player, _address(ctx)))
 
     @mcp.tool(
         description="The tiles the run may play now (the seed tile first, then every unsolved tile "

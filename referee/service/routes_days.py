@@ -101,7 +101,7 @@ async def manifest(day: str = DayPath, st: RunStore = Depends(store), cfg: Setti
 @router.get(
     "/{day}/leaderboard",
     response_model=m.Leaderboard,
-    responses=errors(400, 404),
+    responses=errors(400, 404, 503),
     summary="A day's runs by reward, or by what reaching the full reward took",
 )
 async def leaderboard(
@@ -123,7 +123,7 @@ async def leaderboard(
 @router.get(
     "/{day}/analysis",
     response_model=m.DayAnalysis,
-    responses=errors(400, 404),
+    responses=errors(400, 404, 503),
     summary="The analyzer over a day: reward and mean n per batch ordinal and per time bucket",
 )
 async def day_analysis(
@@ -138,7 +138,7 @@ async def day_analysis(
     "/{day}/runs",
     status_code=201,
     response_model=m.RunCreated,
-    responses=errors(400, 404, 413, 415, 429),
+    responses=errors(400, 404, 413, 415, 429, 503),
     summary="Create a run: returns its id and secret token (shown once)",
 )
 async def create_run(
@@ -150,4 +150,4 @@ async def create_run(
     # the body's schema is the named NewRun (itself RunCreate or null) rather than an inline anyOf;
     # no body at all leaves the default None, which FastAPI does not validate
     new = body.root if body is not None else None
-    return play.start_run(st, day, new.player if new is not None else None, client)
+    return await st.patient(play.start_run, st, day, new.player if new is not None else None, client)

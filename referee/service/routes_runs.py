@@ -16,7 +16,7 @@ RunPath = Path(description="The run's id.", max_length=64)
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a cursor past it names no move
 
 
-@router.get("/{run}", response_model=m.Score, responses=errors(400, 404), summary="A run's score")
+@router.get("/{run}", response_model=m.Score, responses=errors(400, 404, 503), summary="A run's score")
 async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return play.score(st, run)
 
@@ -24,7 +24,7 @@ async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
 @router.get(
     "/{run}/frontier",
     response_model=m.Frontier,
-    responses=errors(400, 404),
+    responses=errors(400, 404, 503),
     summary="The tiles the run may play now, and those it has solved",
 )
 async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
@@ -34,7 +34,7 @@ async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
 @router.get(
     "/{run}/tiles/{tile}",
     response_model=m.TileView,
-    responses=errors(400, 404),
+    responses=errors(400, 404, 503),
     summary="A tile's puzzle in board position for this run (cells known from its solved tiles)",
 )
 async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
@@ -44,7 +44,7 @@ async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depe
 @router.post(
     "/{run}/moves",
     response_model=m.MovesResult,
-    responses=errors(400, 401, 403, 404, 409, 413, 415, 429, auth=True),
+    responses=errors(400, 401, 403, 404, 409, 413, 415, 429, 503, auth=True),
     summary="Submit moves (needs the run's token); one verdict per move, judged in order",
 )
 async def moves(
@@ -75,7 +75,7 @@ async def moves(
 @router.get(
     "/{run}/history",
     response_model=m.History,
-    responses=errors(400, 404),
+    responses=errors(400, 404, 503),
     summary="A run's moves, oldest first, after a cursor",
 )
 async def history(
@@ -90,7 +90,7 @@ async def history(
 @router.get(
     "/{run}/analysis",
     response_model=m.RunAnalysis,
-    responses=errors(400, 404),
+    responses=errors(400, 404, 503),
     summary="The analyzer of a run: reward and mean n per batch",
 )
 async def run_analysis(run: str = RunPath, st: RunStore = Depends(store)) -> dict:

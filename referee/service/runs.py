@@ -15,6 +15,12 @@ over PostgreSQL (``db.threads`` > 0) the service judges batches of moves on the 
 (``RunStore.judge_off_loop``), each with its own connection, so reads and new runs are answered
 while batches wait on their round trips. So the cache has a lock, and a run's state is copied
 before a batch changes it: a reader on the loop never sees it change.
+
+The service's event loop never waits for the database: the app sets the database's own wait to 0
+(``wait_off_loop``), so a write that finds the SQLite file locked by another process, or PostgreSQL
+away, fails at once with nothing done (``DatabaseBusy``), and ``patient`` tries it again after
+asyncio sleeps — the loop answers other requests meanwhile — for at most ``PATIENCE`` seconds, then
+lets the 503 (with ``Retry-After``) go to the client.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import TypeVar
 
 from referee.judge import OFF_FRONTIER, storable
 from referee.runsdb import RUN_ROW, RUN_ROWS, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
+from referee.runsdb.base import note
 from referee.service import ranking
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.asked import Asked, write
@@ -43,9 +50,13 @@ from referee.service.boards import DayBoard, frontier
 from referee.service.gather import Gathered
 from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
 from referee.service.quota import NO_QUOTAS, Quotas, charge, sweep
-from tilelib.errors import BadInput, Conflict, Forbidden, NotFound, OffFrontier, Unauthorized
+from tilelib.errors import BadInput, Conflict, DatabaseBusy, Forbidden, NotFound, OffFrontier, Unauthorized
 
 MAX_PLAYER = 40
+# seconds a write of the service waits for a busy or absent database before its 503: long enough for
+# another writer's usual turn on the SQLite file (milliseconds) or a PostgreSQL restart's first
+# seconds, short enough that a client is told to come back within 2 s rather than left hanging
+PATIENCE = 1.5
 T = TypeVar("T")
 _PLAYER = re.compile(PLAYER_PATTERN)
 _KEY = re.compile(KEY_PATTERN)
@@ -153,11 +164,19 @@ class RunStore:
         self._reader = ThreadPoolExecutor(1, "run-rows") if self.db.threads else None
         self._rows = Gathered(self._run_rows, self._reader)
         self.views: dict[tuple[str, str], bytes] = {}  # (day, view) -> JSON of a view that never changes
+        self._own_wait = self.db.wait  # the database's own wait, for the last flush (``close``)
+
+    def wait_off_loop(self) -> None:
+        """Make the database never wait inside a call (``db.wait`` 0): the app calls this, since a
+        call on its event loop that waited for a lock or a reconnection would stop every other
+        request; its writes wait in ``patient`` instead (module doc)."""
+        self.db.wait = 0.0
 
     def close(self) -> None:
         for pool in (self._pool, self._reader):
             if pool is not None:
                 pool.shutdown(wait=True)
+        self.db.wait = self._own_wait  # no loop to keep going now: the last flush may wait its turn
         try:
             self.flush_requests()
         finally:
@@ -184,12 +203,32 @@ class RunStore:
     async def judge_off_loop(self, fn: Callable[..., T], *args) -> T:
         """``fn(*args)`` — a batch of moves: a transaction of 8 or more round trips — from the event
         loop: on this thread over SQLite, else on the store's threads, so the loop serves other
-        requests (reads, new runs) meanwhile. Creations and the rarer reads stay on the loop: one or two
+        requests (reads, new runs) meanwhile; tried again while the database is busy (``patient``).
+        Creations and the rarer reads stay on the loop: one or two
         round trips each, and a hop to a thread each cost more than it saved; the hot reads' run rows
         are gathered on a thread of their own (``current``; DECISIONS 0036, 0040, measured)."""
-        if self._pool is None:
-            return fn(*args)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        return await self.patient(fn, *args, off_loop=True)
+
+    async def patient(self, fn: Callable[..., T], *args, off_loop: bool = False) -> T:
+        """``fn(*args)`` — a write: a new run, a batch — on the loop's thread (``off_loop``: on the
+        store's threads, if it has any), tried again while it raises ``DatabaseBusy`` (nothing of it
+        was done) after asyncio sleeps of 10 ms doubling to 200 ms, so the event loop serves other
+        requests meanwhile, for at most ``PATIENCE`` seconds; then that DatabaseBusy goes to the
+        client (503 with ``Retry-After``)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + PATIENCE
+        delay = 0.01
+        while True:
+            try:
+                if off_loop and self._pool is not None:
+                    return await loop.run_in_executor(self._pool, fn, *args)
+                return fn(*args)
+            except DatabaseBusy:
+                if loop.time() + delay > deadline:
+                    raise
+            note("retry")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
     def add_day(self, db: DayBoard) -> None:
         """Offer one more day (``referee.service.watch``: a manifest that came after the start)."""
