@@ -15,7 +15,8 @@ of ``security`` (``RefereeApp``: one middleware around the whole stack); every r
 timed and logged by ``observe``, which also serves ``/healthz``, ``/readyz`` and ``/metrics``.
 The event loop never waits for the runs database (``RunStore.wait_off_loop``): a database busy or
 away is a 503 with ``Retry-After`` within ``runs.PATIENCE`` seconds, whose line names no path,
-address or SQL (``deps.public_line``; the service's log has the reason).
+address or SQL (``deps.public_line``; the service's log has the reason). A path off by its trailing
+slash is redirected with a relative ``Location`` (``_SlashRedirect``), never one built from ``Host``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import sys
+import urllib.parse
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,11 +33,11 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
-from starlette.routing import Route
+from starlette.routing import Match, Route, Router
 
 from referee.service import apidocs, hotpath, observe, routes_days, routes_runs
 from referee.service.asked import EVERY, STALE
@@ -183,6 +185,45 @@ async def _body_messages(receive, limit: int) -> list:
             return out
 
 
+class _SlashRedirect:
+    """What the router does with a request no route matches: a 307 to the same path with its trailing
+    slash toggled when a route matches that (``/api/v1/days/`` to ``/api/v1/days``, the query kept),
+    else the router's own 404.
+
+    Its ``Location`` is relative — the path and query only — never an absolute URL built from the
+    request's ``Host`` (as Starlette's own redirect is). A client behind a reverse proxy reached the
+    service under the proxy's scheme, name and port, which the service cannot know (the proxy sends a
+    fixed ``Host``: ``deploy/nginx.conf``), and a Host a client makes up must not choose where anyone
+    is sent; a relative reference resolves against the URL the client itself used (RFC 9110 allows
+    it), so the redirect is right through any proxy and points nowhere else. A redirect rather than
+    a plain 404: a person who types a trailing slash still lands on the page."""
+
+    def __init__(self, router: Router) -> None:
+        self.router = router
+
+    async def __call__(self, scope, receive, send) -> None:
+        target = _slash_twin(self.router, scope) if scope["type"] == "http" else None
+        if target is None:
+            await self.router.not_found(scope, receive, send)
+            return
+        await RedirectResponse(target, status_code=307)(scope, receive, send)
+
+
+def _slash_twin(router: Router, scope) -> str | None:
+    """The relative ``Location`` of ``scope``'s path with its trailing slash toggled if a route of
+    ``router`` matches that (the path percent-encoded, one leading slash: never a ``//host`` a
+    browser would leave the site for), else None."""
+    path = scope["path"]
+    if path == "/":
+        return None
+    twin = {**scope, "path": path.rstrip("/") if path.endswith("/") else path + "/"}
+    if not any(route.matches(twin)[0] is not Match.NONE for route in router.routes):
+        return None
+    target = "/" + urllib.parse.quote(twin["path"], safe="/:@!$&'()*+,;=-._~").lstrip("/")
+    query = scope.get("query_string", b"")
+    return target + ("?" + query.decode("latin-1") if query else "")
+
+
 class RefereeApp(FastAPI):
     """FastAPI with ``SecurityHeaders`` around its whole middleware stack: Starlette's error middleware
     answers a 500 outside every middleware added with ``add_middleware``, so the headers go outside it;
@@ -216,6 +257,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,  # /docs is apidocs' page: Swagger UI needs a CDN
         generate_unique_id_function=lambda route: route.name,  # operationId = the handler's name
+        redirect_slashes=False,  # ``_SlashRedirect`` instead: a relative Location
         description="Play the daily Takuzu board: runs, puzzles, moves, scores. Writes need the "
         "run's token as 'Authorization: Bearer TOKEN'. Bodies are JSON sent as "
         "'Content-Type: application/json'.",
@@ -268,4 +310,5 @@ def create_app(
 
     app.state.docs_page = None
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.router.default = _SlashRedirect(app.router)
     return app
