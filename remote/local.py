@@ -68,8 +68,26 @@ class LocalBackend(Backend):
     # ------------------------------------------------------------ helpers
 
     def _check_root(self) -> None:
+        """The remote's directory exists, and neither of its own names is a symbolic link (``_own``)."""
         if not self.root.is_dir():
             raise RemoteError(f"remote {self.url}: no such directory {self.root}")
+        self._own(self.root / SNAPSHOT_DIR)
+        self._own(self.root / HEAD_NAME)
+
+    def _own(self, path: Path) -> Path:
+        """``path`` under the root, none of the remote's own folders or files on the way to it a symbolic
+        link: RemoteError (exit 4) naming it otherwise. A link planted at ``snapshots/`` would make a push
+        write outside the remote, and one at a snapshot or ``HEAD.json`` read from outside it. The root
+        itself may be a link (a remote kept on another disk)."""
+        at = self.root
+        for part in path.relative_to(self.root).parts:
+            at = at / part
+            if at.is_symlink():
+                raise RemoteError(
+                    f"remote {self.url}: {at.relative_to(self.root)} is a symbolic link; "
+                    "refusing to follow it out of the remote"
+                )
+        return path
 
     @contextmanager
     def _locked(self):
@@ -109,14 +127,14 @@ class LocalBackend(Backend):
 
     def prepare(self) -> None:
         try:
-            (self.root / SNAPSHOT_DIR).mkdir(parents=True, exist_ok=True)
+            self._own(self.root / SNAPSHOT_DIR).mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise RemoteError(f"remote {self.url}: cannot create {self.root}: {err.strerror or err}") from err
 
     def get_head(self) -> Head | None:
         self._check_root()
         try:
-            body = (self.root / HEAD_NAME).read_bytes()
+            body = self._own(self.root / HEAD_NAME).read_bytes()
         except FileNotFoundError:
             return None
         except OSError as err:
@@ -126,7 +144,7 @@ class LocalBackend(Backend):
     def put_head(self, body: bytes, if_match: str | None) -> str:
         self._check_root()
         with self._locked():
-            path = self.root / HEAD_NAME
+            path = self._own(self.root / HEAD_NAME)
             try:
                 current = etag_of(path.read_bytes())
             except FileNotFoundError:
@@ -137,10 +155,10 @@ class LocalBackend(Backend):
         return etag_of(body)
 
     def has_snapshot(self, sha: str) -> bool:
-        return (self.root / snapshot_name(sha)).is_file()
+        return self._own(self.root / snapshot_name(sha)).is_file()
 
     def put_snapshot(self, sha: str, src: Path, progress: ProgressFactory | None = None) -> bool:
-        final = self.root / snapshot_name(sha)
+        final = self._own(self.root / snapshot_name(sha))
         if final.is_file():
             return False
         return self._write_atomic(
@@ -148,7 +166,7 @@ class LocalBackend(Backend):
         )
 
     def get_snapshot(self, sha: str, dest: Path, progress: ProgressFactory | None = None) -> int:
-        src = self.root / snapshot_name(sha)
+        src = self._own(self.root / snapshot_name(sha))
         try:
             with open(dest, "wb") as out:
                 return copy_with_progress(src, out, progress, "download")
@@ -162,7 +180,7 @@ class LocalBackend(Backend):
 
     def list_snapshots(self) -> list[SnapshotInfo]:
         self._check_root()
-        d = self.root / SNAPSHOT_DIR
+        d = self._own(self.root / SNAPSHOT_DIR)
         out = []
         if d.is_dir():
             for p in d.iterdir():
@@ -174,12 +192,12 @@ class LocalBackend(Backend):
 
     def delete_snapshot(self, sha: str) -> None:
         try:
-            (self.root / snapshot_name(sha)).unlink()
+            self._own(self.root / snapshot_name(sha)).unlink()
         except FileNotFoundError:
             pass
 
     def put_file(self, name: str, src: Path, content_type: str) -> None:
-        final = self.root / file_name(name)
+        final = self._own(self.root / file_name(name))
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
@@ -192,7 +210,7 @@ class LocalBackend(Backend):
 
     def get_file(self, name: str, limit: int) -> bytes | None:
         try:
-            with open(self.root / file_name(name), "rb") as fh:
+            with open(self._own(self.root / file_name(name)), "rb") as fh:
                 body = fh.read(limit + 1)
         except FileNotFoundError:
             return None

@@ -59,6 +59,7 @@ from remote.head import BadHead, DeltaRef, HeadInfo, head_body, parse_head
 from remote.snapshot import BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file, strip_state
 from remote.state import SyncState, ahead, read_state, write_state
 from tilelib.errors import CorruptLibrary, RemoteError
+from tilelib.fsio import refuse_symlink
 from tilelib.merge import fingerprint
 from tilelib.spent import count as spent_count
 from tilelib.store import Library
@@ -114,6 +115,8 @@ def pull(
     t0 = time.perf_counter()
     path = Path(library)
     url = str(backend.url)
+    if local_missing(path):
+        refuse_symlink(path, "library path")  # a pull would make the library at the link's target
     lib = None if local_missing(path) else Library.open(path)
     try:
         head = backend.get_head()

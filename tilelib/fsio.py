@@ -12,7 +12,9 @@ Every file the project writes goes through one of two helpers:
   library); on success the file is fsynced and moved onto ``path`` the same way, and the directory
   is removed either way. ``replace=False`` never clobbers an existing ``path`` (``link``).
 
-``no_follow_open`` opens a lock file without following a symlink at its name.
+``no_follow_open`` opens a lock file without following a symlink at its name. ``check_placeable``
+says before anything is written whether an output can be made where it is asked (its kind, its
+folder writable); ``refuse_symlink`` refuses a symbolic link where a file is created or replaced.
 """
 
 from __future__ import annotations
@@ -129,20 +131,56 @@ def no_follow_open(path: str | Path, flags: int, mode: int = 0o644) -> int:
         raise
 
 
-def check_placeable(path: str | Path, what: str, *, want_dir: bool = False) -> Path:
+def check_placeable(path: str | Path, what: str, *, want_dir: bool = False, writable: bool = True) -> Path:
     """``path`` can become a file (or, ``want_dir``, a directory): BadInput naming ``what`` when it is
-    the wrong kind already or lies under a file. Nothing is created."""
+    the wrong kind already, lies under a file, or (``writable``, every output) its folder — the nearest
+    one that exists — takes no new file (read-only, not ours, a read-only mount). Checked before the
+    first row of any output is written, so bad input writes nothing. A probe file is made and removed;
+    nothing else is created."""
     p = Path(path)
     if want_dir and p.exists() and not p.is_dir():
         raise BadInput(f"{what} {p} is a file, not a directory")
     if not want_dir and p.is_dir():
         raise BadInput(f"{what} {p} is a directory, not a file")
+    folder = p if want_dir and p.is_dir() else None
     for parent in p.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise BadInput(f"{what} {p} is under {parent}, which is a file")
+            folder = folder or parent
             break
+    if writable and folder is not None:
+        _probe(folder, what, p)
     return p
 
 
-__all__ = ["atomic_write", "check_placeable", "fsync_dir", "fsync_file", "install", "no_follow_open", "staged"]
+def _probe(folder: Path, what: str, p: Path) -> None:
+    """Make and remove a file in ``folder`` (what the permission bits say is not enough: root ignores
+    them, a read-only mount does not show in them); BadInput naming ``what`` if it cannot be made."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".tiles-probe-", dir=folder)
+    except OSError as err:
+        raise BadInput(f"{what} {p}: cannot write in {folder} ({err.strerror or err})") from err
+    os.close(fd)
+    os.unlink(name)
+
+
+def refuse_symlink(path: str | Path, what: str) -> Path:
+    """``path`` itself is not a symbolic link (dangling or not): BadInput naming ``what``. For a file a
+    command creates or replaces, where following a link would put it somewhere else."""
+    p = Path(path)
+    if p.is_symlink():
+        raise BadInput(f"{what} {p} is a symbolic link; refusing to create or replace a file through it")
+    return p
+
+
+__all__ = [
+    "atomic_write",
+    "check_placeable",
+    "fsync_dir",
+    "fsync_file",
+    "install",
+    "no_follow_open",
+    "refuse_symlink",
+    "staged",
+]

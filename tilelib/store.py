@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tilelib.db import atomic, connect, rows_by_hash
 from tilelib.errors import CorruptLibrary, HashMismatch, LibraryError, NotALibrary, RowsNotStored, UnknownTile
-from tilelib.fsio import check_placeable
+from tilelib.fsio import check_placeable, refuse_symlink
 from tilelib.schema import SCHEMA_VERSION, check_schema, version_statements
 from tilelib.spent import count as spent_count
 from tilelib.tile import Features, Tile, content_hash
@@ -124,7 +124,7 @@ def check_path(path: str | Path) -> Path:
     """A library path that can name a file: BadInput for a directory, or a path under a file;
     LibraryError when a journal name beside it is a symbolic link (SQLite writes no journal through
     one, so every write would fail; said plainly instead of "unable to open database file")."""
-    p = check_placeable(path, "library path")
+    p = check_placeable(path, "library path", writable=False)  # a library may be read from a read-only disk
     for suffix in JOURNALS:
         j = p.with_name(p.name + suffix)
         if j.is_symlink():
@@ -149,6 +149,7 @@ class Library:
         p = check_path(path)
         if p.exists() and p.stat().st_size > 0:
             return cls.open(p)
+        refuse_symlink(p, "library path")  # a dangling link would make the library at its target
         p.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(p)
         with atomic(conn):
