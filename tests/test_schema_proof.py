@@ -113,6 +113,61 @@ def test_every_kind_of_change_is_refused_naming_the_object(tmp_path, what):
         Library.open(tmp_path / "a.sqlite")
 
 
+def planted(path: Path, *edits: str) -> None:
+    """A library whose ``sqlite_master`` rows were then written by hand (``writable_schema``), as a
+    hostile peer's own code would."""
+    conn = made(path)
+    conn.execute("PRAGMA writable_schema = ON")
+    for sql in edits:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def _root(name: str) -> int:
+    """The root page the shipped statements give ``name`` in a fresh file."""
+    conn = sqlite3.connect(":memory:")
+    conn.executescript("\n".join(version_statements(SCHEMA_VERSION)))
+    return conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0]
+
+
+_SET_ROOT = "UPDATE sqlite_master SET rootpage = {} WHERE name = '{}'"
+# Found by tests/test_schema_fuzz.py: rows whose SQL and pragmas are the shipped ones but whose root
+# page makes SQLite read or write another b-tree.
+ROOT_PAGES = {
+    # page 1 is sqlite_master's own b-tree: every insert into tiles then fails as corrupt
+    "an index on page 1": ([_SET_ROOT.format(1, "tiles_top_right")], 'changed index "tiles_top_right"'),
+    # SQLite reads a blob '4' as page 4; a count of integers took it for a page of its own
+    "a root page shared, stored as a blob": (
+        [_SET_ROOT.format(f"CAST('{_root('tiles')}' AS BLOB)", "misses_open")],
+        'changed index "misses_open"',
+    ),
+    # each root used once, every pragma as before, but a table cursor on an index page is corrupt
+    "a table and an index that swapped root pages": (
+        [_SET_ROOT.format(_root("tiles_top_right"), "tiles"), _SET_ROOT.format(_root("tiles"), "tiles_top_right")],
+        'changed index "tiles_top_right"',
+    ),
+    # SQLite runs SQL stored as a blob as its text: the proof reads it as a token no text has (read as
+    # no SQL it would pass for an autoindex's)
+    "SQL stored as a blob": (
+        ["UPDATE sqlite_master SET sql = CAST(sql AS BLOB) WHERE name = 'tiles_deleted'"],
+        'changed trigger "tiles_deleted"',
+    ),
+}
+
+
+@pytest.mark.parametrize("what", ROOT_PAGES)
+def test_rows_whose_root_page_or_sql_storage_is_not_sqlites_own_are_refused(tmp_path, what):
+    edits, phrase = ROOT_PAGES[what]
+    planted(tmp_path / "a.sqlite", *edits)
+    conn = connect(tmp_path / "a.sqlite", readonly=True)
+    with pytest.raises(SchemaMismatch, match=phrase):
+        check_schema(conn, "a")
+    conn.close()
+    with pytest.raises(SchemaMismatch, match=phrase):
+        Library.open(tmp_path / "a.sqlite")
+
+
 def test_a_meta_that_is_not_the_table_is_refused_before_it_is_read(tmp_path):
     conn = made(tmp_path / "a.sqlite")
     conn.executescript(

@@ -25,15 +25,22 @@ How the two are compared (``read_objects``, ``differences``):
 3. **What SQLite reports of every table and index**: ``pragma_table_list`` (kind, column count,
    WITHOUT ROWID, STRICT), ``table_xinfo`` (columns, declared types, NOT NULL, defaults, primary
    key, generated columns), ``index_list`` (unique, origin, partial), ``index_xinfo`` (columns,
-   expressions, order, collations), ``foreign_key_list``; and each b-tree's root page used once.
+   expressions, order, collations), ``foreign_key_list``; and each b-tree's root page: an integer
+   (SQLite reads a blob ``'4'`` as page 4), past page 1 (``sqlite_master``'s own) and within the
+   file, used once, and opened by SQLite as what it is (one row read through a table without its
+   indexes and through each index alone: a table and an index that swapped root pages each have a
+   page of their own and read as before in every pragma, but SQLite finds them corrupt). Which
+   page is which beyond that is content, not schema: two tables that swapped root pages hold each
+   other's rows, which ``PRAGMA integrity_check`` and the rows' hashes judge.
 4. The file's text encoding is UTF-8 and its ``schema_version`` is ASCII digits (``file_version``).
 
 The reference objects are read the same way from an in-memory database made by the shipped
 statements, so SQLite's own rewriting of a statement (``IF NOT EXISTS`` dropped) is the same on
-both sides. Reading ``sqlite_master`` and the pragmas runs no trigger and no view, so this is safe
-on a hostile file; a pragma SQLite cannot answer (an unknown virtual table's module) is a
-difference, not a crash. ``check_schema`` raises ``SchemaMismatch`` (exit 3) naming the first
-difference; ``tests/test_schema_fuzz.py`` holds the proof to a behavioural oracle.
+both sides. Reading ``sqlite_master``, the pragmas and one row of a real table's or index's b-tree
+runs no trigger and no view, so this is safe on a hostile file; a pragma SQLite cannot answer (an
+unknown virtual table's module) is a difference, not a crash. ``check_schema`` raises
+``SchemaMismatch`` (exit 3) naming the first difference; ``tests/test_schema_fuzz.py`` holds the
+proof to a behavioural oracle.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from pathlib import Path
 
 from tilelib.db import atomic, connect, statements
 from tilelib.errors import NotALibrary, SchemaMismatch, SchemaTooNew
-from tilelib.sqltokens import fold, tokens
+from tilelib.sqltokens import ILLEGAL, fold, tokens
 
 SCHEMA_VERSION = 2  # 2: the spent table (tilelib.spent); a version-1 file is upgraded on open
 VERSION_1_TABLES_LEFT_OUT = ("spent",)
@@ -143,25 +150,72 @@ def _index_facts(conn: sqlite3.Connection, schema: str, name: str) -> tuple:
     )
 
 
+def _root(root: object, pages: int) -> object:
+    """What a row's root page is: False for none (a view or trigger), True for a page of the file
+    past the schema's own page 1; else what no file SQLite made has (a root page 1, which is
+    ``sqlite_master``'s b-tree; one past the end; a root page stored as text, real or blob, which
+    SQLite reads as the number it spells while a count of integers would miss it)."""
+    if type(root) is not int:
+        return ("root page stored as", type(root).__name__)
+    if root == 0:
+        return False
+    return True if 2 <= root <= pages else ("root page out of range", root)
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _opens(conn: sqlite3.Connection, schema: str, type_: str, name: str, tbl: str, kinds: dict) -> tuple:
+    """Whether SQLite opens a table's or index's b-tree as what it is: one row read through it
+    (a table's without its indexes, an index's alone), its result dropped. A table and an index that
+    swapped root pages each have a root of their own, and every pragma reads as before, but SQLite
+    finds a table cursor on an index page corrupt. Only a real table is read, so no view runs."""
+    if type_ == "table" and kinds.get(fold(name), ("",))[0] == "table":
+        sql = f"SELECT 1 FROM {schema}.{_quote(name)} NOT INDEXED LIMIT 1"
+    elif type_ == "index" and kinds.get(fold(tbl), ("",))[0] == "table":
+        sql = f"SELECT 1 FROM {schema}.{_quote(tbl)} INDEXED BY {_quote(name)} LIMIT 1"
+    else:
+        return ()
+    try:
+        conn.execute(sql).fetchall()
+        return ("opens",)
+    except sqlite3.DatabaseError as err:
+        return (("does not open", str(err)),)
+
+
+def _sql(sql: object) -> tuple[str, ...] | None:
+    """A row's SQL as tokens; None for NULL (SQLite's own autoindexes); SQL stored as a blob (which
+    SQLite runs as text) as a token no text has."""
+    if sql is None:
+        return None
+    if isinstance(sql, str):
+        return normalise(sql)
+    return (f"{ILLEGAL}sql stored as {type(sql).__name__}",)
+
+
 def read_objects(conn: sqlite3.Connection, schema: str = "main") -> list[SchemaObject]:
     """Every object of ``schema``'s ``sqlite_master``, in file order, with what SQLite reports of
-    each table and index (module docstring). Reading it runs nothing."""
+    each table and index (module docstring). Reading it runs no trigger and no view."""
     rows = conn.execute(f"SELECT type, name, tbl_name, sql, rootpage FROM {schema}.sqlite_master").fetchall()
     listed = _pragma(conn, "SELECT name, type, ncol, wr, strict FROM pragma_table_list WHERE schema = ?", (schema,), 0)
     kinds = {str(r[0]): tuple(r[1:]) for r in listed if r[0] != "unreadable"}
-    roots = Counter(r[4] for r in rows if r[4])
+    pages = conn.execute(f"PRAGMA {schema}.page_count").fetchone()[0]
+    roots = Counter(r[4] for r in rows if type(r[4]) is int and r[4])
     out = []
     for type_, name, tbl, sql, root in rows:
-        name, tbl = str(name), str(tbl)
+        type_, name, tbl = str(type_), str(name), str(tbl)
         facts: tuple[object, ...] = ()
         if type_ == "table":
             facts = _table_facts(conn, schema, name, kinds)
         elif type_ == "index":
             facts = _index_facts(conn, schema, name)
-        facts += (bool(root),)  # a b-tree of its own for a table or index, none for a view or trigger
-        if root and roots[root] > 1:
+        facts += (_root(root, pages),)  # a b-tree of its own for a table or index, none for a view or trigger
+        if type(root) is int and root and roots[root] > 1:
             facts += (("root page shared with another object", root),)
-        out.append(SchemaObject(str(type_), name, tbl, normalise(sql) if isinstance(sql, str) else None, facts))
+        if _root(root, pages) is True:
+            facts += _opens(conn, schema, type_, name, tbl, kinds)
+        out.append(SchemaObject(type_, name, tbl, _sql(sql), facts))
     return out
 
 
