@@ -61,8 +61,9 @@ MasterEdit = Callable[[sqlite3.Connection], None]
 @dataclass(frozen=True)
 class Mutation:
     """One concrete mutation: its class, what it does (enough to redo it by hand), its text edits
-    and ``sqlite_master`` edits (applied in order), its base (with the sync objects or not), and
-    whether it is layout only (then it must be accepted)."""
+    and ``sqlite_master`` edits (applied in order), its base (the shipped statements of ``version``,
+    with the sync objects or not), whether it is layout only (then it must be accepted), and the
+    file's ``schema_version`` text and header settings where they are what it changes."""
 
     kind: str
     label: str
@@ -70,6 +71,9 @@ class Mutation:
     master: tuple[MasterEdit, ...] = ()
     sync: bool = False
     neutral: bool = False
+    version: int = 2  # whose shipped statements are the base, and the reference it is held to
+    meta: object = None  # the schema_version value inserted (None: the version's own text)
+    pragmas: str = ""  # run before the schema is made (a file header's settings)
 
 
 def combine(parts: list[Mutation]) -> Mutation:
@@ -81,6 +85,9 @@ def combine(parts: list[Mutation]) -> Mutation:
         tuple(e for p in parts for e in p.master),
         any(p.sync for p in parts),
         all(p.neutral for p in parts),
+        min(p.version for p in parts),
+        next((p.meta for p in parts if p.meta is not None), None),
+        " ".join(p.pragmas for p in parts),
     )
 
 
@@ -339,6 +346,7 @@ def same_all(table: str, cols: Iterable[str]) -> str:
 def _meta_steps() -> list[tuple[str, tuple[object, ...]]]:
     """What the code writes to and reads from ``meta``, and writes that reveal its constraints."""
     return [
+        ("SELECT key, value, typeof(value) FROM meta ORDER BY key", ()),
         ("INSERT OR IGNORE INTO meta VALUES ('library_id', ?)", ("4f1d",)),
         ("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", ("2",)),
         ("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",)),
@@ -583,14 +591,15 @@ def first_difference(a: tuple[object, ...], b: tuple[object, ...]) -> str:
 def build(m: Mutation) -> bytes | None:
     """The image of the library a mutation makes (the shipped statements edited, the ``meta``
     row a library has, then its ``sqlite_master`` edits), or None if SQLite will not make it."""
-    stmts = list(SHIPPED + (SYNC if m.sync else ()))
+    stmts = [*version_statements(m.version), *(SYNC if m.sync else ())]
     for edit in m.edits:
         stmts = edit(stmts)
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
-        conn.executescript("\n".join(stmts))
+        conn.executescript(m.pragmas + "\n".join(stmts))
         try:
-            conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '2')")
+            meta = str(m.version) if m.meta is None else m.meta
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (meta,))
         except sqlite3.Error:
             pass  # the mutation broke meta: the file is then no library, which the proof must say
         if m.master:
@@ -617,9 +626,10 @@ def loads(image: bytes) -> bool:
         conn.close()
 
 
-def judged(image: bytes, attached: bool) -> str | None:
-    """None if ``check_schema`` accepts the image (as ``main`` or as an attached schema), else
-    why it refused. A corrupt file (sqlite3.DatabaseError) is refused as the opener refuses it."""
+def judged(image: bytes, attached: bool) -> int | str:
+    """The schema version ``check_schema`` accepts the image as (as ``main`` or as an attached
+    schema), else why it refused. A corrupt file (sqlite3.DatabaseError) is refused as the opener
+    refuses it."""
     conn = connect(":memory:")
     try:
         if attached:
@@ -627,8 +637,7 @@ def judged(image: bytes, attached: bool) -> str | None:
             conn.deserialize(image, name="peer")
         else:
             conn.deserialize(image)
-        check_schema(conn, "fuzzed", "peer" if attached else "main")
-        return None
+        return check_schema(conn, "fuzzed", "peer" if attached else "main")
     except (LibraryError, sqlite3.DatabaseError) as err:
         return f"{type(err).__name__}: {err}"
     finally:
@@ -636,10 +645,10 @@ def judged(image: bytes, attached: bool) -> str | None:
 
 
 @cache
-def reference(sync: bool) -> tuple[object, ...]:
-    """The shipped schema's behaviour (with or without the sync objects)."""
-    image = build(Mutation("shipped", "shipped", sync=sync))
-    assert image is not None and judged(image, False) is None
+def reference(sync: bool, version: int = 2) -> tuple[object, ...]:
+    """The shipped schema's behaviour (of ``version``, with or without the sync objects)."""
+    image = build(Mutation("shipped", "shipped", sync=sync, version=version))
+    assert image is not None and judged(image, False) == version
     return behaviour(image)
 
 
@@ -701,14 +710,16 @@ def fuzz(mutations: Iterable[Mutation]) -> Run:
                 failures.append(f"[{m.kind}] {m.label}: a layout mutation SQLite would not build")
             continue
         why = judged(image, attached=False)
-        if (why is None) != (judged(image, attached=True) is None):
-            failures.append(f"[{m.kind}] {m.label}: accepted as main xor as an attached schema ({why})")
-        same = behaviour(image) == reference(m.sync)
-        if why is None:
+        other = judged(image, attached=True)
+        if why != other and (isinstance(why, int) or isinstance(other, int)):
+            failures.append(f"[{m.kind}] {m.label}: judged otherwise as main and as an attached schema ({why})")
+        want = reference(m.sync, why if isinstance(why, int) else m.version)
+        same = behaviour(image) == want
+        if isinstance(why, int):
             t.accepted += 1
             t.accepted_same += same
             if not same:
-                diff = first_difference(reference(m.sync), behaviour(image))
+                diff = first_difference(want, behaviour(image))
                 failures.append(f"[{m.kind}] {m.label}: ACCEPTED but behaves otherwise: {diff}")
         else:
             t.refused += 1
@@ -1539,6 +1550,72 @@ def random_tokens(rng: random.Random, full: bool, count: int | None = None) -> l
     return out
 
 
+def versions(rng: random.Random, full: bool) -> list[Mutation]:
+    """Version 1 files (the shipped statements without ``spent``), laid out otherwise or with a part
+    of version 2; files whose ``schema_version`` is another text of 2, another number, or one
+    version's text on the other's schema. An accepted file is held to the version it is accepted as."""
+    out = []
+    k = "versions"
+    for stmt in version_statements(1):
+        seed = rng.randrange(2**32)
+        name = name_of(stmt)
+        out.append(Mutation(k, f"v1 {name}: all #{seed}", (on(name, relayout(seed, "all")),), (), False, True, 1))
+    spent = [s for s in SHIPPED if s not in version_statements(1)]
+    out.append(Mutation(k, "v1 with spent", (add(*spent),), version=1))
+    out.append(Mutation(k, "v1 with the spent table alone", (add(spent[0]),), version=1))
+    out.append(Mutation(k, "v1 with sync objects", (), (), True, True, 1))
+    for meta in ("02", "2 ", " 2", "+2", "2.0", "3", "0", "1", "\uff12", "\u0662", "2\x00", 2, 2.0, b"2", None):
+        out.append(Mutation(k, f"schema_version {meta!r}", meta=meta if meta is not None else "2"))
+    out.append(Mutation(k, "v1 saying 2", meta="2", version=1))
+    return pick(rng, out, 20, full)
+
+
+def file_header(rng: random.Random, full: bool) -> list[Mutation]:
+    """The file's own settings: text encoding (a library's is UTF-8), page size, auto-vacuum,
+    user_version and application_id (which change what is stored where, not what is stored)."""
+    settings = [
+        "PRAGMA encoding = 'UTF-16le';",
+        "PRAGMA encoding = 'UTF-16be';",
+        "PRAGMA page_size = 512;",
+        "PRAGMA page_size = 65536;",
+        "PRAGMA auto_vacuum = FULL;",
+        "PRAGMA auto_vacuum = INCREMENTAL;",
+        "PRAGMA user_version = 7;",
+        "PRAGMA application_id = 1414678853;",
+    ]
+    out = [Mutation("file header", sql, pragmas=sql, sync=sync) for sql in settings for sync in (False, True)]
+    return pick(rng, out, 16, full)
+
+
+def reorder(seed: int) -> MasterEdit:
+    """A row edit: ``sqlite_master``'s rows written again in another order (each table's block —
+    the table, then its indexes — in a shuffled place, triggers shuffled after all of them)."""
+
+    def edit(conn: sqlite3.Connection) -> None:
+        r = random.Random(seed)
+        rows = conn.execute("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master").fetchall()
+        blocks = sorted({row[2] for row in rows})
+        r.shuffle(blocks)
+        place = {t: i for i, t in enumerate(blocks)}
+        noise = {row[1]: r.random() for row in rows}
+        order = sorted(rows, key=lambda row: (row[0] == "trigger", place[row[2]] if row[0] != "trigger" else 0,
+                                               row[0] != "table", noise[row[1]]))  # fmt: skip
+        conn.execute("DELETE FROM sqlite_master")
+        conn.executemany("INSERT INTO sqlite_master VALUES (?, ?, ?, ?, ?)", order)
+
+    return edit
+
+
+def row_order(rng: random.Random, full: bool) -> list[Mutation]:
+    """``sqlite_master``'s rows in another order (what a VACUUM or another writer may leave)."""
+    out = []
+    for _ in range(20 if full else 6):
+        seed = rng.randrange(2**32)
+        sync = rng.random() < 0.5
+        out.append(Mutation("row order", f"rows reordered #{seed}", (), (reorder(seed),), sync))
+    return out
+
+
 CLASSES: tuple[Gen, ...] = (
     layout,
     spelling,
@@ -1558,6 +1635,9 @@ CLASSES: tuple[Gen, ...] = (
     views,
     trigger_edits,
     random_tokens,
+    versions,
+    file_header,
+    row_order,
 )
 
 

@@ -188,6 +188,16 @@ def test_not_a_library_and_too_new(tmp_path):
         check_schema(conn, "a")
 
 
+@pytest.mark.parametrize("text", ["02", " 2", "2 ", "+2", "2.0", "\uff12", "\u0662"])
+def test_a_schema_version_written_otherwise_than_the_code_writes_it_is_refused(tmp_path, text):
+    """Found by tests/test_schema_fuzz.py: '02' read as version 2 and was accepted, though no library
+    holds it (the code writes str(2)); every other spelling of a number is refused too."""
+    conn = made(tmp_path / "a.sqlite")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (text,))
+    with pytest.raises(NotALibrary, match="no valid schema_version"):
+        check_schema(conn, "a")
+
+
 def test_every_connection_distrusts_the_schema(tmp_path):
     for conn in (connect(tmp_path / "a.sqlite"), connect(tmp_path / "a.sqlite", readonly=True), connect(":memory:")):
         assert conn.execute("PRAGMA trusted_schema").fetchone() == (0,)

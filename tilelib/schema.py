@@ -32,7 +32,8 @@ How the two are compared (``read_objects``, ``differences``):
    page of their own and read as before in every pragma, but SQLite finds them corrupt). Which
    page is which beyond that is content, not schema: two tables that swapped root pages hold each
    other's rows, which ``PRAGMA integrity_check`` and the rows' hashes judge.
-4. The file's text encoding is UTF-8 and its ``schema_version`` is ASCII digits (``file_version``).
+4. The file's text encoding is UTF-8 and its ``schema_version`` is a number as the code writes one:
+   ASCII digits without a leading zero (``file_version``).
 
 The reference objects are read the same way from an in-memory database made by the shipped
 statements, so SQLite's own rewriting of a statement (``IF NOT EXISTS`` dropped) is the same on
@@ -66,7 +67,9 @@ CREATE TRIGGER IF NOT EXISTS misses_touch AFTER UPDATE ON misses
 BEGIN INSERT INTO misses_touched (id) SELECT NEW.id
       WHERE NOT EXISTS (SELECT 1 FROM misses_touched WHERE id = NEW.id); END;
 """
-_VERSION_TEXT = re.compile(r"[0-9]{1,6}", re.ASCII)
+# The text the code writes (str of an int): ASCII digits, no sign, no leading zero ('02' reads as 2
+# yet is not what any library holds).
+_VERSION_TEXT = re.compile(r"(?:0|[1-9][0-9]{0,5})", re.ASCII)
 Key = tuple[str, str]  # (type, name folded as SQLite folds it)
 
 
@@ -278,7 +281,7 @@ def file_version(
     conn: sqlite3.Connection, label: str, schema: str = "main", objects: list[SchemaObject] | None = None
 ) -> int:
     """The schema version a file says it has: NotALibrary without a ``meta`` table that is the
-    shipped one or without a ``schema_version`` of ASCII digits, SchemaMismatch for a text encoding
+    shipped one or without a ``schema_version`` of ASCII digits (no leading zero), SchemaMismatch for a text encoding
     other than UTF-8, SchemaTooNew past ``SCHEMA_VERSION``. The ``meta`` object is compared before
     it is read, so reading it runs no one's view."""
     objects = read_objects(conn, schema) if objects is None else objects
