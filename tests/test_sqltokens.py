@@ -12,7 +12,8 @@ operators):
 - SQLite agrees: ``sqlite3.complete_statement`` finds a statement's end exactly where the tokens
   end in a ``;`` outside a comment or quote; a column made from two texts with equal tokens reads
   the same in ``pragma_table_xinfo`` and behaves the same on the same inserts; a bare name is one
-  token, kept by SQLite exactly as written and matched in ASCII case only.
+  token, kept by SQLite exactly as written and matched in ASCII case only; a variable is one token,
+  the whole text SQLite binds (Tcl's ``$a::b(c)`` forms too); nothing after a NUL is read.
 """
 
 from __future__ import annotations
@@ -199,3 +200,23 @@ def test_a_bare_name_is_one_token_kept_as_written_and_matched_in_ascii_case_only
             assume("no such column" in str(err))  # not a keyword's syntax error
             found = False
         assert found == (fold(other) == fold(word)), (word, other)
+
+
+TCL_VARIABLES = st.from_regex(
+    r"[$:@#][A-Za-z_][A-Za-z0-9_]{0,3}(?:::[A-Za-z0-9_]{1,3}){0,2}(?:\([!-(*-~]{0,4}\))?", fullmatch=True
+)
+
+
+@given(TCL_VARIABLES)
+def test_a_variable_is_the_one_token_sqlite_binds(variable):
+    """SQLite binds a named parameter by the whole text of its token (Tcl's ``$a::b(c)`` included):
+    the tokenizer keeps that same text as one token, unfolded (``(C)`` and ``(c)`` differ)."""
+    conn = sqlite3.connect(":memory:")
+    assert conn.execute(f"SELECT {variable}", {variable[1:]: 7}).fetchone() == (7,)
+    assert tokens(f"SELECT {variable}") == ("select", variable)
+
+
+def test_sqlite_reads_no_further_than_a_nul():
+    """What follows a NUL is one illegal token, so a statement followed by a NUL is not itself."""
+    assert tokens("CREATE TABLE t (a)\x00 garbage") == ("create", "table", "t", "(", "a", ")", ILLEGAL + "\x00 garbage")
+    assert tokens("SELECT 'a\x00b'") == ("select", ILLEGAL + "'a", ILLEGAL + "\x00b'")

@@ -12,14 +12,19 @@ Two statements are read alike by SQLite when their tokens are, so the schema pro
   SQLite folds it (``K``, the Kelvin sign, stays itself);
 - a **quoted token** (``"…"``, ```…```, ``[…]``, ``'…'``) is kept exactly, quotes included: a
   quoted ``"NOT"`` is an identifier (or, where SQLite falls back, a string), never the keyword;
-- numbers, blobs (``x'…'``), variables and operators are kept exactly, with SQLite's longest
-  match (``->>`` is one token, ``-> >`` two; ``==`` and ``=`` stay distinct);
+- numbers, blobs (``x'…'``), variables (Tcl's ``$a::b(c)`` forms included) and operators are
+  kept exactly, with SQLite's longest match (``->>`` is one token, ``-> >`` two; ``==`` and ``=``
+  stay distinct);
 - anything SQLite calls illegal (an unterminated quote, ``!`` alone, a number run into a word) is
-  kept as one token marked ``ILLEGAL``: it equals only the same illegal text.
+  kept as one token marked ``ILLEGAL``: it equals only the same illegal text; SQLite stops reading
+  at a NUL, so a NUL and all after it are one such token.
 
 Dropping only what SQLite drops and folding only what SQLite folds means two texts whose tokens
 are equal are the same statement to SQLite. The converse need not hold (``"x"`` and ``x`` may mean
-the same and differ here): the proof refuses rather than guesses.
+the same and differ here): the proof refuses rather than guesses. Where this reading and SQLite's
+part, it is always towards a difference: SQLite also skips a vertical tab run on from a space and a
+U+FEFF at a token's start, and splits a hex number run into a word (``0x1g``) where this calls the
+whole illegal.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 SPACE = " \t\n\f\r"
+_ISSPACE = SPACE + "\v"  # what ends a Tcl variable's "(…)" (sqlite3Isspace)
 ILLEGAL = "\x00ILLEGAL:"
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DIGITS = "0123456789"
@@ -66,6 +72,26 @@ def _quoted(sql: str, i: int, close: str, doubled: bool) -> int:
             return j + 1
         j += 1
     return -1
+
+
+def _variable(sql: str, i: int) -> tuple[int, bool]:
+    """The end of the named variable whose ``$ @ : #`` is at ``i``, and whether SQLite takes it
+    (a name follows): tokenize.c's TK_VARIABLE, with Tcl's ``a::b`` and ``a(…)`` forms."""
+    n, j, named = len(sql), i + 1, False
+    while j < n:
+        c = sql[j]
+        if _id_char(c):
+            named, j = True, j + 1
+        elif c == "(" and named:
+            k = j + 1
+            while k < n and sql[k] not in _ISSPACE and sql[k] != ")":
+                k += 1
+            return (k + 1, True) if k < n and sql[k] == ")" else (k, False)
+        elif c == ":" and sql.startswith("::", j):
+            j += 2
+        else:
+            break
+    return j, named
 
 
 def _number(sql: str, i: int) -> int:
@@ -132,8 +158,8 @@ def _token(sql: str, i: int) -> tuple[int, str | None]:
             j += 1
         return j, sql[i:j]
     if c in "$@:#":
-        j = _scan_id(sql, i + 1)
-        return j, sql[i:j] if j > i + 1 else ILLEGAL + c
+        j, named = _variable(sql, i)
+        return j, sql[i:j] if named else ILLEGAL + sql[i:j]
     for op in _OPERATORS:
         if sql.startswith(op, i):
             return i + len(op), op
@@ -147,14 +173,14 @@ def tokens(sql: str) -> tuple[str, ...]:
     """The tokens of ``sql`` as SQLite reads them (module docstring), whitespace and comments
     dropped, bare words folded to lower case in ASCII, everything else verbatim."""
     out: list[str] = []
+    text, nul, rest = sql.partition("\x00")  # SQLite stops reading a statement's text at a NUL
     i = 0
-    while i < len(sql):
-        if sql[i] == "\x00":  # SQLite stops reading a statement's text at a NUL
-            out.append(ILLEGAL + sql[i:])
-            break
-        i, tok = _token(sql, i)
+    while i < len(text):
+        i, tok = _token(text, i)
         if tok is not None:
             out.append(tok)
+    if nul:
+        out.append(ILLEGAL + nul + rest)
     return tuple(out)
 
 
