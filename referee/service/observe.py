@@ -71,9 +71,14 @@ MOVES = Counter(
     ["verdict"],
 )
 RUNS = Counter("tiles_runs_created", "Runs created.")
-DB_RETRIES = Counter("tiles_db_retries", "Runs-database blocks and reads tried again while PostgreSQL was away.")
+DB_RETRIES = Counter(
+    "tiles_db_retries", "Runs-database blocks and reads tried again while the database was busy or away."
+)
 DB_ERRORS = Counter(
-    "tiles_db_errors", "Runs-database errors raised: unavailable (HTTP 503) or error (any other).", ["kind"]
+    "tiles_db_errors",
+    "Runs-database errors raised: unavailable (busy or away: each try of a write the service tries again "
+    "for a moment before its 503, each read answered 503) or error (any other).",
+    ["kind"],
 )
 DAYS = Gauge("tiles_days_loaded", "Days on offer in this service.", multiprocess_mode="max")  # days only grow
 for _v in ("correct", "wrong", "rejected"):
