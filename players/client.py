@@ -15,7 +15,9 @@ retried only when the request surely never arrived (the connection was refused).
 
 Fair use: a 429 (a quota of the service, ``referee.service.quota``) stored nothing, so any request
 is sent again after the ``Retry-After`` seconds it names; such waits do not count as retries, up
-to ``max_wait`` seconds in all per call (then ``RateLimited``, exit 4).
+to ``max_wait`` seconds in all per call (then ``RateLimited``, exit 4). A 503 with ``Retry-After``
+(the runs database busy or away) stored nothing either: any request is sent again after the
+seconds it names (at most 5), and that counts as a retry.
 
     from players.client import Client
     with Client("http://127.0.0.1:8000") as c:
@@ -31,6 +33,7 @@ attempt), so the two cannot drift apart; only the sending and the sleeping diffe
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 import uuid
@@ -101,6 +104,13 @@ class Attempts:
                 raise RateLimited(f"429: {_message(r)} (waited {self.waited:.0f} s in all)", retry_after=int(pause))
             self.wait, self.waited = pause, self.waited + pause
             self.client.waited += pause
+            return self.AGAIN, None
+        if r.status_code == 503 and "retry-after" in r.headers:
+            # the runs database could not take the request now: the service stored nothing and says
+            # when to come back, so any call (a run's creation too) is sent again, as a retry
+            self.failures += 1
+            self.last = f"503 from {self.client.http.base_url}{self.call.path}: {_message(r)}"
+            self.wait = min(_retry_after(r), 5.0)
             return self.AGAIN, None
         if r.status_code >= 500:
             self.failures += 1
@@ -344,9 +354,13 @@ def _default_tls():
 
 
 def _retry_after(r: httpx.Response) -> float:
-    """The seconds a 429's ``Retry-After`` asks for (delta-seconds; 1 if absent or an HTTP date)."""
+    """The seconds a 429's or 503's ``Retry-After`` asks for: delta-seconds in ASCII digits, at most an
+    hour; 1 if absent, an HTTP date or anything else (``'²'.isdigit()`` is true: not a number here)."""
     value = r.headers.get("retry-after", "").strip()
-    return float(min(int(value), 3600)) if value.isdigit() else 1.0
+    return float(min(int(value), 3600)) if _DELTA_SECONDS.fullmatch(value) else 1.0
+
+
+_DELTA_SECONDS = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 def _typed(model: type[T], data: Any) -> T:

@@ -27,6 +27,7 @@ from serve_support import NGINX_SITE, judged_day, nginx_proxy, replayed, self_si
 
 from players.client import Client
 from players.sessions import HttpSession
+from referee.service.app import PROXY_HOST
 from referee.service.runs import read_scores
 from referee.service.worker import ServeOptions
 from tilelib.errors import Unreachable
@@ -81,6 +82,7 @@ def test_the_shipped_config_matches_the_service():
     for line in (
         "proxy_set_header X-Forwarded-For $remote_addr;",
         "proxy_set_header X-Forwarded-Proto $scheme;",
+        f"proxy_set_header Host {PROXY_HOST};",
         "proxy_next_upstream error timeout;",
         "keepalive 32;",
         "listen ${TILES_LISTEN} ssl;",
@@ -113,11 +115,31 @@ def test_two_hosts_behind_tls_serve_one_run_and_one_host_killed_loses_nothing(da
             h2.use_run(r1.run, r1.token)
             assert h2.moves(r1.run, [(seed, truth.truth(seed))]).verdicts[0].correct
             assert h1.history(r1.run).moves[0].tile == seed and c.score(r1.run).reward == n2
-            # the proxy says https to the hosts: a redirect they make points at https://
+            # a redirect the hosts make is relative (never built from the client's Host), so a client
+            # resolves it against the address it used: through the proxy it stays on https://
             redirect = httpx.get(f"{proxy}/api/v1/days/", verify=ctx)
-            assert redirect.status_code == 307 and redirect.headers["location"].startswith(f"{proxy}/api/v1/days")
-            direct = httpx.get(f"{b1}/api/v1/days/")
-            assert direct.status_code == 307 and direct.headers["location"].startswith("http://")
+            assert redirect.status_code == 307 and redirect.headers["location"] == "/api/v1/days"
+            followed = httpx.get(f"{proxy}/api/v1/days/", verify=ctx, follow_redirects=True)
+            assert followed.status_code == 200 and str(followed.url) == f"{proxy}/api/v1/days"
+            direct = httpx.get(f"{b1}/api/v1/days/", headers={"Host": "evil.example"})
+            assert direct.status_code == 307 and direct.headers["location"] == "/api/v1/days"
+            # MCP through the proxy: the hosts listen on loopback and take the proxy's fixed Host
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "proxy-test", "version": "1"},
+                },
+            }
+            mcp_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+            r = httpx.post(f"{proxy}/mcp", json=init, headers=mcp_headers, verify=ctx)
+            assert r.status_code == 200 and r.json()["result"]["serverInfo"], r.text
+            # ... and refuse another Host sent to them directly (DNS rebinding)
+            r = httpx.post(f"{b1}/mcp", json=init, headers={**mcp_headers, "Host": "evil.example"})
+            assert r.status_code in (403, 421), r.text
             # health through the proxy; metrics only on each host's own address
             assert httpx.get(f"{proxy}/readyz", verify=ctx).json()["status"] == "ready"
             assert httpx.get(f"{proxy}/metrics", verify=ctx).status_code == 403

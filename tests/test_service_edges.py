@@ -386,3 +386,29 @@ def test_an_app_that_ends_without_an_answer_gets_the_500_with_the_headers_not_uv
     assert raised == ["a bug"]  # the bug still goes on, for uvicorn's log
     assert [m["status"] for m in sent_by(answers) if "status" in m] == [204]  # an answer is left alone
     assert sent_by(returns, gone=True) == []  # nobody to answer
+
+
+def test_the_clients_wait_out_a_503_and_create_the_run_once_the_lock_is_gone(served, make_client):
+    """A 503 with Retry-After stored nothing: both clients send any call again after the seconds it
+    names, a run's creation too, and the run is made once the other process lets the file go."""
+    base, runs, _truth = served
+    result: dict = {}
+    with make_client(base, retries=8) as c:
+        sent = c.requests
+        with write_locked(runs):
+            worker = threading.Thread(target=lambda: result.update(made=c.create_run(DAY, player="patient")))
+            worker.start()
+            time.sleep(3.0)  # 503s with Retry-After meanwhile: the client waits and asks again
+            assert worker.is_alive()  # still waiting, not given up
+        worker.join(timeout=60)
+        assert not worker.is_alive() and result["made"].run
+        assert c.requests - sent >= 2  # at least one 503, then the run
+
+
+def test_a_retry_after_that_is_not_ascii_digits_is_one_second():
+    from players.client import _retry_after
+
+    for value, want in (("7", 7.0), ("²", 1.0), ("\u0663", 1.0), ("1e3", 1.0), ("", 1.0), ("99999999", 3600.0)):
+        # as the bytes a hostile server sends: '²' as one latin-1 byte, which httpx reads back as '²'
+        raw = [(b"Retry-After", value.encode("latin-1") if value.isascii() or value == "²" else value.encode())]
+        assert _retry_after(httpx.Response(503, headers=raw)) == want, value

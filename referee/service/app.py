@@ -124,10 +124,31 @@ async def _flush_requests(store: RunStore) -> None:
             pass
 
 
+# The Host the shipped proxy (deploy/nginx.conf) sends every host, fixed: never the client's.
+PROXY_HOST = "tiles-referee"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _mcp_security(host: str):
+    """Bound to a loopback ``host``, the MCP endpoint refuses a request whose Host or Origin is not
+    loopback (DNS rebinding: a web page's script must not reach a local service through a name it
+    controls), as the SDK does by default, but also takes the proxy's fixed Host, ``PROXY_HOST``:
+    behind nginx on the same machine every request arrives with it. None elsewhere (the SDK's default:
+    no check)."""
+    if host not in LOOPBACK:
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", PROXY_HOST],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
 def _mount_mcp(app: FastAPI, store: RunStore, host: str, log: Callable[[str], None]) -> None:
     """The MCP tools at ``/mcp``: stateless streamable HTTP answering in JSON, so any worker can answer
-    any request. Bound to a loopback ``host`` the SDK also refuses requests whose Host or Origin is
-    not loopback (DNS rebinding)."""
+    any request, with ``_mcp_security``'s checks of Host and Origin."""
     from referee.service import mcp_tools
 
     app.state.mcp = mcp_tools.create(store, app.state.settings)
@@ -136,6 +157,7 @@ def _mount_mcp(app: FastAPI, store: RunStore, host: str, log: Callable[[str], No
         stateless_http=True,
         json_response=True,
         max_request_body_size=app.state.settings.max_body,
+        transport_security=_mcp_security(host),
         host=host,
     )
     (route,) = asgi.routes
@@ -263,6 +285,7 @@ def create_app(
         "'Content-Type: application/json'.",
     )
     app.state.store = store
+    app.state.log = log  # the service's own log: where a 5xx's reason goes, never into the answer
     store.wait_off_loop()  # the loop never waits for the database; writes wait in ``RunStore.patient``
     app.state.settings = Settings(max_body=max_body, max_moves=max_moves, today=today, access_log=access_log)
     app.include_router(routes_days.router, prefix=API)

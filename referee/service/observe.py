@@ -248,8 +248,11 @@ async def readyz(request: Request) -> JSONResponse:
         await asyncio.wait_for(asyncio.to_thread(store.db.ping, READY_TIMEOUT), READY_TIMEOUT + 1)
     except TimeoutError:
         return _not_ready(f"the runs database did not answer within {READY_TIMEOUT + 1:.0f} s")
-    except TilesError as e:
-        return _not_ready(str(e))
+    except TilesError as e:  # its reason names the runs file or the server's address: logged, not answered
+        log = getattr(request.app.state, "log", None)
+        if log is not None:
+            log(f"GET /readyz: {' '.join(str(e).split())[:300]}")
+        return _not_ready("the runs database does not answer (the service's log says why)")
     if n == 0:
         return _not_ready("no day is loaded yet")
     return JSONResponse({"status": "ready", "days": n}, headers=NO_STORE)
