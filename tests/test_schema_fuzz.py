@@ -54,8 +54,9 @@ from functools import cache, lru_cache
 
 import pytest
 
+from referee.checks import check_pages
 from tilelib.db import connect, statements
-from tilelib.errors import LibraryError
+from tilelib.errors import CorruptLibrary, LibraryError
 from tilelib.schema import SYNC_SCHEMA, check_schema, version_statements
 from tilelib.sqltokens import fold
 from tilelib.store import TILE_COLUMNS
@@ -654,6 +655,21 @@ def judged(image: bytes, attached: bool) -> int | str:
         conn.close()
 
 
+def damaged(image: bytes) -> bool:
+    """Whether the page check the code runs on every file it takes from a peer or publishes
+    (``referee.checks.check_pages``, quick_check) refuses the image: SQLite calls its pages corrupt.
+    A root page given to a b-tree of the other kind (a table's to an index) is such damage, as a
+    flipped byte in a page header is, and no schema reading sees it."""
+    conn = reopen(image)
+    try:
+        check_pages(conn, "fuzzed", "quick")
+        return False
+    except CorruptLibrary:
+        return True
+    finally:
+        conn.close()
+
+
 @cache
 def reference(sync: bool, version: int = 2) -> tuple[object, ...]:
     """The shipped schema's behaviour (of ``version``, with or without the sync objects)."""
@@ -665,7 +681,8 @@ def reference(sync: bool, version: int = 2) -> tuple[object, ...]:
 @dataclass
 class Tally:
     """Counts of one class: tried, unbuildable, refused (and of those, behaving identically),
-    accepted (and of those, behaving identically)."""
+    accepted (and of those, behaving identically, and behaving otherwise on pages SQLite itself
+    calls damaged, which the page check refuses)."""
 
     tried: int = 0
     unbuildable: int = 0
@@ -673,11 +690,13 @@ class Tally:
     refused_same: int = 0
     accepted: int = 0
     accepted_same: int = 0
+    accepted_damaged: int = 0
 
     def words(self) -> str:
+        damaged = f"+{self.accepted_damaged}d" if self.accepted_damaged else ""
         return (
             f"{self.tried}/{self.unbuildable}/{self.refused}({self.refused_same}=)/"
-            f"{self.accepted}({self.accepted_same}=)"
+            f"{self.accepted}({self.accepted_same}={damaged})"
         )
 
 
@@ -699,8 +718,8 @@ class Run:
         return (
             f"schema fuzz {tier} (seed {SEED}) in {self.seconds:.1f}s: {total.tried} tried, {total.unbuildable} "
             f"unbuildable, {total.refused} refused ({total.refused_same} of them behaving identically), "
-            f"{total.accepted} accepted ({total.accepted_same} behaving identically); per class "
-            f"tried/unbuildable/refused(=)/accepted(=): {per}"
+            f"{total.accepted} accepted ({total.accepted_same} behaving identically, {total.accepted_damaged} on "
+            f"pages the page check refuses); per class tried/unbuildable/refused(=)/accepted(=+d): {per}"
         )
 
 
@@ -728,7 +747,9 @@ def fuzz(mutations: Iterable[Mutation]) -> Run:
         if isinstance(why, int):
             t.accepted += 1
             t.accepted_same += same
-            if not same:
+            if not same and damaged(image):
+                t.accepted_damaged += 1
+            elif not same:
                 diff = first_difference(want, behaviour(image))
                 failures.append(f"[{m.kind}] {m.label}: ACCEPTED but behaves otherwise: {diff}")
         else:

@@ -27,21 +27,19 @@ How the two are compared (``read_objects``, ``differences``):
    key, generated columns), ``index_list`` (unique, origin, partial), ``index_xinfo`` (columns,
    expressions, order, collations), ``foreign_key_list``; and each b-tree's root page: an integer
    (SQLite reads a blob ``'4'`` as page 4), past page 1 (``sqlite_master``'s own) and within the
-   file, used once, and opened by SQLite as what it is (one row read through a table without its
-   indexes and through each index alone: a table and an index that swapped root pages each have a
-   page of their own and read as before in every pragma, but SQLite finds them corrupt). Which
-   page is which beyond that is content, not schema: two tables that swapped root pages hold each
-   other's rows, which ``PRAGMA integrity_check`` and the rows' hashes judge.
+   file, and used once. Which page is which beyond that is the pages' content, not the schema, and
+   no page is read here: two tables that swapped root pages hold each other's rows, and a table and
+   an index that did are corrupt to SQLite — what ``PRAGMA quick_check`` and the rows' hashes judge
+   (``referee.checks``), as they judge any damaged page.
 4. The file's text encoding is UTF-8 and its ``schema_version`` is a number as the code writes one:
    ASCII digits without a leading zero (``file_version``).
 
 The reference objects are read the same way from an in-memory database made by the shipped
 statements, so SQLite's own rewriting of a statement (``IF NOT EXISTS`` dropped) is the same on
-both sides. Reading ``sqlite_master``, the pragmas and one row of a real table's or index's b-tree
-runs no trigger and no view, so this is safe on a hostile file; a pragma SQLite cannot answer (an
-unknown virtual table's module) is a difference, not a crash. ``check_schema`` raises
-``SchemaMismatch`` (exit 3) naming the first difference; ``tests/test_schema_fuzz.py`` holds the
-proof to a behavioural oracle.
+both sides. Reading ``sqlite_master`` and the pragmas runs no trigger and no view, so this is safe
+on a hostile file; a pragma SQLite cannot answer (an unknown virtual table's module) is a
+difference, not a crash. ``check_schema`` raises ``SchemaMismatch`` (exit 3) naming the first
+difference; ``tests/test_schema_fuzz.py`` holds the proof to a behavioural oracle.
 """
 
 from __future__ import annotations
@@ -165,28 +163,6 @@ def _root(root: object, pages: int) -> object:
     return True if 2 <= root <= pages else ("root page out of range", root)
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _opens(conn: sqlite3.Connection, schema: str, type_: str, name: str, tbl: str, kinds: dict) -> tuple:
-    """Whether SQLite opens a table's or index's b-tree as what it is: one row read through it
-    (a table's without its indexes, an index's alone), its result dropped. A table and an index that
-    swapped root pages each have a root of their own, and every pragma reads as before, but SQLite
-    finds a table cursor on an index page corrupt. Only a real table is read, so no view runs."""
-    if type_ == "table" and kinds.get(fold(name), ("",))[0] == "table":
-        sql = f"SELECT 1 FROM {schema}.{_quote(name)} NOT INDEXED LIMIT 1"
-    elif type_ == "index" and kinds.get(fold(tbl), ("",))[0] == "table":
-        sql = f"SELECT 1 FROM {schema}.{_quote(tbl)} INDEXED BY {_quote(name)} LIMIT 1"
-    else:
-        return ()
-    try:
-        conn.execute(sql).fetchall()
-        return ("opens",)
-    except sqlite3.DatabaseError as err:
-        return (("does not open", str(err)),)
-
-
 def _sql(sql: object) -> tuple[str, ...] | None:
     """A row's SQL as tokens; None for NULL (SQLite's own autoindexes); SQL stored as a blob (which
     SQLite runs as text) as a token no text has."""
@@ -199,7 +175,7 @@ def _sql(sql: object) -> tuple[str, ...] | None:
 
 def read_objects(conn: sqlite3.Connection, schema: str = "main") -> list[SchemaObject]:
     """Every object of ``schema``'s ``sqlite_master``, in file order, with what SQLite reports of
-    each table and index (module docstring). Reading it runs no trigger and no view."""
+    each table and index (module docstring). Reading it runs nothing."""
     rows = conn.execute(f"SELECT type, name, tbl_name, sql, rootpage FROM {schema}.sqlite_master").fetchall()
     listed = _pragma(conn, "SELECT name, type, ncol, wr, strict FROM pragma_table_list WHERE schema = ?", (schema,), 0)
     kinds = {str(r[0]): tuple(r[1:]) for r in listed if r[0] != "unreadable"}
@@ -216,8 +192,6 @@ def read_objects(conn: sqlite3.Connection, schema: str = "main") -> list[SchemaO
         facts += (_root(root, pages),)  # a b-tree of its own for a table or index, none for a view or trigger
         if type(root) is int and root and roots[root] > 1:
             facts += (("root page shared with another object", root),)
-        if _root(root, pages) is True:
-            facts += _opens(conn, schema, type_, name, tbl, kinds)
         out.append(SchemaObject(type_, name, tbl, _sql(sql), facts))
     return out
 
@@ -281,9 +255,9 @@ def file_version(
     conn: sqlite3.Connection, label: str, schema: str = "main", objects: list[SchemaObject] | None = None
 ) -> int:
     """The schema version a file says it has: NotALibrary without a ``meta`` table that is the
-    shipped one or without a ``schema_version`` of ASCII digits (no leading zero), SchemaMismatch for a text encoding
-    other than UTF-8, SchemaTooNew past ``SCHEMA_VERSION``. The ``meta`` object is compared before
-    it is read, so reading it runs no one's view."""
+    shipped one or without a ``schema_version`` of ASCII digits (no leading zero), SchemaMismatch
+    for a text encoding other than UTF-8, SchemaTooNew past ``SCHEMA_VERSION``. The ``meta`` object
+    is compared before it is read, so reading it runs no one's view."""
     objects = read_objects(conn, schema) if objects is None else objects
     metas = _named(objects, "meta")
     if not metas:
