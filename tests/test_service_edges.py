@@ -412,3 +412,11 @@ def test_a_retry_after_that_is_not_ascii_digits_is_one_second():
         # as the bytes a hostile server sends: '²' as one latin-1 byte, which httpx reads back as '²'
         raw = [(b"Retry-After", value.encode("latin-1") if value.isascii() or value == "²" else value.encode())]
         assert _retry_after(httpx.Response(503, headers=raw)) == want, value
+
+
+def test_no_answer_names_the_server_software(served):
+    base, _runs, _truth = served
+    for path in ("/healthz", "/api/v1/days", "/nowhere"):
+        assert "server" not in httpx.get(base + path, timeout=30).headers, path
+    status, headers, _ = raw_exchange(base, b"BREW / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 400 and "server" not in headers

@@ -103,6 +103,7 @@ def _config(opts) -> dict[str, Any]:
         "loop": LOOP,
         "http": SecuredHttp,
         "ws": "none",
+        "server_header": False,  # no "server: uvicorn": what runs here is no client's business
         "log_level": "warning",
         "access_log": False,
         "timeout_graceful_shutdown": GRACE,
