@@ -259,7 +259,7 @@ def read_watermark(lib) -> tuple[int, int]:
     try:
         t, m = json.loads(meta.get("verified:rowids", "[0, 0]"))
         return int(t), int(m)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # "[1e999, 0]": json reads inf, int() overflows
         return 0, 0
 
 

@@ -64,7 +64,7 @@ def read_mark(lib: Library, url: str) -> Mark | None:
     try:
         vals = [int(v) for v in json.loads(row[0])]
         return Mark(*vals) if len(vals) in (3, 4) else None
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # "[1e999, 0, 0]": json reads inf
         return None
 
 

@@ -263,3 +263,19 @@ def test_a_misses_row_of_the_wrong_shape_is_refused_by_push_and_named_by_verify(
     assert remote_state(remote_url) == before
     v = run_tiles("library", "verify", "-L", str(sound))
     assert v.returncode != 0 and "misses row" in v.stdout + v.stderr
+
+
+@pytest.mark.parametrize("value", ["[1e999, 0]", "[NaN, 0]", '["x", 0]', "[", "[1e999, 0, 0, 0]"])
+def test_a_watermark_or_mark_that_does_not_parse_is_none(tmp_path, value):
+    """The publish check's watermark and a remote's mark are read strictly: one that does not parse
+    counts as none (every row checked, every row sent), never a traceback."""
+    from referee.checks import read_watermark
+    from remote.delta import read_mark
+
+    lib = tmp_path / "lib.sqlite"
+    make_library(lib, 8, 3)
+    with Library.open(lib) as opened:
+        opened.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)", (value,))
+        opened.conn.execute("INSERT OR REPLACE INTO meta VALUES ('remote_mark:file:///r', ?)", (value,))
+        assert read_watermark(opened) == (0, 0)
+        assert read_mark(opened, "file:///r") is None
