@@ -143,7 +143,7 @@ async def guard_body(request: Request, limit: int) -> None:
     leaves the bytes cached on the request for FastAPI (an all-blank body counts as no body)."""
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        if not (declared.isascii() and declared.isdigit()):  # "²".isdigit() is true; int() refuses it
             raise BadInput("Content-Length is not a number")
         if int(declared) > limit:
             raise TooLarge(f"request body of {int(declared)} bytes is over the limit of {limit} bytes")
