@@ -542,6 +542,7 @@ def step(conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> tupl
 
 
 def _quoted_name(name: str) -> str:
+    """A name as a double-quoted SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -693,6 +694,7 @@ class Tally:
     accepted_damaged: int = 0
 
     def words(self) -> str:
+        """The counts as tried/unbuildable/refused(identical)/accepted(identical+damaged)."""
         damaged = f"+{self.accepted_damaged}d" if self.accepted_damaged else ""
         return (
             f"{self.tried}/{self.unbuildable}/{self.refused}({self.refused_same}=)/"
@@ -975,8 +977,7 @@ def root_pages(rng: random.Random, full: bool) -> list[Mutation]:
     """Rows of ``sqlite_master`` whose root page, or whose SQL's storage class, is not what SQLite
     made: shared, swapped, the schema's own page 1, past the end, stored as text, real or blob;
     SQL stored as a blob, cut by a NUL, or NULL; a row deleted."""
-    btrees = [n for n in shipped_db(True).execute("SELECT name FROM sqlite_master WHERE rootpage > 0").fetchall()]
-    names = [n for (n,) in btrees]
+    names = [n for (n,) in shipped_db(True).execute("SELECT name FROM sqlite_master WHERE rootpage > 0")]
     root_of = "(SELECT rootpage FROM sqlite_master WHERE name = ?)"
     out = []
     for a in names:
@@ -1077,6 +1078,7 @@ def quoting(rng: random.Random, full: bool) -> list[Mutation]:
 
 @cache
 def _all_columns() -> frozenset[str]:
+    """Every column name of every shipped table."""
     return frozenset(c for cols in tables().values() for c, *_ in cols)
 
 
@@ -1159,10 +1161,12 @@ def _col(table: str, col: str, label: str, fn: Callable[[str], str], kind: str) 
 
 
 def _append(text: str) -> Callable[[str], str]:
+    """A column-definition edit: ``text`` after it."""
     return lambda d: d + text
 
 
 def _replace(old: str, new: str) -> Callable[[str], str]:
+    """A column-definition edit: its first ``old`` made ``new``."""
     return lambda d: d.replace(old, new, 1)
 
 
@@ -1280,6 +1284,7 @@ def constraints(rng: random.Random, full: bool) -> list[Mutation]:
 
 
 def _retype(new: str) -> Callable[[str], str]:
+    """A column-definition edit: its declared type (the first word) made ``new``."""
     return lambda d: re.sub(r"^(\s*)([A-Za-z]+)", lambda m: m[1] + new, d, count=1)
 
 
