@@ -37,7 +37,10 @@ thousand of them from ``SEED`` (``TILES_SCHEMA_FUZZ_SEED`` sets another) in a fe
 slow tier takes every enumerated one, thousands of random token edits and random combinations of
 one to three mutations. Each run prints one line: per class tried / unbuildable / refused (of
 which behaving identically: refusals of the ambiguous, a quoted identifier, an index renamed) /
-accepted (of which behaving identically, which is all of them when the proof holds).
+accepted (of which behaving identically, ``=``, and behaving otherwise only on pages SQLite calls
+damaged, ``+d``: a table's root page given to an index, which the page check every pull, push and
+verify runs refuses, ``referee.checks.check_pages``). Any other accepted mutation that behaves
+otherwise, or a layout mutation refused, fails the test naming it.
 """
 
 from __future__ import annotations
