@@ -76,27 +76,31 @@ def make_snapshot(lib: Library, workdir: Path) -> tuple[Path, str, int, int, tup
 # What a failure to open, decode, prove or parse a fetched file can raise: each makes it unsound.
 # A failure to download (RemoteError) or to write here (OSError) says nothing of the file and is raised.
 _UNSOUND = (sqlite3.Error, LibraryError, BadInput, ValueError, TypeError, OverflowError, KeyError, IndexError)
-_META_TEXT = re.compile(r"[\x20-\x7e]{1,256}")  # printable ASCII: what any key or value of a snapshot's meta is
+_META_TEXT = re.compile(r"[\x20-\x7e]{1,2048}")  # printable ASCII: what a snapshot's meta keys and values are
 _LIBRARY_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 
 def meta_problem(conn: sqlite3.Connection) -> str | None:
     """Why a fetched file's ``meta`` is not a snapshot's, or None (FORMAT §11): every key and value
     printable ASCII text; ``schema_version`` (proven by the schema check), ``library_id`` an id, ``kind``
-    absent or ``delta``; every other key per-client state (``STATE_PREFIXES``, ignored and stripped
-    on a clone). Anything else — a bundle's kind, an unknown key, a number or a blob, a byte past
+    absent or ``delta``; every other key per-client state (``STATE_PREFIXES``: its value any text,
+    never read here, and stripped on a clone). Anything else — a bundle's kind, an unknown key, a number or a blob, a byte past
     ASCII — is not what ``make_snapshot`` or a delta writes."""
     for key, value in conn.execute("SELECT key, value FROM meta ORDER BY key"):
         if not isinstance(key, str) or not _META_TEXT.fullmatch(key):
-            return f"a meta key {key!r} is not printable ASCII text"
+            return f"a meta key {str(key)[:40]!r} is not printable ASCII text"
+        if key.startswith(STATE_PREFIXES):  # another client's bookkeeping: never read, stripped on a clone
+            if not isinstance(value, str):
+                return f"meta {key[:40]} holds a {type(value).__name__}, not text"
+            continue
         if not isinstance(value, str) or not _META_TEXT.fullmatch(value):
-            return f"meta {key} holds {value!r}, not printable ASCII text"
+            return f"meta {key} holds {str(value)[:40]!r}, not printable ASCII text"
         if key == "library_id" and not _LIBRARY_ID.fullmatch(value):
             return f"meta library_id {value!r} is not an id"
         if key == "kind" and value != DELTA:
             return f"meta kind {value!r} is not a snapshot's (a delta's is {DELTA!r}, a base has none)"
-        if key not in ("schema_version", "library_id", "kind") and not key.startswith(STATE_PREFIXES):
-            return f"meta key {key!r} is not one a snapshot holds"
+        if key not in ("schema_version", "library_id", "kind"):
+            return f"meta key {key[:40]!r} is not one a snapshot holds"
     return None
 
 

@@ -21,56 +21,23 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_publish import library  # noqa: E402
-from bench_sync import BL, N  # noqa: E402
+from bench_sync import sound_rows  # noqa: E402
 
 from remote.backend import open_backend  # noqa: E402
 from remote.sync import pull, push  # noqa: E402
 from tilelib.store import TILE_COLUMNS, Library  # noqa: E402
-from tilelib.tile import content_hash  # noqa: E402
 
 
 def add_rows(path: Path, count: int, seed: int) -> None:
-    """``count`` new random rows with valid content hashes (like bench_sync.fill)."""
-    rng = np.random.default_rng(seed)
+    """``count`` new sound rows (``bench_sync.sound_rows``)."""
     cols = ", ".join(TILE_COLUMNS)
     sql = f"INSERT OR IGNORE INTO tiles ({cols}) VALUES ({', '.join('?' * len(TILE_COLUMNS))})"
-    blobs = rng.integers(0, 256, (count, 3, BL), dtype=np.uint8)
-    rows = []
-    for i in range(count):
-        sol, giv, flip = (bytes(blobs[i, j]) for j in range(3))
-        seam = int(rng.integers(0, 16))
-        rows.append(
-            (
-                content_hash(N, sol, giv, seam),
-                N,
-                1,
-                seam,
-                *map(int, rng.integers(0, 1 << 16, 4)),
-                1,
-                0.5,
-                2,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-                sol,
-                giv,
-                flip,
-                b"",
-                1_700_000_000,
-            )
-        )
     with Library.open(path) as lib, lib.conn:
-        lib.conn.executemany(sql, rows)
+        lib.conn.executemany(sql, sound_rows(count, seed))
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from tilelib import bits
 from tilelib.errors import CorruptLibrary, HashMismatch
 from tilelib.rules import valid_lines, violations
 from tilelib.store import TILE_COLUMNS, row_to_tile
-from tilelib.tile import Tile, canonical_t, content_hash, nibbles
+from tilelib.tile import Tile, content_hash, nibbles
 
 
 def min_hitting_sides(alt_sides: list[int]) -> int:
@@ -245,10 +246,38 @@ def _screen(n: int, m: int, rows: list[tuple]) -> np.ndarray:
         ok &= np.array([r[_C["flip"]] == zero and not r[_C["pins"]] and not r[_C["pin_depth"]] for r in rows])
     else:
         ok &= _alternatives_ok(n, m, rows, sol, giv, edges)
-    sol_at, giv_at, seam_at = _C["solution"], _C["givens"], _C["seam_mask"]
-    for i in np.flatnonzero(ok).tolist():
-        r = rows[i]
-        ok[i] = canonical_t(n, r[sol_at], r[giv_at], r[seam_at]) == 0
+    return ok & _solution_smallest(s_rows, s_cols, n)
+
+
+@cache
+def _bit_reversed(n: int) -> np.ndarray:
+    """Each n-bit int with its bits in reverse order (a line read from its other end)."""
+    v = np.arange(1 << n)
+    out = np.zeros(1 << n, dtype=np.int64)
+    for b in range(n):
+        out |= ((v >> b) & 1) << (n - 1 - b)
+    return out
+
+
+def _solution_smallest(rows: np.ndarray, cols: np.ndarray, n: int) -> np.ndarray:
+    """Whether each solution, given by its row ints and column ints (MSB first), is strictly smaller
+    than its 15 other images (FORMAT §3), all at once: then t = 0 is the canonical orientation
+    whatever the givens. A blob compares as its sequence of row ints does, and the row ints of the 16
+    images are those of the rows or the columns, in order or reversed, each read forwards or
+    backwards, complemented or not (the 8 geometries times the complement). A solution equal to one of
+    its images (a symmetric one) is doubted: the givens decide there, and the reference does that."""
+    at = np.arange(len(rows))
+    back, full = _bit_reversed(n), (1 << n) - 1
+    ok = np.ones(len(rows), dtype=bool)
+    for lines in (rows, cols):
+        for ordered in (lines, lines[:, ::-1]):
+            for read in (ordered, back[ordered]):
+                for image in (read, read ^ full):
+                    if image is rows:
+                        continue  # the identity
+                    differ = image != rows
+                    first = differ.argmax(axis=1)
+                    ok &= differ.any(axis=1) & (image[at, first] > rows[at, first])
     return ok
 
 
