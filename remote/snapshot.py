@@ -84,8 +84,8 @@ def meta_problem(conn: sqlite3.Connection) -> str | None:
     """Why a fetched file's ``meta`` is not a snapshot's, or None (FORMAT §11): every key and value
     printable ASCII text; ``schema_version`` (proven by the schema check), ``library_id`` an id, ``kind``
     absent or ``delta``; every other key per-client state (``STATE_PREFIXES``: its value any text,
-    never read here, and stripped on a clone). Anything else — a bundle's kind, an unknown key, a number or a blob, a byte past
-    ASCII — is not what ``make_snapshot`` or a delta writes."""
+    never read here, and stripped on a clone). Anything else — a bundle's kind, an unknown key, a
+    number or a blob, a byte past ASCII — is not what ``make_snapshot`` or a delta writes."""
     for key, value in conn.execute("SELECT key, value FROM meta ORDER BY key"):
         if not isinstance(key, str) or not _META_TEXT.fullmatch(key):
             return f"a meta key {str(key)[:40]!r} is not printable ASCII text"
