@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from cli_support import run_tiles
 from remote_support import make_library, tile_hashes
+from s3_server import moto, remote_url, s3_env  # noqa: F401  (fixtures)
 
 SEED = "ab" * 32
 
@@ -43,13 +44,14 @@ def test_init_refuses_a_dangling_link(dangling):
     assert "symbolic link" in r.stderr and not (dangling.parent / "elsewhere" / "target.sqlite").exists()
 
 
-def test_pull_refuses_a_dangling_link(dangling, tmp_path):
+def test_pull_refuses_a_dangling_link(dangling, tmp_path, remote_url):
     src = tmp_path / "src.sqlite"
     make_library(src, 1, 10)
-    (tmp_path / "remote").mkdir()
-    url = f"file://{tmp_path / 'remote'}"
-    assert run_tiles("library", "push", "-L", str(src), "--remote", url).returncode == 0
-    r = run_tiles("library", "pull", "-L", str(dangling), "--remote", url)
+    url = remote_url
+    if url.startswith("file://"):
+        Path(url[7:]).mkdir()
+    assert run_tiles("library", "push", "-L", str(src), "--remote", url, inherit=True).returncode == 0
+    r = run_tiles("library", "pull", "-L", str(dangling), "--remote", url, inherit=True)
     one_line(r, 2)
     assert not (dangling.parent / "elsewhere" / "target.sqlite").exists()
     assert list((dangling.parent / "elsewhere").iterdir()) == []
