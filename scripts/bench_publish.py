@@ -4,11 +4,14 @@ For each library size it measures, in one run on one machine (wall seconds, medi
 ``--repeat`` runs):
 - the push's own local work on a full snapshot: ``VACUUM INTO`` and the snapshot's sha256
   (the anchor the checks are compared with);
-- the checks: ``PRAGMA quick_check``, ``PRAGMA integrity_check``, re-hashing every row (full),
-  re-hashing only the rows added since the last verified push (incremental: ``--new`` rows,
-  a G=1000 night's worth by default), and parsing the stored manifests.
-Libraries are cached under ``.bench-cache/`` (gitignored): random n=16 rows with valid content
-hashes (``bench_sync.fill``), so the hash check does real work.
+- the checks: ``PRAGMA quick_check``, ``PRAGMA integrity_check``, auditing every row (full:
+  ``check_rows``, each row's hash and content, issue 69), auditing only the rows added since the
+  last verified push (incremental: ``--new`` rows, a G=1000 night's worth by default), and parsing
+  the stored manifests;
+- the baseline of the rows' check: what it was before issue 69, the content hash alone
+  (``hash_only``), over the same rows in the same run.
+Libraries are cached under ``.bench-cache/`` (gitignored): sound n=16 rows (``bench_sync.fill``),
+so every check does real work.
 
     .venv/bin/python scripts/bench_publish.py [--sizes 100000,1000000] [--repeat 3] [--new 6000]
 """
@@ -34,6 +37,16 @@ from bench_sync import fill  # noqa: E402
 from referee.checks import check_manifests, check_pages, check_rows  # noqa: E402
 from remote.sync import make_snapshot  # noqa: E402
 from tilelib.store import Library  # noqa: E402
+from tilelib.tile import content_hash  # noqa: E402
+
+
+def hash_only(conn: sqlite3.Connection, since: int) -> int:
+    """The rows' check before issue 69, the baseline: every row's content hash re-computed, nothing else."""
+    cur = conn.execute("SELECT hash, n, solution, givens, seam_mask FROM tiles WHERE rowid > ?", (since,))
+    bad = 0
+    while rows := cur.fetchmany(8192):
+        bad += sum(content_hash(n, bytes(s), bytes(g), m) != h for h, n, s, g, m in rows)
+    return bad
 
 
 def timed(fn, repeat: int) -> tuple[float, float]:
@@ -69,9 +82,10 @@ def main() -> None:
     )
     print(
         "| tiles | file MB | snapshot+sha256 (anchor) | quick_check | integrity_check | rows, all | "
-        "rows, new only | manifests | full check / anchor | incremental / anchor |"
+        "rows, hash only (before) | rows / before | rows, new only | manifests | full check / anchor | "
+        "incremental / anchor |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for count in (int(s) for s in args.sizes.split(",")):
         path = library(count)
         with Library.open(path) as lib, tempfile.TemporaryDirectory(dir=ROOT) as tmp:
@@ -87,6 +101,7 @@ def main() -> None:
             quick = timed(lambda: check_pages(conn, "bench", "quick"), args.repeat)
             full = timed(lambda: check_pages(conn, "bench", "full"), args.repeat)
             rows = timed(lambda: check_rows(conn, "bench", 0), args.repeat)
+            before = timed(lambda: hash_only(conn, 0), args.repeat)
             new = timed(lambda: check_rows(conn, "bench", top - args.new), args.repeat)
             mans = timed(lambda: check_manifests(conn, "bench", 0), args.repeat)
         full_total = full[0] + rows[0] + mans[0]
@@ -94,7 +109,8 @@ def main() -> None:
         fmt = lambda t: f"{t[0]:.2f} s (max {t[1]:.2f})"  # noqa: E731
         print(
             f"| {count:,} | {path.stat().st_size / 1e6:.0f} | {fmt(anchor)} | {fmt(quick)} | {fmt(full)} | "
-            f"{fmt(rows)} | {fmt(new)} | {fmt(mans)} | {full_total / anchor[0]:.2f} | "
+            f"{fmt(rows)} | {fmt(before)} | {rows[0] / before[0]:.2f} | {fmt(new)} | {fmt(mans)} | "
+            f"{full_total / anchor[0]:.2f} | "
             f"{inc_total / anchor[0]:.2f} |"
         )
 
