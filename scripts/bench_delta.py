@@ -1,7 +1,7 @@
 """Nightly bytes moved by push and pull with deltas (issue 12: ≤ 5% of the library at 1M tiles).
 
-For each library size: a library of N tiles (cached under ``.bench-cache/``, random n=16 rows with
-valid hashes, as bench_sync) is pushed whole to a file:// remote and cloned by a second client
+For each library size: a library of N tiles (cached under ``.bench-cache/``, sound n=16 rows, as
+bench_sync: every push and pull audits them) is pushed whole to a file:// remote and cloned by a second client
 (the anchor: what every night cost before deltas). Then, for ``--nights`` nights, the first
 client adds ``--new`` rows (a G=1000 night's worth), pushes, and the second pulls. Prints bytes
 and seconds per night (median and max) against the full snapshot.
