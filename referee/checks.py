@@ -26,7 +26,7 @@ Six checks, each naming the first offending object or row:
 ``check_file`` runs them (pages first, then schema, rows, manifests, spent, misses) on a path (read-only) and returns a
 ``CheckReport`` with counts and seconds; every failure is a ``CorruptLibrary``
 (exit 3). ``verify_library`` (``tiles library verify``) checks every row with
-``tilelib.audit.tile_problems`` and every stored manifest, reporting them all.
+``tilelib.audit.bad_rows``, every misses row's shape and every stored manifest, reporting them all.
 
 These checks live in the referee package, above ``tilelib``, because a stored manifest is checked
 with the one manifest parser, ``referee.manifest`` (imported when a manifest is checked: not every

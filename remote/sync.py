@@ -115,9 +115,10 @@ def pull(
     t0 = time.perf_counter()
     path = Path(library)
     url = str(backend.url)
-    if local_missing(path):
+    missing = local_missing(path)
+    if missing:
         refuse_symlink(path, "library path")  # a pull would make the library at the link's target
-    lib = None if local_missing(path) else Library.open(path)
+    lib = None if missing else Library.open(path)
     try:
         head = backend.get_head()
         if head is None:

@@ -172,14 +172,21 @@ def _grids(blobs: list[bytes], n: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1)[:, : n * n].reshape(-1, n, n)
 
 
+@cache
+def _valid_line_table(n: int) -> np.ndarray:
+    """Whether each n-bit int is a valid line (``rules.valid_lines``), as a lookup table."""
+    table = np.zeros(1 << n, dtype=bool)
+    table[list(valid_lines(n))] = True
+    return table
+
+
 def _lines(cells: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row ints, column ints (MSB first, as ``bits.line_int``) and whether each grid keeps the rules:
     every line a valid one (``rules.valid_lines``), no two rows or two columns equal."""
     weights = np.left_shift(1, np.arange(n - 1, -1, -1, dtype=np.int64))
     c = cells.astype(np.int64)
     rows, cols = c @ weights, c.transpose(0, 2, 1) @ weights
-    table = np.zeros(1 << n, dtype=bool)
-    table[list(valid_lines(n))] = True
+    table = _valid_line_table(n)
     ok = table[rows].all(axis=1) & table[cols].all(axis=1)
     ok &= (np.diff(np.sort(rows, axis=1), axis=1) != 0).all(axis=1)
     ok &= (np.diff(np.sort(cols, axis=1), axis=1) != 0).all(axis=1)
@@ -201,10 +208,8 @@ def _alternatives_ok(n: int, m: int, rows: list[tuple], sol: np.ndarray, giv: np
     alternative keeps the rules, differs from the solution, agrees with every given and on some
     seam_mask side; alt_sides, flip, pins and pin_depth are what the alternatives make; the
     alternatives' blobs strictly ascending."""
-    k = m - 1
-    alts = _grids(
-        [a[i * bits.blob_len(n) : (i + 1) * bits.blob_len(n)] for a in _column(rows, "alts") for i in range(k)], n
-    )
+    k, bl = m - 1, bits.blob_len(n)
+    alts = _grids([a[i * bl : (i + 1) * bl] for a in _column(rows, "alts") for i in range(k)], n)
     a_rows, a_cols, a_ok = _lines(alts, n)
     alts = alts.reshape(len(rows), k, n, n)
     ok = a_ok.reshape(len(rows), k).all(axis=1)
@@ -221,7 +226,6 @@ def _alternatives_ok(n: int, m: int, rows: list[tuple], sol: np.ndarray, giv: np
     ok &= pins == np.array(_column(rows, "pins"))
     flips = np.packbits(differ.any(axis=1).reshape(len(rows), -1), axis=1)
     ok &= np.array([f.tobytes() == stored for f, stored in zip(flips, _column(rows, "flip"), strict=True)])
-    bl = bits.blob_len(n)
     for i, (r, s) in enumerate(zip(rows, sides.tolist(), strict=True)):
         blobs = [r[_C["alts"]][j * bl : (j + 1) * bl] for j in range(k)]
         ok[i] &= r[_C["pin_depth"]] == min_hitting_sides(s) and blobs == sorted(set(blobs))

@@ -177,7 +177,7 @@ class Tile:
     @cached_property
     def _canonical_t(self) -> int:
         if _sym is not None:
-            return canonical_t(self.n, self.solution, self.givens, self.seam_mask)
+            return _sym.canonical(self.n, self.solution, self.givens, seam_images(self.seam_mask))
         return canonical_transform_py(self)
 
     def canonical_rows(self) -> tuple[int, list[int], list[int]]:
@@ -223,14 +223,6 @@ class Tile:
 def content_hash(n: int, solution: bytes, givens: bytes, seam_mask: int) -> str:
     """sha256(bytes([n]) + solution + givens + bytes([seam_mask])) as lower-case hex."""
     return hashlib.sha256(bytes([n]) + solution + givens + bytes([seam_mask])).hexdigest()
-
-
-def canonical_t(n: int, solution: bytes, givens: bytes, seam_mask: int) -> int:
-    """``Tile.canonical_transform`` of the tile these valid blobs make, without building the Tile (the
-    audit's screen asks it of every row it reads)."""
-    if _sym is not None:
-        return _sym.canonical(n, solution, givens, seam_images(seam_mask))
-    return canonical_transform_py(Tile(n, solution, givens, seam_mask, Features()))
 
 
 def seam_images(seam_mask: int) -> tuple[int, ...]:
