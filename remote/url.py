@@ -20,6 +20,10 @@ _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _PREFIX_PART = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@-]+$")
 
 
+# How a remote is given, the one wording every message that asks for one uses
+REMOTE_ADVICE = "--remote URL, TILES_REMOTE, or `tiles init --remote URL` for this folder's tiles.toml"
+
+
 @dataclass(frozen=True)
 class RemoteURL:
     """A parsed remote: ``scheme`` is "s3" (bucket, prefix) or "file" (path)."""
@@ -45,7 +49,7 @@ class RemoteURL:
 def parse_remote(url: str | None) -> RemoteURL:
     """Parse a remote URL; raise BadInput with the reason if it is not one we accept (None: none was given)."""
     if not isinstance(url, str) or not url.strip():
-        raise BadInput("no remote given (use --remote URL or set TILES_REMOTE)")
+        raise BadInput(f"no remote given ({REMOTE_ADVICE})")
     url = url.strip()
     parts = urlsplit(url)
     if parts.query or parts.fragment:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: install into .venv and run the main job — a
 # daily build of a small board (G=61) on an embedded library kept in ./out/,
-# synced with a local-directory remote (file://, no cloud), top up the stock of
+# synced with a local-directory remote (file://, no cloud), its settings written to ./tiles.toml by
+# `tiles init` so that the README's commands run as typed afterwards, top up the stock of
 # fresh tiles as the cron example does after the build — then verify the
 # manifest it wrote with the referee, from the library and from the day's bundle
 # (the rows that board uses: what a public mirror gets once the day is over,
@@ -10,12 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
-mkdir -p out/remote
-export TILES_LIBRARY="${TILES_LIBRARY:-$PWD/out/tiles.sqlite}"
-export TILES_REMOTE="${TILES_REMOTE:-file://$PWD/out/remote}"
-export TILES_SECRET="${TILES_SECRET:-quickstart-demo-secret}"
+# tiles.toml: this folder's settings, read by every later `tiles` command run here or below
+# (`tiles config` shows them); an existing one is kept, and the environment overrides it
+[ -f tiles.toml ] || .venv/bin/tiles init --library out/tiles.sqlite --remote "file://$PWD/out/remote" \
+    --out out --runs out/tiles-runs.sqlite --secret-file out/secret
 day="${1:-$(date -u +%F)}"
-.venv/bin/tiles daily build --date "$day" --size 61 --out out --force
+.venv/bin/tiles daily build --date "$day" --size 61 --force
 .venv/bin/tiles library generate --stock --seed "$(printf '0%.0s' {1..64})"   # top up the fair rule's stock
 .venv/bin/tiles library push
 .venv/bin/tiles library stats

@@ -2,7 +2,8 @@
 
 It runs the real entry point, ``tiles_cli.app.main`` (the one place that maps errors to exit
 codes and one-line messages), with every ``TILES_*`` and ``AWS_*`` variable of the caller's
-environment removed so only what a test passes in ``env`` counts, and returns a
+environment removed so only what a test passes in ``env`` counts (and no ``tiles.toml``: the
+project file is off unless ``env`` sets ``TILES_CONFIG``), and returns a
 ``subprocess.CompletedProcess`` (``returncode``, ``stdout``, ``stderr`` as text) either way:
 
 - by default **in this process**, inside Typer's ``CliRunner`` isolation (the environment,
@@ -39,13 +40,16 @@ def run_tiles(
     """``tiles ARGS…`` with a clean tiles/AWS environment (unless ``inherit``) plus ``env``; text
     output captured; ``input`` is stdin; ``timeout`` bounds a ``process=True`` run."""
     argv = [str(a) for a in args]
+    # no tiles.toml from the working tree (TILES_CONFIG empty) unless the test names one, or passes
+    # TILES_CONFIG=None to let the command look from its working directory upward
+    env = {"TILES_CONFIG": "", **(env or {})} if not inherit else env
     if process:
         base = {k: v for k, v in os.environ.items() if inherit or not _ours(k)}
         return subprocess.run(
             [sys.executable, "-m", "tiles_cli.app", *argv],
             capture_output=True,
             text=True,
-            env=dict(base, **(env or {})),
+            env={k: v for k, v in dict(base, **(env or {})).items() if v is not None},
             input=input,
             timeout=timeout,
         )

@@ -10,6 +10,10 @@ from hypothesis import settings
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+# No tiles.toml from the working tree above (the quickstart writes one at the clone's root) reaches
+# a test or its subprocesses: the tests that read a project file name it or unset this.
+os.environ["TILES_CONFIG"] = ""
+
 settings.register_profile("ci", deadline=None, max_examples=60, derandomize=True)
 settings.load_profile("ci")
 

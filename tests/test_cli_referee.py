@@ -59,10 +59,10 @@ def test_verify_failure_names_the_step_and_exits_5(files, tmp_path):
     bad.write_text(json.dumps(d))
     r = run_tiles("referee", "verify", str(bad), "-L", str(fx.lib_path))
     assert r.returncode == 5
-    assert one_error_line(r).startswith("tiles: error: frontier: ")
+    assert one_error_line(r).startswith("tiles: error: step frontier: ")
     r = run_tiles("referee", "verify", str(m), "-L", str(fx.lib_path), "--seed", "00" * 32)
     assert r.returncode == 5
-    assert one_error_line(r).startswith("tiles: error: seed: ")
+    assert one_error_line(r).startswith("tiles: error: step seed: ")
 
 
 @pytest.mark.parametrize("how,code", [("malformed", 2), ("missing", 2), ("badseed", 2), ("nolib", 3)])

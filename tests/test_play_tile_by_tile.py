@@ -101,7 +101,7 @@ def test_g301_boards_are_cleared_one_tile_at_a_time_and_fail_without_their_play_
     if k:
         bare = strip_play_clues(path, k, tmp_path / "bare.json")
         r = run_tiles("referee", "verify", str(bare), "--library", str(lib))
-        assert r.returncode == 5 and r.stderr.startswith("tiles: error: closure: "), r.stderr
+        assert r.returncode == 5 and r.stderr.startswith("tiles: error: step closure: "), r.stderr
         assert "stalls after" in r.stderr and re.search(r"tiles \d+", r.stderr)
         with pytest.raises(Rejected) as e:
             independent_verify(bare.read_text(), str(lib))

@@ -15,6 +15,7 @@ import sys
 import typer
 
 from tilelib.errors import TilesError, exit_code
+from tiles_cli import settings
 
 app = typer.Typer(
     help="Build one huge Takuzu board a day from a content-addressed tile library. Formats and rules: docs/FORMAT.md.",
@@ -44,6 +45,8 @@ COMMAND_MODULES = [
     "tiles_cli.daily",
     "tiles_cli.solve",
     "tiles_cli.play",
+    "tiles_cli.config",
+    "tiles_cli.init",
 ]
 
 
@@ -80,9 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         # the interpreter's final one included (~10 ms of each command's CPU at exit).
         gc.freeze()
     try:
-        app(args=argv, prog_name="tiles", standalone_mode=False)
+        project = settings.load()  # tiles.toml: below the command line and the environment
+        command = typer.main.get_command(app)
+        command.main(
+            args=argv,
+            prog_name="tiles",
+            standalone_mode=False,
+            default_map=settings.default_map(command, project),
+            obj=project,
+        )
     except (TilesError, sqlite3.DatabaseError) as err:
-        typer.echo(f"tiles: error: {err}", err=True)
+        typer.echo(f"tiles: error: {_line(err)}", err=True)
         sys.exit(exit_code(err))
     except typer.Exit as ex:
         sys.exit(ex.exit_code)
@@ -98,6 +109,13 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(2)
         raise
     return 0
+
+
+def _line(err: BaseException) -> str:
+    """An error's one line after ``tiles: error:``; a verification failure names its step as
+    ``step <step>: <reason>`` (FORMAT §10), so step ``tiles`` never reads as a second prefix."""
+    step = getattr(err, "step", None)
+    return f"step {err}" if isinstance(step, str) else str(err)
 
 
 if __name__ == "__main__":  # pragma: no cover

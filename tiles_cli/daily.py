@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 
 import typer
 
-from tiles_cli.options import LibraryOpt, PackerOpt, RemoteOpt, parse_params
+from tiles_cli.options import (
+    LibraryOpt,
+    OutDirOpt,
+    PackerOpt,
+    PublicRemoteOpt,
+    RemoteOpt,
+    SecretFileOpt,
+    parse_params,
+    secret,
+)
 from tiles_cli.progress import progress
 
 daily_app = typer.Typer(help="The daily board: build it, reveal its seed, draw it.", no_args_is_help=True)
@@ -31,12 +39,13 @@ def _log(line: str) -> None:
 
 @daily_app.command("build")
 def build(
+    ctx: typer.Context,
     date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (default: today, UTC)."),
     size: int = typer.Option(1000, "--size", help="Board side G in cells."),
     packer: str = PackerOpt,
     params: str = typer.Option(None, "--params", help="Packer params as a JSON object."),
     seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
-    out: Path = typer.Option(Path("."), "--out", help="Directory for DAY.json."),
+    out: Path = OutDirOpt,
     force: bool = typer.Option(False, "--force", help="Rebuild a day that already has a manifest."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary of every stage on stdout."),
     profile: str = typer.Option(
@@ -63,6 +72,7 @@ def build(
     ),
     library: Path = LibraryOpt,
     remote: str = RemoteOpt,
+    secret_file: Path | None = SecretFileOpt,
 ) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
@@ -70,7 +80,7 @@ def build(
     from daily.build import BuildOptions
     from daily.build import build as run_build
     from daily.observe import ProgressLog
-    from daily.seed import SECRET_ENV, day_seed, parse_day
+    from daily.seed import day_seed, parse_day
     from tilelib.rng import seed_from_hex
     from tilelib.spent import Reuse
 
@@ -82,7 +92,7 @@ def build(
         packer=packer,
         params=parse_params(params),
         seed=seed_from_hex(seed) if seed else None,
-        secret=os.environ.get(SECRET_ENV),
+        secret=secret(ctx, secret_file),
         remote=remote,
         force=force,
         profile=profile,
@@ -110,15 +120,17 @@ def build(
 
 @daily_app.command("reveal")
 def reveal(
+    ctx: typer.Context,
     date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD."),
     force: bool = typer.Option(False, "--force", help="Reveal even if the day is not over."),
+    secret_file: Path | None = SecretFileOpt,
 ) -> None:
     """Print the day's seed (hex) once the day is over (UTC)."""
-    from daily.seed import SECRET_ENV, check_revealable, day_seed, parse_day
+    from daily.seed import check_revealable, day_seed, parse_day
 
     day = parse_day(date)
     check_revealable(day, force=force)
-    typer.echo(day_seed(os.environ.get(SECRET_ENV), day).hex())
+    typer.echo(day_seed(secret(ctx, secret_file), day).hex())
 
 
 @daily_app.command("render")
@@ -163,46 +175,44 @@ def bundle(
 
 @daily_app.command("export")
 def export(
+    ctx: typer.Context,
     first: str = typer.Option(..., "--from", help="The first day, YYYY-MM-DD."),
     last: str = typer.Option(..., "--to", help="The last day, YYYY-MM-DD; every day exported must be over (UTC)."),
     out: Path = typer.Option(..., "--out", help="The directory for days.parquet and tiles.parquet."),
     library: Path = LibraryOpt,
+    secret_file: Path | None = SecretFileOpt,
 ) -> None:
     """Write the days the library holds from --from to --to as a dataset (Parquet): one row per tile
     (its start view, solution, neighbours, closure wave) and one per day (with TILES_SECRET, its seed)."""
     from daily.export import export_days
-    from daily.seed import SECRET_ENV
     from tilelib.days import check_day
     from tilelib.store import Library
 
     a, b = check_day(first, "--from"), check_day(last, "--to")
     with Library.open(library) as lib:
-        rep = export_days(lib, a, b, out, secret=os.environ.get(SECRET_ENV))
+        rep = export_days(lib, a, b, out, secret=secret(ctx, secret_file))
     typer.echo(rep.line())
 
 
 @daily_app.command("publish-bundle")
 def publish_bundle(
+    ctx: typer.Context,
     date: str = typer.Option(..., "--date", help="ISO day YYYY-MM-DD; it must be over (UTC)."),
-    to: str = typer.Option(
-        None,
-        "--to",
-        envvar="TILES_PUBLIC_REMOTE",
-        help="The public mirror, s3:// or file:// (env TILES_PUBLIC_REMOTE); never the library's remote.",
-    ),
+    to: str = PublicRemoteOpt,
     force: bool = typer.Option(False, "--force", help="Publish a day that is not over (tests)."),
     library: Path = LibraryOpt,
     remote: str = RemoteOpt,
+    secret_file: Path | None = SecretFileOpt,
 ) -> None:
     """Publish a finished day: its bundle, manifest and (with TILES_SECRET) seed, to the public mirror.
 
     The library and its remote hold the stock and stay private; this is all the public needs to
     verify the day (FORMAT §11, "The public mirror")."""
     from daily.publish import publish_day
-    from daily.seed import SECRET_ENV, parse_day
+    from daily.seed import parse_day
     from tilelib.store import Library
 
     day = parse_day(date)
     with Library.open(library) as lib:
-        rep = publish_day(lib, day, to, private=remote, secret=os.environ.get(SECRET_ENV), force=force)
+        rep = publish_day(lib, day, to, private=remote, secret=secret(ctx, secret_file), force=force)
     typer.echo(rep.line())

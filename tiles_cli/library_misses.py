@@ -13,7 +13,7 @@ import typer
 
 from tilelib.errors import BadInput
 from tiles_cli.library import library_app
-from tiles_cli.options import LibraryOpt
+from tiles_cli.options import DrainRemoteOpt, LibraryOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -46,9 +46,7 @@ def drain_cmd(
         1, "--workers", min=1, max=64, help="Solver processes (the tiles made do not depend on it)."
     ),
     seed: str | None = typer.Option(None, "--seed", help="64 hex digits; default a fresh random seed (printed)."),
-    remote: str | None = typer.Option(
-        None, "--remote", envvar="TILES_REMOTE", help="Push every --batch misses and at the end."
-    ),
+    remote: str | None = DrainRemoteOpt,
     batch: int = typer.Option(200, "--batch", min=1, help="Misses between pushes."),
 ) -> None:
     """Make tiles for the open misses (CP-SAT completion, thinning) or prove them nofit."""

@@ -1,4 +1,4 @@
-"""Options shared by several commands (library path from TILES_LIBRARY, remote from TILES_REMOTE),
+"""Options shared by several commands (the project's settings: ``tiles_cli.settings``),
 the choices they take (Enums: Click checks them, one line and exit 2 on a bad value) and the one
 ``--params`` parser."""
 
@@ -11,19 +11,44 @@ from pathlib import Path
 import typer
 
 from tilelib.errors import BadInput
+from tiles_cli.settings import option_help, setting
 
-LibraryOpt = typer.Option(
-    Path("tiles.sqlite"), "--library", "-L", envvar="TILES_LIBRARY", help="Tile library file (env TILES_LIBRARY)."
+
+def setting_option(key: str, *decls: str, text: str, required: bool = False, path: bool = False):
+    """An option that takes the project setting ``key`` (``tiles_cli.settings``): its envvar, its
+    default (None when ``required``: Click then asks for it, after the environment and tiles.toml)."""
+    s = setting(key)
+    default = ... if required else (Path(s.default) if path and s.default is not None else s.default)
+    return typer.Option(default, *decls, envvar=s.env, help=option_help(key, text))
+
+
+LibraryOpt = setting_option("library", "--library", "-L", text="Tile library file", path=True)
+RemoteOpt = setting_option("remote", "--remote", text="Library remote: s3://bucket/prefix or file:///dir")
+DrainRemoteOpt = setting_option("remote", "--remote", text="Push every --batch misses and at the end, to this remote")
+ReplayRemoteOpt = setting_option(
+    "remote", "--remote", text="Remote holding the start snapshot, for --replay; an https:// one needs no credentials"
 )
-RemoteOpt = typer.Option(
-    None,
-    "--remote",
-    envvar="TILES_REMOTE",
-    help="Library remote: s3://bucket/prefix or file:///dir (env TILES_REMOTE).",
+PublicRemoteOpt = setting_option(
+    "public_remote", "--to", text="The public mirror, s3:// or file://; never the library's remote"
 )
-_RUNS_HELP = "Runs database: a SQLite file, or a postgresql:// URL (env TILES_RUNS)."
-RunsOpt = typer.Option("tiles-runs.sqlite", "--runs", envvar="TILES_RUNS", help=_RUNS_HELP)
-RunsNeededOpt = typer.Option(..., "--runs", envvar="TILES_RUNS", help=_RUNS_HELP)
+_RUNS = "Runs database: a SQLite file, or a postgresql:// URL"
+RunsOpt = setting_option("runs", "--runs", text=_RUNS)
+RunsNeededOpt = setting_option("runs", "--runs", text=_RUNS, required=True)
+OutDirOpt = setting_option("out", "--out", text="Directory for DAY.json", path=True)
+SecretFileOpt = setting_option(
+    "secret_file",
+    "--secret-file",
+    text="A file holding the daily seed's key; given here it wins over TILES_SECRET, which wins over env's or file's",
+)
+
+
+def secret(ctx: typer.Context, secret_file: Path | None) -> str | None:
+    """The daily seed's key for a command with ``--secret-file`` (``tiles_cli.settings.secret``)."""
+    from tiles_cli.settings import secret as read
+
+    return read(secret_file, getattr(ctx.get_parameter_source("secret_file"), "name", "") == "COMMANDLINE")
+
+
 # packers.DEFAULT_PACKER and packers.PACKERS in its order (a test keeps them equal); the packers
 # themselves load on use, not at start-up
 DEFAULT_PACKER = "big-first"

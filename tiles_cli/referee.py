@@ -8,8 +8,9 @@ from pathlib import Path
 
 import typer
 
+from remote.url import REMOTE_ADVICE
 from tilelib.errors import BadInput
-from tiles_cli.options import LibraryOpt, RunsOpt
+from tiles_cli.options import LibraryOpt, ReplayRemoteOpt, RunsOpt
 from tiles_cli.progress import progress
 
 referee_app = typer.Typer(help="Verify a day's board, look tiles up, judge runs.", no_args_is_help=True)
@@ -33,13 +34,7 @@ def verify_command(
         help="With --seed: fetch the snapshot the build started "
         "from and rerun the whole build; the board must come out byte for byte.",
     ),
-    remote: str | None = typer.Option(
-        None,
-        "--remote",
-        envvar="TILES_REMOTE",
-        help="Remote holding the start snapshot, for --replay (env "
-        "TILES_REMOTE); an https:// remote needs no credentials.",
-    ),
+    remote: str | None = ReplayRemoteOpt,
 ) -> None:
     """Check a manifest against the library (FORMAT §10); print one line, or name the first failure (exit 5)."""
     from referee.manifest import load
@@ -50,6 +45,8 @@ def verify_command(
     seed_bytes = seed_from_hex(seed) if seed is not None else None
     if replay and seed_bytes is None:
         raise BadInput("--replay needs --seed (the revealed seed of the day)")
+    if replay and not remote:  # before any work: bad input is one line, exit 2, nothing printed first
+        raise BadInput(f"--replay needs the remote that holds the start snapshot ({REMOTE_ADVICE})")
     m = load(manifest)
     with Library.open(library) as lib, progress("checking tiles", total=m.tile_count()) as bar:
         report = verify(m, lib, seed_bytes, deep=deep, on_tile=bar.advance)
