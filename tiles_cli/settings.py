@@ -50,6 +50,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("out", "TILES_OUT", "path", ".", "the folder `tiles daily build` writes DAY.json to"),
     Setting("secret_file", "TILES_SECRET_FILE", "path", None, "a file holding the daily seed's key"),
 )
+# The variables read outside any option (no tiles.toml key): the seed's key stays out of files that
+# name it in place, the S3 endpoint goes with the credentials boto3 reads, TILES_CONFIG picks the file.
+ENVIRONMENT: tuple[tuple[str, str], ...] = (
+    (SECRET_ENV, "the daily seed's key (HMAC-SHA256, FORMAT §9); wins over a secret file from env or tiles.toml"),
+    ("TILES_S3_ENDPOINT", "the S3 endpoint of s3:// remotes (R2: https://<account>.r2.cloudflarestorage.com)"),
+    ("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY", "the S3 credentials, read by boto3 as it always does"),
+    (CONFIG_ENV, "the project file to read instead of the nearest tiles.toml; empty: none"),
+)
 BY_KEY = {s.key: s for s in SETTINGS}
 BY_ENV = {s.env: s for s in SETTINGS}
 
