@@ -62,7 +62,10 @@ def day_files(day: str) -> dict[str, str]:
 def _check_mirror(public: str | None, private: str | None):
     """The parsed mirror URL, refused when it is read-only or the library's own remote."""
     if not public:
-        raise BadInput(f"no public mirror given (use --to URL or set {PUBLIC_ENV})")
+        raise BadInput(
+            f"no public mirror given (--to URL, {PUBLIC_ENV}, or `tiles init --public-remote URL` for this "
+            "folder's tiles.toml)"
+        )
     url = parse_remote(public)
     if url.scheme in ("http", "https"):
         raise BadInput(

@@ -28,7 +28,10 @@ def parse_day(text: str | None, today: dt.date | None = None) -> str:
 def day_seed(secret: str | None, day: str) -> bytes:
     """The 32-byte seed of a day; BadInput when no secret is configured."""
     if not secret:
-        raise BadInput(f"set {SECRET_ENV} (or pass --seed HEX) to derive the day's seed")
+        raise BadInput(
+            f"no key for the day's seed: set {SECRET_ENV}, pass --secret-file FILE, or run "
+            "`tiles init --secret-file FILE` (it makes the file) for this folder's tiles.toml"
+        )
     return hmac.new(secret.encode("utf-8"), ("tiles-daily:" + day).encode("utf-8"), hashlib.sha256).digest()
 
 

@@ -153,11 +153,10 @@ def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -
                 tile = tiles[h] = got[h] if h in got else lib.get(h)
             except UnknownTile:
                 raise LibraryOutOfDate(
-                    f"tiles: tile {i}: the library {lib.path} has no tile {h}: library out "
-                    "of date, run `tiles library pull`"
+                    f"tile {i}: the library {lib.path} has no tile {h}: library out of date, run `tiles library pull`"
                 ) from None
             except CorruptLibrary as e:  # HashMismatch included
-                raise type(e)(f"tiles: tile {i}: library row {h} is corrupt ({e})") from e
+                raise type(e)(f"tile {i}: library row {h} is corrupt ({e})") from e
         if tile.n != s + 1:
             raise CheckFailed(
                 "tiles", f"tile {i}: library tile {h[:12]}… has n={tile.n}, the square at ({x0},{y0}) needs n={s + 1}"

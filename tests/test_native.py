@@ -111,3 +111,45 @@ def test_the_engine_without_its_kernel_warns_once_then_refuses_in_one_line():
     lines = r.stderr.strip().splitlines()
     assert len(warning_lines(r.stderr, "engine._kernel")) == 1 and len(lines) == 2, r.stderr
     assert lines[1].startswith("tiles: error: C extension engine._kernel is not built"), r.stderr
+
+
+def _tiles_without(names: tuple[str, ...], argv: list[str], cwd: str) -> subprocess.CompletedProcess:
+    """``tiles ARGV`` in a fresh interpreter where importing each extension of ``names`` fails."""
+    block = "".join(f"sys.modules[{n!r}] = None\n" for n in names)
+    prog = f"import sys\n{block}from tiles_cli.app import main\nmain({argv!r})"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILES_")} | {"TILES_CONFIG": ""}
+    env["PYTHONPATH"] = ROOT
+    return subprocess.run([sys.executable, "-c", prog], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize(
+    "argv, warns, code",
+    [
+        (["--help"], True, 0),  # lists every command: loads every command module
+        (["library", "stats"], True, 0),
+        (["solve", "--givens", "0" + "." * 35], True, 1),  # the engine's kernels have no Python twin
+        (["config"], False, 0),
+        (["init", "--out", "days"], False, 0),
+        (["pack", "--size", "61", "--seed", "a" * 64], False, 0),
+    ],
+)
+def test_which_commands_say_a_twin_is_missing(tmp_path, argv, warns, code):
+    """The README's sentence: each command that loads a missing twin names it in one line per twin;
+    `tiles config`, `tiles init` and `tiles pack` load none."""
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "tiles_cli.app", "library", "init", "-L", str(tmp_path / "tiles.sqlite")],
+            cwd=ROOT,
+            capture_output=True,
+            env={**os.environ, "TILES_CONFIG": ""},
+        ).returncode
+        == 0
+    )
+    r = _tiles_without(TWINS, argv, str(tmp_path))
+    assert r.returncode == code, r.stderr[-2000:]
+    if code:
+        assert r.stderr.splitlines()[-1].endswith("rebuild with `pip install -e .`"), r.stderr
+    lines = [line for line in r.stderr.splitlines() if "TwinWarning" in line]
+    named = [name for name in TWINS if warning_lines(r.stderr, name)]
+    assert (len(lines) > 0) == warns, r.stderr
+    assert len(lines) == len(named)  # one line per twin, never two for one
