@@ -205,3 +205,34 @@ def test_the_page_orders_the_leaderboard_by_each_measure(g61, browser, tmp_path)
             ] == [row[:7] for row in rows], by
         assert rows[0][7].endswith(" s") and rows[2][7] == "—"  # a time only for a cleared run
         assert errors == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(1366, 768), (1280, 800), (1920, 1080)])
+def test_the_leaderboard_fits_a_laptop_without_a_horizontal_scroll(g61, browser, tmp_path, size):
+    """Every column of the leaderboard is in view beside the board on a laptop: the table's box is no
+    wider than its panel, with a cleared run (the widest numbers) and a long player name in it."""
+    from players import agents
+    from players.client import Client
+    from players.sessions import HttpSession
+
+    d, manifest = g61
+    with serving(d / "lib.sqlite", tmp_path / "runs.sqlite", [manifest]) as base:
+        with Client(base) as c:
+            name = "a-player-with-a-long-name-0123456789"
+            assert agents.play("solver", HttpSession(c, DAY, name, 4), player=name).cleared
+        page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+        page.goto(base + "/")
+        wait_in_page(page, "window.tilesPlay && tilesPlay.ready && tilesPlay.analysed > 0")
+        wait_in_page(page, "document.querySelectorAll('#leaders tbody tr td').length === 8")
+        box = page.evaluate(
+            "(() => { const t = document.getElementById('leaders'), p = t.parentElement;"
+            " return {scroll: p.scrollWidth, client: p.clientWidth, table: t.getBoundingClientRect().right,"
+            " aside: document.querySelector('aside').getBoundingClientRect().right,"
+            " page: document.documentElement.scrollWidth, view: window.innerWidth}; })()"
+        )
+        assert box["scroll"] <= box["client"], box
+        assert box["table"] <= box["aside"] and box["page"] <= box["view"], box
+        cells = page.inner_text("#leaders tbody tr").split("\t")
+        assert cells[0] == "1" and cells[-1].endswith(" s"), cells  # the last column (time) is there
+        page.close()

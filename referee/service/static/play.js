@@ -346,7 +346,7 @@ function showLeaders(rows, charted) {
     const tr = document.createElement("tr");
     for (const v of [r.rank, r.player === null ? `anonymous ${r.run.slice(0, 7)}` : r.player, r.reward, r.solved, r.moves,
                      r.batches, r.requests, r.time === null ? "—" : `${r.time.toFixed(1)} s`]) {
-      const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
+      const td = document.createElement("td"); td.textContent = v; td.title = String(v); tr.appendChild(td);
     }
     tr.classList.toggle("mine", r.run === S.run);
     tr.classList.toggle("charted", r.run === charted);
