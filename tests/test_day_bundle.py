@@ -48,7 +48,7 @@ def _q(path: Path, sql: str, *args) -> list[tuple]:
 def _refused(manifest: Path, bundle: Path, seed: str, want: str) -> None:
     """Both verifiers refuse at step bundle; the project's says ``want`` in one line, exit 5."""
     r = run_tiles("referee", "verify", manifest, "--seed", seed, "--library", bundle)
-    assert r.returncode == 5 and r.stderr.count("\n") == 1 and f"error: bundle: {want}" in r.stderr, r.stderr
+    assert r.returncode == 5 and r.stderr.count("\n") == 1 and f"error: step bundle: {want}" in r.stderr, r.stderr
     with pytest.raises(iv.Rejected) as rej:
         iv.verify(manifest.read_text(), str(bundle), bytes.fromhex(seed))
     assert rej.value.step == "bundle", rej.value

@@ -157,7 +157,7 @@ def test_a_fresh_label_on_a_board_that_repeats_or_reuses_fails_verify_naming_the
     first_bad = next((i for i, _n, s in placed if s in sols), None)
     repeat = next((i for k, (i, _n, s) in enumerate(placed) if s in {x for _j, _m, x in placed[:k]}), None)
     assert first_bad is not None or repeat is not None, "day 2 reused nothing: no forgery to catch"
-    assert r.returncode == 5 and r.stderr.count("\n") == 1 and "error: fresh: tile " in r.stderr, r.stderr
+    assert r.returncode == 5 and r.stderr.count("\n") == 1 and "error: step fresh: tile " in r.stderr, r.stderr
     named = int(r.stderr.split("fresh: tile ")[1].split()[0])
     assert named in {first_bad, repeat}
     with pytest.raises(Rejected) as rej:  # the independent verifier agrees
