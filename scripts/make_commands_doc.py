@@ -111,14 +111,14 @@ def command_section(path: tuple[str, ...], command) -> list[str]:
 
 
 def settings_section() -> list[str]:
-    from tiles_cli.settings import ENVIRONMENT, SETTINGS
+    from tiles_cli.settings import SETTINGS, environment
 
     lines = ["## Settings and environment", ""]
     lines += ["| tiles.toml key | environment | default | what |", "|---|---|---|---|"]
     for s in SETTINGS:
         lines.append(f"| `{s.key}` | `{s.env}` | {f'`{s.default}`' if s.default else ''} | {_cell(s.help)} |")
     lines += ["", "Read from the environment only:", "", "| variable | what |", "|---|---|"]
-    lines += [f"| `{name}` | {_cell(text)} |" for name, text in ENVIRONMENT]
+    lines += [f"| `{name}` | {_cell(text)} |" for name, text in environment()]
     return [*lines, ""]
 
 

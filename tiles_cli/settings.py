@@ -12,13 +12,11 @@ which value came from where.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daily.seed import SECRET_ENV
 from tilelib.errors import BadInput
 
 FILE = "tiles.toml"
@@ -50,14 +48,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("out", "TILES_OUT", "path", ".", "the folder `tiles daily build` writes DAY.json to"),
     Setting("secret_file", "TILES_SECRET_FILE", "path", None, "a file holding the daily seed's key"),
 )
-# The variables read outside any option (no tiles.toml key): the seed's key stays out of files that
-# name it in place, the S3 endpoint goes with the credentials boto3 reads, TILES_CONFIG picks the file.
-ENVIRONMENT: tuple[tuple[str, str], ...] = (
-    (SECRET_ENV, "the daily seed's key (HMAC-SHA256, FORMAT §9); wins over a secret file from env or tiles.toml"),
-    ("TILES_S3_ENDPOINT", "the S3 endpoint of s3:// remotes (R2: https://<account>.r2.cloudflarestorage.com)"),
-    ("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY", "the S3 credentials, read by boto3 as it always does"),
-    (CONFIG_ENV, "the project file to read instead of the nearest tiles.toml; empty: none"),
-)
+
+
+def environment() -> tuple[tuple[str, str], ...]:
+    """The variables read outside any option (no tiles.toml key): the seed's key stays out of files
+    that name it in place, the S3 endpoint goes with the credentials boto3 reads, TILES_CONFIG picks
+    the file. (A function: ``daily.seed`` loads only when asked, not on every command's start-up.)"""
+    from daily.seed import SECRET_ENV
+
+    return (
+        (SECRET_ENV, "the daily seed's key (HMAC-SHA256, FORMAT §9); wins over a secret file from env or tiles.toml"),
+        ("TILES_S3_ENDPOINT", "the S3 endpoint of s3:// remotes (R2: https://<account>.r2.cloudflarestorage.com)"),
+        ("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY", "the S3 credentials, read by boto3 as it always does"),
+        (CONFIG_ENV, "the project file to read instead of the nearest tiles.toml; empty: none"),
+    )
+
+
 BY_KEY = {s.key: s for s in SETTINGS}
 BY_ENV = {s.env: s for s in SETTINGS}
 
@@ -120,6 +126,8 @@ def parse(data: bytes, path: Path) -> dict[str, str]:
 def read(data: bytes, path: Path) -> dict[str, str]:
     """The settings in a tiles.toml's bytes as written: known keys, non-empty strings. BadInput (one
     line, naming the file) on anything else."""
+    import tomllib  # here, not at start-up: most commands run where no tiles.toml is
+
     try:
         table = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
@@ -174,6 +182,8 @@ def secret(secret_file: Path | None, from_command_line: bool, environ: Mapping[s
     """The daily seed's key: ``--secret-file`` given on the command line, else ``TILES_SECRET``, else
     the secret file from the environment or tiles.toml; None when none is set. The file's text is the
     key, one trailing newline dropped; BadInput when it cannot be read or is empty."""
+    from daily.seed import SECRET_ENV
+
     environ = os.environ if environ is None else environ
     if not from_command_line and environ.get(SECRET_ENV):
         return environ[SECRET_ENV]
@@ -190,6 +200,8 @@ def secret(secret_file: Path | None, from_command_line: bool, environ: Mapping[s
 
 def report(project: Project, environ: Mapping[str, str] | None = None) -> Iterator[tuple[str, str, str]]:
     """(key, value, source) of every setting, the secret's presence (never its value) last."""
+    from daily.seed import SECRET_ENV
+
     environ = os.environ if environ is None else environ
     for s in SETTINGS:
         value, source = project.value(s.key, environ)
