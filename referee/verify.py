@@ -99,7 +99,10 @@ def check_packing(m: Manifest) -> None:
 
 
 class LibraryOutOfDate(LibraryError):
-    """The manifest names a tile this library lacks: pull first (exit 3), it is not proof of fraud."""
+    """The manifest names a tile this library lacks: pull first (exit 3), it is not proof of fraud.
+    It stops step ``tiles`` (FORMAT §10.2), which its message names first, as ``CheckFailed``'s do."""
+
+    step = "tiles"
 
 
 def _known_packer(m: Manifest, step: str) -> None:
@@ -153,10 +156,13 @@ def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -
                 tile = tiles[h] = got[h] if h in got else lib.get(h)
             except UnknownTile:
                 raise LibraryOutOfDate(
-                    f"tile {i}: the library {lib.path} has no tile {h}: library out of date, run `tiles library pull`"
+                    f"tiles: tile {i}: the library {lib.path} has no tile {h}: "
+                    "library out of date, run `tiles library pull`"
                 ) from None
             except CorruptLibrary as e:  # HashMismatch included
-                raise type(e)(f"tile {i}: library row {h} is corrupt ({e})") from e
+                err = type(e)(f"tiles: tile {i}: library row {h} is corrupt ({e})")
+                err.step = "tiles"  # type: ignore[attr-defined]  # step tiles, exit 3 (FORMAT §10.2)
+                raise err from e
         if tile.n != s + 1:
             raise CheckFailed(
                 "tiles", f"tile {i}: library tile {h[:12]}… has n={tile.n}, the square at ({x0},{y0}) needs n={s + 1}"

@@ -71,7 +71,7 @@ def test_verify_in_an_empty_folder_ends_verified_by_following_each_message(publi
     follow(["referee", "verify", str(manifest)], fill, trail)
     starts = (
         "tiles: error: no tile library at ",
-        "tiles: error: tile 0: the library ",
+        "tiles: error: step tiles: tile 0: the library ",
         "tiles: error: no remote given ",
     )
     assert len(trail) == 3 and all(m.startswith(s) for m, s in zip(trail, starts, strict=True)), trail

@@ -109,7 +109,7 @@ def library_failure(manifest, fx) -> str:
         run_verify(manifest, fx, None)
     assert exit_code(e.value) == 3 and not isinstance(e.value, VerificationFailed)
     msg = str(e.value)
-    assert msg.startswith("tile ") and "\n" not in msg  # no "tiles: " of its own: the CLI adds its prefix
+    assert msg.startswith("tiles: ") and getattr(e.value, "step", None) == "tiles" and "\n" not in msg
     return msg
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 
-from remote.url import REMOTE_ADVICE
 from tilelib.errors import BadInput
 from tiles_cli.options import LibraryOpt, ReplayRemoteOpt, RunsOpt
 from tiles_cli.progress import progress
@@ -46,6 +45,8 @@ def verify_command(
     if replay and seed_bytes is None:
         raise BadInput("--replay needs --seed (the revealed seed of the day)")
     if replay and not remote:  # before any work: bad input is one line, exit 2, nothing printed first
+        from remote.url import REMOTE_ADVICE
+
         raise BadInput(f"--replay needs the remote that holds the start snapshot ({REMOTE_ADVICE})")
     m = load(manifest)
     with Library.open(library) as lib, progress("checking tiles", total=m.tile_count()) as bar:
