@@ -761,6 +761,18 @@ def check_closure(mf: dict, val, giv) -> int:
     """§10 step closure: from the definition. S_0 = {}; S_{k+1} adds every tile that is the seed tile or
     shares a seam with a tile of S_k and whose view under S_k (givens in its window plus the cells of
     S_k's windows) admits exactly one grid. Returns the waves; Rejected when some tile is never solved."""
+    wave, seams = closure_waves(mf, val, giv)
+    missing = [i for i in range(len(wave)) if not wave[i]]
+    if missing:
+        stalled = [i for i in missing if i == mf["seed_tile"] or any(wave[q] for q in seams[i])]
+        raise Rejected(
+            "closure", f"a player solving one tile at a time stalls: tiles {stalled[:6]} of {len(missing)} unsolved"
+        )
+    return max(wave)
+
+
+def closure_waves(mf: dict, val, giv) -> tuple[list[int], list[list[int]]]:
+    """Each tile's wave of the closure above (0: never solved) and each tile's seam neighbours."""
     G, squares = mf["G"], mf["squares"]
     k = len(squares)
     touching = [[] for _ in range(k)]
@@ -811,13 +823,7 @@ def check_closure(mf: dict, val, giv) -> int:
                 for c in range(x0, x0 + s + 1):
                     known[r * G + c] = 1
         todo = {j for i in found for j in touching[i] if not wave[j] and any(wave[q] for q in seams[j])}
-    missing = [i for i in range(k) if not wave[i]]
-    if missing:
-        stalled = [i for i in missing if i == mf["seed_tile"] or any(wave[q] for q in seams[i])]
-        raise Rejected(
-            "closure", f"a player solving one tile at a time stalls: tiles {stalled[:6]} of {len(missing)} unsolved"
-        )
-    return waves
+    return wave, seams
 
 
 # ---------------------------------------------------------------- the whole check

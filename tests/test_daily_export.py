@@ -8,9 +8,13 @@ written."""
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 
+import httpx
+import independent_verifier as iv
 import pytest
 from cli_support import run_tiles
+from serve_support import serving
 
 from daily.build import BuildOptions, build
 from daily.export import DAYS_FILE, TILES_FILE, export_days
@@ -109,6 +113,40 @@ def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
     assert revealed[DAYS[0]] is None  # built from a seed the secret is not
     assert seed_commit(bytes.fromhex(revealed[DAYS[1]])) == manifests[DAYS[1]].seed_commit
     assert revealed[DAYS[1]] == day_seed(SECRET, DAYS[1]).hex()
+
+
+def test_start_views_are_what_the_service_shows_and_waves_an_independent_closure(library, tmp_path):
+    """Each exported puzzle is, cell for cell, the definition's start view computed apart from the
+    project (tests/independent_verifier.py: the board's givens, zone cells and clues shown, the rest
+    hidden) and the service's answer to a player asking for the tile; each wave is that verifier's
+    own closure (its own enumeration, not ``referee.closure``)."""
+    with Library.open(library) as lib:
+        export_days(lib, DAYS[0], DAYS[1], tmp_path, today=TODAY)
+    rows = pq.read_table(tmp_path / TILES_FILE).to_pylist()
+    manifests = [library.parent / f"{d}.json" for d in DAYS]
+    conn = sqlite3.connect(library)
+    try:
+        with serving(library, tmp_path / "runs.sqlite", manifests) as base:
+            for day, path in zip(DAYS, manifests, strict=True):
+                mf = iv.parse_manifest(path.read_text("utf-8"))
+                val, _owners, giv = iv.assemble(mf, iv.load_tiles(mf, conn))
+                wave, _seams = iv.closure_waves(mf, val, giv)
+                mine = [r for r in rows if r["day"] == day]
+                assert [r["tile"] for r in mine] == list(range(len(mf["squares"])))
+                G, hidden = mf["G"], 0
+                for r in mine:
+                    x0, y0, s = mf["squares"][r["tile"]]
+                    cells = [(y0 + i) * G + x0 + j for i in range(s + 1) for j in range(s + 1)]
+                    start = "".join(str(val[p]) if giv[p] else "." for p in cells)
+                    assert r["puzzle"] == start, (day, r["tile"])
+                    assert r["wave"] == wave[r["tile"]] >= 1, (day, r["tile"])
+                    served = httpx.get(f"{base}/api/v1/days/{day}/tiles/{r['tile']}")
+                    assert served.status_code == 200 and served.json()["puzzle"] == r["puzzle"], (day, r["tile"])
+                    hidden += start.count(".")
+                assert 0 < hidden < sum(len(r["puzzle"]) for r in mine)  # neither all shown nor all hidden
+                assert len({r["wave"] for r in mine}) > 2  # the waves tell tiles apart
+    finally:
+        conn.close()
 
 
 def test_the_files_load_in_pandas_as_they_are(library, tmp_path):
