@@ -79,3 +79,35 @@ def test_the_test_command_runs_all_three_before_the_tests():
     at = [script.find(c) for c in checks]
     assert all(i >= 0 for i in at), at
     assert max(at) < script.find("-m pytest") and "set -euo pipefail" in script  # a finding stops it
+
+
+def _packages() -> list[str]:
+    """The shipped packages, read from the tree: every top-level folder with an ``__init__.py``."""
+    return sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name not in ("tests", "scripts"))
+
+
+@pytest.mark.slow
+def test_the_checks_as_the_test_command_runs_them_cover_every_package(tmp_path):
+    """`ruff check .` and `mypy` exactly as scripts/test.sh runs them (mypy's own `files` list, no
+    path given) on a copy of the tree: clean, then with one bad line in a module of every shipped
+    package, each of which must be named. A package left out of `files` (or a ruff exclude that
+    swallows one) fails here."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True)
+    for name in listed.stdout.splitlines():
+        if (name.endswith((".py", ".pyi", ".toml")) or name.endswith("py.typed")) and (ROOT / name).is_file():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, tmp_path / name)
+    packages = _packages()
+    assert {"tilelib", "players", "tiles_cli"} <= set(packages)
+    ok = _run([_tool("ruff"), "check", "."], tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    planted = {}
+    for pkg in packages:
+        mod = tmp_path / pkg / "__init__.py"
+        mod.write_text(mod.read_text() + "\n\nimport os\n\n\ndef _oops():\n    return len(3)\n")  # F401, arg-type
+        planted[pkg] = f"{pkg}/__init__.py"
+    lint = _run([_tool("ruff"), "check", "."], tmp_path)
+    assert lint.returncode == 1 and all(f in lint.stdout for f in planted.values()), lint.stdout[-3000:]
+    types = _run([_tool("mypy")], tmp_path)
+    assert types.returncode == 1, types.stdout[-3000:]
+    assert sorted(p for p, f in planted.items() if f"{f}:" not in types.stdout) == [], types.stdout[-3000:]

@@ -12,6 +12,7 @@ found are marked so. Honest counts are checked on a file whose trigger appeared 
 
 from __future__ import annotations
 
+import ast
 import sqlite3
 from pathlib import Path
 
@@ -218,14 +219,50 @@ def test_every_connection_distrusts_the_schema(tmp_path):
         conn.close()
 
 
+SHIPPED = "tilelib engine generator packers stitcher referee remote players daily tiles_cli".split()
+
+
+def sqlite_openers(tree: ast.AST) -> list[int]:
+    """Lines of a module that reach ``sqlite3.connect`` in any spelling: the attribute on the module
+    (whatever the module is imported as), or the function imported by name (whatever it is renamed)."""
+    modules, functions, lines = set(), set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name == "sqlite3"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "sqlite3":
+            functions |= {a.asname or a.name for a in node.names if a.name in ("connect", "*")}
+            lines += [node.lineno for a in node.names if a.name in ("connect", "*")]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "connect":
+            if isinstance(node.value, ast.Name) and node.value.id in modules:
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id in functions - {"*"}:
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_the_opener_finder_sees_every_spelling():
+    spellings = [
+        "import sqlite3\nsqlite3.connect('x')",
+        "import sqlite3 as s\ns.connect('x')",
+        "from sqlite3 import connect\nconnect('x')",
+        "from sqlite3 import connect as c\nc('x')",
+        "from sqlite3 import *",
+        "import sqlite3\nopen_db = sqlite3.connect",
+    ]
+    assert all(sqlite_openers(ast.parse(text)) for text in spellings)
+    assert sqlite_openers(ast.parse("import sqlite3\nsqlite3.Row\nclass A:\n    def connect(self): pass")) == []
+
+
 def test_only_the_one_helper_opens_sqlite_files():
     """``tilelib.db.connect`` is the one way the shipped code opens a SQLite file (so every connection
-    distrusts its schema); a second ``sqlite3.connect`` would escape that."""
+    distrusts its schema); a second ``sqlite3.connect``, however spelled, in any shipped package,
+    would escape that."""
     found = [
         f"{p.relative_to(ROOT)}"
-        for top in ("tilelib", "engine", "generator", "packers", "stitcher", "referee", "remote", "daily", "tiles_cli")
+        for top in SHIPPED
         for p in (ROOT / top).rglob("*.py")
-        if "sqlite3.connect(" in p.read_text(encoding="utf-8")
+        if sqlite_openers(ast.parse(p.read_text(encoding="utf-8")))
     ]
     assert found == ["tilelib/db.py"]
 
@@ -303,6 +340,52 @@ def test_a_merge_into_a_file_that_drops_rows_is_refused_whole(tmp_path):
         "CREATE TRIGGER d BEFORE INSERT ON tiles WHEN NEW.rowid % 2 = 0 OR 1 BEGIN SELECT RAISE(IGNORE); END",
     )
     with pytest.raises(RowsNotStored, match="was merged and is not stored"):
+        merge_file(lib, src)
+    assert lib.count_tiles() == 3
+    lib.close()
+
+
+# ---------------------------------------------------------------- partial drops: one row of many
+
+
+def test_a_batch_with_one_row_dropped_is_refused_naming_that_row(tmp_path):
+    """A trigger that drops only one row of a batch (the rest stored): the check must see the one, not
+    only "nothing stored"."""
+    tiles = random_tiles(9, 4)
+    lost = tiles[2].hash
+    lib = opened_then_planted(
+        tmp_path / "a.sqlite",
+        f"CREATE TRIGGER d BEFORE INSERT ON tiles WHEN NEW.hash = '{lost}' BEGIN SELECT RAISE(IGNORE); END",
+    )
+    with pytest.raises(RowsNotStored, match=lost[:12]):
+        lib.insert_many(tiles)
+    assert lib.count_tiles() == 3  # rolled back whole: the three stored rows went too
+    assert lib.insert_many(tiles[:2]) == 2  # the rows the trigger lets through still store
+    lib.close()
+
+
+def test_a_spent_batch_with_one_row_dropped_is_refused_naming_it(tmp_path):
+    rows = [spent.SpentRow(f"{k:02x}" * 32, "cd" * 32, 10, "2026-11-01") for k in range(3)]
+    lib = opened_then_planted(
+        tmp_path / "a.sqlite",
+        f"CREATE TRIGGER d BEFORE INSERT ON spent WHEN NEW.solution = '{rows[1].solution}' "
+        "BEGIN SELECT RAISE(IGNORE); END",
+    )
+    with pytest.raises(RowsNotStored, match="0101"):
+        with atomic(lib.conn):
+            spent.record(lib.conn, rows)
+    assert lib.conn.execute("SELECT count(*) FROM spent").fetchone() == (0,)
+    lib.close()
+
+
+def test_a_merge_that_loses_one_row_of_many_is_refused_whole(tmp_path):
+    src = tmp_path / "src.sqlite"
+    hashes = sorted(make_library(src, 2, 5))
+    lib = opened_then_planted(
+        tmp_path / "a.sqlite",
+        f"CREATE TRIGGER d BEFORE INSERT ON tiles WHEN NEW.hash = '{hashes[3]}' BEGIN SELECT RAISE(IGNORE); END",
+    )
+    with pytest.raises(RowsNotStored, match=hashes[3][:12]):
         merge_file(lib, src)
     assert lib.count_tiles() == 3
     lib.close()
