@@ -40,13 +40,12 @@ def lib(lib_path):
 
 @pytest.fixture(scope="session")
 def pg_cluster():
-    """A real PostgreSQL on 127.0.0.1 for the whole session (``tests/pg_support.py``); skips with one
-    line where there is none."""
+    """A real PostgreSQL on 127.0.0.1 for the whole session (``tests/pg_support.py``); where there is
+    none, skips with one line (fails under CI: ``tests/needs.py``)."""
     import pg_support
+    from needs import need
 
-    why = pg_support.why_not()
-    if why is not None:
-        pytest.skip(why)
+    need(pg_support.why_not())
     cluster = pg_support.Cluster().start()
     yield cluster
     cluster.cleanup()
@@ -88,3 +87,29 @@ def make_client(request):
     from players.client import Client
 
     return Client if request.param == "Client" else AwaitedClient
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The suite's last words: how many tests were skipped, and why; under CI a skip not listed in
+    ``needs.ALLOWED`` fails the session (``pytest_sessionfinish``)."""
+    from needs import allowed, under_ci
+
+    skipped = terminalreporter.stats.get("skipped", [])
+    reasons: dict[str, int] = {}
+    for rep in skipped:
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        reasons[reason] = reasons.get(reason, 0) + 1
+    terminalreporter.write_line(f"skipped: {len(skipped)}" + (" (CI)" if under_ci() else ""))
+    for reason, count in sorted(reasons.items()):
+        terminalreporter.write_line(f"  {count} x {reason}")
+    config._tiles_unlisted_skips = [r.nodeid for r in skipped if not allowed(r.nodeid)]
+    if under_ci() and config._tiles_unlisted_skips:
+        terminalreporter.write_line(f"skips not allowed under CI: {', '.join(config._tiles_unlisted_skips[:20])}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    from needs import under_ci
+
+    if under_ci() and exitstatus == 0 and getattr(session.config, "_tiles_unlisted_skips", None):
+        session.exitstatus = 1

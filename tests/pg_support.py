@@ -2,8 +2,8 @@
 ``pg_ctl`` on 127.0.0.1 and a free port, trusted on loopback only, data in a temporary folder.
 
 ``initdb`` refuses root, so as root the cluster runs as the ``postgres`` user (Debian's package
-makes it). Where there is no PostgreSQL the fixtures skip with a one-line reason
-(``scripts/test.sh`` installs it with apt when it can). No mocks: every PostgreSQL test talks
+makes it). Where there is no PostgreSQL the fixtures skip with a one-line reason, and fail under CI
+(``tests/needs.py``; ``scripts/test.sh`` installs it with apt when it can). No mocks: every PostgreSQL test talks
 to this server.
 """
 
@@ -32,7 +32,10 @@ def pg_bin() -> Path | None:
 
 
 def why_not() -> str | None:
-    """None if a cluster can be started here, else the one-line reason the PostgreSQL tests skip."""
+    """None if a cluster can be started here, else the one-line reason the PostgreSQL tests skip.
+    ``TILES_TEST_WITHOUT=postgresql`` plays a machine without it (tests/test_skips.py)."""
+    if "postgresql" in os.environ.get("TILES_TEST_WITHOUT", "").split(","):
+        return "PostgreSQL is hidden from this run (TILES_TEST_WITHOUT=postgresql)"
     if pg_bin() is None:
         return "PostgreSQL is not installed (no initdb; scripts/test.sh installs it with apt)"
     if os.geteuid() == 0:

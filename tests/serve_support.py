@@ -236,13 +236,11 @@ NGINX_SITE = Path(__file__).resolve().parents[1] / "deploy" / "nginx.conf"
 
 def need(tool: str | None, name: str) -> str:
     """``tool``'s path; without it skip locally with one line, fail under CI (CI=true)."""
-    import pytest
 
-    if tool is None:
-        why = f"{name} is not installed (apt-get install {name}, or run scripts/test.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(why)
-        pytest.skip(why)
+    from needs import need as need_it
+
+    need_it(None if tool is not None else f"{name} is not installed (apt-get install {name}, or run scripts/test.sh)")
+    assert tool is not None
     return tool
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import run_tiles
+from needs import need_module
 from serve_support import daily_g61, serving
 
 from referee.manifest import from_json
@@ -75,7 +76,7 @@ def test_the_gym_example_clears_the_day(day):
 
 
 def test_the_stable_baselines3_example_trains_with_no_wrapper(day):
-    pytest.importorskip("sb3_contrib", reason="the rl extra (pip install -e '.[rl]') is not installed")
+    need_module("sb3_contrib", "the rl extra (pip install -e '.[rl]') is not installed")
     run_example(examples()["The Gymnasium environments"][1], day)  # 256 steps instead of 20,000
 
 

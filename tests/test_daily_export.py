@@ -14,6 +14,7 @@ import httpx
 import independent_verifier as iv
 import pytest
 from cli_support import run_tiles
+from needs import need_module
 from serve_support import serving
 
 from daily.build import BuildOptions, build
@@ -25,9 +26,9 @@ from referee.manifest import from_json
 from tilelib.errors import BadInput
 from tilelib.store import Library
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
-pd = pytest.importorskip("pandas")
+pa = need_module("pyarrow", "pyarrow is a dependency")
+pq = need_module("pyarrow.parquet", "pyarrow is a dependency")
+pd = need_module("pandas", "pandas is a test extra")
 
 DAYS = ("2026-11-20", "2026-11-21")
 SECRET = "export-test-secret"

@@ -18,6 +18,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from needs import need_module
 from serve_support import daily_g61
 
 import players.gym as tg
@@ -181,7 +182,7 @@ def test_shaped_scores_each_cell_offline_and_is_refused_online(g61):
 
 
 def test_stable_baselines3_takes_the_flat_id_as_it_is(g61):
-    pytest.importorskip("stable_baselines3", reason="the rl extra (pip install -e '.[rl]') is not installed")
+    need_module("stable_baselines3", "the rl extra (pip install -e '.[rl]') is not installed")
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_checker import check_env as sb3_check
 
@@ -192,7 +193,7 @@ def test_stable_baselines3_takes_the_flat_id_as_it_is(g61):
             sb3_check(env.unwrapped)
         assert [str(w.message) for w in said if "stable_baselines3" in w.filename] == []
         PPO("MlpPolicy", env, n_steps=256, batch_size=64, n_epochs=1, seed=0, device="cpu").learn(2048)
-    contrib = pytest.importorskip("sb3_contrib")
+    contrib = need_module("sb3_contrib", "the rl extra (pip install -e '.[rl]') is not installed")
     with gymnasium.make(tg.CELLS_ID, shaped=True, **kw) as env:  # its masks, read through make's wrappers
         model = contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
         model.learn(128)
@@ -204,7 +205,7 @@ def test_stable_baselines3_takes_the_flat_id_as_it_is(g61):
 
 
 def test_train_rl_trains_and_reports_against_random_and_the_solver(tmp_path):
-    pytest.importorskip("sb3_contrib", reason="the rl extra (pip install -e '.[rl]') is not installed")
+    need_module("sb3_contrib", "the rl extra (pip install -e '.[rl]') is not installed")
     script = Path(__file__).resolve().parents[1] / "scripts" / "train_rl.py"
     out = subprocess.run(
         [

@@ -13,7 +13,8 @@ import pytest
 from serve_support import board21_day, serving
 
 DAY = "2026-11-29"
-FAST = 3.5  # seconds: /readyz gives its probe 2 s (libpq's least connect_timeout) and answers
+HANG = 15.0  # seconds: a guard against a hang, not a speed claim (the probe takes 2 s: libpq's least
+# connect_timeout; the store's own retries would take 20 s); how fast these answer is in BENCHMARKS
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_alive_and_ready_over_a_runs_file_and_not_ready_while_it_is_gone(day):
             r, took = timed_get(base + "/readyz")
             assert_not_ready(r, "runs database does not answer")
             assert str(runs.parent) not in r.text and ".sqlite" not in r.text  # no server path in a body
-            assert took < FAST, took
+            assert took < HANG, took
             assert httpx.get(base + "/healthz", timeout=30).status_code == 200  # alive all the same
         finally:
             away.rename(runs)
@@ -79,9 +80,9 @@ def test_readyz_is_503_while_postgresql_is_stopped_and_200_after(day, pg_cluster
                 r, took = timed_get(base + "/readyz")
                 assert_not_ready(r, "does not answer")
                 assert "127.0.0.1" not in r.text and "5432" not in r.text  # no server address in a body
-                assert took < FAST, took
+                assert took < HANG, took
             h, took = timed_get(base + "/healthz")
-            assert h.status_code == 200 and took < 1.0, (h.status_code, took)
+            assert h.status_code == 200 and took < HANG, (h.status_code, took)
             pg_cluster.start()
             stopped = False
         finally:

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import httpx
 import pytest
+from needs import need_module
 from referee_support import board21
 from serve_support import serving
 
@@ -186,7 +187,7 @@ def instance(doc, schema):
 
 
 def validator(doc, schema):
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = need_module("jsonschema", "jsonschema comes with the test extras")
     root = {"$schema": "https://json-schema.org/draft/2020-12/schema", "components": doc["components"], **schema}
     cls = jsonschema.validators.validator_for(root)
     return cls(root, format_checker=cls.FORMAT_CHECKER)

@@ -13,6 +13,7 @@ import shutil
 
 import numpy as np
 import pytest
+from needs import need
 
 from packers import PACKERS, make_packing
 from packers.packing import Packing, validate_packing
@@ -124,7 +125,7 @@ def test_no_seam_conflict_at_301_without_drain(shared_lib, name):
     301 board with the drain takes ~2-3 min per packer here: measured in the benchmark instead).
     Unfilled squares fall back to smaller squares and zones; the board must still be seamless."""
     if shared_lib.count_tiles() == 0:
-        pytest.skip("needs the module library grown by the earlier tests")
+        need("the module library grown by the earlier tests of this file (run the file whole)")
     packing = make_packing(name, 301, seed_of(11))
     res = stitch(packing, shared_lib, Stream(seed_of(11), "stitch"), drain=False)
     validate_packing(res.packing, 300)
