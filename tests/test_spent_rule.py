@@ -151,3 +151,20 @@ def test_rows_that_spent_nothing_anyone_could_see_do_not_count(lib):
     ledger.put_manifest(lib.conn, THIRD, "c1", '{"y": 0}')
     assert spent.unfair(lib.conn, DAY, placed) is None  # THIRD's board is not d…d either
     assert spent.unfair(lib.conn, OTHER, placed) is None  # OTHER's own rows never count against OTHER
+
+
+def test_a_row_the_file_drops_is_named_in_full_words(lib):
+    """The message a dropped spent row gives: the first 12 hex digits of each name, then the count."""
+    row = SpentRow("ab" * 32, "cd" * 32, 10, DAY)
+    lib.conn.execute(
+        f"CREATE TRIGGER d BEFORE INSERT ON spent WHEN NEW.solution = '{row.solution}' BEGIN SELECT RAISE(IGNORE); END"
+    )
+    from tilelib.errors import RowsNotStored
+
+    with pytest.raises(RowsNotStored) as e:
+        with atomic(lib.conn):
+            spent.record(lib.conn, [row, SpentRow("ef" * 32, "cd" * 32, 10, DAY)])
+    assert str(e.value) == (
+        "the spent row of solution abababababab… on board cdcdcdcdcdcd… was recorded and is not stored "
+        "(1 of 2 rows missing)"
+    )
