@@ -192,3 +192,111 @@ def test_playable_tile_by_tile_implies_frontier_and_clues_always_make_it_playabl
 @given(g=masks, solved=st.sets(st.integers(0, 3)), tile=st.integers(0, 3))
 def test_view_mask_is_givens_and_solved_windows(g, solved, tile):
     assert (cl.view_mask(board(g), solved, tile) == oracle_view(g, SQUARES, solved, tile)).all()
+
+
+# ---------------------------------------------------------------- a real board: G = 61, ~70 tiles
+
+
+@pytest.fixture(scope="module")
+def g61(tmp_path_factory):
+    """(Board, the manifest as the independent verifier parses it, its values and givens) of a built day."""
+    import sqlite3
+
+    import independent_verifier as iv
+    from serve_support import daily_g61
+
+    from referee.board import build_board
+    from referee.manifest import from_json
+    from tilelib.store import Library
+
+    d, path = daily_g61(tmp_path_factory, "closure61", "2026-11-03", bytes.fromhex("c1" * 32))
+    text = path.read_text("utf-8")
+    with Library.open(d / "lib.sqlite") as lib:
+        b = build_board(from_json(text), lib)
+    conn = sqlite3.connect(d / "lib.sqlite")
+    mf = iv.parse_manifest(text)
+    val, _owners, giv = iv.assemble(mf, iv.load_tiles(mf, conn))
+    conn.close()
+    return b, mf, val, giv
+
+
+def test_a_real_boards_waves_are_the_independent_verifiers(g61):
+    """Every tile's wave, against tests/independent_verifier.py's closure (its own enumeration)."""
+    import independent_verifier as iv
+
+    b, mf, val, giv = g61
+    wave, _ = iv.closure_waves(mf, val, giv)
+    c = cl.closure(b)
+    assert c.wave == wave and c.waves == max(wave) > 3 and c.complete
+
+
+def test_the_work_counters_say_what_was_done(g61):
+    """One count per tile at least, the engine's nodes summed, the time spent inside the wall time
+    around the call (a consistency check, not a speed claim); the same board counts the same again."""
+    import time
+
+    b = g61[0]
+    t0 = time.perf_counter()
+    c = cl.closure(b)
+    wall = time.perf_counter() - t0
+    assert len(b.squares) <= c.calls <= 3 * len(b.squares) and c.nodes >= c.calls
+    assert 0 < c.seconds <= wall
+    again = cl.run(c)  # nothing pending: no count, and the time adds up
+    assert again.calls == c.calls and again.seconds >= c.seconds
+    c2 = cl.closure(b)
+    assert (c2.calls, c2.nodes, c2.wave) == (c.calls, c.nodes, c.wave)
+
+
+def test_view_masks_with_the_touching_lists_are_the_definition(g61):
+    """``view_mask`` given the touching lists (as the closure calls it), against the definition over
+    cells: a cell is in view when it is a board given or lies in the window of a solved tile."""
+    b = g61[0]
+    c = cl.start(b)
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        solved = {int(j) for j in rng.choice(len(b.squares), size=int(rng.integers(1, 12)), replace=False)}
+        i = int(rng.integers(len(b.squares)))
+        x0, y0, s = b.squares[i]
+        want = np.zeros((s + 1, s + 1), dtype=bool)
+        for r in range(s + 1):
+            for col in range(s + 1):
+                R, C = y0 + r, x0 + col
+                inside = any(
+                    yj <= R <= yj + sj and xj <= C <= xj + sj for j, (xj, yj, sj) in enumerate(b.squares) if j in solved
+                )
+                want[r, col] = b.givens[R, C] or inside
+        got = cl.view_mask(b, solved, i, [set(t) for t in c.touching])
+        assert (got == want).all(), (i, sorted(solved))
+        assert (cl.view_mask(b, solved, i) == want).all()
+
+
+def test_a_count_of_zero_is_the_closure_step_failing_by_name(g61, monkeypatch):
+    b = g61[0]
+    monkeypatch.setattr(cl, "count_rows", lambda n, vals, known, k: (0, [], 7))
+    with pytest.raises(CheckFailed) as e:
+        cl.closure(b)
+    assert e.value.step == "closure" and str(e.value) == (
+        f"closure: tile {b.seed_tile} has no solution agreeing with its view "
+        "(internal error: its own solution should be one)"
+    )
+
+
+def test_the_stall_messages_word_for_word():
+    c = cl.closure(board(STALL))
+    assert not c.complete
+    st_ = c.stalled()
+    names = ", ".join(str(i) for i in st_)
+    assert cl.stall_message(c) == (
+        f"a player solving one tile at a time stalls after {c.solved()} of 4 tiles ({c.waves} waves): "
+        f"tiles {names} each keep more than one solution in their view"
+    )
+    assert cl.stall_message(c, limit=1).endswith(f"tiles {st_[0]}, … each keep more than one solution in their view")
+    if len(st_) == 1:
+        assert ", …" not in cl.stall_message(c, limit=1)
+    nobody = cl.start(board(np.zeros_like(STALL), seed=99))  # a seed tile id none of the tiles has
+    nobody.pending = set()
+    assert cl.stall_message(nobody) == "no tile is playable: 4 of 4 tiles are never reached"
+    part = cl.start(board(np.zeros_like(STALL)))
+    part.wave = [1, 0, 0, 0]
+    part.seams = [set(), set(), set(), set()]
+    assert cl.stall_message(part) == "3 tiles share no seam path with the solved ones"
