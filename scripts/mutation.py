@@ -43,9 +43,14 @@ MODULES: dict[str, list[str]] = {
     "tilelib/spent.py": ["tests/test_spent_rule.py", "tests/test_spent_ledger.py", "tests/test_schema_proof.py"],
     "referee/service/ranking.py": ["tests/test_ranking.py"],
     "referee/service/hotpath.py": ["tests/test_serve_hotpath.py"],
-    "tilelib/merge.py": ["tests/test_remote_merge.py", "tests/test_schema_proof.py", "tests/test_trust_rows.py"],
+    "tilelib/merge.py": [
+        "tests/test_merge_rules.py",
+        "tests/test_remote_merge.py",
+        "tests/test_schema_proof.py",
+        "tests/test_trust_rows.py",
+    ],
     "referee/judge.py": ["tests/test_referee_judge.py"],
-    "referee/closure.py": ["tests/test_referee_closure.py"],
+    "referee/closure.py": ["tests/test_referee_closure.py"],  # with a built G = 61 board
     "referee/verify.py": ["tests/test_referee_verify.py"],
     "daily/export.py": ["tests/test_daily_export.py"],
     "tilelib/audit.py": ["tests/test_audit.py", "tests/test_audit_batch.py"],

@@ -1,0 +1,91 @@
+"""The merge's parts in process (``tilelib.merge``): the fingerprint's every field, and which rows the
+merge's row check reads in each mode — quick tests from the module's definitions, so that every mutant
+of the module meets one (scripts/mutation.py; the merges themselves run in test_remote_merge.py)."""
+
+from __future__ import annotations
+
+import pytest
+from remote_support import make_library, random_tiles
+
+from tilelib import ledger, merge, spent
+from tilelib.constraint import Constraint
+from tilelib.db import atomic
+from tilelib.errors import CorruptLibrary
+from tilelib.store import Library
+
+
+def test_the_fingerprint_counts_each_thing_a_library_grows_by(tmp_path):
+    path = tmp_path / "a.sqlite"
+    make_library(path, 4, 3)
+    with Library.open(path) as lib:
+        assert merge.fingerprint(lib.conn) == [3, 0, 0, 0, 0, 0, 0, 0]
+        ledger.put_manifest(lib.conn, "2026-11-01", "c0", "{}")
+        ledger.put_manifest(lib.conn, "2026-11-02", "c1", "{}")
+        with atomic(lib.conn):
+            ledger.record_miss(lib.conn, Constraint.sides(6), now=100)
+            ledger.record_miss(lib.conn, Constraint.sides(6), now=130)  # counted again: count 2, span 30
+            ledger.record_miss(lib.conn, Constraint.sides(8), now=50)
+            lib.conn.execute("UPDATE misses SET nofit = 1 WHERE n = 8")
+            spent.record(lib.conn, [spent.SpentRow("ab" * 32, "cd" * 32, 10, "2026-11-01")] * 1, now=1)
+        assert merge.fingerprint(lib.conn) == [3, 2, 2, 3, 1, 0, 30, 1]
+        lib.conn.execute("ATTACH ? AS other", (str(path),))
+        assert merge.fingerprint(lib.conn, "other") == [3, 2, 2, 3, 1, 0, 30, 1]
+
+
+def test_a_library_without_the_spent_table_fingerprints_it_as_zero(tmp_path):
+    path = tmp_path / "a.sqlite"
+    make_library(path, 4, 2)
+    with Library.open(path) as lib:
+        with atomic(lib.conn):
+            spent.record(lib.conn, [spent.SpentRow("ab" * 32, "cd" * 32, 10, "2026-11-01")], now=1)
+        lib.conn.execute("ATTACH ':memory:' AS bare")
+        for table in ("tiles", "manifests", "misses"):
+            lib.conn.execute(f"CREATE TABLE bare.{table} AS SELECT * FROM main.{table}")
+        assert merge.fingerprint(lib.conn)[-1] == 1 and merge.fingerprint(lib.conn, "bare") == [2, 0, 0, 0, 0, 0, 0, 0]
+
+
+@pytest.fixture
+def attached(tmp_path):
+    """A main library of 3 tiles and, attached as the merge's source, one of the same 3 and 4 more."""
+    tiles = random_tiles(6, 7)
+    main, src = tmp_path / "main.sqlite", tmp_path / "src.sqlite"
+    with Library.create(main) as lib:
+        lib.insert_many(tiles[:3])
+    with Library.create(src) as lib:
+        lib.insert_many(tiles)
+    lib = Library.open(main)
+    lib.conn.execute("ATTACH ? AS merge_src", (str(src),))
+    yield lib, src, tiles
+    lib.close()
+
+
+def test_the_row_check_reads_the_rows_each_mode_names(attached):
+    lib, _src, _tiles = attached
+    assert merge.verify_tiles(lib.conn, "none", "src") == 0
+    assert merge.verify_tiles(lib.conn, "new", "src") == 4  # only what main lacks
+    assert merge.verify_tiles(lib.conn, "new", "src", only_new=False) == 7
+    assert merge.verify_tiles(lib.conn, "new", "main", schema="main", only_new=False) == 3
+    sampled = merge.verify_tiles(lib.conn, "sample", "src")
+    assert sampled == 7  # 256 draws among 7 rows: every one, but for a chance of ~1e-24
+    with pytest.raises(ValueError, match=r"^verify must be 'new', 'sample' or 'none', not 'all'$"):
+        merge.verify_tiles(lib.conn, "all", "src")
+
+
+def test_an_empty_source_samples_nothing(tmp_path):
+    main, src = tmp_path / "main.sqlite", tmp_path / "src.sqlite"
+    make_library(main, 1, 2)
+    make_library(src)
+    with Library.open(main) as lib:
+        lib.conn.execute("ATTACH ? AS merge_src", (str(src),))
+        assert merge.verify_tiles(lib.conn, "sample", "src") == 0
+        assert merge.verify_tiles(lib.conn, "new", "src") == 0
+
+
+@pytest.mark.parametrize("mode", ["new", "sample"])
+def test_a_bad_row_the_check_reads_refuses_naming_the_source(attached, mode):
+    lib, src, tiles = attached
+    with Library.open(src) as other:
+        other.conn.execute("UPDATE tiles SET top = top + 1 WHERE hash = ?", (tiles[5].hash,))
+    with pytest.raises(CorruptLibrary, match="merging src: a tile"):
+        merge.verify_tiles(lib.conn, mode, "src")
+    assert merge.verify_tiles(lib.conn, "none", "src") == 0  # nothing read, nothing refused
