@@ -89,3 +89,41 @@ def test_a_bad_row_the_check_reads_refuses_naming_the_source(attached, mode):
     with pytest.raises(CorruptLibrary, match="merging src: a tile"):
         merge.verify_tiles(lib.conn, mode, "src")
     assert merge.verify_tiles(lib.conn, "none", "src") == 0  # nothing read, nothing refused
+
+
+def test_a_merge_reports_exactly_what_it_added(tmp_path):
+    main, src = tmp_path / "main.sqlite", tmp_path / "src.sqlite"
+    tiles = random_tiles(8, 5)
+    with Library.create(main) as lib:
+        lib.insert_many(tiles[:2])
+        ledger.put_manifest(lib.conn, "2026-11-01", "c0", '{"mine": 1}')
+    with Library.create(src) as lib:
+        lib.insert_many(tiles)
+        ledger.put_manifest(lib.conn, "2026-11-01", "c0", '{"theirs": 1}')  # the same day, another board
+        ledger.put_manifest(lib.conn, "2026-11-02", "c1", "{}")
+        with atomic(lib.conn):
+            ledger.record_miss(lib.conn, Constraint.sides(6), now=10)
+            spent.record(lib.conn, [spent.SpentRow(f"{k:02x}" * 32, "cd" * 32, 10, "2026-11-02") for k in (1, 2)])
+        source_fp = tuple(merge.fingerprint(lib.conn))
+    with Library.open(main) as lib:
+        got = merge.merge_file(lib, src)
+        assert (got.tiles_added, got.manifests_added, got.manifest_conflicts) == (3, 1, 1)
+        assert (got.misses_added, got.misses_updated, got.spent_added, got.rows_verified) == (1, 0, 2, 3)
+        assert got.source_tiles == 5 and got.source_fingerprint == source_fp
+        assert got.local_only is False  # the fingerprints agree: main holds as many of each as the source
+        assert [c[0] for c in got.conflicting] == ["2026-11-01"] and got.conflicting[0][2] == '{"theirs": 1}'
+        lib.insert_many(random_tiles(9, 1))
+        again = merge.merge_file(lib, src)
+        assert (again.tiles_added, again.manifests_added, again.spent_added, again.rows_verified) == (0, 0, 0, 0)
+        assert again.local_only is True  # main now holds a tile the source lacks
+
+
+def test_a_merge_of_what_is_not_a_library_file_says_which(tmp_path):
+    with Library.create(tmp_path / "main.sqlite") as lib:
+        missing = tmp_path / "none.sqlite"
+        with pytest.raises(Exception, match=f"^no library file at {missing} to merge$"):
+            merge.merge_file(lib, missing)
+        junk = tmp_path / "junk.sqlite"
+        junk.write_bytes(b"not a database at all" * 100)
+        with pytest.raises(CorruptLibrary, match=f"^(cannot open|merging) {junk}"):
+            merge.merge_file(lib, junk)
