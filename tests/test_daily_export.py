@@ -168,8 +168,35 @@ def test_a_day_not_over_is_refused_and_nothing_is_written(library, tmp_path):
             export_days(lib, "2025-01-01", "2025-01-31", tmp_path, today=TODAY)
         with pytest.raises(BadInput, match="is after"):
             export_days(lib, DAYS[1], DAYS[0], tmp_path, today=TODAY)
-    assert "2026-11-21 is not over" in str(e.value) and "\n" not in str(e.value)
+    assert str(e.value) == (
+        "2026-11-21 is not over (UTC today is 2026-11-21): its solutions are secret until then; export up to 2026-11-20"
+    )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_report_line_and_the_code_column_say_what_was_written(library, tmp_path):
+    import json
+
+    from daily.export import ExportReport
+
+    with Library.open(library) as lib:
+        rep = export_days(lib, DAYS[0], DAYS[1], tmp_path, secret=SECRET, today=TODAY)
+        stored = {
+            d: json.loads(lib.conn.execute("SELECT json FROM manifests WHERE day = ?", (d,)).fetchone()[0])
+            for d in DAYS
+        }
+    assert rep.line() == (
+        f"exported 2 day(s) ({DAYS[0]}..{DAYS[1]}), {rep.tiles} tiles, 1 seed(s) revealed "
+        f"-> {tmp_path / DAYS_FILE}, {tmp_path / TILES_FILE}"
+    )
+    assert rep.tiles == pq.read_table(tmp_path / TILES_FILE).num_rows > 50
+    one = ExportReport(tmp_path, [DAYS[0], DAYS[1], "2026-11-22"])
+    assert one.line().startswith("exported 3 day(s) (2026-11-20..2026-11-22), ")
+    assert ExportReport(tmp_path, []).line().startswith("exported 0 day(s) (no day), ")
+    days = pq.read_table(tmp_path / DAYS_FILE).to_pylist()
+    for row in days:
+        versions = stored[row["day"]]["build"]["versions"]
+        assert row["code"] == json.dumps(versions, sort_keys=True) and versions  # FORMAT §15: build.versions
 
 
 def test_the_command(library, tmp_path):
