@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from clean_copy import clean_copy  # scripts/clean_copy.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
@@ -88,27 +89,6 @@ class Module:
         return 1.0 if counted == 0 else c["killed"] / counted
 
 
-def tree_copy(dest: Path) -> None:
-    """The files git knows (tracked, and untracked but not ignored) and the built C extensions."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    names = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.split(b"\0")
-    for raw in names:
-        name = raw.decode()
-        src = ROOT / name
-        if not name or not (src.is_file() or src.is_symlink()):
-            continue
-        (dest / name).parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():
-            os.symlink(os.readlink(src), dest / name)
-        else:
-            shutil.copy2(src, dest / name)
-    for ext in ROOT.glob("*/*.so"):
-        shutil.copy2(ext, dest / ext.relative_to(ROOT))
-
-
 def configure(tree: Path, module: str, tests: list[str]) -> None:
     """The copy's pyproject.toml gets the one [tool.mutmut] section of this module."""
     packages = sorted({p.parent.name for p in tree.glob("*/__init__.py")} - {"tests", "scripts"})
@@ -134,7 +114,7 @@ def mutmut(tree: Path, *args: str) -> subprocess.CompletedProcess:
 
 def run_module(module: str) -> Module:
     tree = WORK / module.replace("/", "__")
-    tree_copy(tree)
+    clean_copy(tree, extensions=True)
     configure(tree, module, MODULES[module])
     t0 = time.monotonic()
     run = mutmut(tree, "run", "--max-children", "2")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from clean_copy import clean_copy  # noqa: E402  (scripts/clean_copy.py: what a clone holds)
+
 SECTION = "## The commands used most"
 
 
@@ -26,25 +29,6 @@ def readme_lines(text: str) -> list[str]:
     assert block, "no sh block under the section"
     lines = [re.sub(r"\s+#.*$", "", line).strip() for line in block.group(1).splitlines()]
     return [line for line in lines if line]
-
-
-def clean_copy(dest: Path) -> Path:
-    """What a clone holds: the tracked files and the untracked ones git does not ignore (no .venv,
-    no out/, no tiles.toml of this checkout)."""
-    names = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.split(b"\0")
-    for raw in names:
-        name = raw.decode()
-        src = ROOT / name
-        if not name or not (src.is_file() or src.is_symlink()):
-            continue  # a file deleted in the work tree but not yet in git
-        (dest / name).parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():  # as git stores it (tilelib/schema.sql -> ../schema.sql)
-            os.symlink(os.readlink(src), dest / name)
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
 
 
 def a_newcomer_s_environment(home: Path) -> dict[str, str]:
