@@ -33,15 +33,15 @@ def init_command(**given: object) -> None:
         if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
             raise BadInput(f"--{key.replace('_', '-')}: not valid UTF-8")
     folders: list[Path] = []  # a directory remote's folder, made here: the first pull or push finds it
-    if "remote" in values or "public_remote" in values:
-        from remote.url import parse_remote
+    for key in ("remote", "public_remote"):
+        if key in values:
+            from remote.url import parse_remote
 
-        for key in ("remote", "public_remote"):
-            if key in values:
-                url = parse_remote(values[key])  # a typo fails here, not on the first night
-                if url.scheme == "file":
-                    folders.append(Path(url.path))
-    settings.parse(settings.render(values).encode("utf-8"), target)  # what the file will read back as
+            url = parse_remote(values[key])  # a typo fails here, not on the first night
+            if url.scheme == "file":
+                folders.append(Path(url.path))
+    text = settings.render(values)
+    settings.parse(text.encode("utf-8"), target)  # what the file will read back as
     for folder in folders:
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -51,7 +51,7 @@ def init_command(**given: object) -> None:
         _new_secret(Path(values["secret_file"]))
     from tilelib.fsio import atomic_write
 
-    atomic_write(target, settings.render(values))
+    atomic_write(target, text)
     verb = "updated" if kept else "wrote"
     typer.echo(f"{verb} {target}: {', '.join(values) or 'no settings (defaults)'}")
 

@@ -12,17 +12,19 @@ import typer
 
 from tilelib.errors import BadInput
 from tiles_cli.settings import option_help, setting
+from tiles_cli.settings import secret as read_secret
 
 
-def setting_option(key: str, *decls: str, text: str, required: bool = False, path: bool = False):
+def setting_option(key: str, *decls: str, text: str, required: bool = False):
     """An option that takes the project setting ``key`` (``tiles_cli.settings``): its envvar, its
-    default (None when ``required``: Click then asks for it, after the environment and tiles.toml)."""
+    default (a Path for a path setting; none when ``required``: Click then asks for it, after the
+    environment and tiles.toml)."""
     s = setting(key)
-    default = ... if required else (Path(s.default) if path and s.default is not None else s.default)
+    default = ... if required else (Path(s.default) if s.kind == "path" and s.default is not None else s.default)
     return typer.Option(default, *decls, envvar=s.env, help=option_help(key, text))
 
 
-LibraryOpt = setting_option("library", "--library", "-L", text="Tile library file", path=True)
+LibraryOpt = setting_option("library", "--library", "-L", text="Tile library file")
 RemoteOpt = setting_option("remote", "--remote", text="Library remote: s3://bucket/prefix or file:///dir")
 DrainRemoteOpt = setting_option("remote", "--remote", text="Push every --batch misses and at the end, to this remote")
 ReplayRemoteOpt = setting_option(
@@ -34,7 +36,7 @@ PublicRemoteOpt = setting_option(
 _RUNS = "Runs database: a SQLite file, or a postgresql:// URL"
 RunsOpt = setting_option("runs", "--runs", text=_RUNS)
 RunsNeededOpt = setting_option("runs", "--runs", text=_RUNS, required=True)
-OutDirOpt = setting_option("out", "--out", text="Directory for DAY.json", path=True)
+OutDirOpt = setting_option("out", "--out", text="Directory for DAY.json")
 SecretFileOpt = setting_option(
     "secret_file",
     "--secret-file",
@@ -44,9 +46,7 @@ SecretFileOpt = setting_option(
 
 def secret(ctx: typer.Context, secret_file: Path | None) -> str | None:
     """The daily seed's key for a command with ``--secret-file`` (``tiles_cli.settings.secret``)."""
-    from tiles_cli.settings import secret as read
-
-    return read(secret_file, getattr(ctx.get_parameter_source("secret_file"), "name", "") == "COMMANDLINE")
+    return read_secret(secret_file, getattr(ctx.get_parameter_source("secret_file"), "name", "") == "COMMANDLINE")
 
 
 # packers.DEFAULT_PACKER and packers.PACKERS in its order (a test keeps them equal); the packers

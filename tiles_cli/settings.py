@@ -96,7 +96,7 @@ class Project:
 
 
 def find(start: Path) -> Path | None:
-    """The nearest tiles.toml from ``start`` upward (a regular file, not a symlink's target elsewhere)."""
+    """The nearest tiles.toml from ``start`` upward (a symlink to a file counts, as git's config does)."""
     for folder in (start, *start.parents):
         candidate = folder / FILE
         if candidate.is_file():
