@@ -65,3 +65,32 @@ def test_every_allowed_skip_names_a_file_and_a_reason():
     for prefix, reason in ALLOWED.items():
         assert (ROOT / prefix.split("::")[0]).is_file() and len(reason) > 20, prefix
     assert allowed("tests/test_trim_heap.py::test_x") and not allowed("tests/test_gather.py::test_x")
+
+
+def test_probe_a_plain_skip():
+    """Skipped when TILES_TEST_PROBE_SKIP is set (the next test's subject); otherwise it checks that
+    this file is not among the skips CI allows, which is why skipping it under CI must fail."""
+    if os.environ.get("TILES_TEST_PROBE_SKIP"):
+        import pytest
+
+        pytest.skip("a plain skip, for the probe")
+    assert not allowed("tests/test_skips.py::test_probe_a_plain_skip")
+
+
+def test_an_unlisted_skip_fails_a_ci_run_and_passes_a_local_one():
+    def run(ci: str | None) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if k != "CI"} | {"TILES_TEST_PROBE_SKIP": "1"}
+        env |= {"CI": ci} if ci is not None else {}
+        probe = "tests/test_skips.py::test_probe_a_plain_skip"
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", probe, "-p", "no:cacheprovider"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    ci, local = run("true"), run(None)
+    assert ci.returncode == 1 and "skips not allowed under CI (exit 1): tests/test_skips.py::test_probe" in ci.stdout
+    assert local.returncode == 0 and "skipped: 1" in local.stdout, local.stdout[-1000:]
