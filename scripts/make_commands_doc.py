@@ -97,7 +97,7 @@ def command_section(path: tuple[str, ...], command) -> list[str]:
     lines = [f"### {title}", ""]
     args = " ".join(p.human_readable_name for p in command.params if p.param_type_name == "argument")
     lines += [f"`{title} [OPTIONS]{' ' + args if args else ''}`", ""]
-    lines += [(command.help or "").strip().replace("\n\n", "\n\n"), ""]
+    lines += [(command.help or "").strip(), ""]
     import typer
 
     ctx = typer.Context(command, info_name=title)
