@@ -112,8 +112,13 @@ def mutmut(tree: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(exe), *args], cwd=tree, capture_output=True, text=True, env=env)
 
 
+def _tree(module: str) -> Path:
+    """The copy of the tree a module's mutants live in."""
+    return WORK / module.replace("/", "__")
+
+
 def run_module(module: str) -> Module:
-    tree = WORK / module.replace("/", "__")
+    tree = _tree(module)
     clean_copy(tree, extensions=True)
     configure(tree, module, MODULES[module])
     t0 = time.monotonic()
@@ -193,14 +198,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"not in MODULES: {', '.join(unknown)}")
+    ran: dict[str, Module] = {}
     for module in args.modules or ([] if args.report_only else list(MODULES)):
         print(f"mutation: {module} ...", flush=True)
-        m = run_module(module)
+        ran[module] = m = run_module(module)
         print(f"mutation: {module}: {len(m.status)} mutants in {m.seconds:.0f} s", flush=True)
-    done = [
-        read_results(WORK / module.replace("/", "__"), module)
+    done = [  # the modules run now as they came back; the others from their stored results
+        ran[module] if module in ran else read_results(_tree(module), module)
         for module in MODULES
-        if (WORK / module.replace("/", "__") / "mutants").is_dir()
+        if (_tree(module) / "mutants").is_dir()
     ]
     equivalent = load_equivalent()
     REPORT.write_text(report(done, equivalent), "utf-8")
