@@ -55,7 +55,12 @@ MODULES: dict[str, list[str]] = {
     "referee/verify.py": ["tests/test_referee_verify.py"],
     "daily/export.py": ["tests/test_daily_export.py"],
     "tilelib/audit.py": ["tests/test_audit.py", "tests/test_audit_batch.py"],
-    "tilelib/schema.py": ["tests/test_schema_proof.py", "tests/test_sqltokens.py", "tests/test_schema_fuzz.py"],
+    "tilelib/schema.py": [
+        "tests/test_schema_proof.py",
+        "tests/test_schema_report.py",
+        "tests/test_sqltokens.py",
+        "tests/test_schema_fuzz.py",
+    ],
 }
 KILLED = {"killed", "timeout"}
 NO_TESTS = "no tests"

@@ -154,3 +154,94 @@ def test_every_other_orientation_of_a_tile_is_refused(sound_rows):
     want = reference_bad(images)
     assert len(want) > len(images) // 2  # most images are not canonical (symmetric tiles may be)
     assert [i for i, _ in bad_rows(images)] == want
+
+
+def symmetric(values: tuple) -> bool:
+    """Whether a row's solution equals one of its 15 other images (then the givens decide canonical)."""
+    from tilelib.store import row_to_tile
+
+    tile = row_to_tile(dict(zip(TILE_COLUMNS, values, strict=True)))
+    return any(tile.transform(t).solution == tile.solution for t in range(1, 16))
+
+
+def test_the_screen_proves_every_sound_row(sound_rows):
+    """The screen is the fast path: it must admit every sound row and prove each one whose solution
+    is not symmetric (doubting a sound row costs the reference's time on it; a screen that doubts
+    everything would pass the tests above and lose the speed the batch exists for)."""
+    from tilelib.audit import _C, _plain, _screen
+
+    assert all(_plain(r) for r in sound_rows)
+    groups: dict[tuple[int, int], list[tuple]] = {}
+    for r in sound_rows:
+        groups.setdefault((r[_C["n"]], r[_C["m"]]), []).append(r)
+    assert {m for _, m in groups} == {1, 2, 3}
+    for (n, m), rows in groups.items():
+        proved = _screen(n, m, rows).tolist()
+        assert proved == [not symmetric(r) for r in rows], (n, m)
+
+
+def with_values(values: tuple, rehash: bool = True, **changes) -> tuple:
+    row = dict(zip(TILE_COLUMNS, values, strict=True)) | changes
+    if rehash:
+        row["hash"] = content_hash(row["n"], row["solution"], row["givens"], row["seam_mask"])
+    return tuple(row[c] for c in TILE_COLUMNS)
+
+
+def test_a_value_of_the_wrong_kind_is_named_with_its_kind(sound_rows):
+    """The first column holding the wrong kind of value, named with the kind it holds."""
+    row = sound_rows[0]
+    cases = {
+        "column blank holds a int": with_values(row, False, blank=0),
+        "column hash holds a bytes": with_values(row, False, hash=b"ab"),
+        "column n holds a bool": with_values(row, False, n=True),
+        "column solution holds a str": with_values(row, False, solution="x"),
+        "column blank holds a NoneType": with_values(row, False, blank=None, hash=None),  # the first only
+    }
+    for want, bad in cases.items():
+        assert stored_row_problems(dict(zip(TILE_COLUMNS, bad, strict=True))) == [want]
+        assert bad_rows([bad]) == [(0, [want])]
+
+
+def test_rows_at_the_edges_of_the_screen_go_to_the_reference(sound_rows):
+    """Rows the screen must not judge — a seam mask past 4 bits, a nibble past the alternatives —
+    are refused, their hashes made right."""
+    m = TILE_COLUMNS.index("m")
+    one = next(r for r in sound_rows if r[m] == 1)
+    two = next(r for r in sound_rows if r[m] == 2)
+    for bad in (
+        with_values(one, seam_mask=16),
+        with_values(two, alt_sides=two[TILE_COLUMNS.index("alt_sides")] | 1 << 4),
+        with_values(one, m=0),
+    ):
+        assert [i for i, _ in bad_rows([bad])] == [0] == reference_bad([bad])
+
+
+def test_the_gate_names_the_first_bad_row_and_what_is_wrong(sound_rows):
+    """``check_stored_rows``: nothing for sound rows; for the first bad row, HashMismatch when its
+    content does not hash to its key, CorruptLibrary with its first problem, or that it is malformed."""
+    from tilelib.audit import check_stored_rows
+    from tilelib.errors import CorruptLibrary, HashMismatch
+
+    def where(i: int) -> str:
+        return f"test row {i}"
+
+    assert check_stored_rows(sound_rows, where) is None
+    good = sound_rows[:3]
+    row = dict(zip(TILE_COLUMNS, good[0], strict=True))
+    changed = with_values(good[0], False, seam_mask=row["seam_mask"] ^ 1)
+    actual = content_hash(row["n"], row["solution"], row["givens"], row["seam_mask"] ^ 1)
+    with pytest.raises(HashMismatch) as err:
+        check_stored_rows([*good[1:], changed, with_values(good[0], blank=0.5)], where)
+    assert str(err.value) == (
+        f"test row 2 ({row['hash']}) hashes to {actual}: its content was changed after it was stored"
+    )
+    unsound = with_values(good[1], blank=0.5)
+    problem = stored_row_problems(dict(zip(TILE_COLUMNS, unsound, strict=True)))[0]
+    with pytest.raises(CorruptLibrary) as err:
+        check_stored_rows([good[0], unsound], where)
+    assert str(err.value) == f"test row 1 ({unsound[0]}) is not a sound tile: {problem}"
+    assert not isinstance(err.value, HashMismatch)
+    malformed = with_values(good[2], False, solution=None)
+    with pytest.raises(CorruptLibrary) as err:
+        check_stored_rows([malformed], where)
+    assert str(err.value).startswith(f"test row 0 ({good[2][0]}) is malformed (")
