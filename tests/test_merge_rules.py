@@ -4,13 +4,15 @@ of the module meets one (scripts/mutation.py; the merges themselves run in test_
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 from remote_support import make_library, random_tiles
 
 from tilelib import ledger, merge, spent
 from tilelib.constraint import Constraint
 from tilelib.db import atomic
-from tilelib.errors import CorruptLibrary
+from tilelib.errors import CorruptLibrary, RowsNotStored, SchemaMismatch
 from tilelib.store import Library
 
 
@@ -127,3 +129,105 @@ def test_a_merge_of_what_is_not_a_library_file_says_which(tmp_path):
         junk.write_bytes(b"not a database at all" * 100)
         with pytest.raises(CorruptLibrary, match=f"^(cannot open|merging) {junk}"):
             merge.merge_file(lib, junk)
+
+
+def test_the_row_check_counts_every_batch(attached, monkeypatch):
+    """The count is every row checked, batch after batch (7 rows in batches of 3)."""
+    lib, _src, _tiles = attached
+    monkeypatch.setattr(merge, "VERIFY_BATCH", 3)
+    assert merge.verify_tiles(lib.conn, "new", "src", only_new=False) == 7
+    assert merge.verify_tiles(lib.conn, "new", "src") == 4
+
+
+def version_1(path) -> None:
+    """``path`` made a version-1 library: no spent table and none of its triggers."""
+    conn = sqlite3.connect(path)
+    conn.executescript("DROP TABLE spent; UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+
+
+def test_a_version_1_source_merges_without_spent(tmp_path):
+    main, src = tmp_path / "main.sqlite", tmp_path / "src.sqlite"
+    make_library(main, 1, 2)
+    make_library(src, 2, 3)
+    version_1(src)
+    with Library.open(main) as lib:
+        with atomic(lib.conn):
+            spent.record(lib.conn, [spent.SpentRow("ab" * 32, "cd" * 32, 10, "2026-11-01")], now=1)
+        got = merge.merge_file(lib, src)
+        assert (got.tiles_added, got.spent_added, got.rows_verified, got.source_tiles) == (3, 0, 3, 3)
+        assert got.source_fingerprint[-1] == 0 and got.local_only is True
+
+
+def planted_main(path, trigger: str) -> Library:
+    """A library opened (its schema proven), then given ``trigger`` by another process."""
+    make_library(path, 1, 2)
+    lib = Library.open(path)
+    other = sqlite3.connect(path)
+    other.execute(trigger)
+    other.commit()
+    other.close()
+    return lib
+
+
+def test_a_spent_row_that_is_not_stored_refuses_the_whole_merge(tmp_path):
+    src = tmp_path / "src.sqlite"
+    make_library(src, 2, 3)
+    rows = [spent.SpentRow(f"{k:02x}" * 32, "cd" * 32, 10, "2026-11-01") for k in range(3)]
+    with Library.open(src) as other, atomic(other.conn):
+        spent.record(other.conn, rows, now=1)
+    lost = rows[1].solution
+    lib = planted_main(
+        tmp_path / "main.sqlite",
+        f"CREATE TRIGGER d BEFORE INSERT ON spent WHEN NEW.solution = '{lost}' BEGIN SELECT RAISE(IGNORE); END",
+    )
+    with pytest.raises(RowsNotStored) as err:
+        merge.merge_file(lib, src)
+    assert str(err.value) == (
+        f"merging {src}: spent row of solution {lost} was merged and is not stored; refusing the whole merge"
+    )
+    assert lib.count_tiles() == 2 and lib.conn.execute("SELECT count(*) FROM spent").fetchone() == (0,)
+    lib.close()
+
+
+def test_each_refusal_of_a_merge_names_the_source(tmp_path):
+    """The one line of each refusal names the file merged (its path as given)."""
+    main, src = tmp_path / "main.sqlite", tmp_path / "src.sqlite"
+    tiles = random_tiles(8, 3)
+    make_library(main, 1, 1)
+    with Library.create(src) as other:
+        other.insert_many(tiles)
+    with Library.open(main) as lib:
+        with pytest.raises(RuntimeError) as err, atomic(lib.conn):
+            merge.merge_file(lib, src)
+        assert str(err.value) == "a merge (ATTACH) must run outside a transaction"
+        with Library.open(src) as other:
+            other.conn.execute("UPDATE tiles SET top = top + 1 WHERE hash = ?", (tiles[1].hash,))
+        with pytest.raises(CorruptLibrary) as err:
+            merge.merge_file(lib, src)
+        assert str(err.value).startswith(f"merging {src}: a tile ({tiles[1].hash}) is not a sound tile: edge columns")
+        sqlite3.connect(src).execute("CREATE TABLE extra (x)").connection.close()
+        with pytest.raises(SchemaMismatch) as err:
+            merge.merge_file(lib, src)
+        assert str(err.value).startswith(f'{src}: its schema is not schema version 2\'s: extra table "extra"')
+        assert lib.count_tiles() == 1
+
+
+def test_a_source_whose_pages_are_damaged_is_refused_naming_it(tmp_path):
+    """Its schema page reads, its tiles' pages do not: SQLite's error, named with the source."""
+    main, src = tmp_path / "main.sqlite", tmp_path / "src.sqlite"
+    make_library(main, 1, 1)
+    make_library(src, 2, 300)
+    conn = sqlite3.connect(src)
+    size, pages = conn.execute("PRAGMA page_size").fetchone()[0], conn.execute("PRAGMA page_count").fetchone()[0]
+    last_root = conn.execute("SELECT max(rootpage) FROM sqlite_master").fetchone()[0]
+    conn.close()
+    assert pages > last_root + 8  # the schema's pages first, then the rows'
+    data = bytearray(src.read_bytes())
+    data[(last_root + 4) * size :] = b"\xa5" * (len(data) - (last_root + 4) * size)  # rows' pages
+    src.write_bytes(bytes(data))
+    with Library.open(main) as lib:
+        with pytest.raises(CorruptLibrary) as err:
+            merge.merge_file(lib, src)
+        assert str(err.value).startswith(f"merging {src} failed: ")
+        assert lib.count_tiles() == 1

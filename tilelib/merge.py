@@ -50,6 +50,7 @@ SPENT_COLUMNS = ("solution", "board", "n", "day", "created")
 SAMPLE_SIZE = 256
 MERGE_CACHE_KIB = -262144  # negative: KiB, so 256 MiB
 ALIAS = "merge_src"
+VERIFY_BATCH = 4096  # rows the merge's row check reads and checks at a time
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def verify_tiles(conn: sqlite3.Connection, verify: str, label: str, schema: str 
     else:
         raise ValueError(f"verify must be 'new', 'sample' or 'none', not {verify!r}")
     checked = 0
-    while rows := cur.fetchmany(4096):
+    while rows := cur.fetchmany(VERIFY_BATCH):
         check_stored_rows(rows, lambda _: f"merging {label}: a tile")
         checked += len(rows)
     return checked
