@@ -10,18 +10,23 @@ require the same verdict row by row.
 
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_support import run_tiles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import all_grids
 
-from tilelib.audit import bad_rows, stored_row_problems
-from tilelib.store import TILE_COLUMNS
-from tilelib.tile import content_hash
+from tilelib import bits
+from tilelib.audit import bad_rows, min_hitting_sides, stored_row_problems
+from tilelib.rules import valid_lines, violations
+from tilelib.store import TILE_COLUMNS, row_to_tile, tile_row
+from tilelib.tile import Features, Tile, content_hash, pack_nibbles
 
 
 @pytest.fixture(scope="module")
@@ -245,3 +250,165 @@ def test_the_gate_names_the_first_bad_row_and_what_is_wrong(sound_rows):
     with pytest.raises(CorruptLibrary) as err:
         check_stored_rows([malformed], where)
     assert str(err.value).startswith(f"test row 0 ({good[2][0]}) is malformed (")
+
+
+# ---------------------------------------------------------------- the screen's parts against the reference
+
+
+def forged(sol: np.ndarray, giv: np.ndarray, alts: list[np.ndarray], seam: int) -> tuple:
+    """A row whose every derived column agrees with the grids given — hash, edge columns, blank,
+    alt_sides, pins, pin_depth, flip — whatever the grids are, so that a defect planted in the grids
+    is the only thing wrong with it. The alternatives are stored in the order given."""
+    n = len(sol)
+    edges = bits.edges(sol)
+    sides = [sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(alt), edges, strict=True)) if a != b) for alt in alts]
+    flip = np.zeros((n, n), dtype=np.uint8)
+    for alt in alts:
+        flip |= (alt != sol).astype(np.uint8)
+    pins = 0
+    for s in sides:
+        pins |= s
+    features = Features(
+        version=1,
+        m=len(alts) + 1,
+        blank=1.0 - float(giv.sum()) / (n * n),
+        pins=pins,
+        pin_depth=min_hitting_sides(sides),
+        alt_sides=pack_nibbles(sides),
+        flip=bits.to_blob(flip),
+        alts=b"".join(bits.to_blob(a) for a in alts),
+    )
+    return tile_row(Tile(n, bits.to_blob(sol), bits.to_blob(giv), seam, features), 1)
+
+
+def canonical_forged(sol: np.ndarray, giv: np.ndarray, seam: int) -> tuple:
+    """An m = 1 row of a solution (sound or not) in its canonical orientation, so the screen's
+    reading of the 16 images cannot be what doubts it."""
+    tile = Tile(len(sol), bits.to_blob(sol), bits.to_blob(giv), seam).canonical()[0]
+    return forged(tile.solution_grid, tile.givens_grid, [], tile.seam_mask)
+
+
+def unsound_solutions(sound: np.ndarray) -> dict[str, np.ndarray]:
+    """Grids that break one rule each, made from a sound solution: two rows swapped so that a column
+    breaks (every row still a valid line), and a grid of valid lines with two equal rows."""
+    out = {}
+    n = len(sound)
+    for i, j in itertools.combinations(range(n), 2):
+        g = sound.copy()
+        g[[i, j]] = g[[j, i]]
+        if violations(g):
+            out["a column breaks, every row valid"] = g
+            break
+    out["two equal rows, every line valid"] = EQUAL_ROWS
+    return out
+
+
+# a 6 x 6 grid whose every row and column is a valid line and whose columns are distinct, but whose
+# rows 0 and 3 are equal
+EQUAL_ROWS = np.array(
+    [
+        [1, 0, 1, 0, 1, 0],
+        [1, 1, 0, 1, 0, 0],
+        [0, 0, 1, 1, 0, 1],
+        [1, 0, 1, 0, 1, 0],
+        [0, 1, 0, 0, 1, 1],
+        [0, 1, 0, 1, 0, 1],
+    ],
+    dtype=np.uint8,
+)
+
+
+def test_the_line_reading_is_the_rules(sound_rows):
+    """``_lines`` on a batch of grids — sound ones, ones of valid rows whose columns break, their
+    transposes, ones of valid lines with two equal rows or columns — reads each row and column as
+    ``bits.line_int`` does and keeps exactly the grids ``rules.violations`` passes."""
+    from tilelib.audit import _lines
+
+    rng = np.random.default_rng(7)
+    lines = [bits.int_line(v, 6) for v in valid_lines(6)]
+    grids = [row_to_tile(dict(zip(TILE_COLUMNS, r, strict=True))).solution_grid for r in sound_rows if r[1] == 6]
+    grids += [np.array([lines[i] for i in rng.integers(len(lines), size=6)], dtype=np.uint8) for _ in range(300)]
+    grids += [g.T for g in grids[-300:]]
+    grids += [EQUAL_ROWS, EQUAL_ROWS.T]
+    cells = np.stack(grids)
+    rows, cols, ok = _lines(cells, 6)
+    assert rows.tolist() == [[bits.line_int(r) for r in g] for g in grids]
+    assert cols.tolist() == [[bits.line_int(c) for c in g.T] for g in grids]
+    want = [not violations(g) for g in grids]
+    assert ok.tolist() == want
+    assert 0 < sum(want) < len(want) - 300  # both kinds, many of each
+
+
+def test_the_canonical_reading_is_the_transforms():
+    """``_solution_smallest`` proves exactly the solutions whose blob is smaller than each of their 15
+    other images, as ``Tile.transform`` makes them."""
+    from tilelib.audit import _lines, _solution_smallest
+
+    grids = all_grids(6)[::7]
+    rows, cols, _ = _lines(np.stack(grids), 6)
+    want = []
+    for g in grids:
+        tile = Tile(6, bits.to_blob(g), bytes(bits.blob_len(6)), 0)
+        want.append(all(tile.transform(t).solution > tile.solution for t in range(1, 16)))
+    assert _solution_smallest(rows, cols, 6).tolist() == want
+    assert 0 < sum(want) < len(want)
+
+
+def test_the_screen_on_a_group_with_one_defect_each(sound_rows):
+    """A group of sound rows and forged rows that are consistent in every derived column but carry
+    one defect each — a rule broken, a corner given, an alternative that breaks the rules, equals the
+    solution, contradicts a given, is not pinned by the seam mask, or is stored twice: the screen
+    proves exactly the sound rows it may (every defect doubted, no sound row doubted beside one)."""
+    from tilelib.audit import _screen
+
+    m_at = TILE_COLUMNS.index("m")
+    ones = [r for r in sound_rows if r[1] == 6 and r[m_at] == 1]
+    threes = [r for r in sound_rows if r[1] == 6 and r[m_at] == 3]
+    assert ones and threes
+    base = row_to_tile(dict(zip(TILE_COLUMNS, ones[0], strict=True)))
+    bad_ones = {k: canonical_forged(g, base.givens_grid, 15) for k, g in unsound_solutions(base.solution_grid).items()}
+    for r, c in ((0, 0), (0, -1), (-1, 0), (-1, -1)):
+        giv = base.givens_grid.copy()
+        giv[r, c] = 1
+        bad_ones[f"corner {r, c} given"] = forged(base.solution_grid, giv, [], base.seam_mask)
+    t = row_to_tile(dict(zip(TILE_COLUMNS, threes[0], strict=True)))
+    sol, giv, alts = t.solution_grid, t.givens_grid, t.alt_grids()
+    broken = alts[0].copy()
+    r, c = next((r, c) for r, c in np.argwhere(giv == 0) if 0 < r < 5 and 0 < c < 5)
+    broken[r, c] ^= 1
+    contradicted = giv.copy()
+    r, c = next((r, c) for r, c in np.argwhere(alts[0] != sol) if (r, c) not in ((0, 0), (0, 5), (5, 0), (5, 5)))
+    contradicted[r, c] = 1
+    side0 = [s for s in range(4) if bits.edges(alts[0])[s] != t.edges[s]]
+    bad_threes = {
+        "an alternative breaks the rules": forged(sol, giv, sorted([broken, alts[1]], key=bits.to_blob), 15),
+        "an alternative equals the solution": forged(sol, giv, sorted([sol, alts[1]], key=bits.to_blob), 15),
+        "an alternative contradicts a given": forged(sol, contradicted, alts, t.seam_mask),
+        "an alternative the seam mask does not pin": forged(sol, giv, alts, 15 & ~sum(1 << s for s in side0)),
+        "an alternative stored twice": forged(sol, giv, [alts[0], alts[0]], t.seam_mask),
+    }
+    for m, good, bad in ((1, ones, bad_ones), (3, threes, bad_threes)):
+        for what, row in bad.items():
+            assert reference_bad([row]) == [0], what
+            group = [*good[:6], row, *good[6:12]]
+            proved = _screen(6, m, group).tolist()
+            assert proved == [not reference_bad([g]) and not symmetric(g) for g in group], what
+            assert proved[6] is False and sum(proved) > 6, what
+
+
+def test_rows_the_screen_must_not_judge_are_refused_not_crashed_on(sound_rows):
+    """n stored as a float, and an m = 1 row with a side nibble: the reference's to judge."""
+    m_at = TILE_COLUMNS.index("m")
+    one = next(r for r in sound_rows if r[m_at] == 1)
+    cases = {
+        "column n holds a float": with_values(one, False, n=float(one[1])),
+        "alt_sides has nibbles beyond the alternatives": with_values(one, alt_sides=1),
+    }
+    for want, row in cases.items():
+        assert bad_rows([row]) == [(0, [want])], want
+    changed = with_values(one, False, seam_mask=one[TILE_COLUMNS.index("seam_mask")] ^ 1)
+    sol, giv, seam = (changed[TILE_COLUMNS.index(c)] for c in ("solution", "givens", "seam_mask"))
+    actual = content_hash(one[1], sol, giv, seam)
+    assert stored_row_problems(dict(zip(TILE_COLUMNS, changed, strict=True))) == [
+        f"tile {one[0]}: content hashes to {actual}"
+    ]
