@@ -371,6 +371,10 @@ def test_the_screen_on_a_group_with_one_defect_each(sound_rows):
         giv = base.givens_grid.copy()
         giv[r, c] = 1
         bad_ones[f"corner {r, c} given"] = forged(base.solution_grid, giv, [], base.seam_mask)
+    top = TILE_COLUMNS.index("top")
+    lie = list(ones[0])
+    lie[top] ^= 1
+    bad_ones["an edge column that lies"] = tuple(lie)
     t = row_to_tile(dict(zip(TILE_COLUMNS, threes[0], strict=True)))
     sol, giv, alts = t.solution_grid, t.givens_grid, t.alt_grids()
     broken = alts[0].copy()
@@ -387,6 +391,9 @@ def test_the_screen_on_a_group_with_one_defect_each(sound_rows):
         "an alternative the seam mask does not pin": forged(sol, giv, alts, 15 & ~sum(1 << s for s in side0)),
         "an alternative stored twice": forged(sol, giv, [alts[0], alts[0]], t.seam_mask),
     }
+    # alts [A, A, B]: slices of each alternative and the next would read as ascending
+    four = forged(sol, giv, [alts[0], alts[0], alts[1]], t.seam_mask)
+    assert reference_bad([four]) == [0] and _screen(6, 4, [four]).tolist() == [False]
     for m, good, bad in ((1, ones, bad_ones), (3, threes, bad_threes)):
         for what, row in bad.items():
             assert reference_bad([row]) == [0], what
@@ -397,7 +404,8 @@ def test_the_screen_on_a_group_with_one_defect_each(sound_rows):
 
 
 def test_rows_the_screen_must_not_judge_are_refused_not_crashed_on(sound_rows):
-    """n stored as a float, and an m = 1 row with a side nibble: the reference's to judge."""
+    """n stored as a float or as an int that is no tile size, and an m = 1 row with a side nibble:
+    the reference's to judge."""
     m_at = TILE_COLUMNS.index("m")
     one = next(r for r in sound_rows if r[m_at] == 1)
     cases = {
@@ -406,6 +414,10 @@ def test_rows_the_screen_must_not_judge_are_refused_not_crashed_on(sound_rows):
     }
     for want, row in cases.items():
         assert bad_rows([row]) == [(0, [want])], want
+    # an int n that is no tile size, with blobs of its own length and a sound 4 x 4 solution
+    small = np.array([[0, 0, 1, 1], [1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 1]], dtype=np.uint8)  # no symmetry
+    four = canonical_forged(small, np.zeros((4, 4), dtype=np.uint8), 15)
+    assert bad_rows([four]) == [(0, ["n = 4 is not a tile size"])]
     changed = with_values(one, False, seam_mask=one[TILE_COLUMNS.index("seam_mask")] ^ 1)
     sol, giv, seam = (changed[TILE_COLUMNS.index(c)] for c in ("solution", "givens", "seam_mask"))
     actual = content_hash(one[1], sol, giv, seam)

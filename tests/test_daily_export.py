@@ -216,3 +216,98 @@ def test_the_command(library, tmp_path):
     assert len(onto.stderr.strip().splitlines()) == 1 and planted.read_text() == "mine"
     bad = run_tiles("daily", "export", "--from", "2026-13-01", "--to", DAYS[1], "--out", tmp_path / "y", "-L", library)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--from" in bad.stderr
+
+
+def test_an_out_that_cannot_be_a_folder_is_refused_naming_the_option(library, tmp_path):
+    """An --out that is a file, or lies under one, is refused in one line that names the option the
+    user typed (``--out``) and the path, before anything is written."""
+    planted = tmp_path / "a-file"
+    planted.write_text("mine")
+    with Library.open(library) as lib:
+        with pytest.raises(BadInput) as onto:
+            export_days(lib, DAYS[0], DAYS[1], planted, today=TODAY)
+        with pytest.raises(BadInput) as under:
+            export_days(lib, DAYS[0], DAYS[1], planted / "data", today=TODAY)
+    assert str(onto.value) == f"--out {planted} is a file, not a directory"
+    assert str(under.value) == f"--out {planted / 'data'} is under {planted}, which is a file"
+    assert planted.read_text() == "mine" and [p.name for p in tmp_path.iterdir()] == ["a-file"]
+
+
+def test_missing_out_folders_are_made_and_both_files_are_zstd(library, tmp_path, monkeypatch):
+    """An --out whose parent folders do not exist yet is made, folders and all; the export writes its
+    two files there and nothing else (no runs database, no stray temporary file, even in the working
+    directory); every column chunk of both files is compressed with zstd."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "a" / "b" / "data"
+    with Library.open(library) as lib:
+        export_days(lib, DAYS[0], DAYS[0], out, today=TODAY)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "a",
+        "a/b",
+        "a/b/data",
+        f"a/b/data/{DAYS_FILE}",
+        f"a/b/data/{TILES_FILE}",
+    ]
+    for name in (DAYS_FILE, TILES_FILE):
+        meta = pq.ParquetFile(out / name).metadata
+        chunks = [meta.row_group(g).column(c) for g in range(meta.num_row_groups) for c in range(meta.num_columns)]
+        assert chunks and {c.compression for c in chunks} == {"ZSTD"}, name
+
+
+def test_without_today_a_day_is_over_by_the_utc_date_not_the_machines(library, tmp_path, monkeypatch):
+    """Left out, ``today`` is the UTC date: at 23:30 UTC on 2026-11-21 a machine whose zone is UTC+14
+    already reads 2026-11-22 locally, yet 2026-11-21 is still refused (its solutions stay secret) while
+    2026-11-20 is exported. The module's clock is replaced by one fixed instant: no wall clock."""
+    import types
+
+    import daily.export
+
+    instant = dt.datetime(2026, 11, 21, 23, 30, tzinfo=dt.UTC)
+    machine_zone = dt.timezone(dt.timedelta(hours=14))
+
+    class Clock(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            """As ``datetime.now``: aware in ``tz`` when given, else the machine's naive local time."""
+            return instant.astimezone(tz) if tz is not None else instant.astimezone(machine_zone).replace(tzinfo=None)
+
+    fake = types.ModuleType("datetime")
+    fake.__dict__.update(vars(dt))
+    fake.datetime = Clock
+    monkeypatch.setattr(daily.export, "dt", fake)
+    assert Clock.now().date() == dt.date(2026, 11, 22) and Clock.now(dt.UTC).date() == dt.date(2026, 11, 21)
+    with Library.open(library) as lib:
+        with pytest.raises(BadInput) as e:
+            export_days(lib, DAYS[0], DAYS[1], tmp_path / "late")
+        rep = export_days(lib, DAYS[0], DAYS[0], tmp_path / "out")
+    assert str(e.value) == (
+        "2026-11-21 is not over (UTC today is 2026-11-21): its solutions are secret until then; export up to 2026-11-20"
+    )
+    assert rep.days == [DAYS[0]] and not (tmp_path / "late").exists()
+
+
+def test_the_code_column_sorts_the_versions_keys_and_is_null_without_build(library, tmp_path):
+    """``code`` is the manifest's build.versions as JSON with its keys sorted, whatever order the
+    manifest lists them in (so equal versions are equal text), and null for a manifest that has no
+    ``build`` (one written before FORMAT §13). Both manifests are edited in a copy of the library."""
+    import json
+
+    copy = tmp_path / "lib.sqlite"
+    src, dst = sqlite3.connect(library), sqlite3.connect(copy)
+    try:
+        src.backup(dst)
+        for day in DAYS:
+            obj = json.loads(dst.execute("SELECT json FROM manifests WHERE day = ?", (day,)).fetchone()[0])
+            if day == DAYS[0]:
+                del obj["build"]
+            else:
+                obj["build"]["versions"] = {"tiles": "9.9", "python": "3.12", "generator": 3}  # not in key order
+            dst.execute("UPDATE manifests SET json = ? WHERE day = ?", (json.dumps(obj), day))
+        dst.commit()
+    finally:
+        src.close()
+        dst.close()
+    with Library.open(copy) as lib:
+        export_days(lib, DAYS[0], DAYS[1], tmp_path / "out", today=TODAY)
+    code = {r["day"]: r["code"] for r in pq.read_table(tmp_path / "out" / DAYS_FILE).to_pylist()}
+    assert code == {DAYS[0]: None, DAYS[1]: '{"generator": 3, "python": "3.12", "tiles": "9.9"}'}

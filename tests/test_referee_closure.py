@@ -241,8 +241,9 @@ def test_the_work_counters_say_what_was_done(g61):
     wall = time.perf_counter() - t0
     assert len(b.squares) <= c.calls <= 3 * len(b.squares) and c.nodes >= c.calls
     assert 0 < c.seconds <= wall
-    again = cl.run(c)  # nothing pending: no count, and the time adds up
-    assert again.calls == c.calls and again.seconds >= c.seconds
+    calls, nodes = c.calls, c.nodes
+    again = cl.run(c)  # nothing pending: no count (the sum of the seconds: test_the_seconds_add_up_over_the_runs)
+    assert again is c and (again.calls, again.nodes) == (calls, nodes)
     c2 = cl.closure(b)
     assert (c2.calls, c2.nodes, c2.wave) == (c.calls, c.nodes, c.wave)
 
@@ -300,3 +301,201 @@ def test_the_stall_messages_word_for_word():
     part.wave = [1, 0, 0, 0]
     part.seams = [set(), set(), set(), set()]
     assert cl.stall_message(part) == "3 tiles share no seam path with the solved ones"
+
+
+# ---------------------------------------------------------------- the closure's moving parts, one by one
+
+SKIP = np.array(
+    [
+        [ch == "x" for ch in row]
+        for row in """
+.xx.....x.x
+..xxxxx..x.
+xx....xx..x
+..xxxxxxx..
+.x.x.......
+x.....xx...
+.xxxx.x....
+xxx....x...
+x.xx.x.xx.x
+xx..xx..xxx
+xxx......xx""".split()
+    ],
+    dtype=bool,
+)
+
+
+def test_a_tile_whose_view_has_not_grown_is_skipped_not_the_end_of_its_wave():
+    """On ``SKIP`` tile 1 fails in wave 2 and tile 2 is solved; tile 2 shares only the centre cell with
+    tile 1, which tile 0's window already showed, so in wave 3 tile 1 is passed over uncounted and tile
+    3, after it in that wave, is still counted. One count per tile plus one for the stall."""
+    assert oracle_closure(SKIP) == [1, 4, 2, 3]
+    c = cl.closure(board(SKIP))
+    assert c.wave == [1, 4, 2, 3] and c.waves == 4 and c.complete
+    assert c.calls == 4 + 1
+
+
+def test_a_stalled_tile_whose_view_has_not_grown_is_not_counted_again():
+    """Running the waves again with the stalled tiles pending and nothing new in their views counts
+    nothing and solves nothing."""
+    c = cl.closure(board(STALL))
+    calls, nodes = c.calls, c.nodes
+    c.pending = set(c.stalled())
+    assert cl.run(c) is c
+    assert (c.calls, c.nodes, c.wave, c.waves, c.pending) == (calls, nodes, [1, 2, 0, 0], 2, set())
+
+
+def test_run_resumes_after_a_clue_skipping_the_solved_tiles_it_is_given():
+    """``run`` goes on from any pending set: solved tiles named in it are passed over, the others are
+    counted, so a clue added by hand with every tile pending plays out as ``add_play_clues`` plays it."""
+    played = cl.closure(board(STALL))
+    ((r, col),) = cl.add_play_clues(board(STALL), played)
+    c = cl.closure(board(STALL))
+    c.known[r, col] = True
+    c.pending = {0, 1, 2, 3}
+    cl.run(c)
+    assert c.complete and c.wave == played.wave == [1, 2, 3, 4]
+
+
+def test_the_waves_count_two_candidates_and_the_clues_a_sample(monkeypatch):
+    """Every count of the waves asks the engine for at most 2 candidates (unique or not is all they
+    need); scoring a stalled tile for a clue asks for ``CLUE_SAMPLE``."""
+    asked = []
+    real = cl.count_rows
+
+    def spy(n, vals, known, k):
+        asked.append(k)
+        return real(n, vals, known, k)
+
+    monkeypatch.setattr(cl, "count_rows", spy)
+    c = cl.closure(board(STALL))
+    assert asked == [2] * c.calls and c.calls > 0
+    asked.clear()
+    cl.add_play_clues(board(STALL), c)
+    assert asked[:2] == [fr.CLUE_SAMPLE] * 2 and asked[2:] == [2] * (len(asked) - 2) and len(asked) > 2
+
+
+def test_the_seconds_add_up_over_the_runs(monkeypatch):
+    """``seconds`` is the sum over every ``run`` on the closure (a clock that ticks by one per
+    reading: each run reads it twice)."""
+    import itertools
+    from types import SimpleNamespace
+
+    ticks = itertools.count()
+    monkeypatch.setattr(cl, "time", SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    c = cl.closure(board(STALL))
+    assert c.seconds == 1.0
+    cl.run(c)
+    assert c.seconds == 2.0
+
+
+def test_holds_is_the_window_edges_included():
+    """``_holds(board, i, r, c)`` is membership in ``Board.window(i)``, over every cell of the board and
+    the ring around it: the first and last row and column of each window are in it."""
+    b = board(STALL)
+    G = b.G
+    for i in range(len(b.squares)):
+        rows, cols = b.window(i)
+        for r in range(-1, G + 1):
+            for col in range(-1, G + 1):
+                want = rows.start <= r < rows.stop and cols.start <= col < cols.stop
+                assert cl._holds(b, i, r, col) == want, (i, r, col)
+    x0, y0, s = b.squares[3]
+    assert all(cl._holds(b, 3, r, col) for r in (y0, y0 + s) for col in (x0, x0 + s))
+    assert not any(
+        cl._holds(b, 3, r, col) for r, col in ((y0 - 1, x0), (y0, x0 - 1), (y0 + s + 1, x0), (y0, x0 + s + 1))
+    )
+
+
+def test_the_clue_is_the_best_scored_cell_whatever_the_order_of_the_stalled_tiles():
+    """``_pick`` takes the highest key of ``_score`` over the stalled tiles (the fewest candidates first),
+    so the order they are given in does not matter."""
+    c = cl.closure(board(STALL))
+    stalled = c.stalled()
+    scores = [cl._score(c, i) for i in stalled]
+    want = max(scores)[1]
+    assert len({key for key, _cell in scores}) == len(stalled) == 2  # two tiles, told apart by their keys
+    assert cl._pick(c, stalled, {}) == cl._pick(c, stalled[::-1], {}) == want
+
+
+def test_the_pick_cache_counts_a_tile_again_only_when_its_view_grew():
+    """A second pick with the same cache and the same views counts nothing and picks the same cell as
+    an uncached pick; once a cell is added, exactly the tiles whose window holds it are counted again."""
+    b = board(STALL)
+    c = cl.closure(b)
+    stalled = c.stalled()
+    cache: dict = {}
+    first = cl._pick(c, stalled, cache)
+    calls = c.calls
+    assert cl._pick(c, stalled, cache) == first and c.calls == calls  # from the cache: no count
+    assert cl._pick(c, stalled, {}) == first and c.calls == calls + len(stalled)  # uncached: the same cell
+    r, col = first
+    c.known[r, col] = True
+    grew = [i for i in stalled if cl._holds(b, i, r, col)]
+    calls = c.calls
+    again = cl._pick(c, stalled, cache)
+    assert grew and c.calls == calls + len(grew)
+    assert again == cl._pick(c, stalled, {})
+
+
+def test_a_closure_passed_in_is_the_one_played_on(monkeypatch):
+    """``add_play_clues(board, c)`` goes on from ``c``: no closure is computed again, the clues are the
+    ones found from scratch, and ``c`` ends playable."""
+    want = cl.add_play_clues(board(STALL))
+    c = cl.closure(board(STALL))
+
+    def no_second_closure(_board):
+        raise AssertionError("the closure passed in was computed again")
+
+    monkeypatch.setattr(cl, "closure", no_second_closure)
+    assert cl.add_play_clues(board(STALL), c) == want and c.complete
+
+
+def test_the_stall_message_ends_its_list_exactly_past_the_limit():
+    """``limit`` names are listed; "…" follows only when more tiles stall than that."""
+    c = cl.closure(board(STALL))
+    st_ = c.stalled()
+    assert len(st_) == 2
+    tail = "each keep more than one solution in their view"
+    assert cl.stall_message(c, limit=2).endswith(f"tiles {st_[0]}, {st_[1]} {tail}")
+    assert cl.stall_message(c, limit=1).endswith(f"tiles {st_[0]}, … {tail}")
+
+
+def _seed_only(b: Board) -> Board:
+    """``b`` with no given but every cell of its seed tile: the seed tile is solved, and each of its
+    seam neighbours sees only its seam with it."""
+    import dataclasses
+
+    g = np.zeros_like(b.givens)
+    g[b.window(b.seed_tile)] = True
+    return dataclasses.replace(b, givens=g)
+
+
+def test_the_stall_message_names_six_of_many_stalled_tiles(g61):
+    """By default the first six stalled tiles are named, then "…"; with the limit at their number,
+    all of them and no "…"."""
+    c = cl.closure(_seed_only(g61[0]))
+    st_ = c.stalled()
+    assert len(st_) >= 7 and c.solved() == 1 and c.waves == 1
+    k = len(c.wave)
+    head = f"a player solving one tile at a time stalls after 1 of {k} tiles (1 waves): tiles "
+    tail = " each keep more than one solution in their view"
+    assert cl.stall_message(c) == head + ", ".join(map(str, st_[:6])) + ", …" + tail
+    assert cl.stall_message(c, limit=len(st_)) == head + ", ".join(map(str, st_)) + tail
+    assert cl.stall_message(c, limit=len(st_) - 1) == head + ", ".join(map(str, st_[:-1])) + ", …" + tail
+
+
+def test_no_legal_clue_is_the_clues_step_failing_by_name(g61):
+    """Every cell the stalled tiles' views lack held by 3+ tiles (here: every tile cell claims 3
+    owners): ``add_play_clues`` fails as step ``clues``, naming the first six stalled tiles."""
+    import dataclasses
+
+    b = _seed_only(g61[0])
+    b = dataclasses.replace(b, owners=np.where(b.owners > 0, np.maximum(b.owners, 3), 0).astype(b.owners.dtype))
+    st_ = cl.closure(b).stalled()
+    assert len(st_) >= 7
+    with pytest.raises(CheckFailed) as e:
+        cl.add_play_clues(b)
+    assert e.value.step == "clues" and str(e.value) == (
+        f"clues: tiles {st_[:6]} stall and every cell their views lack is held by 3+ tiles: no legal clue exists"
+    )

@@ -323,3 +323,42 @@ def test_deep_check_reruns_the_ladder(fx):
     run_verify(fx.manifest, fx)  # the default check does not re-run the ladder
     with Library.open(fx.lib_path) as lib, pytest.raises(CheckFailed, match="ladder features"):
         verify(fx.manifest, lib, deep=True)
+
+
+def _rows_read(fx):
+    """(manifest, the rows ``check_tiles_present`` reads for it, by hash), as step 2 hands them on."""
+    from referee.verify import check_tiles_present
+
+    with Library.open(fx.lib_path) as lib:
+        return fx.manifest, check_tiles_present(fx.manifest, lib)
+
+
+def test_the_row_inspection_alone_is_shallow_unless_asked(fx):
+    """``first_row_problem`` re-rates the ladder only with ``deep=True``: a row whose ladder features are
+    tampered passes the default inspection and is the first problem of the deep one."""
+    from referee.verify import first_row_problem
+
+    h = fx.manifest.hashes[1]
+    with sqlite3.connect(fx.lib_path) as c:
+        c.execute("UPDATE tiles SET ladder = 5, bifurcations = 99 WHERE hash = ?", (h,))
+    m, tiles = _rows_read(fx)
+    assert first_row_problem(m, tiles) is None
+    i, got_h, problem = first_row_problem(m, tiles, deep=True)
+    assert (i, got_h) == (m.hashes.index(h), h) and problem.startswith("ladder features ") and "are (5, 99, " in problem
+
+
+def test_the_forked_inspection_inspects_what_was_set_aside(fx, monkeypatch):
+    """``_rows_aside`` (what the forked process runs) is ``first_row_problem`` over the (manifest, rows,
+    deep) set aside before the fork: a tampered row is found, and a sound set of rows passes."""
+    import referee.verify as verify_module
+
+    m, tiles = _rows_read(fx)
+    monkeypatch.setattr(verify_module, "_ASIDE", (m, tiles, False))
+    assert verify_module._rows_aside() is None
+    with sqlite3.connect(fx.lib_path) as c:
+        c.execute("UPDATE tiles SET blank = 0.5 WHERE hash = ?", (m.hashes[2],))
+    m, tiles = _rows_read(fx)
+    monkeypatch.setattr(verify_module, "_ASIDE", (m, tiles, False))
+    found = verify_module._rows_aside()
+    assert found == verify_module.first_row_problem(m, tiles, False) and found[:2] == (2, m.hashes[2])
+    assert "blank" in found[2]
