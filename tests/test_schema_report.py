@@ -30,6 +30,7 @@ from tilelib.schema import (
     file_version,
     read_objects,
     schema_problems,
+    shipped_sql,
     version_statements,
 )
 
@@ -177,7 +178,12 @@ def test_an_attached_file_is_read_as_itself(tmp_path):
     """``read_objects`` of an attached schema reports that file's tables and indexes, not main's of
     the same name (the merge and the pull read attached files)."""
     other = tmp_path / "other.sqlite"
-    made(other, "ALTER TABLE misses ADD COLUMN note TEXT", "CREATE INDEX tiles_top_right2 ON tiles (top)").close()
+    made(
+        other,
+        "ALTER TABLE misses ADD COLUMN note TEXT",
+        "CREATE INDEX tiles_top_right2 ON tiles (top)",
+        "DROP INDEX misses_open; CREATE INDEX misses_open ON misses (n)",  # main's name, other columns
+    ).close()
     alone = connect(other, readonly=True)
     want = [o.reading() for o in read_objects(alone)]
     alone.close()
@@ -188,12 +194,21 @@ def test_an_attached_file_is_read_as_itself(tmp_path):
     assert file_version(conn, "other", "other") == SCHEMA_VERSION
     assert schema_problems(conn, "other", "other") == [
         'extra index "tiles_top_right2" on tiles',
+        'changed index "misses_open" on misses',
         'changed table "misses"',
         'changed table "tiles"',  # its index list has one more
     ]
+    viewed = tmp_path / "viewed.sqlite"
+    made(viewed, "ALTER TABLE meta RENAME TO m2; CREATE VIEW meta AS SELECT * FROM m2").close()
+    conn.execute("ATTACH DATABASE ? AS viewed", (str(viewed),))
+    with pytest.raises(SchemaMismatch, match='^viewed: view "meta" is not the meta table'):
+        file_version(conn, "viewed", "viewed")
 
 
-def test_the_reference_is_what_the_statements_make():
+def test_the_reference_is_what_the_statements_make(tmp_path, monkeypatch):
+    """Read back from a database in memory: the same objects as a file made by the statements, and
+    nothing written where it runs."""
+    monkeypatch.chdir(tmp_path)
     script = "CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT UNIQUE) STRICT;\nCREATE INDEX t_b ON t (b DESC);\n"
     conn = sqlite3.connect(":memory:")
     conn.executescript(script)
@@ -201,6 +216,7 @@ def test_the_reference_is_what_the_statements_make():
     assert _reference(script) == want
     assert set(want) == {("table", "t"), ("index", "t_b"), ("index", "sqlite_autoindex_t_1")}
     assert want[("table", "t")].facts[0] == ("table", 2, 0, 1)  # kind, columns, WITHOUT ROWID, STRICT
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_which_statements_a_table_owns():
@@ -225,3 +241,22 @@ def test_the_shipped_schema_reads_the_same_under_any_locale():
     encoding, length = out.stdout.split()
     assert encoding.upper() in ("ANSI_X3.4-1968", "ASCII", "US-ASCII")
     assert int(length) == len((ROOT / "schema.sql").read_text(encoding="utf-8"))
+    assert shipped_sql() == (ROOT / "schema.sql").read_text(encoding="utf-8")
+
+
+def test_two_objects_on_one_root_page_are_both_refused(tmp_path):
+    """Each root page is in range and every pragma reads as shipped, but two indexes share one page
+    (a hand-written sqlite_master): both are named as changed, and no other object is."""
+    path = tmp_path / "a.sqlite"
+    made(path).close()
+    conn = sqlite3.connect(path)
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'tiles_top_right'").fetchone()[0]
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET rootpage = ? WHERE name = 'misses_open'", (root,))
+    conn.commit()
+    conn.close()
+    conn = connect(path, readonly=True)
+    assert schema_problems(conn, "a") == [
+        'changed index "misses_open" on misses',
+        'changed index "tiles_top_right" on tiles',
+    ]
