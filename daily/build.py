@@ -44,7 +44,7 @@ from referee.frontier import add_clues
 from referee.manifest import PLAY_RULES, TILE_BY_TILE, Manifest
 from referee.verify import verify
 from stitcher.regions import default_workers
-from stitcher.stitch import StitchResult, stitch
+from stitcher.stitch import Drain, StitchOptions, StitchResult, stitch
 from tilelib import heap, ledger, stock
 from tilelib.days import seed_commit
 from tilelib.db import atomic
@@ -139,9 +139,9 @@ class Night:
     params: dict | None
     seed: bytes
     commit: str  # sha256 of the seed: what the manifest and the log may show
-    profile: Profile | None  # difficulty profile (None: the library's own mix)
-    workers: int  # processes for the stitch's halves; the board is the same for any
     reuse: Reuse
+    stitch: StitchOptions  # how the stitch runs, taken whole: the drain on, the difficulty profile (None:
+    #                        the library's own mix), the workers (the board is the same for any), the fair rule
     play: str  # PLAY_RULES
     library: Path
     manifest_path: Path  # where DAY.json is written (``--out``)
@@ -151,7 +151,15 @@ class Night:
 
     @property
     def fresh(self) -> bool:
-        return self.reuse is Reuse.FRESH
+        return self.stitch.fresh
+
+    @property
+    def profile(self) -> Profile | None:
+        return self.stitch.profile
+
+    @property
+    def workers(self) -> int:
+        return self.stitch.workers
 
     @property
     def tile_by_tile(self) -> bool:
@@ -169,7 +177,12 @@ def plan(opts: BuildOptions) -> Night:
     reuse = Reuse.parse(opts.reuse)
     if opts.play not in PLAY_RULES:
         raise BadInput(f"play rule {opts.play!r}: expected one of {', '.join(PLAY_RULES)}")
-    profile = parse_profile(opts.profile)
+    try:
+        stitch = StitchOptions(
+            drain=Drain.INLINE, profile=parse_profile(opts.profile), workers=opts.workers, fresh=reuse is Reuse.FRESH
+        )
+    except ValueError as err:
+        raise BadInput(str(err)) from None
     seed = opts.seed if opts.seed is not None else day_seed(opts.secret, opts.day)
     return Night(
         day=opts.day,
@@ -178,9 +191,8 @@ def plan(opts: BuildOptions) -> Night:
         params=opts.params,
         seed=seed,
         commit=seed_commit(seed),
-        profile=profile,
-        workers=opts.workers,
         reuse=reuse,
+        stitch=stitch,
         play=opts.play,
         library=Path(opts.library),
         manifest_path=Path(opts.out_dir) / f"{opts.day}.json",
@@ -374,11 +386,8 @@ def _stitch(night: Night, lib: Library, packing: Packing, stages: Stages, progre
         packing,
         lib,
         Stream(night.seed, "stitch"),
-        drain=True,
+        night.stitch,
         progress=progress,
-        profile=night.profile,
-        workers=night.workers,
-        fresh=night.fresh,
     )
     s = st.stats
     res.stitch = _summary(s)

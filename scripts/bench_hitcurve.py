@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from packers import make_packing  # noqa: E402
-from stitcher.stitch import stitch  # noqa: E402
+from stitcher.stitch import StitchOptions, stitch  # noqa: E402
 from tilelib.db import atomic  # noqa: E402
 from tilelib.errors import TilesError  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
@@ -64,7 +64,12 @@ def measure(path: str, G: int, days: list[int]) -> tuple[dict, dict]:
     with Library.open(path) as lib:
         sizes = {n: lib.count_tiles(n) for n in NS}
         for d in days:
-            res = stitch(make_packing("big-first", G, day_seed(d)), lib, Stream(day_seed(d), "stitch"), drain=False)
+            res = stitch(
+                make_packing("big-first", G, day_seed(d)),
+                lib,
+                Stream(day_seed(d), "stitch"),
+                StitchOptions(drain=False),
+            )
             for n, c in res.stats.per_n.items():
                 if n in hits:
                     hits[n] += c["hits_first"]

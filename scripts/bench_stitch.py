@@ -35,7 +35,7 @@ from packers import make_packing  # noqa: E402
 from packers.packing import validate_packing  # noqa: E402
 from stitcher.index import MemoryIndex, SqlIndex  # noqa: E402
 from stitcher.index import _core as stitcher_core  # noqa: E402  (None: the Python reference path ran)
-from stitcher.stitch import stitch  # noqa: E402
+from stitcher.stitch import StitchOptions, stitch  # noqa: E402
 from tilelib.errors import TilesError  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
 from tilelib.store import Library  # noqa: E402
@@ -55,7 +55,7 @@ def run_row(label: str, G: int, day: int, lib, drain=True, index=None) -> tuple[
     sizes = per_n_sizes(lib)
     packing = make_packing("big-first", G, day_seed(day))
     t0 = time.perf_counter()
-    res = stitch(packing, lib, Stream(day_seed(day), "stitch"), drain=drain, index=index)
+    res = stitch(packing, lib, Stream(day_seed(day), "stitch"), StitchOptions(drain=drain), index=index)
     wall = time.perf_counter() - t0
     validate_packing(res.packing, G - 1)
     st = res.stats
@@ -121,7 +121,7 @@ def warm_copies(path: str, G: int, days: list[int], packers: list[str]) -> None:
             lib = Library.open(copy)
             packing = make_packing(name, G, day_seed(day))
             c0 = time.process_time()
-            res = stitch(packing, lib, Stream(day_seed(day), "stitch"), drain=False)
+            res = stitch(packing, lib, Stream(day_seed(day), "stitch"), StitchOptions(drain=False))
             cpu = time.process_time() - c0
             lib.close()
             shutil.rmtree(tmp)

@@ -58,7 +58,8 @@ by a ``placements.Placements`` (the only way to place, remove or query a tile); 
 ``halves`` work on the run, ``fallback`` on the placements. Imports go one way: this module
 imports them all, ``repair`` and ``halves`` import ``run``, ``run`` imports ``fallback`` and
 ``placements``, and none imports back (the run is handed ``repair`` as a hook when it is made).
-Configured by a keyword-only ``StitchOptions`` whose ``drain`` is a ``Drain``.
+Configured by one ``StitchOptions`` value (frozen, keyword-only; its ``drain`` a ``Drain``), which
+``stitch``, ``open_run``, the run and its halves take whole.
 
 Ids of the returned packing: squares keep their relative order; a split
 square is replaced, in place, by its sub-squares in (y, x) order (recursively),
@@ -76,7 +77,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from packers.packing import Packing
-from stitcher.drain import MAX_TRIES
 from stitcher.fallback import assemble
 from stitcher.halves import fork_halves, place_strip, take_halves
 from stitcher.options import Drain, StitchOptions
@@ -171,37 +171,16 @@ def stitch(
     packing: Packing,
     lib,
     stream: Stream,
+    opts: StitchOptions = StitchOptions(),
     *,
-    drain: Drain | bool = Drain.INLINE,
-    m_max: int | None = None,
     progress: Callable[[int, int, StitchStats], None] | None = None,
     index=None,
-    max_tries: int = MAX_TRIES,
-    order: str = "packer",
-    lookahead: bool = True,
-    profile=None,
-    workers: int = 1,
-    reuse: bool = True,
-    early_repair: bool = True,
-    fresh: bool = False,
 ) -> StitchResult:
-    """Assign every square a library tile (see the module doc and ``StitchOptions``). ``index``
-    defaults to a fresh ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite
-    per square); a ``MemoryIndex`` passed in learns every tile the stitch makes, including those it
-    does not keep (``journal.SqlJournal.flush``), so open a fresh one for the next stitch.
-    ``workers``: processes for the halves of a big board (the board is the same)."""
-    opts = StitchOptions(
-        drain=Drain.of(drain),
-        m_max=m_max,
-        max_tries=max_tries,
-        order=order,
-        lookahead=lookahead,
-        profile=profile,
-        workers=workers,
-        reuse=reuse,
-        early_repair=early_repair,
-        fresh=fresh,
-    )
+    """Assign every square a library tile (see the module doc): how, in one ``StitchOptions`` value
+    (frozen; its defaults when none is given), taken whole by the run and its halves. ``index`` defaults to a fresh
+    ``MemoryIndex`` of the library (pass ``SqlIndex(lib.conn)`` to query SQLite per square); a
+    ``MemoryIndex`` passed in learns every tile the stitch makes, including those it does not keep
+    (``journal.SqlJournal.flush``), so open a fresh one for the next stitch."""
     return run_stitch(open_run(packing, lib, stream, opts, index=index, progress=progress))
 
 

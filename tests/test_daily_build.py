@@ -1,6 +1,7 @@
 """`tiles daily build` end to end: frontier boards from an empty library, idempotence,
 determinism, no secret in outputs, the lock, and a second machine verifying via the remote."""
 
+import dataclasses
 import json
 import shutil
 
@@ -11,7 +12,9 @@ from daily.build import BuildOptions, build
 from daily.lock import build_lock
 from referee.manifest import from_json
 from referee.verify import verify
+from stitcher.options import Drain, StitchOptions
 from tilelib import ledger
+from tilelib.errors import BadInput
 from tilelib.store import Library
 
 SEED = bytes.fromhex("5eed" * 16)
@@ -219,3 +222,24 @@ def test_the_night_is_made_once_from_the_options_and_frozen(tmp_path):
         night.size = 101
     assert night.with_start({"snapshot": "s", "deltas": []}).start == {"snapshot": "s", "deltas": []}
     assert night.start is None
+    # the stitch's options are one value, made here and taken whole by the stitch
+    assert night.stitch == StitchOptions(drain=Drain.INLINE, profile=night.profile, workers=1, fresh=False)
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"reuse": "some"}, "reuse"),
+        ({"workers": 0}, "^workers must be >= 1, got 0$"),
+        ({"seed": None, "secret": None}, "secret"),
+    ],
+)
+def test_each_build_option_is_checked_once_by_the_plan(tmp_path, change, message):
+    """The plan is where a build's options are checked (the CLI checks nothing twice): each bad
+    value is BadInput (exit 2) there, before any file is touched."""
+    from daily.build import plan
+
+    opts = BuildOptions(day="2026-11-29", library=tmp_path / "lib.sqlite", out_dir=tmp_path / "out", seed=SEED)
+    with pytest.raises(BadInput, match=message):
+        plan(dataclasses.replace(opts, **change))
+    assert list(tmp_path.iterdir()) == []

@@ -19,7 +19,7 @@ from packers import make_packing
 from stitcher.active import load_active, scan
 from stitcher.drain import FAILED, TILE, generate
 from stitcher.index import MemoryIndex
-from stitcher.stitch import stitch
+from stitcher.stitch import StitchOptions, stitch
 from tilelib import spent
 from tilelib.bits import from_blob
 from tilelib.constraint import Constraint
@@ -165,7 +165,9 @@ def test_a_fresh_stitch_places_no_held_solution_twice_and_none_spent(warm, tmp_p
             _spend(lib, _sols(lib, 10)[::2])
             spent_now = {r.solution for r in spent.rows_of(lib.conn, _sols(lib, 10))}
             p = make_packing("big-first", G, bytes(range(32)))
-            res = stitch(p, lib, Stream(bytes(range(32)), "stitch"), profile=None, workers=2, fresh=fresh)
+            res = stitch(
+                p, lib, Stream(bytes(range(32)), "stitch"), StitchOptions(profile=None, workers=2, fresh=fresh)
+            )
             sols = _held_solutions(lib, res.placements, res.packing)
             found[fresh] = (len(sols) - len(set(sols)), len(set(sols) & spent_now))
             assert res.stats.final_fill > 0.98

@@ -17,7 +17,7 @@ from generator.make import GenParams
 from packers import make_packing
 from stitcher.active import ActiveRows, canonical_pins, load_active, sidecar_path, write_sidecar
 from stitcher.index import MemoryIndex
-from stitcher.stitch import stitch
+from stitcher.stitch import StitchOptions, stitch
 from tilelib.constraint import Constraint
 from tilelib.rng import Stream
 from tilelib.store import Library
@@ -164,7 +164,7 @@ def test_stitch_over_a_capped_index_is_deterministic_and_uses_only_active_tiles(
         with Library.open(path) as lib:
             idx = MemoryIndex.open(lib.conn, path, range(6, 17, 2), cap=12)
             active = {h for si in idx.sizes.values() for h in si.hashes}
-            res = stitch(packing, lib, Stream(bytes(32), "stitch"), drain=False, index=idx)
+            res = stitch(packing, lib, Stream(bytes(32), "stitch"), StitchOptions(drain=False), index=idx)
             outs.append(res.placements)
             assert {h for h, _ in res.placements} <= active
     assert outs[0] == outs[1]

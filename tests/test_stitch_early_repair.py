@@ -13,7 +13,7 @@ import importlib
 
 from packers import make_packing
 from packers.packing import validate_packing
-from stitcher.stitch import stitch
+from stitcher.stitch import StitchOptions, stitch
 from tests.test_stitch_seams import rebuild
 from tilelib.rng import Stream
 from tilelib.store import Library
@@ -27,7 +27,7 @@ SEEDS = (2, 4)  # packings on which, from an empty library, some square meets th
 def _run(tmp_path, seed: int, early: bool):
     with Library.create(tmp_path / f"lib-{seed}-{early}.sqlite") as lib:
         s = bytes([seed]) * 32
-        res = stitch(make_packing("big-first", G, s), lib, Stream(s, "stitch"), early_repair=early)
+        res = stitch(make_packing("big-first", G, s), lib, Stream(s, "stitch"), StitchOptions(early_repair=early))
         validate_packing(res.packing, res.packing.P)
         assert all(lib.has(h) for h, _t in res.placements)
         rebuild(res, lib)  # every placed tile agrees with every neighbour on shared cells

@@ -95,9 +95,9 @@ def test_repeated_miss_is_one_row_with_a_counter(lib):
     lib.insert(generate(Constraint.sides(6), 0, 1, Stream(SEED, "one"))[1])
     packing = Packing(P=10, squares=((0, 0, 5), (5, 0, 5)), zones=(((0, 5, 10, 5),),), seed_tile=0, name="test")
     validate_packing(packing, 10)
-    first = stitch(packing, lib, Stream(SEED, "s"), drain=False)
+    first = stitch(packing, lib, Stream(SEED, "s"), StitchOptions(drain=False))
     rows1 = lib.conn.execute("SELECT id, count FROM misses").fetchall()
-    second = stitch(packing, lib, Stream(SEED, "s"), drain=False)
+    second = stitch(packing, lib, Stream(SEED, "s"), StitchOptions(drain=False))
     rows2 = lib.conn.execute("SELECT id, count FROM misses").fetchall()
     assert first.placements == second.placements
     assert [i for i, _ in rows1] == [i for i, _ in rows2]
@@ -169,7 +169,7 @@ def test_fallback_keeps_the_packing_valid(lib):
         name="test",
     )
     validate_packing(packing, 24)
-    res = stitch(packing, lib, Stream(SEED, "f"), drain=False)
+    res = stitch(packing, lib, Stream(SEED, "f"), StitchOptions(drain=False))
     validate_packing(res.packing, 24)
     assert res.packing.squares[0] == (0, 0, 15) and res.packing.seed_tile == 0
     assert res.stats.per_n[10]["fallbacks"] == 3
@@ -194,7 +194,7 @@ def test_fallback_keeps_the_packing_valid(lib):
 
 def test_seed_without_m1_tile_and_no_drain_is_an_error(lib):
     with pytest.raises(StitchError):
-        stitch(FOUR, lib, Stream(SEED, "x"), drain=False)
+        stitch(FOUR, lib, Stream(SEED, "x"), StitchOptions(drain=False))
 
 
 @pytest.mark.parametrize("s", [5, 7, 9, 11, 13, 15])
@@ -277,7 +277,7 @@ def test_drain_modes_fill_a_small_board(lib, mode):
     first-pass misses end drained (or nofit), never open."""
     sq = tuple((x, y, 5) for y in (0, 5, 10) for x in (0, 5, 10))
     packing = Packing(P=15, squares=sq, zones=(), seed_tile=4, name="bands")
-    res = stitch(packing, lib, Stream(SEED, mode), drain=Drain(mode))
+    res = stitch(packing, lib, Stream(SEED, mode), StitchOptions(drain=Drain(mode)))
     validate_packing(res.packing, 15)
     for h, _t in res.placements:
         assert lib.has(h)
@@ -286,7 +286,7 @@ def test_drain_modes_fill_a_small_board(lib, mode):
     assert res.packing.seed_tile == [i for i, q in enumerate(res.packing.squares) if q == (5, 5, 5)][0]
     for bad in ("sometimes", mode, 1, None):  # the mode's name is not a mode: only Drain or a bool
         with pytest.raises(ValueError):
-            stitch(packing, lib, Stream(SEED, mode), drain=bad)
+            stitch(packing, lib, Stream(SEED, mode), StitchOptions(drain=bad))
 
 
 def _constraint(data, n: int) -> Constraint:

@@ -20,7 +20,7 @@ from referee.verify import verify
 from stitcher import regions
 from stitcher.journal import LogJournal, SqlJournal, replay
 from stitcher.order import bfs_distance, placement_order
-from stitcher.stitch import stitch
+from stitcher.stitch import StitchOptions, stitch
 from tilelib import ledger
 from tilelib.constraint import Constraint
 from tilelib.rng import Stream
@@ -144,7 +144,7 @@ def _stitch_g61(tmp_path, workers: int, src):
     shutil.copyfile(src, lib_path)
     p = make_packing("big-first", 61, SEED)
     with Library.open(lib_path) as lib:
-        res = stitch(p, lib, Stream(SEED, "stitch"), drain=True, workers=workers)
+        res = stitch(p, lib, Stream(SEED, "stitch"), StitchOptions(drain=True, workers=workers))
         tiles = sorted(r[0] for r in lib.conn.execute("SELECT hash FROM tiles"))
         misses = _ledger_rows(lib.conn)
     return res, tiles, misses
@@ -233,6 +233,6 @@ def test_doomed_is_only_said_where_cp_sat_finds_nothing(tmp_path, monkeypatch):
                 make_packing("big-first", 61, hashlib.sha256(b"doomed-%d" % k).digest()),
                 lib,
                 Stream(SEED, f"s{k}"),
-                drain=True,
+                StitchOptions(drain=True),
             )
     assert seen and all(g is None for g in seen), len(seen)

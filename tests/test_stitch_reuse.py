@@ -100,7 +100,7 @@ def test_a_stitch_reuses_grids_and_adds_fewer_rows(tmp_path):
     import shutil
 
     from packers import make_packing
-    from stitcher.stitch import stitch
+    from stitcher.stitch import StitchOptions, stitch
     from tests.test_stitch_seams import rebuild
 
     base = tmp_path / "warm.sqlite"
@@ -115,7 +115,10 @@ def test_a_stitch_reuses_grids_and_adds_fewer_rows(tmp_path):
             with Library.open(path) as lib:
                 before = _rows(lib)
                 res = stitch(
-                    make_packing("big-first", 101, bytes([night]) * 32), lib, Stream(b"night", "s"), reuse=reuse
+                    make_packing("big-first", 101, bytes([night]) * 32),
+                    lib,
+                    Stream(b"night", "s"),
+                    StitchOptions(reuse=reuse),
                 )
                 added = _rows(lib) - before
                 made[reuse] += added

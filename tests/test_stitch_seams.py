@@ -18,7 +18,7 @@ from needs import need
 from packers import PACKERS, make_packing
 from packers.packing import Packing, validate_packing
 from stitcher.index import MemoryIndex, SqlIndex
-from stitcher.stitch import stitch
+from stitcher.stitch import StitchOptions, stitch
 from tilelib.rng import Stream
 from tilelib.rules import violations
 from tilelib.store import Library
@@ -105,7 +105,7 @@ def test_same_seed_same_library_same_placements(shared_lib, tmp_path):
     assert outs[0] == outs[1]
     # a different seed draws differently
     with Library.open(a) as lib:
-        other = stitch(packing, lib, Stream(seed_of(10), "stitch"), drain=False)
+        other = stitch(packing, lib, Stream(seed_of(10), "stitch"), StitchOptions(drain=False))
     assert other.placements != outs[0][0]
 
 
@@ -113,8 +113,16 @@ def test_sql_index_gives_the_same_placements(shared_lib):
     """The in-memory index and per-query SQLite answer identically, so the stitch is the same."""
     packing = make_packing("bands", 61, seed_of(3))
     ns = range(6, 17, 2)
-    r1 = stitch(packing, shared_lib, Stream(seed_of(3), "s"), drain=False, index=MemoryIndex.load(shared_lib.conn, ns))
-    r2 = stitch(packing, shared_lib, Stream(seed_of(3), "s"), drain=False, index=SqlIndex(shared_lib.conn))
+    r1 = stitch(
+        packing,
+        shared_lib,
+        Stream(seed_of(3), "s"),
+        StitchOptions(drain=False),
+        index=MemoryIndex.load(shared_lib.conn, ns),
+    )
+    r2 = stitch(
+        packing, shared_lib, Stream(seed_of(3), "s"), StitchOptions(drain=False), index=SqlIndex(shared_lib.conn)
+    )
     assert r1.placements == r2.placements
     assert r1.packing == r2.packing
 
@@ -127,7 +135,7 @@ def test_no_seam_conflict_at_301_without_drain(shared_lib, name):
     if shared_lib.count_tiles() == 0:
         need("the module library grown by the earlier tests of this file (run the file whole)")
     packing = make_packing(name, 301, seed_of(11))
-    res = stitch(packing, shared_lib, Stream(seed_of(11), "stitch"), drain=False)
+    res = stitch(packing, shared_lib, Stream(seed_of(11), "stitch"), StitchOptions(drain=False))
     validate_packing(res.packing, 300)
     _board, shared = rebuild(res, shared_lib)
     assert shared > 1000
@@ -177,7 +185,7 @@ def pinned_stitches(lib) -> tuple[list, list]:
     validate_packing(packing, PIN_P)
     parts, counts = [], []
     for seed, order in ((b"\x07" * 32, "packer"), (b"\x08" * 32, "big")):
-        res = stitch(packing, lib, Stream(seed, "stitch"), drain=False, order=order)
+        res = stitch(packing, lib, Stream(seed, "stitch"), StitchOptions(drain=False, order=order))
         validate_packing(res.packing, PIN_P)
         rebuild(res, lib)
         misses = lib.conn.execute(
@@ -226,8 +234,8 @@ def test_pinned_case_depends_on_the_forward_check(tmp_path):
     """The pin can fail: without the forward check the same case places differently."""
     packing = pin_packing()
     with pin_library(tmp_path / "pin.sqlite") as lib:
-        a = stitch(packing, lib, Stream(b"\x07" * 32, "stitch"), drain=False)
-        b = stitch(packing, lib, Stream(b"\x07" * 32, "stitch"), drain=False, lookahead=False)
+        a = stitch(packing, lib, Stream(b"\x07" * 32, "stitch"), StitchOptions(drain=False))
+        b = stitch(packing, lib, Stream(b"\x07" * 32, "stitch"), StitchOptions(drain=False, lookahead=False))
     assert a.placements != b.placements
 
 

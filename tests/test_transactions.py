@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.make import GenParams, make_tile
-from stitcher.stitch import StitchError, stitch
+from stitcher.stitch import StitchError, StitchOptions, stitch
 from tilelib import ledger
 from tilelib.constraint import Constraint
 from tilelib.db import atomic, connect, statements
@@ -257,7 +257,7 @@ def test_a_failed_stitch_keeps_the_misses_it_recorded(lib):
         P=10, squares=((0, 0, 5), (5, 0, 5), (0, 5, 5), (5, 5, 5)), zones=(), seed_tile=0, name="test"
     )
     with pytest.raises(StitchError):
-        stitch(four, lib, Stream(bytes(range(32)), "x"), drain=False)
+        stitch(four, lib, Stream(bytes(range(32)), "x"), StitchOptions(drain=False))
     assert not lib.conn.in_transaction
     assert ledger.open_misses(lib.conn), "the seed's miss was recorded and kept"
     assert dump(lib.path)

@@ -80,9 +80,8 @@ def build(
     from daily.build import BuildOptions
     from daily.build import build as run_build
     from daily.observe import ProgressLog
-    from daily.seed import day_seed, parse_day
+    from daily.seed import parse_day
     from tilelib.rng import seed_from_hex
-    from tilelib.spent import Reuse
 
     opts = BuildOptions(
         day=parse_day(date),
@@ -96,12 +95,10 @@ def build(
         remote=remote,
         force=force,
         profile=profile,
-        reuse=Reuse.parse(reuse).value,
+        reuse=reuse,
     )
     if workers is not None:
         opts = dataclasses.replace(opts, workers=workers)
-    if opts.seed is None:
-        day_seed(opts.secret, opts.day)  # fail early, before any work, if no secret
     with progress("stitching") as bar:
 
         def tick(done: int, total: int, _stats=None) -> None:
