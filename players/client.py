@@ -47,7 +47,7 @@ from pydantic import BaseModel, ValidationError
 from referee.service import models as m
 from tilelib.errors import BadInput, RateLimited, Unreachable, error_for_status
 
-API = "/api/v1"
+API = m.API
 T = TypeVar("T", bound=BaseModel)
 
 

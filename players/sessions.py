@@ -7,7 +7,6 @@ from __future__ import annotations
 from players.client import Client
 from referee.service import models as m
 from referee.service.boards import puzzle_view
-from referee.service.deps import MAX_MOVES
 from referee.service.runs import RunStore
 
 
@@ -19,7 +18,7 @@ class HttpSession:
         client: Client,
         day: str,
         player: str | None = None,
-        max_moves: int = MAX_MOVES,
+        max_moves: int = m.MAX_MOVES,
         run: str | None = None,
     ) -> None:
         self.client, self.day, self.max_moves = client, day, max_moves
@@ -42,7 +41,7 @@ class HttpSession:
 class LocalSession:
     """A new run of ``day`` in ``store``, played in process: no server, no HTTP."""
 
-    def __init__(self, store: RunStore, day: str, player: str | None = None, max_moves: int = MAX_MOVES) -> None:
+    def __init__(self, store: RunStore, day: str, player: str | None = None, max_moves: int = m.MAX_MOVES) -> None:
         self.store, self.day, self.max_moves = store, day, max_moves
         self.tiles = len(store.day(day).board.squares)
         state, self._token = store.create(day, player)

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from referee.service.models import API
+
 KINDS = ("create", "frontier", "tile", "moves", "score")
 
 
@@ -209,7 +211,7 @@ class Player:
                 drop = self.rng.choice((1, 2))
             t0 = time.perf_counter()
             try:
-                status, h, raw = await self.http.send(method, "/api/v1" + path, body, hdrs, drop)
+                status, h, raw = await self.http.send(method, API + path, body, hdrs, drop)
             except Dropped as e:
                 if drop:
                     rec.dropped += 1

@@ -81,8 +81,8 @@ def both_ways(app, monkeypatch, method: str, path: str) -> tuple[int, list, byte
     taken: list[str] = []
     real_route = hotpath.route
 
-    def spy(p: str):
-        answer = real_route(p)
+    def spy(hot, p: str):
+        answer = real_route(hot, p)
         if answer is not None:
             taken.append(p)
         return answer
@@ -91,10 +91,10 @@ def both_ways(app, monkeypatch, method: str, path: str) -> tuple[int, list, byte
         mp.setattr(hotpath, "route", spy)
         fast = call(app, method, path)
     raw = path.partition("?")[0]
-    if method == "GET" and real_route(raw) is not None:
+    if method == "GET" and real_route(app.state.hot, raw) is not None:
         assert taken == [raw], f"{path} did not take the hot path"
     with monkeypatch.context() as mp:
-        mp.setattr(hotpath, "route", lambda _path: None)
+        mp.setattr(hotpath, "route", lambda _hot, _path: None)
         slow = call(app, method, path)
     assert fast == slow, (path, fast, slow)
     return fast
@@ -167,7 +167,8 @@ def test_other_methods_and_routes_go_to_fastapi(served, monkeypatch):
     for method in ("HEAD", "POST", "DELETE"):
         status, headers, _ = both_ways(app, monkeypatch, method, "/api/v1/runs/x/frontier")
         assert status == 405 and (b"allow", b"GET") in headers
-    assert hotpath.route("/api/v1/runs/x") is None and hotpath.route("/api/v1/runs/x/history") is None
+    hot = app.state.hot
+    assert hotpath.route(hot, "/api/v1/runs/x") is None and hotpath.route(hot, "/api/v1/runs/x/history") is None
 
 
 def test_a_bug_on_the_hot_path_is_the_apps_500(served, monkeypatch):
@@ -189,7 +190,9 @@ def test_the_hot_paths_are_routes_of_the_app_and_its_document(served):
     assert observe.route_of(table, "/api/v1/runs/x/tiles/3") == "/api/v1/runs/{run}/tiles/{tile}"
     paths = app.openapi()["paths"]
     assert "get" in paths["/api/v1/runs/{run}/frontier"] and "get" in paths["/api/v1/runs/{run}/tiles/{tile}"]
-    assert hotpath.route("/api/v1/runs/x/frontier") is not None and hotpath.route("/api/v1/runs/x/tiles/3") is not None
+    hot = app.state.hot
+    assert hotpath.route(hot, "/api/v1/runs/x/frontier") is not None
+    assert hotpath.route(hot, "/api/v1/runs/x/tiles/3") is not None
 
 
 def test_the_hot_reads_are_answered_without_fastapi(served):
@@ -200,7 +203,7 @@ def test_the_hot_reads_are_answered_without_fastapi(served):
     async def nowhere(scope, receive, send):
         raise AssertionError(f"{scope['path']} reached FastAPI")
 
-    alone = hotpath.HotReads(nowhere, lambda: app.state.store)
+    alone = hotpath.HotReads(nowhere, lambda: app.state.store, app.state.hot)
     status, _, body = call(alone, "GET", f"/api/v1/runs/{run}/frontier")
     assert status == 200 and json.loads(body)["run"] == run
     seed = json.loads(body)["tiles"][0]
@@ -224,3 +227,73 @@ def test_the_app_answers_the_hot_reads_before_routing(served, monkeypatch):
     assert status == 200 and json.loads(body)["seed"] is True
     status, _, _ = call(app, "GET", f"/api/v1/runs/{run}")
     assert status == 404
+
+
+# ---------------------------------------------------------------- the table is the app's routes
+
+
+def routes_like_the_apps(run_path, *extra_dependencies):
+    """A throwaway app with the two hot routes as the service declares them, the frontier's run
+    parameter declared by ``run_path`` and given ``extra_dependencies``."""
+    from fastapi import Depends, FastAPI
+
+    from referee.service import models as m
+    from referee.service.deps import store
+    from referee.service.models import API
+    from referee.service.routes_runs import RunPath, TilePath
+
+    app = FastAPI()
+    deps = [Depends(d) for d in extra_dependencies]
+
+    @app.get(API + "/runs/{run}/frontier", name="frontier", response_model=m.Frontier, dependencies=deps)
+    async def frontier(run: str = run_path, st=Depends(store)) -> dict:
+        raise AssertionError("not called")
+
+    @app.get(API + "/runs/{run}/tiles/{tile}", name="run_tile", response_model=m.TileView)
+    async def run_tile(run: str = RunPath, tile: int = TilePath, st=Depends(store)) -> dict:
+        raise AssertionError("not called")
+
+    return app.router.routes
+
+
+def test_a_hot_route_that_gains_a_dependency_is_refused():
+    """A quota (or a counter, or any dependency but the store) added to a hot route would be skipped
+    on the reads the hot path answers: the table refuses the route, naming what it would skip."""
+    from referee.service.routes_runs import RunPath
+
+    async def quota() -> None:
+        return None
+
+    assert hotpath.table(routes_like_the_apps(RunPath)).routes  # as the service declares them: taken
+    with pytest.raises(
+        RuntimeError, match=r"^the hot route frontier \(/api/v1/runs/\{run\}/frontier\) depends on quota"
+    ):
+        hotpath.table(routes_like_the_apps(RunPath, quota))
+
+
+def test_the_hot_paths_limits_are_the_routes():
+    """The run id's limit is the route's max_length, wherever it is declared (8 here, not 64)."""
+    from fastapi import Path
+
+    hot = hotpath.table(routes_like_the_apps(Path(max_length=8)))
+    assert hotpath.route(hot, "/api/v1/runs/abcdefgh/frontier") is not None
+    assert hotpath.route(hot, "/api/v1/runs/abcdefghi/frontier") is None
+    assert hotpath.route(hot, "/api/v1/runs/abcdefghi/tiles/3") is not None  # that route still says 64
+    with pytest.raises(RuntimeError, match="reads run with limits other than one max_length"):
+        hotpath.table(routes_like_the_apps(Path(max_length=8, pattern="^[a-z]+$")))
+
+
+def test_the_service_refuses_to_start_when_a_hot_route_needs_more(served, monkeypatch):
+    """Named hot, a route with dependencies the hot path does not run (the moves: a token, a quota)
+    stops the app from being made at all."""
+    from referee.service.app import create_app
+
+    app, _ = served
+    monkeypatch.setitem(hotpath.HOT, "moves", hotpath.HOT["frontier"])
+    refused = r"^the hot route moves .* depends on settings, RunToken, address, which it does not run"
+    with pytest.raises(RuntimeError, match=refused):
+        create_app(app.state.store)
+    monkeypatch.setitem(hotpath.HOT, "no_such_route", hotpath.HOT["frontier"])
+    monkeypatch.delitem(hotpath.HOT, "moves")
+    with pytest.raises(RuntimeError, match="^the hot routes no_such_route are not routes of the app$"):
+        create_app(app.state.store)

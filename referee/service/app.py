@@ -41,7 +41,8 @@ from starlette.routing import Match, Route, Router
 
 from referee.service import apidocs, hotpath, observe, routes_days, routes_runs
 from referee.service.asked import EVERY, STALE
-from referee.service.deps import API, MAX_BODY, MAX_MOVES, Settings, error_answer, tiles_error_answer
+from referee.service.deps import MAX_BODY, Settings, error_answer, tiles_error_answer
+from referee.service.models import API, MAX_MOVES
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
 from tilelib.errors import TilesError, http_status
@@ -253,7 +254,7 @@ class RefereeApp(FastAPI):
     them, ahead of FastAPI's own stack, ``hotpath.HotReads`` answers a player's two hot reads."""
 
     def build_middleware_stack(self):
-        inner = hotpath.HotReads(super().build_middleware_stack(), lambda: self.state.store)
+        inner = hotpath.HotReads(super().build_middleware_stack(), lambda: self.state.store, self.state.hot)
         return observe.Observe(SecurityHeaders(inner), self.router.routes, self.state.settings.access_log)
 
 
@@ -291,6 +292,7 @@ def create_app(
     app.include_router(routes_days.router, prefix=API)
     app.include_router(routes_runs.router, prefix=API)
     app.include_router(observe.router)  # /healthz, /readyz, /metrics: not in the OpenAPI document
+    app.state.hot = hotpath.table(app.router.routes)  # refuses to start on a hot route it cannot answer
     observe.days_loaded(len(store.days))
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented way to change it
     _mount_mcp(app, store, host, log)

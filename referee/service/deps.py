@@ -20,14 +20,12 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 
-from referee.service.models import Error
+from referee.service.models import MAX_MOVES, Error
 from referee.service.runs import RunStore
 from tilelib import jsonin
 from tilelib.errors import BadInput, TilesError, TooLarge, UnsupportedMedia, http_status
 
-API = "/api/v1"  # the prefix of every route of the API (``app`` mounts the routers under it)
 MAX_BODY = 64 * 1024
-MAX_MOVES = 64
 
 
 @dataclass(frozen=True)

@@ -272,6 +272,8 @@ JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
 
 # The largest tile id any board can have: G <= 4096 cells (pitch 4095), squares of pitch side >= 5.
 MAX_TILE_ID = (4095 // 5) ** 2 - 1
+API = "/api/v1"  # the prefix of every route of the API: the app mounts its routers under it, clients call it
+MAX_MOVES = 64  # moves in one request's batch (the service's default limit; ``tiles referee serve`` may lower it)
 
 
 class Move(BaseModel):
