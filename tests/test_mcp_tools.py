@@ -245,3 +245,40 @@ def test_the_leaderboard_tool_is_the_apis_in_every_order(served):
         for by, (err, data, _) in out.items():
             assert not err and data == api.leaderboard(DAY, limit=50, by=by).model_dump(), by
     one_line_error(wrong, "invalid arguments", "by")
+
+
+LIMITS = ("maxLength", "minLength", "minimum", "maximum", "pattern")
+# What names the same thing at every door. Not "limit": a page's size is each operation's own (the
+# leaderboard tool gives a language model at most 100 rows, the HTTP route 1,000).
+SHARED = ("run", "day", "tile", "player")
+
+
+def test_every_argument_the_api_also_takes_has_the_apis_limits(served):
+    """A tool argument that names what an HTTP parameter or body field of the API names (``SHARED``)
+    carries the same limits in its schema as the OpenAPI document gives it: one declaration
+    (``referee.service.models``) for both."""
+    base, _ = served
+    api = httpx.get(f"{base}/openapi.json", timeout=10).json()
+    http: dict[str, list[dict]] = {}
+    for ops in api["paths"].values():
+        for op in ops.values():
+            for p in op.get("parameters", []):
+                http.setdefault(p["name"], []).append(p["schema"])
+    for name, schema in api["components"]["schemas"]["RunCreate"]["properties"].items():
+        text = next((s for s in schema.get("anyOf", []) if s.get("type") == "string"), schema)
+        http.setdefault(name, []).append(text)
+
+    async def work(c):
+        return {t.name: t.input_schema for t in (await c.list_tools()).tools}
+
+    compared = set()
+    for tool, schema in session(base, work).items():
+        for arg, spec in schema["properties"].items():
+            if arg not in SHARED:
+                continue
+            spec = next((s for s in spec.get("anyOf", []) if s.get("type") != "null"), spec)
+            for theirs in http.get(arg, []):
+                mine = {k: spec.get(k) for k in LIMITS}
+                assert mine == {k: theirs.get(k) for k in LIMITS}, (tool, arg, mine, theirs)
+                compared.add(arg)
+    assert compared >= {"run", "day", "tile", "player"}

@@ -37,7 +37,8 @@ INSTRUCTIONS = (
     "tile's whole n·n grid. A solved tile scores n²; read_score(run) gives the totals."
 )
 
-RunArg = Annotated[str, Field(max_length=64, description="The run's id, as start_run returned it.")]
+RunArg = Annotated[str, Field(max_length=m.RUN_ID_MAX, description="The run's id, as start_run returned it.")]
+DayArg = Annotated[str, Field(max_length=m.DAY_LENGTH, description="A day on offer, YYYY-MM-DD.")]
 TokenArg = Annotated[str, Field(max_length=256, description="The run's secret token, as start_run returned it.")]
 
 
@@ -93,10 +94,8 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         "submit_moves needs it)."
     )
     async def start_run(
-        day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
-        player: Annotated[
-            str | None, Field(max_length=40, description="A name for the leaderboard (optional).")
-        ] = None,
+        day: DayArg,
+        player: Annotated[m.PlayerName | None, Field(description="A name for the leaderboard (optional).")] = None,
         ctx: Context | None = None,
     ) -> m.RunCreated:
         return m.RunCreated.model_validate(await store.patient(play.start_run, store, day, player, _address(ctx)))
@@ -147,7 +146,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         "or the fewest batches, requests or seconds among the runs that cleared the board."
     )
     async def read_leaderboard(
-        day: Annotated[str, Field(max_length=10, description="A day on offer, YYYY-MM-DD.")],
+        day: DayArg,
         by: Annotated[m.Measure, Field(description="The order.")] = "reward",
         limit: Annotated[int, Field(ge=1, le=100, description="Most rows.")] = 10,
     ) -> m.Leaderboard:

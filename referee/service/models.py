@@ -210,15 +210,15 @@ PLAYER_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\
 KEY_PATTERN = r'^(?:"[!#-~]{1,255}"|[!#-~]{1,255})$'
 
 
+PlayerName = Annotated[StrictStr, Field(min_length=1, max_length=40, pattern=PLAYER_PATTERN)]
+
+
 class RunCreate(BaseModel):
     """Optional body of a new run."""
 
     model_config = ConfigDict(extra="ignore")
-    player: StrictStr | None = Field(
+    player: PlayerName | None = Field(
         None,
-        min_length=1,
-        max_length=40,
-        pattern=PLAYER_PATTERN,
         description=(
             "A name shown on the leaderboard: 1..40 characters of any script, no control characters and "
             "no invisible formatting ones (zero-width, direction overrides)."
@@ -274,6 +274,10 @@ JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
 MAX_TILE_ID = (4095 // 5) ** 2 - 1
 API = "/api/v1"  # the prefix of every route of the API: the app mounts its routers under it, clients call it
 MAX_MOVES = 64  # moves in one request's batch (the service's default limit; ``tiles referee serve`` may lower it)
+# The limits of the arguments every door takes (the HTTP routes' parameters, the MCP tools' arguments),
+# declared once here: a run id a request may name, a day as YYYY-MM-DD.
+RUN_ID_MAX = 64
+DAY_LENGTH = 10
 
 
 class Move(BaseModel):

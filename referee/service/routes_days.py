@@ -18,7 +18,7 @@ from referee.service.runs import RunStore
 from tilelib.errors import Forbidden
 
 router = APIRouter(prefix="/days", tags=["days"], route_class=GuardedRoute)
-DayPath = Path(description="A day on offer, YYYY-MM-DD.", max_length=10)
+DayPath = Path(description="A day on offer, YYYY-MM-DD.", max_length=m.DAY_LENGTH)
 TilePath = Path(ge=0, le=m.MAX_TILE_ID, description="Tile id.")
 
 

@@ -12,7 +12,7 @@ from referee.service.routes_days import TilePath
 from referee.service.runs import RunStore
 
 router = APIRouter(prefix="/runs", tags=["runs"], route_class=GuardedRoute)
-RunPath = Path(description="The run's id.", max_length=64)
+RunPath = Path(description="The run's id.", max_length=m.RUN_ID_MAX)
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a cursor past it names no move
 
 
