@@ -46,6 +46,18 @@ def add_tiles(path: Path, seed: int, count: int) -> set[str]:
         return hashes_of(lib.conn) - before
 
 
+def opened_then_planted(path: Path, trigger: str, count: int = 3) -> Library:
+    """A library of ``count`` random tiles opened (its schema proven), then given ``trigger`` by
+    another process: what no open can see."""
+    make_library(path, 1, count)
+    lib = Library.open(path)
+    other = sqlite3.connect(path)
+    other.execute(trigger)
+    other.commit()
+    other.close()
+    return lib
+
+
 def hashes_of(conn: sqlite3.Connection, schema: str = "main") -> set[str]:
     return {r[0] for r in conn.execute(f"SELECT hash FROM {schema}.tiles")}
 

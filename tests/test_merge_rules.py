@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from remote_support import make_library, random_tiles
+from remote_support import make_library, opened_then_planted, random_tiles
 
 from tilelib import ledger, merge, spent
 from tilelib.constraint import Constraint
@@ -159,17 +159,6 @@ def test_a_version_1_source_merges_without_spent(tmp_path):
         assert got.source_fingerprint[-1] == 0 and got.local_only is True
 
 
-def planted_main(path, trigger: str) -> Library:
-    """A library opened (its schema proven), then given ``trigger`` by another process."""
-    make_library(path, 1, 2)
-    lib = Library.open(path)
-    other = sqlite3.connect(path)
-    other.execute(trigger)
-    other.commit()
-    other.close()
-    return lib
-
-
 def test_a_spent_row_that_is_not_stored_refuses_the_whole_merge(tmp_path):
     src = tmp_path / "src.sqlite"
     make_library(src, 2, 3)
@@ -177,9 +166,10 @@ def test_a_spent_row_that_is_not_stored_refuses_the_whole_merge(tmp_path):
     with Library.open(src) as other, atomic(other.conn):
         spent.record(other.conn, rows, now=1)
     lost = rows[1].solution
-    lib = planted_main(
+    lib = opened_then_planted(
         tmp_path / "main.sqlite",
         f"CREATE TRIGGER d BEFORE INSERT ON spent WHEN NEW.solution = '{lost}' BEGIN SELECT RAISE(IGNORE); END",
+        count=2,
     )
     with pytest.raises(RowsNotStored) as err:
         merge.merge_file(lib, src)

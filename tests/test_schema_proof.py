@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from remote_support import make_library, random_tiles
+from remote_support import make_library, opened_then_planted, random_tiles
 
 from referee.checks import check_pages
 from tilelib import ledger, spent
@@ -276,17 +276,6 @@ def test_a_path_with_uri_characters_opens_as_a_name(tmp_path):
 
 
 # ---------------------------------------------------------------- honest counts
-
-
-def opened_then_planted(path: Path, trigger: str) -> Library:
-    """A library opened (its schema proven), then changed by another process: what no open can see."""
-    make_library(path, 1, 3)
-    lib = Library.open(path)
-    other = sqlite3.connect(path)
-    other.execute(trigger)
-    other.commit()
-    other.close()
-    return lib
 
 
 def test_insert_many_names_a_row_that_was_not_stored(tmp_path):
