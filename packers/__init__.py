@@ -1,7 +1,8 @@
 """The packers (FORMAT §6–7): seeded packings of the board in pitch space, behind one protocol.
 
-Every packer module exposes ``NAME``, ``VERSION``, ``DEFAULTS``, ``check_params(params) -> params``
-and ``pack(P, rng, params) -> Packing`` — pure and deterministic: the same (P, stream, params)
+Every packer module exposes ``NAME``, ``VERSION``, ``DEFAULTS``, ``ORDER`` (the order the stitcher
+places its squares in: ``stitcher.order.ORDERS``), ``check_params(params) -> params`` and
+``pack(P, rng, params) -> Packing`` — pure and deterministic: the same (P, stream, params)
 always gives the same packing, and all randomness comes from the ``tilelib.rng.Stream`` passed in.
 Variants are params, not subclasses. The packing records the full effective params (defaults
 merged), so (name, version, params, seed) reproduces it anywhere.
@@ -28,17 +29,19 @@ MAX_G = MAX_PITCH + 1
 
 @dataclass(frozen=True)
 class Packer:
-    """A registered packer: its name, version, default params and pack function."""
+    """A registered packer: its name, version, default params, the stitcher's placement order for its
+    packings and its pack function."""
 
     name: str
     version: int
     defaults: dict
+    order: str
     check_params: Callable[[dict], dict]
     pack: Callable[[int, Stream, dict], Packing]
 
 
 def _entry(mod) -> Packer:
-    return Packer(mod.NAME, mod.VERSION, dict(mod.DEFAULTS), mod.check_params, mod.pack)
+    return Packer(mod.NAME, mod.VERSION, dict(mod.DEFAULTS), mod.ORDER, mod.check_params, mod.pack)
 
 
 PACKERS: dict[str, Packer] = {m.NAME: _entry(m) for m in (big_first, grown, bands, substitution, islands)}

@@ -25,6 +25,7 @@ from tilelib.rng import Stream
 
 NAME = "bands"
 VERSION = 1
+ORDER = "bfs"  # the stitcher's placement order (stitcher.order.ORDERS): breadth-first from the seed tile
 DEFAULTS = {"sub": 0}
 
 

@@ -37,6 +37,7 @@ from tilelib.rng import Stream
 
 NAME = "big-first"
 VERSION = 1
+ORDER = "big"  # the stitcher's placement order (stitcher.order.ORDERS): large squares first
 DEFAULTS = {"cell_min": 27, "cell_max": 45, "density": 70, "align": 100, "weights": [5, 4, 3, 2, 1, 1]}
 
 

@@ -26,6 +26,7 @@ from tilelib.rng import Stream
 
 NAME = "grown"
 VERSION = 1
+ORDER = "id"  # the stitcher's placement order (stitcher.order.ORDERS): tile id order, which is its growth order
 DEFAULTS = {"greedy": 40, "align": 100, "weights": [6, 5, 4, 3, 3, 3], "seed_weights": [1, 1, 1, 2, 3, 4]}
 
 

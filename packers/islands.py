@@ -39,6 +39,7 @@ from tilelib.rng import Stream
 
 NAME = "islands"
 VERSION = 1
+ORDER = "big"  # the stitcher's placement order (stitcher.order.ORDERS): large squares first
 UNIT = 5  # the sea's pitch square: an n = 6 tile
 ISLAND = 3  # island side in units: 15 pitch, an n = 16 tile
 DEFAULTS = {"cell_min": 25, "cell_max": 30, "density": 100}

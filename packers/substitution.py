@@ -31,6 +31,7 @@ from tilelib.rng import Stream
 
 NAME = "substitution"
 VERSION = 1
+ORDER = "bfs"  # the stitcher's placement order (stitcher.order.ORDERS): breadth-first from the seed tile
 DEFAULTS = {"blocks": [35, 45, 55, 63]}
 
 

@@ -12,11 +12,11 @@ every unit along it outside the square is a zone (zone cells inside a tile
 window are given) or a tile strictly nearer the seed. A side on the board's
 edge faces nothing and is never known.
 
-``placement_order`` fits the packer (FORMAT §8): ``big-first`` and ``islands`` place
-large squares first (then by distance, then id), so small tiles meet exact edges;
-``grown`` uses tile id order, which is its growth order; any other packer
-goes breadth-first from the seed (distance, then id). The seed tile always
-goes first, so it is unconstrained and an m = 1 tile can always be made.
+``placement_order`` fits the packer: each packer declares its own (``packers.Packer.order``:
+``big-first`` and ``islands`` place large squares first, then by distance, then id, so small
+tiles meet exact edges; ``grown`` uses tile id order, which is its growth order; the others go
+breadth-first from the seed, distance then id, as does a packing of a name no packer has). The
+seed tile always goes first, so it is unconstrained and an m = 1 tile can always be made.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from packers import PACKERS
 from packers.packing import Packing
 
 ZONE = -1
@@ -120,7 +121,7 @@ def placement_order(packing: Packing, dist: list[int], how: str = "packer") -> l
     k = len(packing.squares)
     seed = packing.seed_tile
     if how == "packer":
-        how = {"big-first": "big", "islands": "big", "grown": "id"}.get(packing.name, "bfs")
+        how = PACKERS[packing.name].order if packing.name in PACKERS else "bfs"
     if how not in ORDERS:
         raise ValueError(f"unknown placement order {how!r} (known: {ORDERS})")
     key: Callable[[int], int | tuple[int, ...]]

@@ -238,6 +238,38 @@ def test_seed_is_placed_first_and_big_first_goes_by_size():
     assert order[0] == 3 and order[1] == 1
 
 
+def test_each_packer_declares_the_order_its_squares_are_placed_in():
+    """A packer's own ``ORDER`` (one of ``ORDERS``) is the order the stitcher places its packing's
+    squares in; a packing of a name no packer has goes breadth-first."""
+    import dataclasses
+
+    from packers import PACKERS
+    from stitcher.order import ORDERS
+
+    P = Packing(
+        P=20,
+        squares=((0, 0, 5), (5, 0, 15), (0, 5, 5), (0, 10, 5), (0, 15, 5)),
+        zones=(),
+        seed_tile=3,
+        name="big-first",
+    )
+    dist = [3, 2, 1, 0, 1]  # the big square (1) farther than two small ones
+    assert {p.order for p in PACKERS.values()} <= set(ORDERS) - {"packer"}
+    assert {n: p.order for n, p in PACKERS.items()} == {
+        "big-first": "big",
+        "grown": "id",
+        "bands": "bfs",
+        "substitution": "bfs",
+        "islands": "big",
+    }
+    for name, packer in PACKERS.items():
+        named = dataclasses.replace(P, name=name)
+        assert placement_order(named, dist) == placement_order(named, dist, packer.order), name
+    orders = {how: placement_order(P, dist, how) for how in ("big", "id", "bfs")}
+    assert len({tuple(o) for o in orders.values()}) == 3  # the three orders differ on this packing
+    assert placement_order(dataclasses.replace(P, name="unknown"), dist) == orders["bfs"]
+
+
 def test_board_remove_keeps_cells_another_tile_holds():
     tile = generate(Constraint.sides(6), 0, 1, Stream(SEED, "r"))[1]
     top, right, bottom, left = tile.edges
