@@ -8,7 +8,8 @@
 For each module, a copy of the tree (the files git knows, and the built C extensions) gets a
 ``[tool.mutmut]`` section that mutates that module only and runs only that module's tests (``MODULES``:
 fast, in-process tests; mutmut's trampolines are not seen by a test's subprocess). mutmut makes the
-mutants, runs the tests against each (two at once) and records each verdict. The script then writes
+mutants, runs the tests against each (two at once) and records each verdict; every timeout and every
+survivor no reason explains is run once more, alone, and that verdict kept. The script then writes
 ``docs/mutation.md``: per module, mutants made, killed (a test failed or timed out), survived, and
 those mutmut found no test for; every survivor with its diff and, when it is in
 ``tests/data/mutation_equivalent.toml``, why it is equivalent (a change no caller can see: an SQL
@@ -132,9 +133,25 @@ def run_module(module: str) -> Module:
     if run.returncode != 0:
         raise SystemExit(f"mutmut run failed for {module}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
     got = read_results(tree, module)
+    doubtful = doubted(got, load_equivalent())
+    if doubtful:  # each again, alone (``doubted``)
+        mutmut(tree, "run", "--max-children", "1", *doubtful)
+        got = read_results(tree, module)
+    seconds = time.monotonic() - t0
     got.seconds = seconds
     (tree / "seconds").write_text(f"{seconds:.1f}\n")
     return got
+
+
+def doubted(got: Module, equivalent: dict[str, dict]) -> list[str]:
+    """The verdicts of a full run worth a second, lone run: a timeout (on a loaded machine a slow test
+    can outlast mutmut's limit, and a timeout counts as killed) and a survivor no reason explains
+    (mutmut's full run now and then calls survived a mutant that its tests, run alone, kill)."""
+    return sorted(
+        name
+        for name, status in got.status.items()
+        if status == "timeout" or (status not in KILLED and not got.explained(name, equivalent))
+    )
 
 
 def read_results(tree: Path, module: str) -> Module:

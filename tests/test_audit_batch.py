@@ -414,6 +414,9 @@ def test_rows_the_screen_must_not_judge_are_refused_not_crashed_on(sound_rows):
     }
     for want, row in cases.items():
         assert bad_rows([row]) == [(0, [want])], want
+    for blob in ("solution", "givens", "flip"):  # one blob a byte short, the others of their length
+        short = with_values(one, **{blob: one[TILE_COLUMNS.index(blob)][:-1]})
+        assert [i for i, _ in bad_rows([short])] == [0] == reference_bad([short]), blob
     # an int n that is no tile size, with blobs of its own length and a sound 4 x 4 solution
     small = np.array([[0, 0, 1, 1], [1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 1]], dtype=np.uint8)  # no symmetry
     four = canonical_forged(small, np.zeros((4, 4), dtype=np.uint8), 15)
