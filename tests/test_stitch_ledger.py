@@ -226,14 +226,18 @@ def test_board_rejects_a_conflicting_placement():
     b.place(5, 0, 6, ((top & 1) << 5, 0, (right & 1) << 5, right))
 
 
+# one big square (1) and four small ones, the seed (3) among them
+FIVE = Packing(
+    P=20,
+    squares=((0, 0, 5), (5, 0, 15), (0, 5, 5), (0, 10, 5), (0, 15, 5)),
+    zones=(),
+    seed_tile=3,
+    name="big-first",
+)
+
+
 def test_seed_is_placed_first_and_big_first_goes_by_size():
-    P = Packing(
-        P=20,
-        squares=((0, 0, 5), (5, 0, 15), (0, 5, 5), (0, 10, 5), (0, 15, 5)),
-        zones=(),
-        seed_tile=3,
-        name="big-first",
-    )
+    P = FIVE
     order = placement_order(P, [3, 1, 2, 0, 1])
     assert order[0] == 3 and order[1] == 1
 
@@ -246,13 +250,7 @@ def test_each_packer_declares_the_order_its_squares_are_placed_in():
     from packers import PACKERS
     from stitcher.order import ORDERS
 
-    P = Packing(
-        P=20,
-        squares=((0, 0, 5), (5, 0, 15), (0, 5, 5), (0, 10, 5), (0, 15, 5)),
-        zones=(),
-        seed_tile=3,
-        name="big-first",
-    )
+    P = FIVE
     dist = [3, 2, 1, 0, 1]  # the big square (1) farther than two small ones
     assert {p.order for p in PACKERS.values()} <= set(ORDERS) - {"packer"}
     assert {n: p.order for n, p in PACKERS.items()} == {
