@@ -57,7 +57,6 @@ class HotRoute:
     declared limits), the largest value of each integer parameter (None for text), the use case and
     the response model's serializer."""
 
-    name: str
     pattern: re.Pattern[str]
     bounds: tuple[int | None, ...]
     use: str  # the name of the use case in ``play``
@@ -141,7 +140,7 @@ def _hot_route(route: Any, use: str) -> HotRoute:
         else:
             group, bound = _param(route, part)
             pattern, bounds = pattern + group, [*bounds, bound]
-    return HotRoute(route.name, re.compile(pattern), tuple(bounds), use, TypeAdapter(route.response_model))
+    return HotRoute(re.compile(pattern), tuple(bounds), use, TypeAdapter(route.response_model))
 
 
 def _name(call: object) -> str:
