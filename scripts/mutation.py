@@ -123,17 +123,16 @@ def _tree(module: str) -> Path:
     return WORK / module.replace("/", "__")
 
 
-def run_module(module: str) -> Module:
+def run_module(module: str, equivalent: dict[str, dict]) -> Module:
     tree = _tree(module)
     clean_copy(tree, extensions=True)
     configure(tree, module, MODULES[module])
     t0 = time.monotonic()
     run = mutmut(tree, "run", "--max-children", "2")
-    seconds = time.monotonic() - t0
     if run.returncode != 0:
         raise SystemExit(f"mutmut run failed for {module}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
     got = read_results(tree, module)
-    doubtful = doubted(got, load_equivalent())
+    doubtful = doubted(got, equivalent)
     if doubtful:  # each again, alone (``doubted``)
         mutmut(tree, "run", "--max-children", "1", *doubtful)
         got = read_results(tree, module)
@@ -220,17 +219,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"not in MODULES: {', '.join(unknown)}")
+    equivalent = load_equivalent()
     ran: dict[str, Module] = {}
     for module in args.modules or ([] if args.report_only else list(MODULES)):
         print(f"mutation: {module} ...", flush=True)
-        ran[module] = m = run_module(module)
+        ran[module] = m = run_module(module, equivalent)
         print(f"mutation: {module}: {len(m.status)} mutants in {m.seconds:.0f} s", flush=True)
     done = [  # the modules run now as they came back; the others from their stored results
         ran[module] if module in ran else read_results(_tree(module), module)
         for module in MODULES
         if (_tree(module) / "mutants").is_dir()
     ]
-    equivalent = load_equivalent()
     REPORT.write_text(report(done, equivalent), "utf-8")
     print(f"wrote {REPORT.relative_to(ROOT)}")
     bad = [m.path for m in done if m.score(equivalent) < FLOOR or m.counts(equivalent)["survived"]]
