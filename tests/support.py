@@ -99,14 +99,24 @@ def all_grids(n: int) -> list[np.ndarray]:
 
 def tile_with_alts(solution: np.ndarray, givens: np.ndarray, seam_mask: int, pool: list[np.ndarray]):
     """A Tile whose features are computed from first principles over ``pool`` (all valid grids)."""
+    from tilelib import bits
+    from tilelib.tile import Tile
+
+    alts = [g for g in pool if ((g == solution) | (givens == 0)).all() and not (g == solution).all()]
+    alts.sort(key=bits.to_blob)
+    return Tile.from_grids(solution, givens, seam_mask, features_of(solution, givens, alts))
+
+
+def features_of(solution: np.ndarray, givens: np.ndarray, alts: list[np.ndarray]):
+    """The features (FORMAT §4) of a tile with these alternatives, stored in the order given, from
+    first principles (not the generator's or the audit's code); whatever the grids are, so a test can
+    plant a defect in them and have every derived value agree with it."""
     import itertools
 
     from tilelib import bits
-    from tilelib.tile import Features, Tile, pack_nibbles
+    from tilelib.tile import Features, pack_nibbles
 
     n = len(solution)
-    alts = [g for g in pool if ((g == solution) | (givens == 0)).all() and not (g == solution).all()]
-    alts.sort(key=bits.to_blob)
     sides = [
         sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(g), bits.edges(solution), strict=True)) if a != b)
         for g in alts
@@ -124,14 +134,13 @@ def tile_with_alts(solution: np.ndarray, givens: np.ndarray, seam_mask: int, poo
             for k in range(1, 6)
             if k == 5 or any(all(a & sum(c) for a in sides) for c in itertools.combinations((1, 2, 4, 8), k))
         )
-    f = Features(
+    return Features(
         version=1,
         m=len(alts) + 1,
-        blank=1 - givens.sum() / (n * n),
+        blank=1.0 - float(givens.sum()) / (n * n),
         pins=pins,
         pin_depth=depth,
         alt_sides=pack_nibbles(sides),
         flip=bits.to_blob(flip),
         alts=b"".join(bits.to_blob(g) for g in alts),
     )
-    return Tile.from_grids(solution, givens, seam_mask, f)

@@ -20,13 +20,13 @@ import pytest
 from cli_support import run_tiles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import all_grids
+from support import all_grids, features_of
 
 from tilelib import bits
-from tilelib.audit import bad_rows, min_hitting_sides, stored_row_problems
+from tilelib.audit import bad_rows, stored_row_problems
 from tilelib.rules import valid_lines, violations
 from tilelib.store import TILE_COLUMNS, row_to_tile, tile_row
-from tilelib.tile import Features, Tile, content_hash, pack_nibbles
+from tilelib.tile import Tile, content_hash
 
 
 @pytest.fixture(scope="module")
@@ -260,28 +260,10 @@ def test_the_gate_names_the_first_bad_row_and_what_is_wrong(sound_rows):
 
 def forged(sol: np.ndarray, giv: np.ndarray, alts: list[np.ndarray], seam: int) -> tuple:
     """A row whose every derived column agrees with the grids given — hash, edge columns, blank,
-    alt_sides, pins, pin_depth, flip — whatever the grids are, so that a defect planted in the grids
-    is the only thing wrong with it. The alternatives are stored in the order given."""
-    n = len(sol)
-    edges = bits.edges(sol)
-    sides = [sum(1 << s for s, (a, b) in enumerate(zip(bits.edges(alt), edges, strict=True)) if a != b) for alt in alts]
-    flip = np.zeros((n, n), dtype=np.uint8)
-    for alt in alts:
-        flip |= (alt != sol).astype(np.uint8)
-    pins = 0
-    for s in sides:
-        pins |= s
-    features = Features(
-        version=1,
-        m=len(alts) + 1,
-        blank=1.0 - float(giv.sum()) / (n * n),
-        pins=pins,
-        pin_depth=min_hitting_sides(sides),
-        alt_sides=pack_nibbles(sides),
-        flip=bits.to_blob(flip),
-        alts=b"".join(bits.to_blob(a) for a in alts),
-    )
-    return tile_row(Tile(n, bits.to_blob(sol), bits.to_blob(giv), seam, features), 1)
+    alt_sides, pins, pin_depth, flip (``support.features_of``) — whatever the grids are, so that a
+    defect planted in them is the only thing wrong with it. The alternatives are stored in the order
+    given."""
+    return tile_row(Tile(len(sol), bits.to_blob(sol), bits.to_blob(giv), seam, features_of(sol, giv, alts)), 1)
 
 
 def canonical_forged(sol: np.ndarray, giv: np.ndarray, seam: int) -> tuple:
