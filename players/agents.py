@@ -23,7 +23,7 @@ from typing import Protocol
 
 from engine.count import count_rows
 from engine.report import parse_puzzle, solution_text
-from referee.service import models as m
+from referee import wire as m
 
 
 class Session(Protocol):

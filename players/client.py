@@ -1,7 +1,7 @@
 """Python clients of the referee service (``tiles referee serve``, ``/api/v1``), over httpx:
 ``Client`` (blocking) and ``AsyncClient`` (asyncio), with the same methods, retries, keys and waits.
 
-One typed method per endpoint, returning the service's own models (``referee.service.models``);
+One typed method per endpoint, returning the service's own models (``referee.wire``);
 the token of every run it creates is kept, so ``moves(run, …)`` just works. Failures come back as
 the project's exception types (``tilelib.errors``: the inverse of the service's ``HTTP_STATUS``,
 so a 404 is ``NotFound``, a 403 ``Forbidden``, …) with the service's one-line message, and a
@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from referee.service import models as m
+from referee import wire as m
 from tilelib.errors import BadInput, RateLimited, Unreachable, error_for_status
 
 API = m.API
@@ -169,10 +169,13 @@ class Endpoints:
     def _send(self, call: Call) -> Any:
         raise NotImplementedError
 
-    def _get(self, model: type[BaseModel], path: str, then=None, **params):
-        return self._send(
-            Call("GET", path, model, params={k: v for k, v in params.items() if v is not None}, then=then)
-        )
+    def _call(self, name: str, path: dict, *, query: dict | None = None, **call: Any):
+        """The operation ``name`` of ``wire.OPERATIONS`` (its method, path and answer's model as the
+        service declares them) with the ``path`` parameters, the ``query`` ones that are set and the
+        rest of the ``Call``."""
+        op = m.OPERATIONS[name]
+        params = {k: v for k, v in (query or {}).items() if v is not None}
+        return self._send(Call(op.method, op.path.format(**path), op.answer, params=params or None, **call))
 
     def _auth(self, run: str) -> dict:
         token = self.tokens.get(run)
@@ -182,41 +185,41 @@ class Endpoints:
 
     def days(self):
         """-> list[DaySummary]"""
-        return self._get(m.Days, "/days", then=lambda d: d.root)
+        return self._call("days", {}, then=lambda d: d.root)
 
     def board(self, day: str):
         """-> PublicBoard"""
-        return self._get(m.PublicBoard, f"/days/{day}")
+        return self._call("board", {"day": day})
 
     def cells(self, day: str):
         """-> Cells"""
-        return self._get(m.Cells, f"/days/{day}/cells")
+        return self._call("cells", {"day": day})
 
     def day_tile(self, day: str, tile: int):
         """-> TileView"""
-        return self._get(m.TileView, f"/days/{day}/tiles/{int(tile)}")
+        return self._call("day_tile", {"day": day, "tile": int(tile)})
 
     def solution(self, day: str, tile: int):
         """-> Solution"""
-        return self._get(m.Solution, f"/days/{day}/tiles/{int(tile)}/solution")
+        return self._call("solution", {"day": day, "tile": int(tile)})
 
     def manifest(self, day: str):
         """-> ManifestBody"""
-        return self._get(m.ManifestBody, f"/days/{day}/manifest")
+        return self._call("manifest", {"day": day})
 
     def leaderboard(self, day: str, limit: int = 100, by: str = "reward"):
         """-> Leaderboard, in ``by``'s order: reward, batches, requests or time"""
-        return self._get(m.Leaderboard, f"/days/{day}/leaderboard", limit=limit, by=by)
+        return self._call("leaderboard", {"day": day}, query={"limit": limit, "by": by})
 
     def day_analysis(self, day: str, bucket: float = 60.0):
         """-> DayAnalysis"""
-        return self._get(m.DayAnalysis, f"/days/{day}/analysis", bucket=bucket)
+        return self._call("day_analysis", {"day": day}, query={"bucket": bucket})
 
     def create_run(self, day: str, player: str | None = None):
         """-> RunCreated: a new run of ``day``; its token is kept for this run's moves. Sent again only
         when the request surely never arrived (a refused connection)."""
         body = {"player": player} if player is not None else None
-        return self._send(Call("POST", f"/days/{day}/runs", m.RunCreated, json=body, safe=False, then=self._keep))
+        return self._call("create_run", {"day": day}, json=body, safe=False, then=self._keep)
 
     def _keep(self, out: m.RunCreated) -> m.RunCreated:
         self.tokens[out.run] = out.token
@@ -230,30 +233,30 @@ class Endpoints:
 
     def score(self, run: str):
         """-> Score"""
-        return self._get(m.Score, f"/runs/{run}")
+        return self._call("score", {"run": run})
 
     def frontier(self, run: str):
         """-> Frontier"""
-        return self._get(m.Frontier, f"/runs/{run}/frontier")
+        return self._call("frontier", {"run": run})
 
     def run_tile(self, run: str, tile: int):
         """-> TileView"""
-        return self._get(m.TileView, f"/runs/{run}/tiles/{int(tile)}")
+        return self._call("run_tile", {"run": run, "tile": int(tile)})
 
     def moves(self, run: str, moves: Iterable[tuple[int, str]], *, key: str | None = None):
         """-> MovesResult: submit a batch ``[(tile, cells), …]``; one ``Idempotency-Key`` (``key`` or a
         fresh UUID) for every attempt, so a retry is answered, not judged again."""
         body = {"moves": [{"tile": int(t), "cells": c} for t, c in moves]}
         headers = {**self._auth(run), "Idempotency-Key": f'"{key or uuid.uuid4()}"'}
-        return self._send(Call("POST", f"/runs/{run}/moves", m.MovesResult, json=body, headers=headers))
+        return self._call("moves", {"run": run}, json=body, headers=headers)
 
     def history(self, run: str, after: int = 0, limit: int = 100):
         """-> History"""
-        return self._get(m.History, f"/runs/{run}/history", after=after, limit=limit)
+        return self._call("history", {"run": run}, query={"after": after, "limit": limit})
 
     def run_analysis(self, run: str):
         """-> RunAnalysis"""
-        return self._get(m.RunAnalysis, f"/runs/{run}/analysis")
+        return self._call("run_analysis", {"run": run})
 
 
 class Client(Endpoints):

@@ -52,7 +52,7 @@ from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
 from players.agents import Session, solve_puzzle
-from referee.service.models import TileView
+from referee.wire import TileView
 from tilelib.errors import BadInput
 
 if TYPE_CHECKING:  # imported where used: the offline and online backends load only their own

@@ -5,7 +5,7 @@ in process over a ``RunStore`` — the same views (``puzzle_view``) and the same
 from __future__ import annotations
 
 from players.client import Client
-from referee.service import models as m
+from referee import wire as m
 from referee.service.boards import puzzle_view
 from referee.service.runs import RunStore
 
@@ -59,8 +59,8 @@ class LocalSession:
 
     def submit(self, moves: list[tuple[int, str]]) -> list[m.Verdict]:
         self._calls += 1
-        answer = self.store.submit(self.run, self._token, [{"tile": t, "cells": c} for t, c in moves])
-        return [m.Verdict.model_validate(v) for v in answer["verdicts"]]
+        done = self.store.submit(self.run, self._token, [{"tile": t, "cells": c} for t, c in moves])
+        return [m.Verdict.model_validate(v) for v in done.answer["verdicts"]]
 
     def requests(self) -> int:
         """Calls made (what would have been HTTP requests)."""

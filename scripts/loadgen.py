@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from referee.service.models import API
+from referee.wire import API
 
 KINDS = ("create", "frontier", "tile", "moves", "score")
 

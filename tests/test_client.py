@@ -10,7 +10,7 @@ import httpx
 import pytest
 from serve_support import board21_day, serving
 
-from referee.service import models as m
+from referee import wire as m
 from tilelib.errors import BadInput, Forbidden, NotFound, Unauthorized, exit_code
 
 DAY = "2026-11-29"

@@ -256,7 +256,7 @@ SHARED = ("run", "day", "tile", "player")
 def test_every_argument_the_api_also_takes_has_the_apis_limits(served):
     """A tool argument that names what an HTTP parameter or body field of the API names (``SHARED``)
     carries the same limits in its schema as the OpenAPI document gives it: one declaration
-    (``referee.service.models``) for both."""
+    (``referee.wire``) for both."""
     base, _ = served
     api = httpx.get(f"{base}/openapi.json", timeout=10).json()
     http: dict[str, list[dict]] = {}

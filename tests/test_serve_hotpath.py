@@ -237,10 +237,10 @@ def routes_like_the_apps(run_path, *extra_dependencies):
     parameter declared by ``run_path`` and given ``extra_dependencies``."""
     from fastapi import Depends, FastAPI
 
-    from referee.service import models as m
+    from referee import wire as m
     from referee.service.deps import store
-    from referee.service.models import API
     from referee.service.routes_runs import RunPath, TilePath
+    from referee.wire import API
 
     app = FastAPI()
     deps = [Depends(d) for d in extra_dependencies]
@@ -289,11 +289,10 @@ def test_the_service_refuses_to_start_when_a_hot_route_needs_more(served, monkey
     from referee.service.app import create_app
 
     app, _ = served
-    monkeypatch.setitem(hotpath.HOT, "moves", hotpath.HOT["frontier"])
+    monkeypatch.setattr(hotpath, "HOT", (*hotpath.HOT, "moves"))
     refused = r"^the hot route moves .* depends on settings, RunToken, address, which it does not run"
     with pytest.raises(RuntimeError, match=refused):
         create_app(app.state.store)
-    monkeypatch.setitem(hotpath.HOT, "no_such_route", hotpath.HOT["frontier"])
-    monkeypatch.delitem(hotpath.HOT, "moves")
+    monkeypatch.setattr(hotpath, "HOT", ("frontier", "no_such_route"))
     with pytest.raises(RuntimeError, match="^the hot routes no_such_route are not routes of the app$"):
         create_app(app.state.store)

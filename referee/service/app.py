@@ -2,8 +2,9 @@
 ``/openapi.json``, read as a page at ``/docs``: ``apidocs``), the MCP tools at ``/mcp`` (``mcp_tools``: the same
 core, for LLM agents) and the play page at ``/``.
 
-Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``), their bodies in
-``models``, what they share in ``deps``. Every handler is ``async`` and runs on the worker's one
+Routes live in two ``APIRouter``s by resource (``routes_days``, ``routes_runs``), each declared in
+``referee.wire.OPERATIONS`` with its bodies' models and run by its use case in ``play``; what they
+share is in ``deps``. Every handler is ``async`` and runs on the worker's one
 event-loop thread, so its store's cache and its one database connection are never touched by two
 requests at once (other workers share only the database: ``referee.service.runs``). Every error is one JSON object
 ``{"error": "one line"}`` with the status of
@@ -42,9 +43,9 @@ from starlette.routing import Match, Route, Router
 from referee.service import apidocs, hotpath, observe, routes_days, routes_runs
 from referee.service.asked import EVERY, STALE
 from referee.service.deps import MAX_BODY, Settings, error_answer, tiles_error_answer
-from referee.service.models import API, MAX_MOVES
 from referee.service.runs import RunStore
 from referee.service.security import SecurityHeaders
+from referee.wire import API, MAX_MOVES
 from tilelib.errors import TilesError, http_status
 
 STATIC = Path(__file__).parent / "static"

@@ -14,14 +14,15 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
+from typing import Any
 
-from fastapi import Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 
-from referee.service.models import MAX_MOVES, Error
 from referee.service.runs import RunStore
+from referee.wire import MAX_MOVES, OPERATIONS, Error
 from tilelib import jsonin
 from tilelib.errors import BadInput, TilesError, TooLarge, UnsupportedMedia, http_status
 
@@ -223,3 +224,15 @@ def errors(*statuses: int, auth: bool = False) -> dict:
         if s in (429, 503):
             out[s]["headers"] = _RETRY
     return out
+
+
+def operation(router: APIRouter, **declared: Any) -> Callable[[Callable], Callable]:
+    """Declare the decorated handler as the operation of ``referee.wire.OPERATIONS`` that bears its
+    name: the method, path and response model come from there (the one declaration the client reads
+    too); ``declared`` is the rest of the route (summary, error answers, status)."""
+
+    def declare(handler: Callable) -> Callable:
+        op = OPERATIONS[handler.__name__]
+        return router.api_route(op.path, methods=[op.method], response_model=op.answer, **declared)(handler)
+
+    return declare

@@ -5,7 +5,7 @@ FastAPI's routing, with the same answers.
 Why: a tile view cost ~310 us of server CPU in process, of which the handler was ~60 us; the rest was
 FastAPI's and Starlette's layers (exception middlewares, the included router's match, dependency
 solving, the response's re-validation). One worker's moves per second are bound by that CPU
-(DECISIONS 0036). This is the same handler (``play.frontier``, ``play.tile``: the store's read, the
+(DECISIONS 0036). This is the same handler (``play.frontier``, ``play.run_tile``: the store's read, the
 ``asked`` count) and the same serializer (the route's response model, pydantic's ``dump_json``), so
 the body, status and headers are byte for byte FastAPI's; ``tests/test_serve_hotpath.py`` sends the
 same requests both ways and compares them.
@@ -16,7 +16,7 @@ hot path does not do (a dependency but the store, a query or header, a shaped an
 service from starting, instead of being skipped on the reads this path answers. Only a request that
 is plainly well formed takes this path: ``GET``, the path exactly as the route declares it (no
 trailing slash), a run id within the route's ``max_length`` and a tile id of plain decimal digits
-within its ``le`` (``models.MAX_TILE_ID``). Everything else — another method (405), an over-long id or a
+within its ``le`` (``wire.MAX_TILE_ID``). Everything else — another method (405), an over-long id or a
 tile like ``-1`` or ``1e3`` (400), a trailing slash (307) — goes on to FastAPI, which answers it as
 the OpenAPI document says. The routes themselves stay declared there, so ``/openapi.json`` does not
 change. It sits inside ``security.SecurityHeaders`` and ``observe.Observe``: its answers carry the
@@ -43,10 +43,10 @@ from referee.service.deps import store as store_dependency
 from referee.service.runs import RunStore
 from tilelib.errors import TilesError
 
-# The routes answered here, by the app's route name, and the use case of ``play`` each runs (by its
-# name, looked up per request as the route's handler does): the path, its parameters' limits and the
+# The routes answered here, by the app's route name; each runs the use case of ``play`` of the same name
+# (looked up per request, as the route's handler does): the path, its parameters' limits and the
 # model come from the app's route.
-HOT = {"run_tile": "tile", "frontier": "frontier"}  # tried in this order: tile views are most reads
+HOT = ("run_tile", "frontier")  # tried in this order: tile views are most reads
 
 Answer = Callable[[RunStore], Awaitable[bytes]]
 
@@ -115,7 +115,7 @@ def _param(route: Any, name: str) -> tuple[str, int | None]:
     raise _refuse(route, f"reads {name} as {kind}")
 
 
-def _hot_route(route: Any, use: str) -> HotRoute:
+def _hot_route(route: Any) -> HotRoute:
     d = route.dependant
     others = [_name(dep.call) for dep in d.dependencies if dep.call is not store_dependency]
     if others or any(dep.dependencies for dep in d.dependencies):
@@ -140,7 +140,7 @@ def _hot_route(route: Any, use: str) -> HotRoute:
         else:
             group, bound = _param(route, part)
             pattern, bounds = pattern + group, [*bounds, bound]
-    return HotRoute(re.compile(pattern), tuple(bounds), use, TypeAdapter(route.response_model))
+    return HotRoute(re.compile(pattern), tuple(bounds), route.name, TypeAdapter(route.response_model))
 
 
 def _name(call: object) -> str:
@@ -173,7 +173,7 @@ def table(routes: Sequence[Any]) -> Table:
     missing = [name for name in HOT if name not in by_name]
     if missing:
         raise RuntimeError(f"the hot routes {', '.join(missing)} are not routes of the app")
-    return Table(tuple(_hot_route(by_name[name], use) for name, use in HOT.items()))
+    return Table(tuple(_hot_route(by_name[name]) for name in HOT))
 
 
 def route(hot: Table, path: str) -> Answer | None:

@@ -22,7 +22,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
-from referee.service import models as m
+from referee import wire as m
 from referee.service import play
 from referee.service.deps import Settings, client_address, public_line
 from referee.service.runs import RunStore
@@ -36,6 +36,30 @@ INSTRUCTIONS = (
     "0s and half 1s, no two rows or two columns alike) and submit_moves(run, token, moves) with each "
     "tile's whole n·n grid. A solved tile scores n²; read_score(run) gives the totals."
 )
+
+# The operation of ``referee.wire.OPERATIONS`` each tool performs, through the same use case of
+# ``play``; and why each other operation has no tool. A language model plays from the frontier and one
+# tile's text at a time: the bulk views made for drawing or for analysis would cost it thousands of
+# tokens for nothing it can act on (``tests/test_api_contract.py`` holds the two against the API).
+TOOL_OPERATIONS = {
+    "list_days": "days",
+    "start_run": "create_run",
+    "read_frontier": "frontier",
+    "read_tile": "run_tile",
+    "submit_moves": "moves",
+    "read_leaderboard": "leaderboard",
+    "read_score": "score",
+}
+NO_TOOL = {
+    "board": "the whole board's geometry, for drawing: a model reads tiles one by one (read_tile)",
+    "cells": "every given cell as bit planes, for drawing: read_tile shows a tile's givens as text",
+    "day_tile": "a tile outside any run: a model plays within its run (read_tile)",
+    "solution": "answers, only once the day is over: nothing to play",
+    "manifest": "tile hashes for verification, once the day is over: nothing to play",
+    "day_analysis": "the analyzer's series for charts; read_leaderboard ranks the runs",
+    "history": "the run's own moves, which the model sent and holds",
+    "run_analysis": "the analyzer's per-batch series for charts; read_score has the totals",
+}
 
 RunArg = Annotated[str, Field(max_length=m.RUN_ID_MAX, description="The run's id, as start_run returned it.")]
 DayArg = Annotated[str, Field(max_length=m.DAY_LENGTH, description="A day on offer, YYYY-MM-DD.")]
@@ -87,7 +111,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
 
     @mcp.tool(description="The days on offer, oldest first: day, board side G, tile count, seed tile.")
     async def list_days() -> list[m.DaySummary]:
-        return [m.DaySummary.model_validate(d) for d in play.days(store, cfg)]
+        return [m.DaySummary.model_validate(d) for d in await play.days(store, cfg)]
 
     @mcp.tool(
         description="Start a run of a day. Returns its run id and its secret token (shown once: keep it; "
@@ -98,7 +122,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         player: Annotated[m.PlayerName | None, Field(description="A name for the leaderboard (optional).")] = None,
         ctx: Context | None = None,
     ) -> m.RunCreated:
-        return m.RunCreated.model_validate(await store.patient(play.start_run, store, day, player, _address(ctx)))
+        return m.RunCreated.model_validate(await play.create_run(store, day, player, _address(ctx)))
 
     @mcp.tool(
         description="The tiles the run may play now (the seed tile first, then every unsolved tile "
@@ -114,14 +138,14 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
     async def read_tile(
         run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
     ) -> m.TileView:
-        return m.TileView.model_validate(await play.tile(store, run, tile))
+        return m.TileView.model_validate(await play.run_tile(store, run, tile))
 
     async def submit_moves(
         run: RunArg, token: TokenArg, moves: list[m.Move], ctx: Context | None = None
     ) -> m.MovesResult:
         batch = [mv.model_dump() for mv in moves]
         return m.MovesResult.model_validate(
-            await store.judge_off_loop(play.moves, store, cfg, run, token, batch, None, _address(ctx))
+            await play.moves(store, cfg, run, batch, token=token, address=_address(ctx))
         )
 
     # the batch limit is this service's (--max-moves), known only here: set as an object, since the
@@ -150,10 +174,10 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         by: Annotated[m.Measure, Field(description="The order.")] = "reward",
         limit: Annotated[int, Field(ge=1, le=100, description="Most rows.")] = 10,
     ) -> m.Leaderboard:
-        return m.Leaderboard.model_validate(play.leaderboard(store, day, limit, by))
+        return m.Leaderboard.model_validate(await play.leaderboard(store, day, limit, by))
 
     @mcp.tool(description="A run's totals: tiles solved, reward (Σ n²), moves judged, frontier size.")
     async def read_score(run: RunArg) -> m.Score:
-        return m.Score.model_validate(play.score(store, run))
+        return m.Score.model_validate(await play.score(store, run))
 
     return mcp

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from referee.service.models import Measure
+from referee.wire import Measure
 
 MEASURES: tuple[str, ...] = get_args(Measure)  # reward, batches, requests, time
 

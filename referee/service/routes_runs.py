@@ -5,25 +5,24 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Header, Path, Query
 
-from referee.service import models as m
+from referee import wire as m
 from referee.service import play
-from referee.service.deps import GuardedRoute, Settings, address, errors, settings, store, token
+from referee.service.deps import GuardedRoute, Settings, address, errors, operation, settings, store, token
 from referee.service.routes_days import TilePath
 from referee.service.runs import RunStore
 
-router = APIRouter(prefix="/runs", tags=["runs"], route_class=GuardedRoute)
+router = APIRouter(tags=["runs"], route_class=GuardedRoute)
 RunPath = Path(description="The run's id.", max_length=m.RUN_ID_MAX)
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a cursor past it names no move
 
 
-@router.get("/{run}", response_model=m.Score, responses=errors(400, 404, 503), summary="A run's score")
+@operation(router, responses=errors(400, 404, 503), summary="A run's score")
 async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    return play.score(st, run)
+    return await play.score(st, run)
 
 
-@router.get(
-    "/{run}/frontier",
-    response_model=m.Frontier,
+@operation(
+    router,
     responses=errors(400, 404, 503),
     summary="The tiles the run may play now, and those it has solved",
 )
@@ -31,19 +30,17 @@ async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return await play.frontier(st, run)
 
 
-@router.get(
-    "/{run}/tiles/{tile}",
-    response_model=m.TileView,
+@operation(
+    router,
     responses=errors(400, 404, 503),
     summary="A tile's puzzle in board position for this run (cells known from its solved tiles)",
 )
 async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
-    return await play.tile(st, run, tile)
+    return await play.run_tile(st, run, tile)
 
 
-@router.post(
-    "/{run}/moves",
-    response_model=m.MovesResult,
+@operation(
+    router,
     responses=errors(400, 401, 403, 404, 409, 413, 415, 429, 503, auth=True),
     summary="Submit moves (needs the run's token); one verdict per move, judged in order",
 )
@@ -67,14 +64,12 @@ async def moves(
         ),
     ),
 ) -> dict:
-    return await st.judge_off_loop(
-        play.moves, st, cfg, run, bearer, [mv.model_dump() for mv in body.moves], key, client, body.run
-    )
+    batch = [mv.model_dump() for mv in body.moves]
+    return await play.moves(st, cfg, run, batch, token=bearer, key=key, address=client, claimed=body.run)
 
 
-@router.get(
-    "/{run}/history",
-    response_model=m.History,
+@operation(
+    router,
     responses=errors(400, 404, 503),
     summary="A run's moves, oldest first, after a cursor",
 )
@@ -84,14 +79,13 @@ async def history(
     limit: int = Query(100, ge=1, le=1000, description="Most moves."),
     st: RunStore = Depends(store),
 ) -> dict:
-    return {"run": run, "moves": st.history(run, after, limit)}
+    return await play.history(st, run, after, limit)
 
 
-@router.get(
-    "/{run}/analysis",
-    response_model=m.RunAnalysis,
+@operation(
+    router,
     responses=errors(400, 404, 503),
     summary="The analyzer of a run: reward and mean n per batch",
 )
 async def run_analysis(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
-    return st.run_analysis(run)
+    return await play.run_analysis(st, run)

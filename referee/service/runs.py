@@ -38,7 +38,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from referee.judge import OFF_FRONTIER, storable
 from referee.runsdb import RUN_ROW, RUN_ROWS, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
@@ -48,8 +48,8 @@ from referee.service.analysis import day_series, run_series, time_series
 from referee.service.asked import Asked, write
 from referee.service.boards import DayBoard, frontier
 from referee.service.gather import Gathered
-from referee.service.models import KEY_PATTERN, PLAYER_PATTERN
 from referee.service.quota import NO_QUOTAS, Quotas, charge, sweep
+from referee.wire import KEY_PATTERN, PLAYER_PATTERN
 from tilelib.errors import BadInput, Conflict, DatabaseBusy, Forbidden, NotFound, OffFrontier, Unauthorized
 
 MAX_PLAYER = 40
@@ -104,6 +104,14 @@ LEADERBOARD = (
     "(SELECT count(*) FROM batches b WHERE b.run = r.run) "
     "FROM runs r LEFT JOIN tokens t ON t.run = r.run LEFT JOIN agg a ON a.run = r.run WHERE r.board = ?"
 )
+
+
+class Submitted(NamedTuple):
+    """What ``RunStore.submit`` did: the answer, and whether it is a retry's answered from its
+    idempotency key (nothing judged or stored again)."""
+
+    answer: dict
+    replayed: bool
 
 
 class RunCache:
@@ -333,9 +341,9 @@ class RunStore:
         key: str | None = None,
         address: str | None = None,
         check: Callable[[RunState], None] | None = None,
-    ) -> dict:
+    ) -> Submitted:
         """Judge one batch of raw moves for ``run`` in one transaction; the answer
-        ``{"run", "verdicts", "score"}``.
+        ``{"run", "verdicts", "score"}``, and whether it is a retry's, answered from its key.
 
         A move on a tile off the run's frontier (at its turn in the batch) refuses the whole batch:
         ``OffFrontier`` (HTTP 409), nothing stored — the judge's other verdicts are as the CLI's.
@@ -396,7 +404,7 @@ class RunStore:
         if st is not None:
             self._runs.put(st)
             self.asked.settle(run, asked)
-        return answer
+        return Submitted(answer, replayed=st is None)
 
     @staticmethod
     def _advance(st: RunState, db: DayBoard, verdicts: list[dict]) -> None:
@@ -488,7 +496,7 @@ class RunStore:
 
 
 def _idempotency_key(key: str | None) -> str | None:
-    """The key of an ``Idempotency-Key`` header (``models.KEY_PATTERN``: a quoted string as the IETF
+    """The key of an ``Idempotency-Key`` header (``wire.KEY_PATTERN``: a quoted string as the IETF
     draft writes it, or bare); BadInput otherwise."""
     if key is None:
         return None

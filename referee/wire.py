@@ -11,6 +11,7 @@ judged or stored.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, StrictInt, StrictStr
@@ -420,3 +421,39 @@ class Leaderboard(BaseModel):
     day: Day
     by: Measure = Field(description="The order of the rows.")
     runs: list[LeaderboardRow]
+
+
+# ------------------------------------------------------------------ operations
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of ``/api/v1``: its method, its path under ``API`` (parameters in braces, as
+    FastAPI and OpenAPI write them) and the model of its answer. Declared once here (``OPERATIONS``)
+    for both ends: the service's routes take their method, path and response model from it
+    (``referee.service.deps.operation``), the client its request (``players.client``)."""
+
+    method: str
+    path: str
+    answer: type[BaseModel]
+
+
+# Every operation, by its name: the route's handler, the OpenAPI ``operationId``, the use case of
+# ``referee.service.play`` and the client's method all bear it. In the OpenAPI document's order.
+OPERATIONS = {
+    "days": Operation("GET", "/days", Days),
+    "board": Operation("GET", "/days/{day}", PublicBoard),
+    "cells": Operation("GET", "/days/{day}/cells", Cells),
+    "day_tile": Operation("GET", "/days/{day}/tiles/{tile}", TileView),
+    "solution": Operation("GET", "/days/{day}/tiles/{tile}/solution", Solution),
+    "manifest": Operation("GET", "/days/{day}/manifest", ManifestBody),
+    "leaderboard": Operation("GET", "/days/{day}/leaderboard", Leaderboard),
+    "day_analysis": Operation("GET", "/days/{day}/analysis", DayAnalysis),
+    "create_run": Operation("POST", "/days/{day}/runs", RunCreated),
+    "score": Operation("GET", "/runs/{run}", Score),
+    "frontier": Operation("GET", "/runs/{run}/frontier", Frontier),
+    "run_tile": Operation("GET", "/runs/{run}/tiles/{tile}", TileView),
+    "moves": Operation("POST", "/runs/{run}/moves", MovesResult),
+    "history": Operation("GET", "/runs/{run}/history", History),
+    "run_analysis": Operation("GET", "/runs/{run}/analysis", RunAnalysis),
+}
