@@ -198,6 +198,12 @@ class ManifestBody(BaseModel):
     stats: dict[str, Any] = Field(description="Free-form build statistics (FORMAT §9).")
 
 
+# What several answers say in the same words, declared once.
+PlayerShown = Annotated[str | None, Field(description="The player's name, or null.")]
+MoveReward = Annotated[int, Field(description="n² if correct, else 0.")]
+Reason = Annotated[str | None, Field(description="Why not accepted or not correct; null if correct.")]
+
+
 # ------------------------------------------------------------------ runs
 
 
@@ -236,7 +242,7 @@ class Score(BaseModel):
 
     run: RunId
     day: Day
-    player: str | None = Field(description="The player's name, or null.")
+    player: PlayerShown
     solved: int = Field(description="Tiles solved.")
     reward: int = Field(description="Σ n² over the solved tiles (cells solved).")
     moves: int = Field(description="Moves judged so far, accepted or not.")
@@ -249,7 +255,7 @@ class RunCreated(BaseModel):
     run: RunId
     token: str = Field(description="Send it as 'Authorization: Bearer TOKEN' on every write of this run.")
     day: Day
-    player: str | None = Field(description="The player's name, or null.")
+    player: PlayerShown
     solved: int = Field(description="Tiles solved (0).")
     reward: int = Field(description="Σ n² over the solved tiles (0).")
     moves: int = Field(description="Moves judged so far (0).")
@@ -313,8 +319,8 @@ class Verdict(BaseModel):
     tile: int = Field(description="The move's tile id.")
     accepted: bool = Field(description="False if malformed, a replay, or off the frontier (then 'reason').")
     correct: bool = Field(description="True if accepted and equal to the solution: the tile is solved.")
-    reward: int = Field(description="n² if correct, else 0.")
-    reason: str | None = Field(description="Why not accepted or not correct; null if correct.")
+    reward: MoveReward
+    reason: Reason
 
 
 class MovesResult(BaseModel):
@@ -328,8 +334,8 @@ class HistoryMove(BaseModel):
     tile: int | None = Field(description="Tile id (null if the move named no tile of this board).")
     accepted: bool = Field(description="False if malformed or a replay (then 'reason').")
     correct: bool = Field(description="True if accepted and equal to the solution: the move solved the tile.")
-    reward: int = Field(description="n² if correct, else 0.")
-    reason: str | None = Field(description="Why not accepted or not correct; null if correct.")
+    reward: MoveReward
+    reason: Reason
     at: int = Field(description="When it was judged: Unix time, whole seconds (UTC).")
 
 
@@ -402,7 +408,7 @@ class LeaderboardRow(BaseModel):
         "age; or, among runs that cleared the board, fewest batches, requests or seconds."
     )
     run: RunId
-    player: str | None = Field(description="The player's name, or null.")
+    player: PlayerShown
     created: int = Field(description="Unix time (seconds) the run was created.")
     reward: int = Field(description="Σ n² over the run's solved tiles.")
     solved: int = Field(description="Tiles the run has solved.")
@@ -429,31 +435,111 @@ class Leaderboard(BaseModel):
 @dataclass(frozen=True)
 class Operation:
     """One operation of ``/api/v1``: its method, its path under ``API`` (parameters in braces, as
-    FastAPI and OpenAPI write them) and the model of its answer. Declared once here (``OPERATIONS``)
-    for both ends: the service's routes take their method, path and response model from it
+    FastAPI and OpenAPI write them), the model of its answer, its summary and the errors it may
+    answer. Declared once here (``OPERATIONS``) for both ends: the service's routes take all of it
     (``referee.service.deps.operation``), the client its request (``players.client``)."""
 
     method: str
     path: str
     answer: type[BaseModel]
+    summary: str
+    refusals: tuple[int, ...]  # the error statuses it may answer, each with the one ``Error`` model
+    auth: bool = False  # a write that needs the run's token (its 401 and 403 carry the challenge)
+    status: int = 200  # of a success
 
 
 # Every operation, by its name: the route's handler, the OpenAPI ``operationId``, the use case of
 # ``referee.service.play`` and the client's method all bear it. In the OpenAPI document's order.
 OPERATIONS = {
-    "days": Operation("GET", "/days", Days),
-    "board": Operation("GET", "/days/{day}", PublicBoard),
-    "cells": Operation("GET", "/days/{day}/cells", Cells),
-    "day_tile": Operation("GET", "/days/{day}/tiles/{tile}", TileView),
-    "solution": Operation("GET", "/days/{day}/tiles/{tile}/solution", Solution),
-    "manifest": Operation("GET", "/days/{day}/manifest", ManifestBody),
-    "leaderboard": Operation("GET", "/days/{day}/leaderboard", Leaderboard),
-    "day_analysis": Operation("GET", "/days/{day}/analysis", DayAnalysis),
-    "create_run": Operation("POST", "/days/{day}/runs", RunCreated),
-    "score": Operation("GET", "/runs/{run}", Score),
-    "frontier": Operation("GET", "/runs/{run}/frontier", Frontier),
-    "run_tile": Operation("GET", "/runs/{run}/tiles/{tile}", TileView),
-    "moves": Operation("POST", "/runs/{run}/moves", MovesResult),
-    "history": Operation("GET", "/runs/{run}/history", History),
-    "run_analysis": Operation("GET", "/runs/{run}/analysis", RunAnalysis),
+    "days": Operation("GET", "/days", Days, "The days on offer", refusals=(400,)),
+    "board": Operation(
+        "GET",
+        "/days/{day}",
+        PublicBoard,
+        "A day's public board: tiles (id, x0, y0, n, colour), zones, seed tile, clue cells with values",
+        refusals=(400, 404),
+    ),
+    "cells": Operation(
+        "GET",
+        "/days/{day}/cells",
+        Cells,
+        "Every given cell: base64 packbits bit planes of the G×G board",
+        refusals=(400, 404),
+    ),
+    "day_tile": Operation(
+        "GET",
+        "/days/{day}/tiles/{tile}",
+        TileView,
+        "A tile's puzzle with the board's givens only (no run)",
+        refusals=(400, 404),
+    ),
+    "solution": Operation(
+        "GET",
+        "/days/{day}/tiles/{tile}/solution",
+        Solution,
+        "A tile's solution (once the day is over)",
+        refusals=(400, 403, 404),
+    ),
+    "manifest": Operation(
+        "GET",
+        "/days/{day}/manifest",
+        ManifestBody,
+        "The full manifest with tile hashes, byte for byte (once the day is over)",
+        refusals=(400, 403, 404),
+    ),
+    "leaderboard": Operation(
+        "GET",
+        "/days/{day}/leaderboard",
+        Leaderboard,
+        "A day's runs by reward, or by what reaching the full reward took",
+        refusals=(400, 404, 503),
+    ),
+    "day_analysis": Operation(
+        "GET",
+        "/days/{day}/analysis",
+        DayAnalysis,
+        "The analyzer over a day: reward and mean n per batch ordinal and per time bucket",
+        refusals=(400, 404, 503),
+    ),
+    "create_run": Operation(
+        "POST",
+        "/days/{day}/runs",
+        RunCreated,
+        "Create a run: returns its id and secret token (shown once)",
+        refusals=(400, 404, 413, 415, 429, 503),
+        status=201,
+    ),
+    "score": Operation("GET", "/runs/{run}", Score, "A run's score", refusals=(400, 404, 503)),
+    "frontier": Operation(
+        "GET",
+        "/runs/{run}/frontier",
+        Frontier,
+        "The tiles the run may play now, and those it has solved",
+        refusals=(400, 404, 503),
+    ),
+    "run_tile": Operation(
+        "GET",
+        "/runs/{run}/tiles/{tile}",
+        TileView,
+        "A tile's puzzle in board position for this run (cells known from its solved tiles)",
+        refusals=(400, 404, 503),
+    ),
+    "moves": Operation(
+        "POST",
+        "/runs/{run}/moves",
+        MovesResult,
+        "Submit moves (needs the run's token); one verdict per move, judged in order",
+        refusals=(400, 401, 403, 404, 409, 413, 415, 429, 503),
+        auth=True,
+    ),
+    "history": Operation(
+        "GET", "/runs/{run}/history", History, "A run's moves, oldest first, after a cursor", refusals=(400, 404, 503)
+    ),
+    "run_analysis": Operation(
+        "GET",
+        "/runs/{run}/analysis",
+        RunAnalysis,
+        "The analyzer of a run: reward and mean n per batch",
+        refusals=(400, 404, 503),
+    ),
 }

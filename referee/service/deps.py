@@ -14,7 +14,6 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -226,13 +225,20 @@ def errors(*statuses: int, auth: bool = False) -> dict:
     return out
 
 
-def operation(router: APIRouter, **declared: Any) -> Callable[[Callable], Callable]:
+def operation(router: APIRouter) -> Callable[[Callable], Callable]:
     """Declare the decorated handler as the operation of ``referee.wire.OPERATIONS`` that bears its
-    name: the method, path and response model come from there (the one declaration the client reads
-    too); ``declared`` is the rest of the route (summary, error answers, status)."""
+    name: its method, path, response model, summary, status and error answers all come from there
+    (the one declaration the client reads too); the handler says only how it reads its parameters."""
 
     def declare(handler: Callable) -> Callable:
         op = OPERATIONS[handler.__name__]
-        return router.api_route(op.path, methods=[op.method], response_model=op.answer, **declared)(handler)
+        return router.api_route(
+            op.path,
+            methods=[op.method],
+            response_model=op.answer,
+            summary=op.summary,
+            responses=errors(*op.refusals, auth=op.auth),
+            status_code=None if op.status == 200 else op.status,  # None: FastAPI's own default
+        )(handler)
 
     return declare

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
 from referee import wire as m
 from referee.service import play
-from referee.service.deps import GuardedRoute, Settings, address, errors, operation, settings, store
+from referee.service.deps import GuardedRoute, Settings, address, operation, settings, store
 from referee.service.runs import RunStore
 
 router = APIRouter(tags=["days"], route_class=GuardedRoute)
@@ -21,63 +21,39 @@ def _json(body: bytes) -> Response:
     return Response(body, media_type="application/json")
 
 
-@operation(router, summary="The days on offer", responses=errors(400))
+@operation(router)
 async def days(st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> list[dict]:
     return await play.days(st, cfg)
 
 
-@operation(
-    router,
-    responses=errors(400, 404),
-    summary="A day's public board: tiles (id, x0, y0, n, colour), zones, seed tile, clue cells with values",
-)
+@operation(router)
 async def board(day: str = DayPath, st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> Response:
     return _json(await play.board(st, cfg, day))
 
 
-@operation(
-    router,
-    responses=errors(400, 404),
-    summary="Every given cell: base64 packbits bit planes of the G×G board",
-)
+@operation(router)
 async def cells(day: str = DayPath, st: RunStore = Depends(store)) -> Response:
     return _json(await play.cells(st, day))
 
 
-@operation(
-    router,
-    responses=errors(400, 404),
-    summary="A tile's puzzle with the board's givens only (no run)",
-)
+@operation(router)
 async def day_tile(day: str = DayPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
     return await play.day_tile(st, day, tile)
 
 
-@operation(
-    router,
-    responses=errors(400, 403, 404),
-    summary="A tile's solution (once the day is over)",
-)
+@operation(router)
 async def solution(
     day: str = DayPath, tile: int = TilePath, st: RunStore = Depends(store), cfg: Settings = Depends(settings)
 ) -> dict:
     return await play.solution(st, cfg, day, tile)
 
 
-@operation(
-    router,
-    responses=errors(400, 403, 404),
-    summary="The full manifest with tile hashes, byte for byte (once the day is over)",
-)
+@operation(router)
 async def manifest(day: str = DayPath, st: RunStore = Depends(store), cfg: Settings = Depends(settings)) -> Response:
     return _json(await play.manifest(st, cfg, day))
 
 
-@operation(
-    router,
-    responses=errors(400, 404, 503),
-    summary="A day's runs by reward, or by what reaching the full reward took",
-)
+@operation(router)
 async def leaderboard(
     day: str = DayPath,
     limit: int = Query(100, ge=1, le=1000, description="Most rows."),
@@ -94,11 +70,7 @@ async def leaderboard(
     return await play.leaderboard(st, day, limit, by)
 
 
-@operation(
-    router,
-    responses=errors(400, 404, 503),
-    summary="The analyzer over a day: reward and mean n per batch ordinal and per time bucket",
-)
+@operation(router)
 async def day_analysis(
     day: str = DayPath,
     bucket: float = Query(60.0, ge=1, le=86400, allow_inf_nan=False, description="Bucket width in seconds."),
@@ -107,12 +79,7 @@ async def day_analysis(
     return await play.day_analysis(st, day, bucket)
 
 
-@operation(
-    router,
-    status_code=201,
-    responses=errors(400, 404, 413, 415, 429, 503),
-    summary="Create a run: returns its id and secret token (shown once)",
-)
+@operation(router)
 async def create_run(
     day: str = DayPath,
     body: m.NewRun = Body(None, description=('Optional: {"player": NAME}, null, or no body.')),

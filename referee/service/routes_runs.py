@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query
 
 from referee import wire as m
 from referee.service import play
-from referee.service.deps import GuardedRoute, Settings, address, errors, operation, settings, store, token
+from referee.service.deps import GuardedRoute, Settings, address, operation, settings, store, token
 from referee.service.routes_days import TilePath
 from referee.service.runs import RunStore
 
@@ -16,34 +16,22 @@ RunPath = Path(description="The run's id.", max_length=m.RUN_ID_MAX)
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a cursor past it names no move
 
 
-@operation(router, responses=errors(400, 404, 503), summary="A run's score")
+@operation(router)
 async def score(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return await play.score(st, run)
 
 
-@operation(
-    router,
-    responses=errors(400, 404, 503),
-    summary="The tiles the run may play now, and those it has solved",
-)
+@operation(router)
 async def frontier(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return await play.frontier(st, run)
 
 
-@operation(
-    router,
-    responses=errors(400, 404, 503),
-    summary="A tile's puzzle in board position for this run (cells known from its solved tiles)",
-)
+@operation(router)
 async def run_tile(run: str = RunPath, tile: int = TilePath, st: RunStore = Depends(store)) -> dict:
     return await play.run_tile(st, run, tile)
 
 
-@operation(
-    router,
-    responses=errors(400, 401, 403, 404, 409, 413, 415, 429, 503, auth=True),
-    summary="Submit moves (needs the run's token); one verdict per move, judged in order",
-)
+@operation(router)
 async def moves(
     body: m.MovesRequest,
     run: str = RunPath,
@@ -68,11 +56,7 @@ async def moves(
     return await play.moves(st, cfg, run, batch, token=bearer, key=key, address=client, claimed=body.run)
 
 
-@operation(
-    router,
-    responses=errors(400, 404, 503),
-    summary="A run's moves, oldest first, after a cursor",
-)
+@operation(router)
 async def history(
     run: str = RunPath,
     after: int = Query(0, ge=0, le=MAX_ROW_ID, description="Only moves with an id above this."),
@@ -82,10 +66,6 @@ async def history(
     return await play.history(st, run, after, limit)
 
 
-@operation(
-    router,
-    responses=errors(400, 404, 503),
-    summary="The analyzer of a run: reward and mean n per batch",
-)
+@operation(router)
 async def run_analysis(run: str = RunPath, st: RunStore = Depends(store)) -> dict:
     return await play.run_analysis(st, run)
