@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from packers import bands, big_first, grown, islands, substitution
 from packers.packing import MAX_PITCH, Packing, from_json, validate_packing
+from tilelib import plugins
 from tilelib.errors import BadInput
 from tilelib.rng import Stream
 
@@ -44,8 +44,9 @@ def _entry(mod) -> Packer:
     return Packer(mod.NAME, mod.VERSION, dict(mod.DEFAULTS), mod.ORDER, mod.check_params, mod.pack)
 
 
-PACKERS: dict[str, Packer] = {m.NAME: _entry(m) for m in (big_first, grown, bands, substitution, islands)}
-DEFAULT_PACKER = "big-first"
+# Every packer of the one registry (``tilelib.plugins``), in its order; the first is the default.
+PACKERS: dict[str, Packer] = {n: _entry(plugins.load(plugins.PACKER, n)) for n in plugins.names(plugins.PACKER)}
+DEFAULT_PACKER = plugins.names(plugins.PACKER)[0]
 
 
 def get_packer(name: str) -> Packer:

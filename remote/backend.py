@@ -10,7 +10,6 @@ goes wrong raises ``RemoteError`` with a one-line reason.
 
 from __future__ import annotations
 
-import importlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from remote.url import RemoteURL, parse_remote
+from tilelib import plugins
 from tilelib.errors import RemoteError
 
 HEAD_NAME = "HEAD.json"
@@ -132,27 +132,7 @@ class Backend(ABC):
         """The plain file ``<prefix>/<name>`` (None when absent); RemoteError beyond ``limit`` bytes."""
 
 
-# The registry the backends join: URL scheme -> the module that defines (and registers) its backend.
-# Modules are imported by name on first use, so this module imports none of them (no import cycle,
-# and boto3 is loaded only for s3:// remotes).
-BACKEND_MODULES = {"s3": "remote.s3", "file": "remote.local", "http": "remote.http", "https": "remote.http"}
-BACKENDS: dict[str, type[Backend]] = {}
-
-
-def register(*schemes: str):
-    """Class decorator: the backend for these URL schemes."""
-
-    def add(cls: type[Backend]) -> type[Backend]:
-        for scheme in schemes:
-            BACKENDS[scheme] = cls
-        return cls
-
-    return add
-
-
 def open_backend(url: str | RemoteURL | None) -> Backend:
     """The backend for a remote URL (BadInput if the URL is missing or malformed)."""
     u = url if isinstance(url, RemoteURL) else parse_remote(url)
-    if u.scheme not in BACKENDS:
-        importlib.import_module(BACKEND_MODULES[u.scheme])
-    return BACKENDS[u.scheme](u)
+    return plugins.load(plugins.REMOTE, u.scheme).BACKEND(u)

@@ -26,7 +26,6 @@ from remote.backend import (
     SnapshotInfo,
     bounded,
     file_name,
-    register,
     snapshot_name,
 )
 from remote.url import RemoteURL
@@ -41,7 +40,6 @@ class ReadOnlyRemote(RemoteError):
     """A write was asked of an https:// remote, which is read-only."""
 
 
-@register("http", "https")
 class HttpBackend(Backend):
     def __init__(self, url: RemoteURL) -> None:
         self.url = url
@@ -133,3 +131,6 @@ class HttpBackend(Backend):
     def get_file(self, name: str, limit: int) -> bytes | None:
         got = self._read(file_name(name), limit)
         return None if got is None else bounded(self.url, name, got[0], limit)
+
+
+BACKEND = HttpBackend  # the plug-in this module is (``tilelib.plugins``)

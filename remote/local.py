@@ -31,7 +31,6 @@ from remote.backend import (
     SnapshotInfo,
     bounded,
     file_name,
-    register,
     snapshot_name,
 )
 from remote.url import RemoteURL
@@ -59,7 +58,6 @@ def copy_with_progress(src: Path, dst_fh, progress: ProgressFactory | None, labe
     return done
 
 
-@register("file")
 class LocalBackend(Backend):
     def __init__(self, url: RemoteURL) -> None:
         self.url = url
@@ -217,3 +215,6 @@ class LocalBackend(Backend):
         except OSError as err:
             raise RemoteError(f"remote {self.url}: cannot read {name}: {err.strerror or err}") from err
         return bounded(self.url, name, body, limit)
+
+
+BACKEND = LocalBackend  # the plug-in this module is (``tilelib.plugins``)

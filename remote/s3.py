@@ -40,7 +40,6 @@ from remote.backend import (
     SnapshotInfo,
     bounded,
     file_name,
-    register,
     snapshot_name,
 )
 from remote.url import RemoteURL
@@ -134,7 +133,6 @@ def _code(err: bex.ClientError) -> tuple[str, int]:
     return str(e.get("Code", "")), int(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
 
 
-@register("s3")
 class S3Backend(Backend):
     def __init__(
         self,
@@ -313,3 +311,6 @@ class S3Backend(Backend):
             return bounded(self.url, name, r["Body"].read(limit + 1), limit)
 
         return self._call(f"reading {name}", get, missing=None)
+
+
+BACKEND = S3Backend  # the plug-in this module is (``tilelib.plugins``)

@@ -16,7 +16,7 @@ from engine import count
 from packers import PACKERS, validate_packing
 from referee.manifest import KEY_ORDER, OPTIONAL_KEYS, from_json, seed_commit
 from referee.verify import check_seed
-from tilelib import bits, errors
+from tilelib import bits, errors, plugins
 from tilelib.audit import tile_problems
 from tilelib.rng import Stream
 from tilelib.symmetry import EDGE_MAP, compose, inverse, parts
@@ -221,7 +221,7 @@ def test_manifest_key_table_lists_the_writer_order():
 def test_packer_table():
     rows = doc.table_rows("| name | default params |")
     names = {re.match(r"`([\w-]+)`", r[0]).group(1): json.loads(r[1].strip("`")) for r in rows}
-    assert set(names) == set(PACKERS)
+    assert list(names) == list(plugins.names(plugins.PACKER)) == list(PACKERS)  # the registry's rows, in order
     for name, defaults in names.items():
         assert defaults == PACKERS[name].defaults and PACKERS[name].version == 1
 

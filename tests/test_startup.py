@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.report import parse_puzzle
+from tilelib import plugins
 from tilelib.bits import Puzzle
 from tilelib.errors import BadInput
 
@@ -103,7 +104,7 @@ def test_one_command_group_is_the_whole_group():
     full = typer.main.get_command(cli.build_app())
     for name, group in full.commands.items():
         mods = cli.modules_for([name])
-        assert mods != cli.COMMAND_MODULES, name
+        assert mods != plugins.modules(plugins.COMMAND), name
         code = (
             "import json, typer.main\n"
             "from tiles_cli import app as cli\n"
@@ -114,7 +115,8 @@ def test_one_command_group_is_the_whole_group():
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout) == sorted(getattr(group, "commands", {})), name
-    assert cli.modules_for(["--help"]) == cli.modules_for([]) == cli.modules_for(["nosuch"]) == cli.COMMAND_MODULES
+    every = plugins.modules(plugins.COMMAND)
+    assert cli.modules_for(["--help"]) == cli.modules_for([]) == cli.modules_for(["nosuch"]) == every
 
 
 cells = st.text(alphabet="01.", min_size=0, max_size=300)

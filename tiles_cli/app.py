@@ -14,6 +14,7 @@ import sys
 
 import typer
 
+from tilelib import plugins
 from tilelib.errors import TilesError, exit_code
 from tiles_cli import settings
 
@@ -32,45 +33,28 @@ def _root() -> None:
     would otherwise make a lone ``solve`` or ``pack`` the whole program."""
 
 
-# Command modules, imported for their side effect of registering commands on
-# `app` (each defines `register(app)`). Add a module here to add commands.
-COMMAND_MODULES = [
-    "tiles_cli.library",
-    "tiles_cli.library_sync",
-    "tiles_cli.library_generate",
-    "tiles_cli.library_misses",
-    "tiles_cli.pack",
-    "tiles_cli.referee",
-    "tiles_cli.referee_play",
-    "tiles_cli.daily",
-    "tiles_cli.solve",
-    "tiles_cli.play",
-    "tiles_cli.config",
-    "tiles_cli.init",
-]
-
-
 _registered: set[str] = set()
 
 
-def build_app(modules: list[str] | None = None) -> typer.Typer:
-    """Import the command modules (default: every one) and let each register its commands, once
-    per process: ``main`` called again in one process, as the in-process tests do, must not
-    register a module's commands again."""
-    for name in COMMAND_MODULES if modules is None else modules:
+def build_app(modules: list[str] | tuple[str, ...] | None = None) -> typer.Typer:
+    """Import the command modules (default: every command group of ``tilelib.plugins``) and let each
+    register its commands (``register(app)``), once per process: ``main`` called again in one
+    process, as the in-process tests do, must not register a module's commands again."""
+    for name in plugins.modules(plugins.COMMAND) if modules is None else modules:
         if name not in _registered:
             importlib.import_module(name).register(app)
             _registered.add(name)
     return app
 
 
-def modules_for(argv: list[str]) -> list[str]:
-    """The command modules a command line needs: when its first word names a command,
-    tiles_cli.<word> and tiles_cli.<word>_*; otherwise (help, a typo) every module, so that
-    Click lists or rejects the whole set. Typer then converts only those commands: a start-up
-    saving of ~10 ms CPU on every command (scripts/bench_startup.py)."""
+def modules_for(argv: list[str]) -> tuple[str, ...]:
+    """The command modules a command line needs: when its first word names a command group of the
+    registry, that group's modules; otherwise (help, a typo) every one, so that Click lists or
+    rejects the whole set. Typer then converts only those commands: a start-up saving of ~10 ms
+    CPU on every command (scripts/bench_startup.py)."""
     head = argv[0] if argv else ""
-    return [m for m in COMMAND_MODULES if m.split(".")[1].split("_")[0] == head] or COMMAND_MODULES
+    group = head if head in plugins.names(plugins.COMMAND) else None
+    return plugins.modules(plugins.COMMAND, group)
 
 
 def main(argv: list[str] | None = None) -> int:

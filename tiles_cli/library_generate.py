@@ -20,14 +20,14 @@ from tiles_cli.progress import progress
 
 
 def register(app: typer.Typer) -> None:
-    """Commands live on ``library_app`` (registered at import); nothing to add to the root app."""
+    """Add this module's commands to `tiles library` (the group's own module adds the group)."""
+    library_app.command("generate")(generate_command)
 
 
 LADDER_TOP = 5  # the ladder's top level: --max-ladder at it sets no limit
 MAX_COUNT = 10_000_000  # one run's tiles; a year of libraries is ~2M
 
 
-@library_app.command("generate")
 def generate_command(
     n: int | None = typer.Option(None, "--n", help="Tile side: 6, 8, 10, 12, 14 or 16."),
     count: int | None = typer.Option(None, "--count", help="How many tiles to generate."),

@@ -17,10 +17,11 @@ from tiles_cli.options import DrainRemoteOpt, LibraryOpt
 
 
 def register(app: typer.Typer) -> None:
-    """Commands are registered on ``library_app`` by the decorators below (importing is enough)."""
+    """Add this module's commands to `tiles library` (the group's own module adds the group)."""
+    library_app.command("misses")(misses_cmd)
+    library_app.command("drain")(drain_cmd)
 
 
-@library_app.command("misses")
 def misses_cmd(
     library: Path = LibraryOpt, as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")
 ) -> None:
@@ -38,7 +39,6 @@ def misses_cmd(
     typer.echo(f"{sum(r['open'] for r in rows):,} open misses")
 
 
-@library_app.command("drain")
 def drain_cmd(
     library: Path = LibraryOpt,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Drain at most N misses."),

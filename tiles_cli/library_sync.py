@@ -23,7 +23,11 @@ VerifyOpt = typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    """Commands are registered on ``library_app`` by the decorators below (importing is enough)."""
+    """Add this module's commands to `tiles library` (the group's own module adds the group)."""
+    library_app.command("pull")(pull_cmd)
+    library_app.command("push")(push_cmd)
+    library_app.command("status")(status_cmd)
+    library_app.command("snapshots")(snapshots_cmd)
 
 
 IntegrityOpt = typer.Option(
@@ -65,7 +69,6 @@ def _modes(verify: Verify, integrity: Integrity) -> dict:
     return {"verify": verify.value, "integrity": integrity.value}
 
 
-@library_app.command("pull")
 def pull_cmd(
     library: Path = LibraryOpt, remote: str = RemoteOpt, verify: Verify = VerifyOpt, integrity: Integrity = IntegrityOpt
 ) -> None:
@@ -88,7 +91,6 @@ def pull_cmd(
         )
 
 
-@library_app.command("push")
 def push_cmd(
     library: Path = LibraryOpt,
     remote: str = RemoteOpt,
@@ -122,7 +124,6 @@ def push_cmd(
     )
 
 
-@library_app.command("status")
 def status_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
     """Local library against the remote: ahead (push), behind (pull), last built day, last sync; the stock."""
     from remote.backend import open_backend
@@ -136,7 +137,6 @@ def status_cmd(library: Path = LibraryOpt, remote: str = RemoteOpt) -> None:
             typer.echo(f"stock {text}")
 
 
-@library_app.command("snapshots")
 def snapshots_cmd(
     remote: str = RemoteOpt,
     prune_keep: int = typer.Option(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from tilelib import plugins
 from tilelib.errors import BadInput
 from tiles_cli.settings import option_help, setting
 from tiles_cli.settings import secret as read_secret
@@ -49,10 +50,10 @@ def secret(ctx: typer.Context, secret_file: Path | None) -> str | None:
     return read_secret(secret_file, getattr(ctx.get_parameter_source("secret_file"), "name", "") == "COMMANDLINE")
 
 
-# packers.DEFAULT_PACKER and packers.PACKERS in its order (a test keeps them equal); the packers
+# The packers as the one registry lists them, the default first: read from its table, so the packers
 # themselves load on use, not at start-up
-DEFAULT_PACKER = "big-first"
-PACKER_NAMES = "big-first | grown | bands | substitution | islands"
+DEFAULT_PACKER = plugins.names(plugins.PACKER)[0]
+PACKER_NAMES = " | ".join(plugins.names(plugins.PACKER))
 PackerOpt = typer.Option(DEFAULT_PACKER, "--packer", help=PACKER_NAMES)
 
 

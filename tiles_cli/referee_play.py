@@ -15,10 +15,14 @@ from tiles_cli.referee import referee_app
 
 
 def register(app: typer.Typer) -> None:
-    """Commands are added to `tiles referee` when this module is imported."""
+    """Add this module's commands to `tiles referee` (the group's own module adds the group)."""
+    referee_app.command("serve")(serve_command)
+    referee_app.command("puzzle")(puzzle_command)
+    referee_app.command("score")(score_command)
+    referee_app.command("analyze")(analyze_command)
+    referee_app.command("backup")(backup_command)
 
 
-@referee_app.command("serve")
 def serve_command(
     library: Path = LibraryOpt,
     runs: str = RunsOpt,
@@ -126,7 +130,6 @@ def serve_command(
         store.close()
 
 
-@referee_app.command("puzzle")
 def puzzle_command(
     manifest: Path = typer.Argument(..., help="The manifest JSON file."),
     tile: int = typer.Argument(..., help="Tile id."),
@@ -165,7 +168,6 @@ def puzzle_command(
     typer.echo(grid_text(v["puzzle"], v["n"]))
 
 
-@referee_app.command("score")
 def score_command(
     runs: str = RunsNeededOpt,
     run: str | None = typer.Option(None, "--run", help="Only this run."),
@@ -178,7 +180,6 @@ def score_command(
     sys.stdout.flush()
 
 
-@referee_app.command("analyze")
 def analyze_command(
     day: str = typer.Option(..., "--day", help="The day (YYYY-MM-DD)."),
     runs: str = RunsNeededOpt,
@@ -227,7 +228,6 @@ def analyze_command(
     typer.echo(json.dumps({"day": day, "leaderboard": board, "analysis": analysis, "run": one}))
 
 
-@referee_app.command("backup")
 def backup_command(
     runs: str = RunsNeededOpt,
     out: Path = typer.Option(..., "--out", help="The backup file to write (must not exist)."),
