@@ -32,9 +32,10 @@ from pathlib import Path
 from daily import fairness
 from daily.lock import build_lock
 from daily.observe import disk_writes, peak_rss_bytes, write_calls
+from daily.options import BuildOptions
 from daily.provenance import build_record
 from daily.seed import day_seed
-from packers import DEFAULT_PACKER, check_request, check_size, make_packing
+from packers import check_request, check_size, make_packing
 from packers.packing import Packing
 from referee import gate
 from referee.board import build_board
@@ -54,27 +55,6 @@ from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
 from tilelib.spent import Reuse, board_rows
 from tilelib.store import Library
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    day: str
-    library: Path
-    out_dir: Path
-    size: int = 1000
-    packer: str = DEFAULT_PACKER
-    params: dict | None = None
-    seed: bytes | None = None  # None: derived from the secret and the day
-    secret: str | None = None
-    remote: str | None = None
-    force: bool = False
-    start: dict | None = None  # replay: record this start state {snapshot, deltas} (no remote to ask)
-    profile: object = None  # difficulty profile: stitcher.profile JSON form, preset name or None
-    workers: int = field(default_factory=default_workers)  # processes for the stitch's halves (and verify);
-    #                                    the board is the same for any value (stitcher/halves.py)
-    reuse: str = Reuse.FRESH.value  # the fair rule (tilelib.spent): "fresh" or "any"
-    play: str = TILE_BY_TILE  # "tile-by-tile": clues until referee.closure covers the board;
-    #                                    "propagation": the frontier proof alone (replays of older days)
 
 
 @dataclass
@@ -179,7 +159,10 @@ def plan(opts: BuildOptions) -> Night:
         raise BadInput(f"play rule {opts.play!r}: expected one of {', '.join(PLAY_RULES)}")
     try:
         stitch = StitchOptions(
-            drain=Drain.INLINE, profile=parse_profile(opts.profile), workers=opts.workers, fresh=reuse is Reuse.FRESH
+            drain=Drain.INLINE,
+            profile=parse_profile(opts.profile),
+            workers=default_workers() if opts.workers is None else opts.workers,
+            fresh=reuse is Reuse.FRESH,
         )
     except ValueError as err:
         raise BadInput(str(err)) from None

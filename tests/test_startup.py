@@ -20,7 +20,8 @@ from tilelib.bits import Puzzle
 from tilelib.errors import BadInput
 
 HEAVY_LIBS = ("numpy", "pandas", "ortools", "boto3", "botocore", "rich", "pydantic", "PIL")
-PIPELINE = ("generator", "referee", "stitcher", "remote", "packers", "daily", "tilelib.store")
+# ``daily.options`` (the build's options, declared once) is what the CLI reads of ``daily`` at start-up
+PIPELINE = ("generator", "referee", "stitcher", "remote", "packers", "daily.build", "tilelib.store")
 
 
 def _loaded_after(argv: list[str]) -> set[str]:

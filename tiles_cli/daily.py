@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import typer
 
+from daily.options import BuildOptions, default
 from tiles_cli.options import (
     LibraryOpt,
     OutDirOpt,
@@ -41,7 +41,7 @@ def _log(line: str) -> None:
 def build(
     ctx: typer.Context,
     date: str = typer.Option(None, "--date", help="ISO day YYYY-MM-DD (default: today, UTC)."),
-    size: int = typer.Option(1000, "--size", help="Board side G in cells."),
+    size: int = typer.Option(default("size"), "--size", help="Board side G in cells."),
     packer: str = PackerOpt,
     params: str = typer.Option(None, "--params", help="Packer params as a JSON object."),
     seed: str = typer.Option(None, "--seed", help="The seed itself, 64 hex digits (tests)."),
@@ -56,15 +56,15 @@ def build(
         "per n) or a preset (human: what a strong player solves without search); "
         "recorded in the manifest. 'library': no profile.",
     ),
-    workers: int = typer.Option(
-        None,
+    workers: int | None = typer.Option(
+        default("workers"),
         "--workers",
         min=1,
         help="Processes that stitch the two halves "
         "of a big board (default: 2 on a 2-core machine); the board is the same.",
     ),
     reuse: str = typer.Option(
-        "fresh",
+        default("reuse"),
         "--reuse",
         help="fresh: no solution of side n >= 10 twice on the "
         "board and none an earlier board used (the fair rule); any: any library "
@@ -77,7 +77,6 @@ def build(
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
     Off a terminal (cron), the stitch logs a progress line at most every 15 s."""
-    from daily.build import BuildOptions
     from daily.build import build as run_build
     from daily.observe import ProgressLog
     from daily.seed import parse_day
@@ -95,10 +94,9 @@ def build(
         remote=remote,
         force=force,
         profile=profile,
+        workers=workers,
         reuse=reuse,
     )
-    if workers is not None:
-        opts = dataclasses.replace(opts, workers=workers)
     with progress("stitching") as bar:
 
         def tick(done: int, total: int, _stats=None) -> None:
