@@ -39,7 +39,6 @@ from packers import check_request, check_size, make_packing
 from packers.packing import Packing
 from referee import gate
 from referee.board import build_board
-from referee.checks import check_library, mark_verified
 from referee.closure import add_play_clues
 from referee.frontier import add_clues
 from referee.manifest import PLAY_RULES, TILE_BY_TILE, Manifest
@@ -55,6 +54,7 @@ from tilelib.fsio import atomic_write, check_placeable
 from tilelib.rng import Stream
 from tilelib.spent import Reuse, board_rows
 from tilelib.store import Library
+from trust.checks import check_library, mark_verified
 
 
 @dataclass

@@ -8,7 +8,7 @@ and every delta through it. It downloads one file and proves it sound before any
 size (when HEAD states it), sha256, a tiles library whose schema is exactly the one this code ships
 for its version (``tilelib.schema``: an extra trigger, view or index is refused by name), ``PRAGMA
 integrity_check`` (or ``quick_check``), its ``meta`` parsed strictly as ASCII (``meta_problem``),
-every row audited and every stored manifest parsed (``referee.checks``), and that it is the kind
+every row audited and every stored manifest parsed (``trust.checks``), and that it is the kind
 the caller named (a base snapshot, or a delta: FORMAT §11's ``kind`` = ``delta``). Any failure to
 open, decode, prove or parse it is ``BadSnapshot``, so it is healed around like a corrupt page.
 
@@ -27,7 +27,6 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.checks import check_connection
 from remote.backend import Backend, ProgressFactory
 from remote.delta import BASE, DELTA, kind_of
 from tilelib.db import atomic, connect, outside
@@ -35,6 +34,7 @@ from tilelib.errors import BadInput, LibraryError, RemoteError, SchemaTooNew
 from tilelib.merge import fingerprint
 from tilelib.schema import check_schema
 from tilelib.store import Library
+from trust.checks import check_connection
 
 STATE_PREFIXES = ("remote_etag:", "remote_state:", "remote_mark:", "verified:", "stock:")
 MAX_FALLBACK = 32
@@ -120,7 +120,7 @@ def fetch_verified(
     ``integrity="full"`` runs ``PRAGMA integrity_check`` as FORMAT §11 says (it cross-checks
     every index and dominates pull time: ~1.5 s per 100 MB); ``"quick"`` runs
     ``PRAGMA quick_check``. Every row is audited and every stored manifest parsed either way
-    (``referee.checks``): a snapshot is only ever merged whole, so it is proven whole. Any failure to
+    (``trust.checks``): a snapshot is only ever merged whole, so it is proven whole. Any failure to
     open, decode, prove or parse it (its header, its text encoding, its schema, its ``meta``, a
     row) makes it unsound, so a pull falls back past it (``fetch_good``) as for a corrupt page."""
     if integrity not in ("full", "quick"):
@@ -165,7 +165,7 @@ def _said(err: BaseException, short: str) -> str:
 def _prove(path: Path, short: str, where: str, kind: str, integrity: str) -> None:
     """The checks of a downloaded file, in FORMAT §11's order: schema (before ``meta`` is read: it may
     not be a table), ``meta``, kind (before the rows: a wrong kind is refused unread), then pages, rows,
-    manifests, spent and misses (``referee.checks.check_connection``)."""
+    manifests, spent and misses (``trust.checks.check_connection``)."""
     label = f"snapshot {short}…"
     conn = connect(path, readonly=True)
     try:

@@ -39,7 +39,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
 from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
 from remote.catchup import STALE_WORKDIR_SECONDS, catch_up, local_missing, workdir
 from remote.delta import (
@@ -63,6 +62,7 @@ from tilelib.fsio import refuse_symlink
 from tilelib.merge import fingerprint
 from tilelib.spent import count as spent_count
 from tilelib.store import Library
+from trust.checks import CheckReport, check_file, check_library, mark_verified, read_watermark
 
 # ---------------------------------------------------------------- the publish check
 
@@ -81,7 +81,7 @@ def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
 
     ``check="new"``: ``PRAGMA quick_check`` and the rows and manifests added since the last
     verified push (its cost follows what changed: bench_publish); everything when
-    ``referee.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
+    ``trust.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
     ``integrity_check``, every row re-hashed, every manifest parsed. A delta is checked whole
     again before it is uploaded (``_push_delta``)."""
     with _refused():

@@ -34,10 +34,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from bench_sync import fill  # noqa: E402
 
-from referee.checks import check_manifests, check_pages, check_rows  # noqa: E402
 from remote.sync import make_snapshot  # noqa: E402
 from tilelib.store import Library  # noqa: E402
 from tilelib.tile import content_hash  # noqa: E402
+from trust.checks import check_manifests, check_pages, check_rows  # noqa: E402
 
 
 def hash_only(conn: sqlite3.Connection, since: int) -> int:

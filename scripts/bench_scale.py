@@ -192,8 +192,8 @@ def mark_as_published(lib_path: Path) -> None:
     """Give the cached library the publish check's watermark once, as a nightly library has from
     its last push: a build then checks the rows added since (not all 2.5M, which only the first
     check of a never-checked file does)."""
-    from referee.checks import check_library, mark_verified
     from tilelib.store import Library
+    from trust.checks import check_library, mark_verified
 
     with Library.open(lib_path) as lib:
         if lib.conn.execute("SELECT 1 FROM meta WHERE key = 'verified:rowids'").fetchone() is None:

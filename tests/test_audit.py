@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from support import all_grids, random_givens, tile_with_alts
 
-from referee.checks import verify_library
 from tilelib import bits
 from tilelib.audit import feature_problems, min_hitting_sides, tile_problems
 from tilelib.tile import Tile
+from trust.checks import verify_library
 
 ALL6 = all_grids(6)
 

@@ -144,7 +144,7 @@ def test_each_spoiled_field_is_caught(sound_rows):
 def test_bad_rows_is_what_the_checks_and_verify_use():
     """The gate is called by the publish and snapshot checks, merges and verify (one way per job)."""
     root = Path(__file__).resolve().parents[1]
-    for path in ("referee/checks.py", "tilelib/merge.py"):
+    for path in ("trust/checks.py", "tilelib/merge.py"):
         text = (root / path).read_text()
         assert "check_stored_rows(" in text or "bad_rows(" in text, path
 

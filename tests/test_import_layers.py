@@ -23,6 +23,7 @@ LAYERS = (
     ("engine", "packers"),
     ("generator",),
     ("stitcher", "referee"),
+    ("trust",),  # the library's own proofs (checks, repair): below every package that reads a pulled or local file
     ("remote", "players"),
     ("daily",),
     ("tiles_cli",),

@@ -39,7 +39,7 @@ one to three mutations. Each run prints one line: per class tried / unbuildable 
 which behaving identically: refusals of the ambiguous, a quoted identifier, an index renamed) /
 accepted (of which behaving identically, ``=``, and behaving otherwise only on pages SQLite calls
 damaged, ``+d``: a table's root page given to an index, which the page check every pull, push and
-verify runs refuses, ``referee.checks.check_pages``). Any other accepted mutation that behaves
+verify runs refuses, ``trust.checks.check_pages``). Any other accepted mutation that behaves
 otherwise, or a layout mutation refused, fails the test naming it.
 """
 
@@ -57,12 +57,12 @@ from functools import cache, lru_cache
 
 import pytest
 
-from referee.checks import check_pages
 from tilelib.db import connect, statements
 from tilelib.errors import CorruptLibrary, LibraryError
 from tilelib.schema import SYNC_SCHEMA, check_schema, version_statements
 from tilelib.sqltokens import fold
 from tilelib.store import TILE_COLUMNS
+from trust.checks import check_pages
 
 SEED = int(os.environ.get("TILES_SCHEMA_FUZZ_SEED", "20261121"))
 SHIPPED = tuple(version_statements(2))
@@ -661,7 +661,7 @@ def judged(image: bytes, attached: bool) -> int | str:
 
 def damaged(image: bytes) -> bool:
     """Whether the page check the code runs on every file it takes from a peer or publishes
-    (``referee.checks.check_pages``, quick_check) refuses the image: SQLite calls its pages corrupt.
+    (``trust.checks.check_pages``, quick_check) refuses the image: SQLite calls its pages corrupt.
     A root page given to a b-tree of the other kind (a table's to an index) is such damage, as a
     flipped byte in a page header is, and no schema reading sees it."""
     conn = reopen(image)

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from remote_support import make_library, opened_then_planted, random_tiles
 
-from referee.checks import check_pages
 from tilelib import ledger, spent
 from tilelib.db import atomic, connect
 from tilelib.errors import CorruptLibrary, NotALibrary, RowsNotStored, SchemaMismatch, SchemaTooNew
@@ -34,6 +33,7 @@ from tilelib.schema import (
     version_statements,
 )
 from tilelib.store import Library
+from trust.checks import check_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,7 +172,7 @@ def test_a_table_and_an_index_that_swapped_root_pages_are_refused_as_damaged_pag
     """Found by tests/test_schema_fuzz.py: each keeps a root page of its own and every pragma reads as
     shipped, so the schema proof (which reads no page) accepts the file; but SQLite finds a table
     cursor on an index page corrupt and the first write fails. Like any damaged page, that is the page
-    check's to refuse (``referee.checks.check_pages``, run by every pull, push and verify)."""
+    check's to refuse (``trust.checks.check_pages``, run by every pull, push and verify)."""
     swap = [_SET_ROOT.format(_root("tiles_top_right"), "tiles"), _SET_ROOT.format(_root("tiles"), "tiles_top_right")]
     planted(tmp_path / "a.sqlite", *swap)
     conn = connect(tmp_path / "a.sqlite", readonly=True)

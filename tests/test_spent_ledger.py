@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from remote_support import make_library
 from support import random_solution
 
-from referee.checks import check_connection
 from remote.delta import current_mark, make_delta, pending, read_mark, write_mark
 from tilelib import spent
 from tilelib.errors import BadInput, CorruptLibrary
 from tilelib.merge import fingerprint, merge_file
 from tilelib.spent import Reuse, SpentRow
 from tilelib.store import SCHEMA_VERSION, Library
+from trust.checks import check_connection
 
 
 def images(g: np.ndarray) -> list[np.ndarray]:

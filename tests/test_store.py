@@ -108,7 +108,7 @@ def test_open_corrupt_file(lib_path):
     with pytest.raises(CorruptLibrary):
         lib = Library.open(lib_path)
         lib.count_tiles()
-        from referee.checks import verify_library
+        from trust.checks import verify_library
 
         verify_library(lib)
 

@@ -88,7 +88,7 @@ def test_first_push_of_a_tampered_library_is_refused_and_remote_untouched(remote
 @pytest.fixture
 def incremental(monkeypatch):
     """Treat every library as large: the default check covers only what changed (and tampering)."""
-    monkeypatch.setattr("referee.checks.FULL_CHECK_MAX_ROWS", 0)
+    monkeypatch.setattr("trust.checks.FULL_CHECK_MAX_ROWS", 0)
 
 
 def test_tampering_after_a_verified_push_is_caught_by_the_incremental_check(remote_url, tmp_path, incremental):
@@ -192,7 +192,7 @@ def test_a_byte_flipped_inside_an_old_record_is_refused(remote_url, tmp_path):
 def test_push_refuses_a_malformed_page(remote_url, tmp_path, monkeypatch, size):
     """A broken page header: integrity_check (small libraries) and quick_check (large) both see it."""
     if size == "large":
-        monkeypatch.setattr("referee.checks.FULL_CHECK_MAX_ROWS", 0)
+        monkeypatch.setattr("trust.checks.FULL_CHECK_MAX_ROWS", 0)
     a = tmp_path / "a.sqlite"
     make_library(a, 1, 200)
     flip_page_header(a)

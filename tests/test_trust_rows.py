@@ -269,8 +269,8 @@ def test_a_misses_row_of_the_wrong_shape_is_refused_by_push_and_named_by_verify(
 def test_a_watermark_or_mark_that_does_not_parse_is_none(tmp_path, value):
     """The publish check's watermark and a remote's mark are read strictly: one that does not parse
     counts as none (every row checked, every row sent), never a traceback."""
-    from referee.checks import read_watermark
     from remote.delta import read_mark
+    from trust.checks import read_watermark
 
     lib = tmp_path / "lib.sqlite"
     make_library(lib, 8, 3)

@@ -13,7 +13,7 @@ passes on its way into a library or out of it (issue 69): a pull's snapshots and
 and the publish check all call it,
 so a row whose hash is right but whose content is not (blobs of the wrong length, edge columns
 that are not its solution's, a solution that breaks the rules) is refused before it is stored,
-naming the row. ``referee.checks.verify_library`` (``tiles library verify``) reports every
+naming the row. ``trust.checks.verify_library`` (``tiles library verify``) reports every
 row's problems instead of stopping at the first.
 """
 

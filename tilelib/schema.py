@@ -30,7 +30,7 @@ How the two are compared (``read_objects``, ``differences``):
    file, and used once. Which page is which beyond that is the pages' content, not the schema, and
    no page is read here: two tables that swapped root pages hold each other's rows, and a table and
    an index that did are corrupt to SQLite — what ``PRAGMA quick_check`` and the rows' hashes judge
-   (``referee.checks``), as they judge any damaged page.
+   (``trust.checks``), as they judge any damaged page.
 4. The file's text encoding is UTF-8 and its ``schema_version`` is a number as the code writes one:
    ASCII digits without a leading zero (``file_version``).
 

@@ -34,8 +34,8 @@ def stats(
     library: Path = LibraryOpt, as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")
 ) -> None:
     """Counts per n, m and ladder level; misses; manifests; bytes per tile. A damaged file is exit 3."""
-    from referee.checks import check_pages
     from tilelib.store import Library
+    from trust.checks import check_pages
 
     with Library.open(library) as lib:
         check_pages(lib.conn, str(library), "quick")
@@ -80,8 +80,8 @@ def stock_cmd(
 @library_app.command("verify")
 def verify(library: Path = LibraryOpt) -> None:
     """Recompute every hash, rule check and feature, parse every stored manifest; list bad rows; exit 5 if any."""
-    from referee.checks import verify_library
     from tilelib.store import Library
+    from trust.checks import verify_library
 
     with Library.open(library) as lib:
         with progress("verifying", total=lib.count_tiles()) as bar:
@@ -105,7 +105,7 @@ def repair_cmd(
 ) -> None:
     """Write a clean library from a damaged or hostile one: every row that verifies, the shipped schema,
     and what was left behind and why. The library itself is never modified."""
-    from referee.repair import repair
+    from trust.repair import repair
 
     with progress("repairing") as bar:
         rep = repair(library, out, on_row=bar.advance)

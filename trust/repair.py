@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.checks import MISS_SHAPE, SPENT_SHAPE, check_connection, manifest_row_problem
 from tilelib.audit import stored_row_problems
 from tilelib.db import atomic, connect
 from tilelib.errors import BadInput, CorruptLibrary, LibraryError, SchemaTooNew
@@ -34,6 +33,7 @@ from tilelib.fsio import check_placeable, staged
 from tilelib.merge import MANIFEST_COLUMNS, MISS_COLUMNS, SPENT_COLUMNS
 from tilelib.schema import SCHEMA_VERSION, differences, file_version, read_objects
 from tilelib.store import SQLITE_MAGIC, TILE_COLUMNS, Library
+from trust.checks import MISS_SHAPE, SPENT_SHAPE, check_connection, manifest_row_problem
 
 KEPT_META = ("stock:",)  # meta keys a repaired file keeps (by prefix); the rest is per file
 BATCH = 4096
@@ -218,7 +218,7 @@ def _schema_left_out(src: sqlite3.Connection, label: str, rep: RepairReport) -> 
 
 def repair(source: str | Path, out: str | Path | None = None, on_row: Callable[[], None] | None = None) -> RepairReport:
     """Write a clean library at ``out`` (default ``default_out``) from ``source``; see the module
-    docstring. The result passes the full check (``referee.checks``) before it is moved into place."""
+    docstring. The result passes the full check (``trust.checks``) before it is moved into place."""
     src_path = Path(source)
     out_path = Path(out) if out is not None else default_out(src_path)
     _check_paths(src_path, out_path)

@@ -139,7 +139,7 @@ def check_manifests(conn: sqlite3.Connection, label: str, since: int = 0) -> tup
 
 
 _HEX = "length({c}) = 64 AND NOT {c} GLOB '*[^0-9a-f]*'"
-# FORMAT §5's shape of a spent row, as one SQL condition (the publish check and ``referee.repair``)
+# FORMAT §5's shape of a spent row, as one SQL condition (the publish check and ``trust.repair``)
 SPENT_SHAPE = (
     f"{_HEX.format(c='solution')} AND {_HEX.format(c='board')} AND n IN (10, 12, 14, 16) AND "
     "typeof(day) = 'text' AND day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'"
@@ -147,7 +147,7 @@ SPENT_SHAPE = (
 _SPENT_BAD = f"SELECT rowid, solution, board, n, day FROM spent WHERE NOT ({SPENT_SHAPE}) LIMIT 1"
 _SIDES = ("top", "right", "bottom", "left")
 _MISS_INTS = ("n", "side_mask", *_SIDES, *(f"{s}_mask" for s in _SIDES), "first_seen", "last_seen", "count", "nofit")
-# FORMAT §5's and §8's shape of a misses row, as one SQL condition (the checks and ``referee.repair``):
+# FORMAT §5's and §8's shape of a misses row, as one SQL condition (the checks and ``trust.repair``):
 # integers where integers belong, n a tile size, each side's fixed cells within n bits and its value
 # bits within its mask, side_mask the sides with a fixed cell, a count of at least 1, nofit 0 or 1,
 # first_seen <= last_seen, tile NULL or a content hash, packing NULL or text.
