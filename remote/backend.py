@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +70,17 @@ class SnapshotInfo:
     sha: str
     size: int
     modified: float  # unix seconds
+
+
+def listed(entries: Iterable[tuple[str, int, float]]) -> list[SnapshotInfo]:
+    """A listing of the snapshot folder — (file name, size, modified) per entry — as the snapshots it
+    holds, oldest first (then by sha): every other file (a partial upload, a stray name) left out."""
+    out = []
+    for name, size, modified in entries:
+        sha = name.removesuffix(".sqlite")
+        if name.endswith(".sqlite") and SHA_RE.match(sha):
+            out.append(SnapshotInfo(sha, size, modified))
+    return sorted(out, key=lambda s: (s.modified, s.sha))
 
 
 def snapshot_name(sha: str) -> str:

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from remote.backend import (
     HEAD_NAME,
-    SHA_RE,
     SNAPSHOT_DIR,
     Backend,
     Head,
@@ -31,6 +30,7 @@ from remote.backend import (
     SnapshotInfo,
     bounded,
     file_name,
+    listed,
     snapshot_name,
 )
 from remote.url import RemoteURL
@@ -179,14 +179,8 @@ class LocalBackend(Backend):
     def list_snapshots(self) -> list[SnapshotInfo]:
         self._check_root()
         d = self._own(self.root / SNAPSHOT_DIR)
-        out = []
-        if d.is_dir():
-            for p in d.iterdir():
-                sha = p.name.removesuffix(".sqlite")
-                if p.name.endswith(".sqlite") and SHA_RE.match(sha):
-                    st = p.stat()
-                    out.append(SnapshotInfo(sha, st.st_size, st.st_mtime))
-        return sorted(out, key=lambda s: (s.modified, s.sha))
+        files = [p for p in d.iterdir() if p.is_file()] if d.is_dir() else []
+        return listed((p.name, (st := p.stat()).st_size, st.st_mtime) for p in files)
 
     def delete_snapshot(self, sha: str) -> None:
         try:

@@ -31,7 +31,6 @@ from botocore.config import Config
 
 from remote.backend import (
     HEAD_NAME,
-    SHA_RE,
     SNAPSHOT_DIR,
     Backend,
     Head,
@@ -40,6 +39,7 @@ from remote.backend import (
     SnapshotInfo,
     bounded,
     file_name,
+    listed,
     snapshot_name,
 )
 from remote.url import RemoteURL
@@ -279,16 +279,11 @@ class S3Backend(Backend):
         prefix = self.url.key(SNAPSHOT_DIR + "/")
 
         def listing() -> list[SnapshotInfo]:
-            out = []
-            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.url.bucket, Prefix=prefix):
-                for obj in page.get("Contents", []):
-                    name = obj["Key"][len(prefix) :]
-                    sha = name.removesuffix(".sqlite")
-                    if name.endswith(".sqlite") and SHA_RE.match(sha):
-                        out.append(SnapshotInfo(sha, int(obj["Size"]), obj["LastModified"].timestamp()))
-            return out
+            pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.url.bucket, Prefix=prefix)
+            objects = [obj for page in pages for obj in page.get("Contents", [])]
+            return listed((o["Key"][len(prefix) :], int(o["Size"]), o["LastModified"].timestamp()) for o in objects)
 
-        return sorted(self._call("listing snapshots", listing), key=lambda s: (s.modified, s.sha))
+        return self._call("listing snapshots", listing)
 
     def delete_snapshot(self, sha: str) -> None:
         self._call(
