@@ -184,6 +184,32 @@ def board21_day(tmp_path_factory, name: str):
     return fx, d, d / "day.json", truth
 
 
+@contextlib.contextmanager
+def in_process_day21(tmp_path_factory, name: str):
+    """The service over the G=21 day in this process, quotas off and no access log, as ``open_service``
+    makes it for a worker: yields (app, store, truth); the store closed after."""
+    import gc
+
+    from referee.service.worker import ServeOptions, open_service
+
+    fx, d, manifest, truth = board21_day(tmp_path_factory, name)
+    opts = ServeOptions(
+        library=str(fx.lib_path),
+        runs=str(d / "runs.sqlite"),
+        manifests=(str(manifest),),
+        quota_runs=0,
+        quota_moves=0,
+        quota_address_moves=0,
+        access_log="off",
+    )
+    app, store = open_service(opts, log=lambda _line: None)
+    try:
+        yield app, store, truth
+    finally:
+        store.close()
+        gc.unfreeze()
+
+
 def daily_day(tmp_path_factory, name: str, day: str, seed: bytes, size: int):
     """A real `tiles daily build` of a G=``size`` day on an empty library: (folder with lib.sqlite,
     manifest path)."""

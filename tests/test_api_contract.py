@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import gc
 import inspect
 import re
 import subprocess
@@ -23,12 +22,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_support import board21_day
+from serve_support import in_process_day21
 
 from players.client import AsyncClient, Client, Endpoints
 from referee import wire
 from referee.service import mcp_tools, play
-from referee.service.worker import ServeOptions, open_service
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY = "2026-11-29"
@@ -38,20 +36,8 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """(app, store, judge with the truth, the OpenAPI document) over the G=21 day, quotas off."""
-    fx, d, manifest, truth = board21_day(tmp_path_factory, "contract")
-    opts = ServeOptions(
-        library=str(fx.lib_path),
-        runs=str(d / "runs.sqlite"),
-        manifests=(str(manifest),),
-        quota_runs=0,
-        quota_moves=0,
-        quota_address_moves=0,
-        access_log="off",
-    )
-    app, store = open_service(opts, log=lambda _line: None)
-    yield app, store, truth, app.openapi()
-    store.close()
-    gc.unfreeze()
+    with in_process_day21(tmp_path_factory, "contract") as (app, store, truth):
+        yield app, store, truth, app.openapi()
 
 
 def operations(doc) -> dict[str, tuple[str, str, dict]]:

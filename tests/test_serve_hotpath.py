@@ -11,10 +11,9 @@ import gc
 import json
 
 import pytest
-from serve_support import board21_day
+from serve_support import in_process_day21
 
 from referee.service import hotpath, observe
-from referee.service.worker import ServeOptions, open_service
 
 DAY = "2026-11-29"
 
@@ -22,21 +21,9 @@ DAY = "2026-11-29"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """(app, judge with the truth) over the G=21 day and a SQLite runs file of its own."""
-    fx, d, manifest, truth = board21_day(tmp_path_factory, "hotpath")
-    opts = ServeOptions(
-        library=str(fx.lib_path),
-        runs=str(d / "runs.sqlite"),
-        manifests=(str(manifest),),
-        quota_runs=0,
-        quota_moves=0,
-        quota_address_moves=0,
-        access_log="off",
-    )
-    app, store = open_service(opts, log=lambda _line: None)
-    assert gc.get_freeze_count() > 0  # the days' boards out of the collector's walks (boards.settle)
-    yield app, truth
-    store.close()
-    gc.unfreeze()
+    with in_process_day21(tmp_path_factory, "hotpath") as (app, _store, truth):
+        assert gc.get_freeze_count() > 0  # the days' boards out of the collector's walks (boards.settle)
+        yield app, truth
 
 
 def call(app, method: str, path: str, body: bytes = b"", headers: tuple = ()) -> tuple[int, list, bytes]:
