@@ -196,16 +196,7 @@ def validate_packing(packing: Packing, P: int) -> None:
             raise VerificationFailed(
                 f"packing: tile {i} at ({x},{y}) has side s={s} (n={s + 1}): {why}; s must be odd in 5..15"
             )
-        if x < 0 or y < 0:
-            raise VerificationFailed(f"packing: tile {i} at ({x},{y}) has a negative coordinate")
-        if x + s > P or y + s > P:
-            raise VerificationFailed(f"packing: tile {i} at ({x},{y}) s={s} runs out of the board [0,{P})")
-        block = owner[y : y + s, x : x + s]
-        hit = np.flatnonzero(block)
-        if hit.size:
-            j = int(block.flat[hit[0]]) - 1
-            raise VerificationFailed(f"packing: tile {i} at ({x},{y}) s={s} overlaps tile {j} {packing.squares[j]}")
-        block[...] = i + 1
+        _claim(owner, (x, y, s, s), f"tile {i} at ({x},{y}) s={s}", i + 1, packing)
     r = 0
     for zi, zone in enumerate(packing.zones):
         if not zone:
@@ -214,17 +205,7 @@ def validate_packing(packing: Packing, P: int) -> None:
             where = f"zone {zi} rect {rj} [{x},{y},{w},{h}]"
             if w <= 0 or h <= 0:
                 raise VerificationFailed(f"packing: {where} has a non-positive width or height")
-            if x < 0 or y < 0:
-                raise VerificationFailed(f"packing: {where} has a negative coordinate")
-            if x + w > P or y + h > P:
-                raise VerificationFailed(f"packing: {where} runs out of the board [0,{P})")
-            block = owner[y : y + h, x : x + w]
-            hit = np.flatnonzero(block)
-            if hit.size:
-                o = int(block.flat[hit[0]])
-                what = f"tile {o - 1}" if o > 0 else f"an earlier zone rectangle (#{-o - 1} in reading order)"
-                raise VerificationFailed(f"packing: {where} overlaps {what}")
-            block[...] = -(r + 1)
+            _claim(owner, (x, y, w, h), where, -(r + 1), packing)
             r += 1
     free = np.flatnonzero(owner == 0)
     if free.size:
@@ -232,6 +213,29 @@ def validate_packing(packing: Packing, P: int) -> None:
         raise VerificationFailed(
             f"packing: gap: pitch unit ({x},{y}) is covered by no tile and no zone ({free.size} uncovered units)"
         )
+
+
+def _claim(owner: np.ndarray, rect: Rect, where: str, mark: int, packing: Packing) -> None:
+    """Mark the pitch units of ``rect`` (x, y, w, h) in ``owner`` with ``mark`` (``validate_packing``'s
+    grid); VerificationFailed naming ``where`` if the rectangle has a negative coordinate, runs out of
+    the board or overlaps a unit already marked (a square or an earlier zone rectangle)."""
+    x, y, w, h = rect
+    P = owner.shape[0]
+    if x < 0 or y < 0:
+        raise VerificationFailed(f"packing: {where} has a negative coordinate")
+    if x + w > P or y + h > P:
+        raise VerificationFailed(f"packing: {where} runs out of the board [0,{P})")
+    block = owner[y : y + h, x : x + w]
+    hit = np.flatnonzero(block)
+    if hit.size:
+        o = int(block.flat[hit[0]])
+        what = (
+            f"tile {o - 1} {packing.squares[o - 1]}"
+            if o > 0
+            else f"an earlier zone rectangle (#{-o - 1} in reading order)"
+        )
+        raise VerificationFailed(f"packing: {where} overlaps {what}")
+    block[...] = mark
 
 
 def group_zones(rects: Iterable[Rect]) -> tuple[tuple[Rect, ...], ...]:
