@@ -18,8 +18,12 @@ through the service, one frontier tile shown at a time, the same judge), in smal
   cells of the window, both values, and the pass.
 - **Reward**: once the window is full its grid is sent to the judge as one move: n² if correct
   (the leaderboard's reward), else 0; then the next frontier tile is shown (after a wrong grid
-  another one, or the same with its cells cleared). ``shaped=True`` adds +1 for a cell set to its
-  solution value and -1 otherwise, on the step that sets it: offline only, since it reads the
+  another one, or the same with its cells cleared). ``shaped=True`` adds a potential-based shaping
+  (Ng, Harada and Russell, 1999): each step also earns the change of the potential "cells of this
+  attempt set to their solution value, less those set otherwise" — +1 for a right cell, -1 for a
+  wrong one, all of it taken back when the attempt is dropped (a pass) or ends (judged). So no loop
+  earns anything by coming back to where it started (set a right cell, pass, again: 0), and the
+  policies that earn the most of the judge's reward are unchanged. Offline only, since it reads the
   solution (online it would leak it), for training; the judge's reward is unchanged.
 
 Why a cell per step: a tile's grid as one action is 2^(n²) choices with one reward at the end
@@ -58,7 +62,7 @@ class CellsEnv(DayEnv):
         if shaped and url is not None:
             raise BadInput("shaped=True reads the solution: offline only (manifest=PATH, library=PATH), never online")
         super().__init__(manifest, library, url, day, **kw)
-        self.shaped = shaped
+        self._made_with["shaped"] = self.shaped = shaped
         self.observation_space = spaces.Box(0.0, 1.0, shape=(4 * CELLS,), dtype=np.float32)
         self.action_space = spaces.Discrete(PASS + 1)
         self._set: dict[int, int] = {}
@@ -80,17 +84,16 @@ class CellsEnv(DayEnv):
         if not 0 <= a <= PASS:
             raise BadInput(f"action {a} is outside Discrete({PASS + 1})")
         reward, verdict = 0, None
+        before = self._potential()
         if a == PASS:
             reward += self._next()
         elif self._empty(a // 2):
-            cell, value = a // 2, a % 2
-            self._set[cell] = value
-            if self.shaped:
-                reward += 1 if self._truth()[_index(cell, self._view_now().n)] == str(value) else -1
+            self._set[a // 2] = a % 2
             if self._whole():
                 verdict = self._judge(self._view_now().tile, self.shown_puzzle())
                 reward += verdict.reward if verdict.correct else 0
                 reward += self._next()
+        reward += self._potential() - before  # the shaping (module doc); 0 unless shaped
         terminated, truncated = self._tick()
         return self._observation(), reward, terminated, truncated, self._info_cells(verdict)
 
@@ -128,6 +131,14 @@ class CellsEnv(DayEnv):
     def _truth(self) -> str:
         return self._local_store().days[self.day].judge.truth(self._view_now().tile)
 
+    def _potential(self) -> int:
+        """The shaping's potential: of the cells set this attempt, those at their solution value less
+        the others (0 unless ``shaped``, and 0 once an attempt is dropped or judged)."""
+        if not self.shaped or not self._set:
+            return 0
+        truth, n = self._truth(), self._view_now().n
+        return sum(1 if truth[_index(cell, n)] == str(v) else -1 for cell, v in self._set.items())
+
     def shown_puzzle(self) -> str:
         """The tile's puzzle with the cells set this attempt filled in."""
         v = self._view_now()
@@ -139,9 +150,10 @@ class CellsEnv(DayEnv):
         )
 
     def action_masks(self) -> np.ndarray:
-        """The legal actions: both values of each empty cell of the window, and the pass."""
+        """The legal actions: both values of each empty cell of the window, and the pass (before the
+        first reset no tile is shown: the pass alone, so a vector env's worker may ask at any time)."""
         mask = np.zeros(PASS + 1, dtype=bool)
-        for cell in self._window():
+        for cell in self._window() if self._view is not None else ():
             if self._empty(cell):
                 mask[2 * cell] = mask[2 * cell + 1] = True
         mask[PASS] = True

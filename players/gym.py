@@ -30,7 +30,9 @@ when the frontier is empty (the board solved, or nothing left to reach) and is t
 ``max_steps`` steps (default 16·K; ``env.spec.max_episode_steps`` says it). ``info`` keeps its
 keys, types and shapes on every step, so vector envs stack it (``DayEnv``): the shown tile and its
 ``puzzle`` string (``0``/``1``/``.``, what ``tiles solve`` reads), how many tiles are on the
-``frontier``, ``solved`` and ``reward`` so far, whether a move was ``judged`` and its ``verdict``.
+``frontier``, ``solved`` and ``reward`` so far, whether a move was ``judged`` and its ``verdict``,
+and ``is_success`` (the whole board solved). ``render_mode``: ``ansi`` (text) or ``rgb_array``
+(``picture``: the shown tile, 128×128). An environment pickles as what it was made with.
 
 The ids are registered on ``import players.gym``; ``gymnasium.make("players.gym:tiles/Takuzu-v0",
 …)`` imports it first (Gymnasium's ``module:id`` form), so nothing need be imported by hand.
@@ -72,10 +74,10 @@ class DayEnv(gym.Env):
     ``info`` has the same keys, types and shapes on every step (vector envs stack it): ``tile``
     (int, the shown tile), ``puzzle`` (str), ``frontier`` (int, how many tiles the run may play),
     ``solved`` and ``reward`` (int, so far), ``judged`` (bool: a move was sent to the judge this
-    step) and ``verdict`` (its verdict, or on a step that judged nothing the same keys with
-    ``tile`` -1, false, 0 and an empty ``reason``)."""
+    step), ``verdict`` (its verdict, or on a step that judged nothing the same keys with
+    ``tile`` -1, false, 0 and an empty ``reason``) and ``is_success`` (bool: every tile solved)."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -92,7 +94,18 @@ class DayEnv(gym.Env):
         if (url is None) == (manifest is None):
             raise BadInput("give manifest=PATH with library=PATH (offline), or url=URL (online), not both or neither")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise BadInput(f"render_mode {render_mode!r}: this environment renders 'ansi' or nothing")
+            raise BadInput(f"render_mode {render_mode!r}: this environment renders 'ansi', 'rgb_array' or nothing")
+        # what the environment was made with: a pickled one is made again from it (``__reduce__``)
+        self._made_with: dict[str, Any] = {
+            "manifest": manifest,
+            "library": library,
+            "url": url,
+            "day": day,
+            "player": player,
+            "runs": runs,
+            "max_steps": max_steps,
+            "render_mode": render_mode,
+        }
         self.render_mode, self.player = render_mode, player
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._store: RunStore | None = None
@@ -238,10 +251,15 @@ class DayEnv(gym.Env):
             "reward": self._reward,
             "judged": verdict is not None,
             "verdict": v,
+            "is_success": len(self._solved) == self.tiles,  # the whole board solved (what SB3's callbacks read)
         }
 
-    def render(self) -> str | None:
-        """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is."""
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is.
+        ``rgb_array``: a picture of it (``picture``), the same size for every tile; before the first
+        reset, the empty frame."""
+        if self.render_mode == "rgb_array":
+            return picture(self._view, self.shown_puzzle() if self._view is not None else "")
         if self.render_mode != "ansi" or self._view is None:
             return None
         from referee.service.boards import grid_text
@@ -251,6 +269,11 @@ class DayEnv(gym.Env):
             f"tile {v.tile} (n={v.n}, at row {v.y0}, col {v.x0}); solved {len(self._solved)}, "
             f"reward {self._reward}\n{grid_text(self.shown_puzzle(), v.n)}\n"
         )
+
+    def __reduce__(self):
+        """Pickled, an environment is what it was made with: unpickled, it is made again (a fresh run
+        at the next reset; offline over its own new runs file unless ``runs=`` named one)."""
+        return (_remade, (type(self), dict(self._made_with)))
 
     def shown_puzzle(self) -> str:
         """The shown tile's puzzle as the render draws it."""
@@ -270,6 +293,54 @@ class DayEnv(gym.Env):
 
 
 NO_VERDICT = {"tile": -1, "accepted": False, "correct": False, "reward": 0, "reason": ""}
+
+
+def _remade(cls: type[DayEnv], made_with: dict[str, Any]) -> DayEnv:
+    return cls(**made_with)
+
+
+PX = 8  # pixels per cell of the rgb_array picture: SIDE · PX square, whatever the tile's n
+# The picture's colours: each value as the board shows it (a given), as known from a solved
+# neighbour, and as set this attempt (the cells environment); a cell to fill; outside the window.
+COLOURS = {
+    ("given", "0"): (245, 245, 240),
+    ("given", "1"): (25, 25, 30),
+    ("known", "0"): (200, 220, 255),
+    ("known", "1"): (20, 50, 140),
+    ("set", "0"): (215, 245, 215),
+    ("set", "1"): (25, 110, 35),
+    "empty": (150, 150, 150),
+    "outside": (45, 45, 55),
+    "grid": (95, 95, 105),
+    "seam": (230, 170, 30),
+}
+
+
+def picture(view: TileView | None, shown: str) -> np.ndarray:
+    """The shown tile as an ``(SIDE·PX, SIDE·PX, 3)`` ``uint8`` picture: its n×n window in the
+    top-left corner, each cell coloured by its value and where it comes from (``COLOURS``: the
+    board's givens, the seam cells known from solved tiles, the cells set this attempt, the cells
+    still to fill), the window's border — the seams it shares with its neighbours — outlined."""
+    img = np.empty((SIDE * PX, SIDE * PX, 3), dtype=np.uint8)
+    img[...] = COLOURS["outside"]
+    if view is None:
+        return img
+    n = view.n
+    for i, ch in enumerate(shown):
+        r, c = divmod(i, n)
+        if ch == ".":
+            colour = COLOURS["empty"]
+        else:
+            source = "given" if view.givens[i] == "1" else "known" if view.known[i] == "1" else "set"
+            colour = COLOURS[(source, ch)]
+        img[r * PX : (r + 1) * PX, c * PX : (c + 1) * PX] = colour
+    lines = np.arange(n + 1) * PX
+    img[np.minimum(lines, SIDE * PX - 1), : n * PX] = COLOURS["grid"]
+    img[: n * PX, np.minimum(lines, SIDE * PX - 1)] = COLOURS["grid"]
+    edge = n * PX - 1
+    img[[0, edge], : n * PX] = COLOURS["seam"]
+    img[: n * PX, [0, edge]] = COLOURS["seam"]
+    return img
 
 
 class TakuzuEnv(DayEnv):
