@@ -282,3 +282,39 @@ def test_every_argument_the_api_also_takes_has_the_apis_limits(served):
                 assert mine == {k: theirs.get(k) for k in LIMITS}, (tool, arg, mine, theirs)
                 compared.add(arg)
     assert compared >= {"run", "day", "tile", "player"}
+
+
+def test_every_move_the_judge_would_not_accept_is_a_tool_error(served):
+    """Over MCP a move that cannot be judged — a tile id the board lacks, a grid of the wrong length,
+    a tile already solved — is a tool error of one line naming it, and nothing of its batch is stored
+    (over HTTP the same moves are verdicts with ``accepted: false``, FORMAT §14)."""
+    base, _ = served
+    with Client(base) as api:
+        tiles = len(api.board(DAY).tiles)
+
+    async def work(c):
+        _, run, _ = await call(c, "start_run", {"day": DAY})
+        r, token = run["run"], run["token"]
+        _, seed, _ = await call(c, "read_tile", {"run": r, "tile": 0})
+        grid = solve_puzzle(seed["puzzle"], seed["n"])
+
+        async def submit(moves):
+            return await call(c, "submit_moves", {"run": r, "token": token, "moves": moves})
+
+        out = {
+            "unknown tile": await submit([{"tile": tiles, "cells": "0" * 36}]),
+            "short grid": await submit([{"tile": 0, "cells": grid[:-1]}]),
+            "after a right move": await submit([{"tile": 0, "cells": grid}, {"tile": tiles, "cells": "01"}]),
+        }
+        first = await submit([{"tile": 0, "cells": grid}])
+        out["replay"] = await submit([{"tile": 0, "cells": grid}])
+        _, score, _ = await call(c, "read_score", {"run": r})
+        return out, first, score
+
+    out, first, score = session(base, work)
+    one_line_error(out["unknown tile"], f"move on tile {tiles}", "unknown tile id", "not recorded")
+    one_line_error(out["short grid"], "move on tile 0", "characters", "not recorded")
+    one_line_error(out["after a right move"], f"move on tile {tiles}", "not recorded")
+    one_line_error(out["replay"], "move on tile 0", "replay", "not recorded")
+    assert not first[0] and first[1]["verdicts"][0]["correct"]
+    assert score["moves"] == 1 and score["solved"] == 1  # only the one right batch was stored

@@ -145,7 +145,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
     ) -> m.MovesResult:
         batch = [mv.model_dump() for mv in moves]
         return m.MovesResult.model_validate(
-            await play.moves(store, cfg, run, batch, token=token, address=_address(ctx))
+            await play.moves(store, cfg, run, batch, token=token, address=_address(ctx), whole=True)
         )
 
     # the batch limit is this service's (--max-moves), known only here: set as an object, since the
@@ -161,7 +161,8 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
     mcp.tool(
         description="Submit moves, judged in order: each is a tile id and its whole grid as n·n "
         "characters '0'/'1' row-major. One verdict per move; a solved tile scores n². "
-        "A move on a tile off the frontier refuses the whole batch."
+        "A move that cannot be judged (an unknown tile, a grid of the wrong length, a tile already "
+        "solved or off the frontier) refuses the whole batch: a tool error naming it, nothing stored."
     )(submit_moves)
 
     @mcp.tool(

@@ -160,11 +160,13 @@ async def moves(
     key: str | None = None,
     address: str | None = None,
     claimed: str | None = None,
+    whole: bool = False,
 ) -> dict:
     """Judge one batch of moves (``wire.MovesResult``) with ``RunStore.submit``, in one transaction
     on the store's threads: the run's token first, then the run the body names (``claimed``, if it
     names one), then the batch limit, then the judge and the quotas of the run and ``address`` (a
-    retried ``key`` answers as the first, and is not counted as a batch again)."""
+    retried ``key`` answers as the first, and is not counted as a batch again). ``whole``: any move
+    the judge does not accept refuses the batch (``RunStore.submit``; the MCP tool's promise)."""
 
     def refuse(s: RunState) -> None:
         if claimed is not None and claimed != run:
@@ -173,7 +175,7 @@ async def moves(
             raise TooLarge(f"{len(batch)} moves in one request; the limit is {cfg.max_moves}")
 
     def judge() -> dict:
-        done = st.submit(run, token, batch, key, address, refuse)
+        done = st.submit(run, token, batch, key, address, refuse, whole)
         if not done.replayed:
             observe.judged(done.answer["verdicts"])
         return done.answer

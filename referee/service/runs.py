@@ -341,6 +341,7 @@ class RunStore:
         key: str | None = None,
         address: str | None = None,
         check: Callable[[RunState], None] | None = None,
+        whole: bool = False,
     ) -> Submitted:
         """Judge one batch of raw moves for ``run`` in one transaction; the answer
         ``{"run", "verdicts", "score"}``, and whether it is a retry's, answered from its key.
@@ -352,7 +353,10 @@ class RunStore:
         other moves it is ``Conflict`` (409). So a retry after a lost reply never scores twice. A new
         batch counts against the run's and ``address``'s quotas (``quota``; a retry answered from its
         key does not); past one it is RateLimited (429), nothing stored. ``check(state)``: the caller's
-        own refusals, after the token's (``state``: the run before this batch).
+        own refusals, after the token's (``state``: the run before this batch). ``whole``: a move the
+        judge does not accept for any reason (malformed, a replay, off the frontier) refuses the
+        batch so, the first such move named (``BadInput``; ``OffFrontier`` off the frontier) — what
+        the MCP tools promise: every failure a tool error.
 
         Three round trips to PostgreSQL: the run's row locked with what the key stored, the moves
         inserted, the rest with the ``COMMIT`` (``Tx.write``). The request is counted here (``asked``)."""
@@ -388,9 +392,12 @@ class RunStore:
             db = self.days[st.day]
             asked = self.asked.pending(run)  # this request and the reads before it
             verdicts = db.judge.record(tx, run, moves, st.solved, asked)  # adds the tiles it solves
-            off = next((v for v in verdicts if not v["accepted"] and OFF_FRONTIER in (v["reason"] or "")), None)
+            off = next(
+                (v for v in verdicts if not v["accepted"] and (whole or OFF_FRONTIER in (v["reason"] or ""))), None
+            )
             if off is not None:
-                raise OffFrontier(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
+                refused = OffFrontier if OFF_FRONTIER in (off["reason"] or "") else BadInput
+                raise refused(f"move on tile {off['tile']}: {off['reason']}; the batch was not recorded")
             self._advance(st, db, verdicts)
             answer = {"run": run, "verdicts": verdicts, "score": self.score(st)}
             if key_ is not None:
