@@ -15,7 +15,9 @@ retried only when the request surely never arrived (the connection was refused).
 
 Fair use: a 429 (a quota of the service, ``referee.service.quota``) stored nothing, so any request
 is sent again after the ``Retry-After`` seconds it names; such waits do not count as retries, up
-to ``max_wait`` seconds in all per call (then ``RateLimited``, exit 4). A 503 with ``Retry-After``
+to ``max_wait`` seconds in all per call (then ``RateLimited``, exit 4); each wait is one warning line
+on the ``players.client`` logger (so an online Gym ``reset`` that waits on the quota of run creations
+says so). A 503 with ``Retry-After``
 (the runs database busy or away) stored nothing either: any request is sent again after the
 seconds it names (at most 5), and that counts as a retry.
 
@@ -33,6 +35,7 @@ attempt), so the two cannot drift apart; only the sending and the sleeping diffe
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 import time
@@ -49,6 +52,9 @@ from tilelib.errors import BadInput, RateLimited, Unreachable, error_for_status
 
 API = m.API
 T = TypeVar("T", bound=BaseModel)
+# One line per wait out a 429 (Python's ``logging``; a script shows it with ``logging.basicConfig()``,
+# and warnings reach stderr even without): a reset or a batch that pauses says why.
+LOG = logging.getLogger("players.client")
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,13 @@ class Attempts:
                 raise RateLimited(f"429: {_message(r)} (waited {self.waited:.0f} s in all)", retry_after=int(pause))
             self.wait, self.waited = pause, self.waited + pause
             self.client.waited += pause
+            LOG.warning(
+                "%s %s: over a fair-use quota (429: %s); waiting %.0f s as Retry-After asks, then again",
+                self.call.method,
+                self.call.path,
+                _message(r),
+                pause,
+            )
             return self.AGAIN, None
         if r.status_code == 503 and "retry-after" in r.headers:
             # the runs database could not take the request now: the service stored nothing and says

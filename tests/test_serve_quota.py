@@ -9,6 +9,7 @@ refused whichever process answers it."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import httpx
@@ -103,7 +104,7 @@ def at_a_window_start(room: float = 6.0) -> None:
         time.sleep(left + 0.05)
 
 
-def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, tmp_path, make_client):
+def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, tmp_path, make_client, caplog):
     fx, d, manifest, truth = day21
     runs = tmp_path / "runs.sqlite"
     quota = ("--quota-moves", "2", "--quota-runs", "3", "--quota-window", str(WINDOW), "--access-log", "off")
@@ -146,8 +147,12 @@ def test_a_quota_holds_across_two_processes_and_the_client_waits_it_out(day21, t
             at_a_window_start()
             for _ in range(2):
                 c.moves(run, [(seed, wrong[0]["cells"])])
-            out = c.moves(run, [(seed, truth.truth(seed))])
+            with caplog.at_level(logging.WARNING, logger="players.client"):
+                out = c.moves(run, [(seed, truth.truth(seed))])
             assert out.verdicts[0].correct and c.waited >= 1  # refused, waited (the client's count), let in
+            said = [r.getMessage() for r in caplog.records if r.name == "players.client"]
+            assert said and all(f"POST /runs/{run}/moves: over a fair-use quota (429: " in line for line in said)
+            assert all("waiting" in line and "\n" not in line for line in said)  # one line per wait
         with opened(runs) as db:
             assert db.read("SELECT nmoves FROM runs WHERE run = ?", (run,)) == [(5,)]
 
