@@ -157,9 +157,10 @@ class Judge:
 
     def _judge_in(self, tx: Tx, run: str, moves: list) -> list[dict]:
         # made if new (two judges making one run: the second waits for the first, then finds it), then locked
+        now = time.time()
         tx.write(
-            "INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?) ON CONFLICT (run) DO NOTHING",
-            (run, self.digest, self.manifest.day, int(time.time())),
+            "INSERT INTO runs (run, board, day, created, created_at) VALUES (?,?,?,?,?) ON CONFLICT (run) DO NOTHING",
+            (run, self.digest, self.manifest.day, int(now), now),
         )
         row = tx.lock_run(run)
         assert row is not None, f"run {run!r} was made just above"

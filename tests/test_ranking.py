@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.service.ranking import MEASURES, key, rank, row
+from referee.service.ranking import MEASURES, Row, key, rank, row
 
 TILES = 10
 
@@ -32,8 +32,8 @@ def a_row(**kw):
 
 
 def test_a_run_that_has_not_cleared_shows_what_it_spent_so_far_and_no_time():
-    r = a_row(cleared_requests=7, last_at=1010.5)
-    assert r == {
+    r = a_row(cleared_requests=7, last_at=1010.5, created=1000.25)
+    assert r.at == 1000.25 and r.shown == {
         "run": "r1",
         "player": "ann",
         "created": 1000,
@@ -48,32 +48,35 @@ def test_a_run_that_has_not_cleared_shows_what_it_spent_so_far_and_no_time():
 
 
 def test_a_cleared_run_shows_what_it_spent_to_clear_and_its_time_to_the_millisecond():
-    r = a_row(solved=TILES, cleared_requests=7, batches_to_last=3, batches=9, requests=40, last_at=1012.34567)
+    r = a_row(solved=TILES, cleared_requests=7, batches_to_last=3, batches=9, requests=40, last_at=1012.34567).shown
     assert (r["cleared"], r["batches"], r["requests"], r["time"]) == (True, 3, 7, 12.346)
+    late = a_row(solved=TILES, created=1000.9, last_at=1001.078).shown  # made late in its second
+    assert (late["created"], late["time"]) == (1000, 0.178)  # the whole second shown, the time exact
 
 
 def test_a_cleared_run_without_a_stored_count_at_clearing_shows_its_requests():
-    r = a_row(solved=TILES, cleared_requests=None, requests=40, last_at=1001.0)
+    r = a_row(solved=TILES, cleared_requests=None, requests=40, last_at=1001.0).shown
     assert (r["requests"], r["time"]) == (40, 1.0)
-    assert a_row(solved=TILES, last_at=None)["time"] is None  # no last batch recorded: no time
+    assert a_row(solved=TILES, last_at=None).shown["time"] is None  # no last batch recorded: no time
 
 
 def test_the_measures_are_the_four_the_api_declares():
     assert MEASURES == ("reward", "batches", "requests", "time")
 
 
-def expected_order(rows: list[dict], by: str) -> list[str]:
-    """The docstring's order, written out: reward, solved (more first), age, run id; for a cost, the
-    cleared runs first by that cost (fewer first) then age, then the rest by reward as above."""
+def expected_order(rows: list[Row], by: str) -> list[str]:
+    """The docstring's order, written out: reward, solved (more first), age (to the microsecond), run
+    id; for a cost, the cleared runs first by that cost (fewer first) then age, then the rest by
+    reward as above."""
 
     def by_reward(r):
-        return (-r["reward"], -r["solved"], r["created"], r["run"])
+        return (-r.shown["reward"], -r.shown["solved"], r.at, r.shown["run"])
 
     if by == "reward":
-        return [r["run"] for r in sorted(rows, key=by_reward)]
-    cleared = sorted((r for r in rows if r["cleared"]), key=lambda r: (r[by], r["created"], r["run"]))
-    rest = sorted((r for r in rows if not r["cleared"]), key=by_reward)
-    return [r["run"] for r in cleared + rest]
+        return [r.shown["run"] for r in sorted(rows, key=by_reward)]
+    cleared = sorted((r for r in rows if r.shown["cleared"]), key=lambda r: (r.shown[by], r.at, r.shown["run"]))
+    rest = sorted((r for r in rows if not r.shown["cleared"]), key=by_reward)
+    return [r.shown["run"] for r in cleared + rest]
 
 
 runs = st.lists(
@@ -90,7 +93,7 @@ runs = st.lists(
             last_at=created + last,
         ),
         st.integers(0, 999),
-        st.integers(1000, 1010),
+        st.integers(1_000_000, 1_010_000).map(lambda ms: ms / 1000),  # created, to the millisecond
         st.integers(0, 100),
         st.integers(0, TILES - 1),
         st.integers(0, 9),
@@ -99,7 +102,7 @@ runs = st.lists(
         st.booleans(),
     ),
     max_size=12,
-    unique_by=lambda r: r["run"],
+    unique_by=lambda r: r.shown["run"],
 )
 
 
@@ -108,7 +111,7 @@ def test_each_order_is_its_definition_numbered_from_one(rows, by, limit):
     got = rank(rows, by, limit)
     assert [r["run"] for r in got] == expected_order(rows, by)[:limit]
     assert [r["rank"] for r in got] == list(range(1, len(got) + 1))
-    assert all({k: v for k, v in r.items() if k != "rank"} in rows for r in got)
+    assert all({k: v for k, v in r.items() if k != "rank"} in [x.shown for x in rows] for r in got)
 
 
 def test_efficiency_ranks_only_what_reached_the_full_reward():
@@ -128,4 +131,23 @@ def test_ties_go_to_the_older_run_then_the_run_id(by):
     rows = [a_row(run="b", created=1000, **same), a_row(run="a", created=1000, **same)]
     rows.append(a_row(run="z", created=999, **{**same, "last_at": 1009.0}))
     assert [r["run"] for r in rank(rows, by, 10)] == ["z", "a", "b"]
-    assert [r["run"] for r in sorted(rows, key=key(by))] == ["z", "a", "b"]
+    assert [r.shown["run"] for r in sorted(rows, key=key(by))] == ["z", "a", "b"]
+
+
+@pytest.mark.parametrize("by", ["reward", "batches", "requests", "time"])
+def test_runs_made_in_one_second_rank_by_the_instant_they_were_made(by):
+    """Two runs made 100 ms apart in the same whole second, alike in all else: the older first, in
+    every order, whatever their ids (the shown ``created`` is the same second for both)."""
+    same = dict(reward=100, solved=TILES, batches_to_last=3, cleared_requests=5)
+    first = a_row(run="r9", created=1000.2, last_at=1010.2, **same)
+    second = a_row(run="r1", created=1000.3, last_at=1010.3, **same)
+    assert first.shown["created"] == second.shown["created"] == 1000
+    assert [r["run"] for r in rank([second, first], by, 10)] == ["r9", "r1"]
+
+
+def test_time_orders_a_fast_run_before_a_slow_one_made_earlier_in_the_same_second():
+    """The case that ranked wrongly with whole seconds: 0.711 s against 0.178 s."""
+    same = dict(reward=100, solved=TILES, batches_to_last=3, cleared_requests=5)
+    slow = a_row(run="slow", created=1000.1, last_at=1000.811, **same)
+    fast = a_row(run="fast", created=1000.9, last_at=1001.078, **same)
+    assert [(r["run"], r["time"]) for r in rank([slow, fast], "time", 10)] == [("fast", 0.178), ("slow", 0.711)]

@@ -27,10 +27,10 @@ def one_error_line(r) -> str:
 
 def test_a_new_database_gets_every_migration_once(runs_target):
     with opened(runs_target) as db:
-        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,), (4,)]
+        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,), (4,), (5,)]
         assert db.read("SELECT value FROM meta WHERE key = 'kind'") == [(schema.RUNS_KIND,)]
     with opened(runs_target) as db:  # opening again applies nothing
-        assert db.read("SELECT count(*) FROM schema_migrations") == [(4,)]
+        assert db.read("SELECT count(*) FROM schema_migrations") == [(5,)]
 
 
 def test_a_legacy_runs_file_is_migrated_with_its_move_counts(tmp_path):
@@ -49,7 +49,7 @@ def test_a_legacy_runs_file_is_migrated_with_its_move_counts(tmp_path):
     conn.close()
     with opened(p) as db:
         assert db.read("SELECT run, nmoves, requests, cleared_requests FROM runs") == [("a", 3, 0, None)]
-        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,), (4,)]
+        assert db.read("SELECT version FROM schema_migrations ORDER BY version") == [(1,), (2,), (3,), (4,), (5,)]
 
 
 def _newer(target) -> None:

@@ -87,6 +87,28 @@ def test_each_order_ranks_its_measure(served):
         assert [r["rank"] for r in rs] == list(range(1, len(rs) + 1)), by
 
 
+def test_time_is_exact_to_the_millisecond_for_runs_made_100_ms_apart(served):
+    """Two runs made 100 ms apart late in one second: the second clears the board at once, the first
+    about 0.45 s after it was made. Counted from whole seconds, the fast run's time would be 0.5 s or
+    more and the order a matter of luck; counted from the instant (runs version 5) it is neither."""
+    base, truth = served
+    tiles = order(truth)
+    while time.time() % 1 < 0.5:  # late in a second: a whole-second count would add at least 0.5 s
+        time.sleep(0.01)
+    with Client(base) as c:
+        first = c.create_run(DAY, player="ms-first").run
+        time.sleep(0.1)
+        second = c.create_run(DAY, player="ms-second").run
+        c.moves(second, [(t, truth.truth(t)) for t in tiles])
+        time.sleep(0.3)
+        c.moves(first, [(t, truth.truth(t)) for t in tiles])
+    rows = [r for r in leaderboard(base, "time") if r["run"] in (first, second)]
+    assert [r["player"] for r in rows] == ["ms-second", "ms-first"]
+    took = {r["player"]: r["time"] for r in rows}
+    assert 0 <= took["ms-second"] < 0.25 and 0.35 <= took["ms-first"] < 1.0, took
+    assert isinstance(rows[0]["created"], int)  # the row still shows the whole second
+
+
 def wait_flushed(base: str, run: str, requests: int, limit: float = 60) -> dict:
     """``run``'s leaderboard row once its ``requests`` reads are stored (the flusher's), a generous
     ``limit`` guarding against a hang."""

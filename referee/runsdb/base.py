@@ -13,7 +13,10 @@ RETRY_FOR = 20.0
 URL_SCHEMES = ("postgresql://", "postgres://")
 # a run as every reader wants it: (board, day, created, nmoves, token_sha256, player); the three reads
 # below share its columns and join, so their rows unpack alike
-_RUN_COLUMNS = "r.board, r.day, r.created, r.nmoves, t.token_sha256, t.player"
+# A run's creation instant: ``created_at`` (unix seconds with their fraction, version 5), or the whole
+# second ``created`` of a run made before it; what a run's times and the leaderboard's order count from.
+CREATED = "coalesce(r.created_at, r.created)"
+_RUN_COLUMNS = f"r.board, r.day, {CREATED}, r.nmoves, t.token_sha256, t.player"
 _RUN_FROM = "FROM runs r LEFT JOIN tokens t ON t.run = r.run"
 RUN_ROW = f"SELECT {_RUN_COLUMNS} {_RUN_FROM} WHERE r.run = ?"
 # RUN_ROW of several runs, each row led by its run id: RUN_ROWS.format(marks) with "?, ?, …" for ``marks``

@@ -65,13 +65,17 @@ ALTER TABLE runs ADD COLUMN requests {BIG} NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN cleared_requests {BIG};
 """
 
+_V5 = """
+ALTER TABLE runs ADD COLUMN created_at {REAL};
+"""
+
 # Each dialect's words for the few types that differ (SQLite's INTEGER PRIMARY KEY is its rowid).
 TYPES = {
     "sqlite": {"BIG": "INTEGER", "SERIAL": "INTEGER PRIMARY KEY", "REAL": "REAL"},
     "postgresql": {"BIG": "BIGINT", "SERIAL": "BIGSERIAL PRIMARY KEY", "REAL": "DOUBLE PRECISION"},
 }
 
-MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4)]
+MIGRATIONS: list[tuple[int, str]] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5)]
 LATEST = MIGRATIONS[-1][0]
 
 MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied {BIG} NOT NULL)"

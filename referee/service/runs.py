@@ -42,7 +42,7 @@ from typing import NamedTuple, TypeVar
 
 from referee.judge import OFF_FRONTIER, storable
 from referee.runsdb import RUN_ROW, RUN_ROWS, RunsDB, Tx, is_url, open_runsdb, opened, solved_of
-from referee.runsdb.base import note
+from referee.runsdb.base import CREATED, note
 from referee.service import ranking
 from referee.service.analysis import day_series, run_series, time_series
 from referee.service.asked import Asked, write
@@ -83,7 +83,7 @@ class RunState:
     day: str
     player: str | None
     token_sha256: str | None
-    created: int
+    created: float  # unix seconds, to the microsecond (``runsdb.base.CREATED``)
     solved: set[int]
     frontier: set[int]
     reward: int
@@ -97,7 +97,7 @@ LEADERBOARD = (
     "WITH agg AS (SELECT m.run, sum(m.reward) AS reward, sum(m.correct) AS solved, count(m.id) AS moves, "
     "max(CASE WHEN m.correct = 1 THEN m.id END) AS last_ok FROM moves m JOIN runs r ON r.run = m.run "
     "WHERE r.board = ? GROUP BY m.run) "
-    "SELECT r.run, t.player, r.created, coalesce(a.reward, 0), coalesce(a.solved, 0), coalesce(a.moves, 0), "
+    f"SELECT r.run, t.player, {CREATED}, coalesce(a.reward, 0), coalesce(a.solved, 0), coalesce(a.moves, 0), "
     "r.requests, r.cleared_requests, "
     "(SELECT count(*) FROM batches b WHERE b.run = r.run AND b.first_move <= a.last_ok), "
     "(SELECT max(b.at) FROM batches b WHERE b.run = r.run AND b.first_move <= a.last_ok AND b.last_move >= a.last_ok), "
@@ -265,13 +265,16 @@ class RunStore:
                 "invisible formatting characters"
             )
         run, token = "r" + secrets.token_hex(8), secrets.token_urlsafe(24)
-        now = int(time.time())
+        now = time.time()
 
         def insert(tx: Tx) -> None:
             if not self.quotas.off:
                 charge(tx.rows, self.quotas, address=address, creating=True)
                 sweep(tx.rows, self.quotas)
-            tx.write("INSERT INTO runs (run, board, day, created) VALUES (?,?,?,?)", (run, db.judge.digest, day, now))
+            tx.write(
+                "INSERT INTO runs (run, board, day, created, created_at) VALUES (?,?,?,?,?)",
+                (run, db.judge.digest, day, int(now), now),
+            )
             tx.write("INSERT INTO tokens (run, token_sha256, player) VALUES (?,?,?)", (run, _sha(token), player))
 
         self.db.atomic(insert)
@@ -470,7 +473,9 @@ class RunStore:
         """The analyzer over every run of a day: each run's totals, batch k of every run side by side,
         and ``bucket``-second wall-clock buckets."""
         db = self.day(day)
-        runs = self.db.read("SELECT run, created FROM runs WHERE board = ? ORDER BY created, run", (db.judge.digest,))
+        runs = self.db.read(
+            f"SELECT r.run, {CREATED} AS c FROM runs r WHERE r.board = ? ORDER BY c, r.run", (db.judge.digest,)
+        )
         per_run = {run: (created, self._series(run, created, db)) for run, created in runs}
         summary = [
             {
@@ -490,7 +495,7 @@ class RunStore:
             "time": time_series(per_run.values(), bucket),
         }
 
-    def _series(self, run: str, created: int, db: DayBoard) -> list[dict]:
+    def _series(self, run: str, created: float, db: DayBoard) -> list[dict]:
         # a batch is its run's moves in its id range: other runs' moves can take ids inside it (PostgreSQL
         # hands out ids to concurrent transactions as they insert), so its size is counted, not subtracted
         rows = self.db.read(
