@@ -54,6 +54,7 @@ from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
 from players.agents import Session, solve_puzzle
+from players.boards import BoardMaker, Boards
 from referee.wire import TileView
 from tilelib.errors import BadInput
 
@@ -90,9 +91,13 @@ class DayEnv(gym.Env):
         runs: str | Path | None = None,
         max_steps: int | None = None,
         render_mode: str | None = None,
+        boards: Boards | dict | None = None,
     ) -> None:
-        if (url is None) == (manifest is None):
-            raise BadInput("give manifest=PATH with library=PATH (offline), or url=URL (online), not both or neither")
+        if sum(x is not None for x in (manifest, url, boards)) != 1:
+            raise BadInput(
+                "give manifest=PATH with library=PATH (offline), url=URL (online) or boards={…} (a fresh "
+                "board every reset): one of the three"
+            )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise BadInput(f"render_mode {render_mode!r}: this environment renders 'ansi', 'rgb_array' or nothing")
         # what the environment was made with: a pickled one is made again from it (``__reduce__``)
@@ -105,15 +110,24 @@ class DayEnv(gym.Env):
             "runs": runs,
             "max_steps": max_steps,
             "render_mode": render_mode,
+            "boards": boards,
         }
         self.render_mode, self.player = render_mode, player
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._store: RunStore | None = None
         self._client: Client | None = None
+        self._maker: BoardMaker | None = None
+        self._board: int | None = None  # the made board on offer (``boards=``)
         if url is not None:
             self._open_online(url, day)
-        elif manifest is not None:  # one of the two (checked above)
+        elif manifest is not None:
             self._open_offline(Path(manifest), library, day, runs)
+        else:  # boards (checked above): board 0 of the split until the first reset draws one
+            spec = boards if isinstance(boards, Boards) else Boards(**(boards or {}))
+            self._tmp = tempfile.TemporaryDirectory(prefix="tiles-gym-")
+            self._maker = BoardMaker(spec, Path(self._tmp.name) / "boards")
+            self._offer(0)
+        self._max_steps = max_steps
         self.max_steps = self.default_steps() if max_steps is None else int(max_steps)
         self.session: Session | None = None
         self._view: TileView | None = None
@@ -154,6 +168,20 @@ class DayEnv(gym.Env):
             db = DayBoard.load(m, lib, runs)
         self._store = RunStore(runs, {m.day: db})
         self.day, self.G, self.tiles = m.day, db.board.G, len(db.board.squares)
+
+    def _offer(self, k: int) -> None:
+        """Offer made board ``k`` (``boards=``): built, loaded, over a runs file of its own."""
+        if self._board == k:
+            return
+        assert self._maker is not None and self._tmp is not None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        manifest, library = self._maker.board(k)
+        self._open_offline(manifest, library, None, manifest.parent / "runs.sqlite")
+        self._board = k
+        if getattr(self, "_max_steps", None) is None and hasattr(self, "max_steps"):
+            self.max_steps = self.default_steps()
 
     def _open_online(self, url: str, day: str | None) -> None:
         from players.client import Client
@@ -201,8 +229,13 @@ class DayEnv(gym.Env):
     # ------------------------------------------------------------ the episode
 
     def _begin(self, seed: int | None) -> None:
-        """A new run: the first frontier tile shown."""
+        """A new run: the first frontier tile shown. With ``boards=``, on a board of its own: board
+        ``seed`` of the split, or (no seed) one drawn from the environment's seeded generator."""
         super().reset(seed=seed)
+        if self._maker is not None:
+            self._local_store()  # a closed environment says so before building anything
+            self._offer(int(seed) if seed is not None else int(self.np_random.integers(2**31)))
+            self._view = None
         self.session = self._new_session()
         self._steps, self._reward = 0, 0
         self._solved: set[int] = set()
@@ -347,6 +380,11 @@ class TakuzuEnv(DayEnv):
     """One day's board; each episode is one run of it (module doc: observation, action, reward)."""
 
     def __init__(self, *args, **kw) -> None:
+        if kw.get("boards") is not None:
+            raise BadInput(
+                "boards= draws boards with different tile counts, and this env's spaces count tiles: "
+                f"use {CELLS_ID}, whose spaces do not depend on the board"
+            )
         super().__init__(*args, **kw)
         k = self.tiles
         plane = spaces.MultiBinary((SIDE, SIDE))
