@@ -57,7 +57,7 @@ def test_the_doc_has_the_three_examples_and_each_is_short():
     ex = examples()
     assert {k: len(v) for k, v in ex.items()} == {
         "The Python client": 1,
-        "The Gymnasium environments": 2,
+        "The Gymnasium environments": 3,
         "Past days as a dataset, and days of your own": 1,
         "MCP tools for LLM agents": 1,
     }
@@ -97,3 +97,9 @@ def test_the_mcp_example_lists_the_tools_and_reads_a_puzzle(day):
     )
     n, puzzle = out[1].split()
     assert len(puzzle) == int(n) ** 2 and set(puzzle) <= set("01.") and "." in puzzle
+
+
+def test_the_fresh_boards_example_shows_board_zero_the_same_each_time(day):
+    first, again = (run_example(examples()["The Gymnasium environments"][2], day) for _ in range(2))
+    frontier, puzzle = first.split()
+    assert first == again and frontier == "1" and set(puzzle) <= set("01.") and "." in puzzle
