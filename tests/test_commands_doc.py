@@ -48,10 +48,10 @@ def test_the_check_fails_when_an_option_changes(tmp_path):
             if (ROOT / name).is_file():
                 shutil.copy2(ROOT / name, copy / name)
     assert _check(copy).returncode == 0, _check(copy).stderr  # the copy alone does not make it stale
-    code = copy / "tiles_cli" / "daily.py"
+    code = copy / "daily" / "options.py"  # where --size's default is declared (the BuildOptions field)
     text = code.read_text()
-    assert 'typer.Option(1000, "--size"' in text
-    code.write_text(text.replace('typer.Option(1000, "--size"', 'typer.Option(999, "--size"', 1))
+    assert "    size: int = 1000" in text
+    code.write_text(text.replace("    size: int = 1000", "    size: int = 999", 1))
     r = _check(copy)
     assert r.returncode == 1 and "docs/commands.md is stale" in r.stderr, r.stderr
 
