@@ -31,8 +31,10 @@ when the frontier is empty (the board solved, or nothing left to reach) and is t
 keys, types and shapes on every step, so vector envs stack it (``DayEnv``): the shown tile and its
 ``puzzle`` string (``0``/``1``/``.``, what ``tiles solve`` reads), how many tiles are on the
 ``frontier``, ``solved`` and ``reward`` so far, whether a move was ``judged`` and its ``verdict``,
-and ``is_success`` (the whole board solved). ``render_mode``: ``ansi`` (text) or ``rgb_array``
-(``picture``: the shown tile, 128×128). An environment pickles as what it was made with.
+and ``is_success`` (the whole board solved); with ``text=True`` also ``text``, the shown tile as a
+language model reads it (``referee.tile_text``: the rules, the grid, where each fixed cell comes
+from). ``render_mode``: ``ansi`` (text) or ``rgb_array`` (``picture``: the shown tile, 128×128). An
+environment pickles as what it was made with.
 
 The ids are registered on ``import players.gym``; ``gymnasium.make("players.gym:tiles/Takuzu-v0",
 …)`` imports it first (Gymnasium's ``module:id`` form), so nothing need be imported by hand.
@@ -92,6 +94,7 @@ class DayEnv(gym.Env):
         max_steps: int | None = None,
         render_mode: str | None = None,
         boards: Boards | dict | None = None,
+        text: bool = False,
     ) -> None:
         if sum(x is not None for x in (manifest, url, boards)) != 1:
             raise BadInput(
@@ -111,7 +114,9 @@ class DayEnv(gym.Env):
             "max_steps": max_steps,
             "render_mode": render_mode,
             "boards": boards,
+            "text": text,
         }
+        self.text = text
         self.render_mode, self.player = render_mode, player
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._store: RunStore | None = None
@@ -285,7 +290,14 @@ class DayEnv(gym.Env):
             "judged": verdict is not None,
             "verdict": v,
             "is_success": len(self._solved) == self.tiles,  # the whole board solved (what SB3's callbacks read)
-        }
+        } | ({"text": self.text_view()} if self.text else {})
+
+    def text_view(self) -> str:
+        """The shown tile as a language model reads it (``referee.tile_text``), with the cells set this
+        attempt (the cells env) in its grid."""
+        from referee.tile_text import tile_text
+
+        return tile_text({**self._view_now().model_dump(), "puzzle": self.shown_puzzle()})
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the shown tile's puzzle as n lines of cells, under a line saying which tile it is.

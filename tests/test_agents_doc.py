@@ -2,7 +2,7 @@
 the day's files put in for the literal ones (and fewer training steps), against a real `tiles referee serve` of a G=61
 day. The
 client and the Gym examples must clear the day (reward = Σ n² of its tiles); the MCP one must list
-the six tools and read the seed tile's puzzle."""
+the tools and read the seed tile's puzzle."""
 
 from __future__ import annotations
 
@@ -93,7 +93,16 @@ def test_the_dataset_example_reads_an_export(day, tmp_path):
 def test_the_mcp_example_lists_the_tools_and_reads_a_puzzle(day):
     out = run_example(examples()["MCP tools for LLM agents"][0], day).splitlines()
     assert out[0] == str(
-        ["list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_leaderboard", "read_score"]
+        [
+            "list_days",
+            "start_run",
+            "read_frontier",
+            "read_tile",
+            "read_tile_text",
+            "submit_moves",
+            "read_leaderboard",
+            "read_score",
+        ]
     )
     n, puzzle = out[1].split()
     assert len(puzzle) == int(n) ** 2 and set(puzzle) <= set("01.") and "." in puzzle

@@ -166,3 +166,18 @@ def test_stable_baselines3s_make_vec_env_takes_every_id_as_it_is(g61):
         assert planes(obs[0]).shape == (4, 16, 16)
     finally:
         spawned.close()
+
+
+def test_text_true_puts_the_tile_as_a_model_reads_it_in_info(g61):
+    from referee.tile_text import RULES
+
+    kw, _ = g61
+    with gymnasium.make(tg.CELLS_ID, text=True, **kw) as env:
+        _, info = env.reset(seed=8)
+        assert RULES in info["text"] and f"Tile {info['tile']} of day {DAY}" in info["text"]
+        assert "; s: set in this attempt" not in info["text"]
+        a = _right_cell(env)
+        _, _, _, _, info = env.step(a)
+        assert "; s: set in this attempt, 1)" in info["text"]
+    with gymnasium.make(tg.ENV_ID, **kw) as env:
+        assert "text" not in env.reset(seed=8)[1]  # only when asked for

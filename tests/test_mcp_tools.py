@@ -18,7 +18,16 @@ from players.client import Client
 from tilelib.errors import OffFrontier
 
 DAY = "2026-11-29"
-TOOLS = {"list_days", "start_run", "read_frontier", "read_tile", "submit_moves", "read_leaderboard", "read_score"}
+TOOLS = {
+    "list_days",
+    "start_run",
+    "read_frontier",
+    "read_tile",
+    "read_tile_text",
+    "submit_moves",
+    "read_leaderboard",
+    "read_score",
+}
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,8 @@ from referee import wire as m
 from referee.service import play
 from referee.service.deps import Settings, client_address, public_line
 from referee.service.runs import RunStore
-from tilelib.errors import TilesError, http_status
+from referee.tile_text import RULES, tile_text
+from tilelib.errors import BadInput, TilesError, http_status
 
 INSTRUCTIONS = (
     "Play the daily Takuzu board of the tiles referee. Call list_days, then start_run(day) and keep its "
@@ -46,6 +47,7 @@ TOOL_OPERATIONS = {
     "start_run": "create_run",
     "read_frontier": "frontier",
     "read_tile": "run_tile",
+    "read_tile_text": "run_tile",
     "submit_moves": "moves",
     "read_leaderboard": "leaderboard",
     "read_score": "score",
@@ -60,6 +62,15 @@ NO_TOOL = {
     "history": "the run's own moves, which the model sent and holds",
     "run_analysis": "the analyzer's per-batch series for charts; read_score has the totals",
 }
+
+SCORING = "A solved tile scores n² (its side squared); a run's reward is the sum over its solved tiles."
+PLAY = (
+    "Play {which} of the tiles referee. Start a run with start_run and keep its run id and token. "
+    "Then repeat until read_frontier lists no tile: take a tile from read_frontier, read it with "
+    "read_tile_text, fill its grid by the rules — reason cell by cell from the fixed cells, and do "
+    "not guess — and send the whole grid with submit_moves. A tile you cannot settle yet can wait: "
+    "solving its neighbours fixes more of its seam cells. Report read_score at the end."
+)
 
 RunArg = Annotated[str, Field(max_length=m.RUN_ID_MAX, description="The run's id, as start_run returned it.")]
 DayArg = Annotated[str, Field(max_length=m.DAY_LENGTH, description="A day on offer, YYYY-MM-DD.")]
@@ -139,6 +150,40 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
     ) -> m.TileView:
         return m.TileView.model_validate(await play.run_tile(store, run, tile))
+
+    @mcp.tool(
+        description="A tile's puzzle for this run as text to read: the rules, the grid row by row ('.' to "
+        "fill), where each fixed cell comes from (the board, or a solved neighbour across a seam) and "
+        "what to answer."
+    )
+    async def read_tile_text(
+        run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
+    ) -> str:
+        return tile_text(await play.run_tile(store, run, tile))
+
+    @mcp.resource("tiles://rules", name="rules", mime_type="text/plain", description="The rules and the scoring.")
+    def rules() -> str:
+        return RULES + " " + SCORING
+
+    @mcp.resource(
+        "tiles://runs/{run}/tiles/{tile}",
+        name="tile",
+        mime_type="text/plain",
+        description="A tile of a run as text (as read_tile_text gives it).",
+    )
+    async def tile_resource(run: str, tile: str) -> str:
+        if len(run) > m.RUN_ID_MAX or not tile.isascii() or not tile.isdigit() or int(tile) > m.MAX_TILE_ID:
+            raise BadInput(f"no tile {tile[:20]!r} of run {run[:80]!r}")
+        return tile_text(await play.run_tile(store, run, int(tile)))
+
+    @mcp.prompt(
+        name="play_board",
+        title="Play a day's board",
+        description="Play a day's Takuzu board tile by tile with these tools (the newest day if none).",
+    )
+    def play_board(day: str | None = None) -> str:
+        which = f"the board of {day}" if day else "the newest board (the last day list_days gives)"
+        return PLAY.format(which=which)
 
     async def submit_moves(
         run: RunArg, token: TokenArg, moves: list[m.Move], ctx: Context | None = None
