@@ -6,7 +6,9 @@ as two Parquet files that pandas, polars, pyarrow and Hugging Face ``datasets`` 
   frontier rule), ``seed`` (the seed tile?), ``puzzle`` (what a player sees at the start of a run:
   n·n chars ``0``/``1``/``.``, the service's view with nothing solved), ``solution`` (n·n chars) and
   ``wave`` (the wave of the tile-by-tile closure that solves it: 1 = solvable from the start; the
-  order a perfect player can follow).
+  order a perfect player can follow); and its difficulty as the library measured it: ``ladder``
+  (the highest rule level its puzzle needs), ``m`` (its isolated multiplicity), ``blank`` (the
+  share of its cells not given).
 - ``days.parquet``, one row per day: ``day``, ``G``, ``tiles``, ``seed`` (hex, when TILES_SECRET is
   set and matches the day's commitment; else null), ``seed_commit``, ``packer``, ``code`` (the
   versions the board was built with, JSON: what a replay needs), ``reward_total`` (Σ n², a full
@@ -77,9 +79,11 @@ def day_rows(lib, day: str, secret: str | None) -> tuple[dict, list[dict]]:
     m = from_json(get_manifest(lib.conn, day))
     db = DayBoard.load(m, lib, "unused-runs.sqlite")  # the judge's runs are never opened here
     waves = closure(db.board).wave
+    stored = lib.get_many(m.hashes)  # the library rows the manifest names: each tile's measures (FORMAT §4)
     tiles = []
     for t, (x0, y0, s) in enumerate(db.board.squares):
         view = puzzle_view(db, t, set())
+        f = stored[m.hashes[t]].features
         tiles.append(
             {
                 "day": day,
@@ -92,6 +96,9 @@ def day_rows(lib, day: str, secret: str | None) -> tuple[dict, list[dict]]:
                 "puzzle": view["puzzle"],
                 "solution": db.judge.truth(t),
                 "wave": waves[t],
+                "ladder": f.ladder,
+                "m": f.m,
+                "blank": f.blank,
             }
         )
     seed = None
@@ -174,5 +181,8 @@ def _schemas():
         ("puzzle", pa.string()),
         ("solution", pa.string()),
         ("wave", pa.int32()),
+        ("ladder", pa.int32()),
+        ("m", pa.int32()),
+        ("blank", pa.float64()),
     ]
     return days, tiles

@@ -74,6 +74,9 @@ def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
         ("puzzle", "string"),
         ("solution", "string"),
         ("wave", "int32"),
+        ("ladder", "int32"),
+        ("m", "int32"),
+        ("blank", "double"),
     ]
     assert [(f.name, kind(f.type)) for f in pq.read_schema(tmp_path / DAYS_FILE)] == [
         ("day", "string"),
@@ -98,6 +101,13 @@ def test_the_round_trip_is_the_verifiers_board(library, tmp_path):
         assert len(row["puzzle"]) == n * n and "." in row["puzzle"]
         assert all(p in (".", t) for p, t in zip(row["puzzle"], truth, strict=True))  # the solution with cells hidden
         assert row["seed"] == (row["tile"] == board.seed_tile)
+        # the difficulty columns: the library row the manifest's hash names, read by SQL
+        digest = manifests[row["day"]].hashes[row["tile"]]
+        with sqlite3.connect(library) as conn:
+            stored = conn.execute("SELECT ladder, m, blank, givens FROM tiles WHERE hash = ?", (digest,)).fetchone()
+        assert (row["ladder"], row["m"], row["blank"]) == stored[:3] and 0 <= row["ladder"] <= 5 and row["m"] >= 1
+        given = sum(bin(b).count("1") for b in stored[3])
+        assert row["blank"] == pytest.approx(1 - given / n**2)  # FORMAT §4's definition
     for day, board in boards.items():
         rows = [r for r in tiles.to_pylist() if r["day"] == day]
         nbrs, waves = seam_neighbours(board.squares), closure(board).wave
