@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
     referee_app.command("score")(score_command)
     referee_app.command("analyze")(analyze_command)
     referee_app.command("backup")(backup_command)
+    referee_app.command("export")(export_command)
 
 
 def serve_command(
@@ -178,6 +179,21 @@ def score_command(
     for row in read_scores(runs, run):
         typer.echo(json.dumps(row))
     sys.stdout.flush()
+
+
+def export_command(
+    runs: str = RunsNeededOpt,
+    first: str = typer.Option(..., "--from", help="First day (YYYY-MM-DD)."),
+    last: str = typer.Option(..., "--to", help="Last day (YYYY-MM-DD), which must be over (UTC)."),
+    out: Path = typer.Option(..., "--out", help="Folder for trajectories.parquet."),
+) -> None:
+    """Write the runs of finished days as a trajectories table: one row per batch of moves with its
+    moves, verdicts, reward and time (trajectories.parquet, FORMAT §15)."""
+    from referee.trajectories import export_runs
+    from tilelib.days import check_day
+
+    rep = export_runs(runs, check_day(first, "--from"), check_day(last, "--to"), out)
+    typer.echo(rep.line())
 
 
 def analyze_command(
