@@ -15,19 +15,11 @@ from serve_support import daily_g61, serving
 
 from players.agents import solve_puzzle
 from players.client import Client
+from referee.service import mcp_tools
 from tilelib.errors import OffFrontier
 
 DAY = "2026-11-29"
-TOOLS = {
-    "list_days",
-    "start_run",
-    "read_frontier",
-    "read_tile",
-    "read_tile_text",
-    "submit_moves",
-    "read_leaderboard",
-    "read_score",
-}
+TOOLS = set(mcp_tools.TOOL_OPERATIONS)  # what the server declares; the test holds the served list to it
 
 
 @pytest.fixture(scope="module")
