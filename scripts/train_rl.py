@@ -6,8 +6,9 @@ random play and the reference solver.
     python scripts/train_rl.py --steps 20000
 
 It builds ``--days`` training days and one held-out day of side ``--size`` with ``tiles daily
-build`` into ``--work`` (kept: a second run reuses them), trains with the ``shaped`` reward (+1 for a
-cell set to its solution value, -1 otherwise: offline only), and every ``--eval-every`` steps plays
+build`` into ``--work`` (kept: a second run reuses them), trains with the ``shaped`` reward (potential-based:
++1 for a cell set to its solution value, -1 otherwise, taken back when the attempt is passed or judged;
+offline only), and every ``--eval-every`` steps plays
 ``--eval-steps`` steps of the held-out day. Printed, one table: per policy and checkpoint, the share
 of cells set right (the shaped reward's measure), the judge's reward (n² per solved tile, what the
 leaderboard counts) per 1,000 steps and the tiles solved. ``--algo maskable`` (sb3-contrib's
