@@ -5,6 +5,7 @@
 - ``agents``: the reference agents of ``tiles play`` (solver, random);
 - ``gym``: the Gymnasium environments (``tiles/Takuzu-v0`` and the flat ``tiles/TakuzuCells-v0``).
 
-It imports the referee (the API's contract ``referee.wire``, the boards, the runs store); nothing in ``referee``
+It imports the referee (the API's contract ``referee.wire``, the boards, the runs store) and the nightly build
+(``boards``: fresh training boards); nothing in ``referee`` or ``daily``
 imports it back (tests/test_import_layers.py).
 """

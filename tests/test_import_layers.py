@@ -24,8 +24,9 @@ LAYERS = (
     ("generator",),
     ("stitcher", "referee"),
     ("trust",),  # the library's own proofs (checks, repair): below every package that reads a pulled or local file
-    ("remote", "players"),
+    ("remote",),
     ("daily",),
+    ("players",),  # the players' side builds its training boards with the nightly build (players.boards)
     ("tiles_cli",),
 )
 LAYER_OF = {p: k for k, names in enumerate(LAYERS) for p in names}
