@@ -306,6 +306,18 @@ class LadderResult:
 ALL = frozenset({1, 2, 3, 4})
 
 
+def forced(puzzle: Puzzle) -> list[tuple[int, int, int]]:
+    """The open cells the two local rules force as the puzzle stands — L1 runs (``xx.``, ``x.x``) and
+    L2 balance (a line holding n/2 of one value) — as (row, col, value), each cell once (the first
+    rule's value where a broken puzzle makes them disagree). One step, no propagation: what a player
+    sees at a glance (the cells env's ``hints``)."""
+    st = _State.from_puzzle(puzzle)
+    seen: dict[tuple[int, int], int] = {}
+    for r, c, v in runs(st) + balance(st):
+        seen.setdefault((r, c), v)
+    return [(r, c, v) for (r, c), v in seen.items()]
+
+
 def solve_with(puzzle: Puzzle, levels) -> tuple[str, np.ndarray]:
     """Run the standard solve with only the given levels enabled.
 

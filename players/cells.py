@@ -14,6 +14,9 @@ through the service, one frontier tile shown at a time, the same judge), in smal
 - **Action**: ``Discrete(513)``: ``a < 512`` sets cell ``a // 2`` (row-major in the 16×16 plane)
   to ``a % 2``; ``512`` passes (another frontier tile is shown; what was set is dropped). An action
   on a cell that is not empty changes nothing.
+- **Hints** (``hints=True``): two more planes after those four, the empty cells the two local rules
+  force as the tile stands (``engine.ladder.forced``: L1 runs, L2 balance) — to 0, and to 1. What a
+  player sees at a glance; the features of the learned baseline (BENCHMARKS).
 - **Mask**: ``action_masks()`` (what ``MaskablePPO`` calls) and ``info["action_mask"]``: the empty
   cells of the window, both values, and the pass.
 - **Reward**: once the window is full its grid is sent to the judge as one move: n² if correct
@@ -57,13 +60,15 @@ class CellsEnv(DayEnv):
         day: str | None = None,
         *,
         shaped: bool = False,
+        hints: bool = False,
         **kw,
     ) -> None:
         if shaped and url is not None:
             raise BadInput("shaped=True reads the solution: offline only (manifest=PATH, library=PATH), never online")
         super().__init__(manifest, library, url, day, **kw)
         self._made_with["shaped"] = self.shaped = shaped
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(4 * CELLS,), dtype=np.float32)
+        self._made_with["hints"] = self.hints = hints
+        self.observation_space = spaces.Box(0.0, 1.0, shape=((6 if hints else 4) * CELLS,), dtype=np.float32)
         self.action_space = spaces.Discrete(PASS + 1)
         self._set: dict[int, int] = {}
 
@@ -161,12 +166,18 @@ class CellsEnv(DayEnv):
 
     def _observation(self) -> np.ndarray:
         n, shown = self._view_now().n, self.shown_puzzle()
-        planes = np.zeros((4, SIDE, SIDE), dtype=np.float32)
+        planes = np.zeros((6 if self.hints else 4, SIDE, SIDE), dtype=np.float32)
         chars = np.frombuffer(shown.encode("ascii"), dtype=np.uint8).reshape(n, n)
         planes[0, :n, :n] = chars == ord("0")
         planes[1, :n, :n] = chars == ord("1")
         planes[2, :n, :n] = chars == ord(".")
         planes[3, :n, :n] = 1.0
+        if self.hints:  # the cells the local rules force now (engine.ladder.forced)
+            from engine.ladder import forced
+            from tilelib.bits import Puzzle
+
+            for r, c, v in forced(Puzzle.parse(shown)):
+                planes[4 + v, r, c] = 1.0
         return planes.ravel()
 
     def _info_cells(self, verdict) -> dict[str, Any]:
@@ -180,8 +191,9 @@ def _index(cell: int, n: int) -> int:
 
 
 def planes(obs: np.ndarray) -> np.ndarray:
-    """An observation as its four 16×16 planes: zero, one, empty, window."""
-    return np.asarray(obs).reshape(4, SIDE, SIDE)
+    """An observation as its 16×16 planes: zero, one, empty, window (and, with ``hints``, forced to
+    0 and forced to 1)."""
+    return np.asarray(obs).reshape(-1, SIDE, SIDE)
 
 
 def observation_puzzle(obs: np.ndarray) -> str:

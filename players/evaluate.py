@@ -113,15 +113,16 @@ class Report:
         return Estimate.of(float(e.success) for e in self.episodes)
 
 
-def play(policy: Policy, boards: Boards, seeds: Iterable[int], steps: int) -> Report:
-    """Each board ``k`` of ``seeds`` played once by ``policy`` for at most ``steps`` steps (module doc)."""
+def play(policy: Policy, boards: Boards, seeds: Iterable[int], steps: int, *, hints: bool = False) -> Report:
+    """Each board ``k`` of ``seeds`` played once by ``policy`` for at most ``steps`` steps (module doc);
+    ``hints``: the env's observation carries the forced-cell planes (``players.cells``)."""
     import gymnasium
 
     from players.cells import CellsEnv
     from players.gym import CELLS_ID
 
     out = []
-    with gymnasium.make(CELLS_ID, boards=boards, max_steps=steps) as env:
+    with gymnasium.make(CELLS_ID, boards=boards, max_steps=steps, hints=hints) as env:
         u = cast(CellsEnv, env.unwrapped)
         for k in seeds:
             obs, info = env.reset(seed=int(k))

@@ -24,7 +24,7 @@ from players.boards import Boards  # noqa: E402
 from players.evaluate import Report, model_policy, play, random_policy, solver_policy  # noqa: E402
 
 
-def trained(model: Path, size: int, steps: int, seed: int):
+def trained(model: Path, size: int, steps: int, seed: int, hints: bool):
     """MaskablePPO loaded from ``model``, or trained on the train split's fresh boards and saved there."""
     import gymnasium
     from sb3_contrib import MaskablePPO
@@ -33,7 +33,7 @@ def trained(model: Path, size: int, steps: int, seed: int):
 
     if model.exists():
         return MaskablePPO.load(model, device="cpu"), 0.0
-    env = gymnasium.make(CELLS_ID, boards=Boards(size=size, split="train"), shaped=True, max_steps=2000)
+    env = gymnasium.make(CELLS_ID, boards=Boards(size=size, split="train"), shaped=True, max_steps=2000, hints=hints)
     t0 = time.perf_counter()
     agent = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu", verbose=0).learn(steps)
     took = time.perf_counter() - t0
@@ -59,10 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=2000, help="Most steps per board.")
     ap.add_argument("--model", type=Path, default=Path("out/maskable.zip"))
     ap.add_argument("--train-steps", type=int, default=100_000)
+    ap.add_argument(
+        "--hints", action="store_true", help="Observations carry the forced-cell planes (players.cells hints)."
+    )
     a = ap.parse_args(argv)
     boards = Boards(size=a.size, split=a.split)
     seeds = range(a.seeds)
-    print(f"{a.seeds} boards of the {a.split} split, G = {a.size}, at most {a.steps} steps each\n")
+    hinted = ", observations with hints" if a.hints else ""
+    print(f"{a.seeds} boards of the {a.split} split, G = {a.size}, at most {a.steps} steps each{hinted}\n")
     print("| policy | reward fraction | tiles per 1,000 steps | requests per tile | success | note |")
     print("|---|---|---|---|---|---|")
     for name in a.policies.split(","):
@@ -72,14 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         elif name == "solver":
             policy = solver_policy()
         elif name == "maskable":
-            model, took = trained(a.model, a.size, a.train_steps, seed=0)
+            model, took = trained(a.model, a.size, a.train_steps, seed=0, hints=a.hints)
             policy = model_policy(model)
             note = f"{a.train_steps:,} steps on the train split in {took:.0f} s" if took else f"loaded {a.model}"
         else:
             print(f"evaluate.py: unknown policy {name!r} (random, solver, maskable)", file=sys.stderr)
             return 2
         t0 = time.perf_counter()
-        report = play(policy, boards, seeds, a.steps)
+        report = play(policy, boards, seeds, a.steps, hints=a.hints)
         print(row(name, report, (note + "; " if note else "") + f"played in {time.perf_counter() - t0:.0f} s"))
     return 0
 
