@@ -15,7 +15,7 @@ per query; the file is written whole or not at all (``tilelib.fsio``).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from referee.runsdb.base import CREATED
@@ -36,12 +36,14 @@ MOVES = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrajectoriesReport:
+    """What ``export_runs`` wrote: where, the days it holds, how many runs and batches."""
+
     out: Path
-    days: list[str] = field(default_factory=list)
-    runs: int = 0
-    batches: int = 0
+    days: tuple[str, ...]
+    runs: int
+    batches: int
 
     def line(self) -> str:
         return (
@@ -96,7 +98,8 @@ def export_runs(target: str | Path, first: str, last: str, out: Path, *, today: 
     require_runs(target)
     with opened(target) as db:
         table = rows(db.read, first, last)
-    rep = TrajectoriesReport(Path(out), sorted({r["day"] for r in table}), len({r["run"] for r in table}), len(table))
+    days = tuple(sorted({r["day"] for r in table}))
+    rep = TrajectoriesReport(Path(out), days, len({r["run"] for r in table}), len(table))
     rep.out.mkdir(parents=True, exist_ok=True)
     sink = pa.BufferOutputStream()
     pq.write_table(pa.Table.from_pylist(table, schema=schema()), sink, compression="zstd")

@@ -54,7 +54,7 @@ def test_the_trajectories_round_trip_against_the_runs_database(day21, runs_targe
         store.close()
     after = dt.date.fromisoformat(m.day) + dt.timedelta(days=1)
     rep = export_runs(runs_target, m.day, m.day, tmp_path / "out", today=after)
-    assert (rep.days, rep.runs, rep.batches) == ([m.day], 2, 4) and "4 batch(es) of 2 run(s)" in rep.line()
+    assert (rep.days, rep.runs, rep.batches) == ((m.day,), 2, 4) and "4 batch(es) of 2 run(s)" in rep.line()
     frame = pd.read_parquet(tmp_path / "out" / TRAJECTORIES_FILE)
     assert list(frame.columns) == ["day", "run", "player", "batch", "t", "moves", "verdicts", "reward", "solved"]
     assert list(frame["run"]) == [runs[0]] * 3 + [runs[1]] and list(frame["batch"]) == [1, 2, 3, 1]
