@@ -132,11 +132,16 @@ class DayEnv(gym.Env):
             self._tmp = tempfile.TemporaryDirectory(prefix="tiles-gym-")
             self._maker = BoardMaker(spec, Path(self._tmp.name) / "boards")
             self._offer(0)
-        self._max_steps = max_steps
-        self.max_steps = self.default_steps() if max_steps is None else int(max_steps)
+        self._max_steps = None if max_steps is None else int(max_steps)
         self.session: Session | None = None
         self._view: TileView | None = None
         self._spec: EnvSpec | None = None
+
+    @property
+    def max_steps(self) -> int:
+        """The episode's limit: ``max_steps`` as given, else ``default_steps()`` of the board on offer
+        (with ``boards=``, the board of the current episode)."""
+        return self.default_steps() if self._max_steps is None else self._max_steps
 
     def default_steps(self) -> int:
         """The episode's limit when ``max_steps`` is not given."""
@@ -185,8 +190,6 @@ class DayEnv(gym.Env):
         manifest, library = self._maker.board(k)
         self._open_offline(manifest, library, None, manifest.parent / "runs.sqlite")
         self._board = k
-        if getattr(self, "_max_steps", None) is None and hasattr(self, "max_steps"):
-            self.max_steps = self.default_steps()
 
     def _open_online(self, url: str, day: str | None) -> None:
         from players.client import Client
@@ -359,6 +362,7 @@ COLOURS = {
     "grid": (95, 95, 105),
     "seam": (230, 170, 30),
 }
+SOURCE = {"g": "given", "k": "known", "s": "set"}  # ``referee.tile_text.sources``' letters
 
 
 def picture(view: TileView | None, shown: str) -> np.ndarray:
@@ -370,14 +374,12 @@ def picture(view: TileView | None, shown: str) -> np.ndarray:
     img[...] = COLOURS["outside"]
     if view is None:
         return img
+    from referee.tile_text import sources
+
     n = view.n
-    for i, ch in enumerate(shown):
+    for i, (ch, src) in enumerate(zip(shown, sources(view.givens, view.known, shown), strict=True)):
         r, c = divmod(i, n)
-        if ch == ".":
-            colour = COLOURS["empty"]
-        else:
-            source = "given" if view.givens[i] == "1" else "known" if view.known[i] == "1" else "set"
-            colour = COLOURS[(source, ch)]
+        colour = COLOURS["empty"] if src == "." else COLOURS[(SOURCE[src], ch)]
         img[r * PX : (r + 1) * PX, c * PX : (c + 1) * PX] = colour
     lines = np.arange(n + 1) * PX
     img[np.minimum(lines, SIDE * PX - 1), : n * PX] = COLOURS["grid"]

@@ -21,15 +21,23 @@ RULES = (
 )
 
 
+def sources(givens: str, known: str, puzzle: str) -> str:
+    """Where each cell of a window comes from, one character a cell (the masks' layout): ``g`` the
+    board shows it (``givens``), ``k`` known from a solved neighbour (``known``), ``s`` set in this
+    attempt (a value ``puzzle`` holds that neither mask shows), ``.`` still to fill. What the text
+    and the Gym envs' picture both draw."""
+    return "".join(
+        "g" if g == "1" else "k" if k == "1" else "." if p == "." else "s"
+        for g, k, p in zip(givens, known, puzzle, strict=True)
+    )
+
+
 def tile_text(view: Mapping[str, Any]) -> str:
     """The tile of ``view`` (a ``TileView``'s fields) as text (module doc)."""
     n, puzzle = int(view["n"]), str(view["puzzle"])
     rows = [" ".join(puzzle[r * n : (r + 1) * n]) for r in range(n)]
-    source = "".join(
-        "g" if view["givens"][i] == "1" else "k" if view["known"][i] == "1" else "." if puzzle[i] == "." else "s"
-        for i in range(n * n)
-    )
-    sources = [" ".join(source[r * n : (r + 1) * n]) for r in range(n)]
+    source = sources(view["givens"], view["known"], puzzle)
+    source_rows = [" ".join(source[r * n : (r + 1) * n]) for r in range(n)]
     state = "solved" if view["solved"] else "playable now" if view["playable"] else "not playable yet"
     given, known, empty = source.count("g"), source.count("k"), puzzle.count(".")
     neighbours = ", ".join(str(t) for t in view["neighbours"]) or "none"
@@ -45,7 +53,7 @@ def tile_text(view: Mapping[str, Any]) -> str:
             f"neighbour, {known}; '.': to fill"
             + (f"; s: set in this attempt, {source.count('s')}" if "s" in source else "")
             + "):",
-            *sources,
+            *source_rows,
             f"Answer with the whole grid: {n * n} characters of 0 and 1, row by row, no spaces.",
         ]
     )

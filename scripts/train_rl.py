@@ -28,7 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from players.cells import PASS, CellSolver  # noqa: E402
+from players import evaluate as evaluate_protocol  # noqa: E402
+from players.cells import PASS  # noqa: E402
+from players.evaluate import solver_policy  # noqa: E402
 from players.gym import CELLS_ID  # noqa: E402
 
 TRAIN_SEEDS = ("a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8")
@@ -89,14 +91,9 @@ def random_policy(seed: int):
     return act
 
 
-def solver_policy():
-    solver = CellSolver()
-    return lambda obs, _mask: solver(obs)
-
-
 def model_policy(model, masked: bool):
     if masked:
-        return lambda obs, mask: int(model.predict(obs, action_masks=mask, deterministic=True)[0])
+        return evaluate_protocol.model_policy(model)
     return lambda obs, _mask: int(model.predict(obs, deterministic=True)[0])
 
 

@@ -74,6 +74,7 @@ PLAY = (
 
 RunArg = Annotated[str, Field(max_length=m.RUN_ID_MAX, description="The run's id, as start_run returned it.")]
 DayArg = Annotated[str, Field(max_length=m.DAY_LENGTH, description="A day on offer, YYYY-MM-DD.")]
+TileArg = Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
 TokenArg = Annotated[str, Field(max_length=256, description="The run's secret token, as start_run returned it.")]
 
 
@@ -146,9 +147,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         description="A tile's puzzle for this run: 'puzzle' is n·n characters row-major from board cell "
         "(y0, x0), '0'/'1' where shown or known from solved tiles, '.' to solve."
     )
-    async def read_tile(
-        run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
-    ) -> m.TileView:
+    async def read_tile(run: RunArg, tile: TileArg) -> m.TileView:
         return m.TileView.model_validate(await play.run_tile(store, run, tile))
 
     @mcp.tool(
@@ -156,9 +155,7 @@ def create(store: RunStore, cfg: Settings) -> MCPServer:
         "fill), where each fixed cell comes from (the board, or a solved neighbour across a seam) and "
         "what to answer."
     )
-    async def read_tile_text(
-        run: RunArg, tile: Annotated[int, Field(ge=0, le=m.MAX_TILE_ID, description="Tile id.")]
-    ) -> str:
+    async def read_tile_text(run: RunArg, tile: TileArg) -> str:
         return tile_text(await play.run_tile(store, run, tile))
 
     @mcp.resource("tiles://rules", name="rules", mime_type="text/plain", description="The rules and the scoring.")

@@ -109,8 +109,7 @@ async def day_analysis(st: RunStore, day: str, bucket: float = 60.0) -> dict:
 async def create_run(st: RunStore, day: str, player: str | None = None, address: str | None = None) -> dict:
     """A new run of ``day``: its id, its token (shown once) and its score (``wire.RunCreated``);
     counted against ``address``'s quota (the client's address, ``quota``). Waits out a busy database
-    (``RunStore.patient``)."""
-    st.day(day)
+    (``RunStore.patient``); an unknown day is ``RunStore.create``'s NotFound, at once."""
 
     def create() -> dict:
         run, token = st.create(day, player, address)
