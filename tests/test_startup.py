@@ -20,8 +20,11 @@ from tilelib.bits import Puzzle
 from tilelib.errors import BadInput
 
 HEAVY_LIBS = ("numpy", "pandas", "ortools", "boto3", "botocore", "rich", "pydantic", "PIL")
-# ``daily.options`` (the build's options, declared once) is what the CLI reads of ``daily`` at start-up
+# ``daily.options`` and ``referee.service.options`` (the build's and the service's options, declared
+# once, with their defaults and help) are what the CLI reads of ``daily`` and ``referee`` at start-up:
+# any other module of a pipeline package counts as loaded (reported by its package's name)
 PIPELINE = ("generator", "referee", "stitcher", "remote", "packers", "daily.build", "tilelib.store")
+LIGHT = ("referee", "referee.service", "referee.service.options", "referee.service.quota")
 
 
 def _loaded_after(argv: list[str]) -> set[str]:
@@ -33,8 +36,10 @@ def _loaded_after(argv: list[str]) -> set[str]:
         f"    main({argv!r})\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
-        f"names = {list(HEAVY_LIBS + PIPELINE)!r}\n"
-        "print(json.dumps([m for m in names if m in sys.modules]), file=sys.stderr)\n"
+        f"names, light = {list(HEAVY_LIBS + PIPELINE)!r}, {list(LIGHT)!r}\n"
+        "heavy = [m for m in sys.modules if m not in light]\n"
+        "hit = lambda n: any(m == n or m.startswith(n + '.') for m in heavy)\n"
+        "print(json.dumps([n for n in names if hit(n)]), file=sys.stderr)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -4,9 +4,13 @@ the choices they take (Enums: Click checks them, one line and exit 2 on a bad va
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
+import typing
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -43,6 +47,37 @@ SecretFileOpt = setting_option(
     "--secret-file",
     text="A file holding the daily seed's key; given here it wins over TILES_SECRET, which wins over env's or file's",
 )
+
+
+def field_option(cls: Any, name: str) -> Any:
+    """The option ``--<name>`` of the options dataclass ``cls``'s field ``name``: the field's default,
+    and the help and limits (min, max) its metadata declares (``referee.service.options``), so an
+    option is declared once, beside the value it fills."""
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    meta = dict(f.metadata)
+    return typer.Option(f.default, "--" + name.replace("_", "-"), help=meta.pop("help"), **meta)
+
+
+def options_of(cls: Any):
+    """A command decorator: after the command's own parameters, one option per field of the options
+    dataclass ``cls`` that declares its help (``field_option``), passed to the command as keyword
+    arguments (its ``**given``), so a field added there is an option here with nothing else to write."""
+    hints = typing.get_type_hints(cls)
+
+    def wrap(fn):
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        extra = [
+            inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=field_option(cls, f.name), annotation=hints[f.name]
+            )
+            for f in dataclasses.fields(cls)
+            if "help" in f.metadata
+        ]
+        fn.__signature__ = sig.replace(parameters=own + extra)
+        return fn
+
+    return wrap
 
 
 def secret(ctx: typer.Context, secret_file: Path | None) -> str | None:

@@ -6,11 +6,13 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from referee.service.options import ServeOptions
 from tilelib.errors import BadInput
-from tiles_cli.options import LibraryOpt, RunsNeededOpt, RunsOpt
+from tiles_cli.options import LibraryOpt, RunsNeededOpt, RunsOpt, options_of
 from tiles_cli.referee import referee_app
 
 
@@ -24,6 +26,7 @@ def register(app: typer.Typer) -> None:
     referee_app.command("export")(export_command)
 
 
+@options_of(ServeOptions)
 def serve_command(
     library: Path = LibraryOpt,
     runs: str = RunsOpt,
@@ -31,96 +34,29 @@ def serve_command(
         None, "--manifest", help="Offer this manifest file's day (repeatable; default: every day in the library)."
     ),
     day: list[str] | None = typer.Option(None, "--day", help="Offer only this library day (repeatable)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
-    max_body: int = typer.Option(64 * 1024, "--max-body", min=1, help="Largest request body in bytes."),
-    max_moves: int = typer.Option(64, "--max-moves", min=1, help="Most moves in one request."),
-    poll: float = typer.Option(
-        10.0,
-        "--poll",
-        min=0.1,
-        max=3600,
-        help="Seconds between looks for new days in "
-        "the library (without --manifest and --day: a day built later is offered).",
-    ),
-    workers: int = typer.Option(
-        1,
-        "--workers",
-        min=1,
-        max=64,
-        help="Worker processes (uvicorn's); with more than one, a postgresql:// --runs is the usual choice.",
-    ),
-    quota_runs: int = typer.Option(
-        30,
-        "--quota-runs",
-        min=0,
-        help="Runs one client address may create per --quota-window (0: no limit); past it 429 with Retry-After.",
-    ),
-    quota_moves: int = typer.Option(
-        1800,
-        "--quota-moves",
-        min=0,
-        help="Moves requests one run (its token) may send per --quota-window (0: no limit).",
-    ),
-    quota_address_moves: int = typer.Option(
-        18000,
-        "--quota-address-moves",
-        min=0,
-        help="Moves requests one client address may send per --quota-window, over all its runs (0: no limit).",
-    ),
-    quota_window: float = typer.Option(
-        60.0,
-        "--quota-window",
-        min=1.0,
-        max=86400.0,
-        help="Seconds of one quota window (counted in the runs database: every worker and host sees them).",
-    ),
-    access_log: str = typer.Option(
-        "text", "--access-log", help="One line per request on stderr: text, json (JSON lines) or off."
-    ),
-    trust_proxy: str = typer.Option(
-        "127.0.0.1",
-        "--trust-proxy",
-        help="Comma-separated addresses (or *) of "
-        "reverse proxies whose X-Forwarded-For names the client (quotas, access log).",
-    ),
+    **given: Any,
 ) -> None:
     """Serve the days' boards over HTTP: JSON API under /api/v1, OpenAPI at /docs, MCP tools at /mcp, the
     play page at /.
     Over a whole library, a day built while it runs is offered within --poll seconds. --runs may be a
     postgresql:// URL; then --workers N processes share it (each loads the boards once)."""
     from referee.service import server
-    from referee.service.worker import ServeOptions, check_address, open_service
+    from referee.service.worker import check_address, open_service
 
     opts = ServeOptions(
-        library=str(library),
-        runs=str(runs),
-        manifests=tuple(map(str, manifest or ())),
-        days=tuple(day or ()),
-        host=host,
-        port=port,
-        max_body=max_body,
-        max_moves=max_moves,
-        poll=poll,
-        workers=workers,
-        quota_runs=quota_runs,
-        quota_moves=quota_moves,
-        quota_address_moves=quota_address_moves,
-        quota_window=quota_window,
-        access_log=access_log,
-        trust_proxy=trust_proxy,
+        library=str(library), runs=str(runs), manifests=tuple(map(str, manifest or ())), days=tuple(day or ()), **given
     )
-    if access_log not in ("off", "text", "json"):
-        raise BadInput(f"--access-log must be off, text or json, not {access_log[:40]!r}")
+    if opts.access_log not in ("off", "text", "json"):
+        raise BadInput(f"--access-log must be off, text or json, not {opts.access_log[:40]!r}")
     say = lambda line: typer.echo(f"tiles referee serve: {line}", err=True)  # noqa: E731
     t0 = time.perf_counter()
-    check_address(host, port)  # every argument checked before the runs database is made
+    check_address(opts.host, opts.port)  # every argument checked before the runs database is made
     app, store = open_service(opts, say=say, log=say)
     say(
-        f"{len(store.days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; http://{host}:{port}/"
-        + (f" ({workers} workers)" if workers > 1 else "")
+        f"{len(store.days)} day(s) loaded in {time.perf_counter() - t0:.1f} s; http://{opts.host}:{opts.port}/"
+        + (f" ({opts.workers} workers)" if opts.workers > 1 else "")
     )
-    if workers > 1:
+    if opts.workers > 1:
         store.close()  # checked; each worker opens its own (referee.service.worker)
         del app, store
         server.run_workers(opts)

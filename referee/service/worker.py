@@ -13,49 +13,14 @@ that matters lives in a worker (``referee.service.runs``), so any worker may ans
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from referee.service.quota import Quotas
+from referee.service.options import ServeOptions
 
 ENV = "TILES_SERVE_OPTIONS"
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """The options of one ``tiles referee serve``."""
-
-    library: str
-    runs: str
-    manifests: tuple[str, ...] = ()
-    days: tuple[str, ...] = ()
-    host: str = "127.0.0.1"
-    port: int = 8000
-    max_body: int = 64 * 1024
-    max_moves: int = 64
-    poll: float = 10.0
-    workers: int = 1
-    quota_runs: int = Quotas.runs_per_address  # run creations per address per window (0: none)
-    quota_moves: int = Quotas.moves_per_token  # moves requests per run token per window
-    quota_address_moves: int = Quotas.moves_per_address  # moves requests per address per window
-    quota_window: float = Quotas.window  # seconds
-    access_log: str = "text"  # off | text | json (one line per request)
-    trust_proxy: str = "127.0.0.1"  # addresses whose X-Forwarded-For is believed
-
-    def quotas(self) -> Quotas:
-        return Quotas(self.quota_runs, self.quota_moves, self.quota_address_moves, self.quota_window)
-
-    def to_env(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_env(cls, text: str) -> ServeOptions:
-        raw = json.loads(text)
-        return cls(**{**raw, "manifests": tuple(raw["manifests"]), "days": tuple(raw["days"])})
 
 
 def check_address(host: str, port: int) -> None:
