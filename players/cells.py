@@ -165,20 +165,7 @@ class CellsEnv(DayEnv):
         return mask
 
     def _observation(self) -> np.ndarray:
-        n, shown = self._view_now().n, self.shown_puzzle()
-        planes = np.zeros((6 if self.hints else 4, SIDE, SIDE), dtype=np.float32)
-        chars = np.frombuffer(shown.encode("ascii"), dtype=np.uint8).reshape(n, n)
-        planes[0, :n, :n] = chars == ord("0")
-        planes[1, :n, :n] = chars == ord("1")
-        planes[2, :n, :n] = chars == ord(".")
-        planes[3, :n, :n] = 1.0
-        if self.hints:  # the cells the local rules force now (engine.ladder.forced)
-            from engine.ladder import forced
-            from tilelib.bits import Puzzle
-
-            for r, c, v in forced(Puzzle.parse(shown)):
-                planes[4 + v, r, c] = 1.0
-        return planes.ravel()
+        return observe(self.shown_puzzle(), self.hints)
 
     def _info_cells(self, verdict) -> dict[str, Any]:
         return {**self._info(verdict), "action_mask": self.action_masks()}
@@ -188,6 +175,25 @@ def _index(cell: int, n: int) -> int:
     """A cell of the 16×16 plane as an index into the n·n puzzle string."""
     r, c = divmod(cell, SIDE)
     return r * n + c
+
+
+def observe(shown: str, hints: bool = False) -> np.ndarray:
+    """The observation of a shown puzzle (``0``/``1``/``.``, n·n): its planes (module doc), flat. Pure,
+    so a learner can make observations of states it never played (``players.imitation``)."""
+    n = int(round(len(shown) ** 0.5))
+    planes = np.zeros((6 if hints else 4, SIDE, SIDE), dtype=np.float32)
+    chars = np.frombuffer(shown.encode("ascii"), dtype=np.uint8).reshape(n, n)
+    planes[0, :n, :n] = chars == ord("0")
+    planes[1, :n, :n] = chars == ord("1")
+    planes[2, :n, :n] = chars == ord(".")
+    planes[3, :n, :n] = 1.0
+    if hints:  # the cells the local rules force now (engine.ladder.forced)
+        from engine.ladder import forced
+        from tilelib.bits import Puzzle
+
+        for r, c, v in forced(Puzzle.parse(shown)):
+            planes[4 + v, r, c] = 1.0
+    return planes.ravel()
 
 
 def planes(obs: np.ndarray) -> np.ndarray:
