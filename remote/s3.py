@@ -18,6 +18,8 @@ skipped when the snapshot already exists.
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import threading
 from pathlib import Path
@@ -98,8 +100,31 @@ def check_endpoint(endpoint: str) -> str:
     return endpoint
 
 
-# Timeouts: a server that accepts connections but never answers must fail in well under 30 s
-# (2 attempts x (4 s connect + 6 s per read) + backoff). Each read of a large transfer is a
+LOG = logging.getLogger("remote.s3")  # one line per failed attempt (a WARNING: shown without set-up)
+
+
+def log_attempt(attempts: int, max_attempts: int, response=None, caught_exception=None, operation=None, **_kw) -> None:
+    """botocore's ``needs-retry`` hook, run before its retry handler decides: one log line for an
+    attempt that failed with what standard retries retry (a lost or cut connection, a timeout, 5xx,
+    429 or a throttling code), saying whether another attempt follows. Returns None, so botocore's
+    own decision stands."""
+    if caught_exception is not None:
+        fault = type(caught_exception).__name__
+    else:
+        http = response[0] if response else None
+        code = str(((response[1] or {}).get("Error") or {}).get("Code", "")) if response else ""
+        if http is None or (http.status_code < 500 and http.status_code != 429 and "Throttl" not in code):
+            return
+        fault = f"HTTP {http.status_code}" + (f" {code}" if code else "")
+    name = getattr(operation, "name", "request")
+    then = "retrying" if attempts < max_attempts else "giving up"
+    LOG.warning("s3: %s attempt %d of %d failed (%s); %s", name, attempts, max_attempts, fault, then)
+
+
+# Retries: botocore's standard mode (it retries lost and cut connections, timeouts, 5xx, 429 and
+# throttling codes, with jittered exponential backoff), ``max_attempts`` attempts in all. Timeouts: a
+# server that accepts connections but never answers must fail in well under 30 s (FORMAT: 2 attempts
+# x (4 s connect + 6 s per read) + backoff). Each read of a large transfer is a
 # separate 6 s window, so big snapshots still stream.
 def make_client(
     endpoint: str | None = None, *, max_attempts: int = 2, connect_timeout: float = 4, read_timeout: float = 6
@@ -120,12 +145,16 @@ def _new_client(endpoint: str | None, max_attempts: int, connect_timeout: float,
     cfg = Config(
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
-        retries={"max_attempts": max_attempts, "mode": "standard"},
+        # total_max_attempts counts every attempt; botocore reads a bare "max_attempts" as retries
+        # after the first (one more attempt than asked: 3 where FORMAT says 2)
+        retries={"total_max_attempts": max_attempts, "mode": "standard"},
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
         max_pool_connections=16,
     )
-    return boto3.session.Session().client("s3", endpoint_url=endpoint, region_name=region, config=cfg)
+    client = boto3.session.Session().client("s3", endpoint_url=endpoint, region_name=region, config=cfg)
+    client.meta.events.register_first("needs-retry.s3", functools.partial(log_attempt, max_attempts=max_attempts))
+    return client
 
 
 def _code(err: bex.ClientError) -> tuple[str, int]:
