@@ -1,0 +1,359 @@
+"""A year of nights (issue 74): ``tiles daily build`` run night after night by two operator hosts
+against a real S3 server on loopback (moto's, with conditional writes made atomic as S3's are)
+through a proxy that injects faults (``scripts/fault_proxy.py``: connections reset mid-body, 500 and
+503 SlowDown answers, stalls past the client's timeout), with a build killed by SIGKILL during its
+push every ``--kill-every`` nights; every invariant is checked every night and the run stops at the
+first one broken (exit 1, naming it).
+
+    python scripts/bench_year.py                       # 365 nights at G = 301
+    python scripts/bench_year.py --nights 30 --size 41 # the short form (tests/test_bench_year.py)
+
+**The hosts.** ``a`` and ``b``, each with a working folder of its own (library, manifests' folder),
+build on alternate nights, and both on the same night every ``--both-every`` nights (started
+together). Each build is the whole command in a fresh interpreter, as cron runs it. A night that
+fails (a fault the build could not ride out, a kill, a lost race) is built again by the same host,
+as an operator would, until it succeeds (at most ``--tries`` times; more is a broken invariant).
+
+**The invariants**, checked after every night:
+
+- the night's manifest verifies against the host's library (``tiles referee verify``);
+- every tile row any host ever pushed is on the remote: the bench keeps its own ledger of the
+  row hashes of each host's library after each successful push, pulls the remote into an
+  auditor's library straight from the server (no faults) and finds every one of them;
+- the spent ledger (the remote's ``spent`` rows) only grows;
+- a failed build leaves the remote's HEAD as it was, or (killed during its push) at a state
+  the auditor can pull whole;
+- the night succeeds within ``--tries`` builds.
+
+**What an operator watches**, one CSV row per night (``--csv``): the builds' wall and CPU time,
+peak RSS, bytes up and down through the proxy, library rows and file size, faults injected and
+retries logged, builds it took. A table of totals at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import logging
+import os
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the loopback S3 server the tests use (tests/s3_server.py)
+
+from fault_proxy import KINDS, FaultProxy  # noqa: E402  (scripts/)
+
+BUCKET, PREFIX = "tiles-year", "lib"
+SECRET = "bench-year-secret"
+KEY = "testing"
+
+
+class Broken(Exception):
+    """An invariant that does not hold: the run stops here."""
+
+
+@dataclass
+class Host:
+    name: str
+    folder: Path
+    builds: int = 0
+
+    @property
+    def library(self) -> Path:
+        return self.folder / "tiles.sqlite"
+
+    @property
+    def out(self) -> Path:
+        return self.folder / "out"
+
+
+@dataclass
+class Audit:
+    """What the bench itself keeps, outside the project: the ledger of row hashes pushed, the spent
+    rows seen, and the auditor's library."""
+
+    folder: Path
+    ledger: set[str] = field(default_factory=set)
+    spent: int = 0
+
+    @property
+    def library(self) -> Path:
+        return self.folder / "auditor.sqlite"
+
+
+def env_for(endpoint: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TILES_", "AWS_"))}
+    env.update(
+        TILES_S3_ENDPOINT=endpoint,
+        TILES_SECRET=SECRET,
+        AWS_ACCESS_KEY_ID=KEY,
+        AWS_SECRET_ACCESS_KEY=KEY,
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_CONFIG_FILE=os.devnull,
+        AWS_SHARED_CREDENTIALS_FILE=os.devnull,
+        AWS_EC2_METADATA_DISABLED="true",
+        PYTHONPATH=str(ROOT),
+    )
+    return env
+
+
+def tiles(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tiles_cli.app", *args]
+
+
+def build_cmd(host: Host, day: str, size: int) -> list[str]:
+    return tiles(
+        "daily", "build", "--date", day, "--size", str(size), "--library", str(host.library),
+        "--out", str(host.out), "--remote", f"s3://{BUCKET}/{PREFIX}", "--json",
+    )  # fmt: skip
+
+
+def top_up(host: Host, env: dict, tries: int) -> tuple[int, str]:
+    """The cron's second job after a built night: ``tiles library generate --stock`` (local), then
+    ``tiles library push`` through the faults, pushed again as an operator would until it succeeds
+    (at most ``tries`` times). (pushes it took, their stderr)."""
+    gen = subprocess.run(
+        tiles("library", "generate", "--stock", "--nights", "3", "--workers", "1", "--library", str(host.library)),
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    if gen.returncode != 0:
+        raise Broken(f"host {host.name}: generate --stock failed (exit {gen.returncode}): {gen.stderr[-400:]}")
+    err = ""
+    for k in range(1, tries + 1):
+        push = subprocess.run(
+            tiles("library", "push", "--library", str(host.library), "--remote", f"s3://{BUCKET}/{PREFIX}"),
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        err += push.stderr
+        if push.returncode == 0:
+            return k, err
+    raise Broken(f"host {host.name}: the stock's push did not succeed in {tries} tries: {err[-400:]}")
+
+
+def dry(host: Host, env: dict) -> list[int]:
+    """The sides n >= 10 whose stock of unspent solutions is empty in the host's library."""
+    r = subprocess.run(
+        tiles("library", "stock", "--json", "--library", str(host.library)), env=env, capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        raise Broken(f"host {host.name}: tiles library stock failed: {r.stderr[-400:]}")
+    return [int(n) for n, d in json.loads(r.stdout)["per_n"].items() if not d["unspent"]]
+
+
+def head(s3) -> bytes | None:
+    """The remote's HEAD object as it is on the server (None before the first push)."""
+    try:
+        return s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/HEAD.json")["Body"].read()
+    except s3.exceptions.NoSuchKey:
+        return None
+
+
+def rows(library: Path, table: str, column: str) -> set[str]:
+    with sqlite3.connect(f"file:{library}?mode=ro", uri=True) as db:
+        return {str(r[0]) for r in db.execute(f"SELECT {column} FROM {table}")}  # noqa: S608 (our names)
+
+
+def retries(stderr: str) -> int:
+    return sum(1 for line in stderr.splitlines() if line.startswith("s3: ") and " attempt " in line)
+
+
+def run_builds(
+    hosts: list[Host], day: str, size: int, env: dict, proxy: FaultProxy, kill: int
+) -> list[tuple[Host, int, str, str]]:
+    """Start one build per host at once; (host, exit, stdout, stderr) each. With ``kill`` > 0, the
+    first build is SIGKILLed when the proxy receives its ``kill``-th PUT of HEAD.json (1: the first
+    swap, whose request still reaches the server) or, with ``kill`` < 0, its first PUT of anything
+    else (a snapshot or delta upload: the swap never happens)."""
+    procs = []
+    for h in hosts:
+        h.out.mkdir(parents=True, exist_ok=True)
+        cmd = build_cmd(h, day, size)
+        procs.append((h, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    if kill:
+        victim, seen = procs[0][1], Counter()
+
+        def hook(method: str, path: str) -> None:
+            if method != "PUT":
+                return
+            what = "head" if path.split("?")[0].endswith("/HEAD.json") else "data"
+            seen[what] += 1
+            if (kill > 0 and what == "head" and seen[what] == kill) or (
+                kill < 0 and what == "data" and seen[what] == 1
+            ):
+                victim.send_signal(signal.SIGKILL)
+
+        proxy.hook = hook
+    try:
+        out = []
+        for h, p in procs:
+            so, se = p.communicate()
+            out.append((h, p.returncode, so, se))
+            h.builds += 1
+        return out
+    finally:
+        proxy.hook = None
+
+
+def check_night(
+    audit: Audit, direct_env: dict, s3, before: bytes | None, results, day: str, verify: bool = True
+) -> None:
+    """The invariants (module doc) after one round of builds (or of the stock's pushes: ``verify``
+    False, no manifest to verify and no HEAD to compare)."""
+    codes = [code for _h, code, _o, _e in results]
+    if verify and 0 not in codes and -signal.SIGKILL not in codes and head(s3) != before:
+        raise Broken(f"{day}: failed builds (exits {codes}) changed the remote's HEAD: {results[0][3][-400:]}")
+    for h, code, _so, _err in results:
+        if code == 0 and verify:
+            r = subprocess.run(
+                tiles("referee", "verify", str(h.out / f"{day}.json"), "--library", str(h.library)),
+                env=direct_env, capture_output=True, text=True,
+            )  # fmt: skip
+            if r.returncode != 0:
+                raise Broken(f"{day} host {h.name}: its manifest does not verify: {r.stdout}{r.stderr}")
+        if code == 0:
+            audit.ledger |= rows(h.library, "tiles", "hash")
+    pull = subprocess.run(
+        tiles("library", "pull", "--library", str(audit.library), "--remote", f"s3://{BUCKET}/{PREFIX}"),
+        env=direct_env, capture_output=True, text=True,
+    )  # fmt: skip
+    if pull.returncode != 0:
+        raise Broken(f"{day}: the auditor cannot pull the remote: {pull.stderr[-400:]}")
+    have = rows(audit.library, "tiles", "hash")
+    lost = audit.ledger - have
+    if lost:
+        raise Broken(f"{day}: {len(lost)} pushed row(s) are not on the remote, e.g. {sorted(lost)[0]}")
+    spent = len(rows(audit.library, "spent", "rowid"))
+    if spent < audit.spent:
+        raise Broken(f"{day}: the spent ledger shrank from {audit.spent} to {spent}")
+    audit.spent = spent
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nights", type=int, default=365)
+    ap.add_argument("--size", type=int, default=301)
+    ap.add_argument("--start", default="2027-01-01", help="The first night's date.")
+    ap.add_argument("--seed", type=int, default=0, help="The fault proxy's seed.")
+    ap.add_argument("--rate", type=float, default=0.02, help="Share of requests that get a fault.")
+    ap.add_argument("--stall", type=float, default=7.0, help="Seconds a stall holds (the client's read timeout is 6).")
+    ap.add_argument("--kill-every", type=int, default=30)
+    ap.add_argument("--both-every", type=int, default=11)
+    ap.add_argument("--tries", type=int, default=4)
+    ap.add_argument("--work", type=Path, default=None, help="Working folder (default: a temporary one).")
+    ap.add_argument("--csv", type=Path, default=None, help="Write one row per night here.")
+    a = ap.parse_args(argv)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    from s3_server import LinearizableMotoServer, client, free_port
+
+    work = a.work or Path(tempfile.mkdtemp(prefix="tiles-year-"))
+    port = free_port()
+    server = LinearizableMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    upstream = f"http://127.0.0.1:{port}"
+    s3 = client(upstream)
+    s3.create_bucket(Bucket=BUCKET)
+    hosts = [Host("a", work / "a"), Host("b", work / "b")]
+    audit = Audit(work / "auditor")
+    for f in (*[h.folder for h in hosts], audit.folder):
+        f.mkdir(parents=True, exist_ok=True)
+    direct = env_for(upstream)
+    rows_out, totals = [], Counter()
+    day0 = dt.date.fromisoformat(a.start)
+    t_start = time.perf_counter()
+    try:
+        with FaultProxy(upstream, seed=a.seed, rate=a.rate, stall=a.stall) as proxy:
+            faulty = env_for(proxy.url)
+            for i in range(a.nights):
+                day = (day0 + dt.timedelta(days=i)).isoformat()
+                both = a.both_every and i % a.both_every == a.both_every // 2
+                building = hosts if both else [hosts[i % 2]]
+                kill = a.kill_every and i % a.kill_every == a.kill_every // 2
+                faults0, req0 = Counter(proxy.counts), proxy.requests
+                ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t0 = time.perf_counter()
+                builds, rss, retried, ok, killed = 0, 0, 0, set(), 0
+                pending = list(building)
+                for attempt in range(a.tries):
+                    before = head(s3)
+                    how = (1 if (i // a.kill_every) % 2 else -1) if kill and attempt == 0 else 0
+                    results = run_builds(pending, day, a.size, faulty, proxy, how)
+                    killed += sum(1 for _h, code, _o, _e in results if code == -signal.SIGKILL)
+                    builds += len(results)
+                    check_night(audit, direct, s3, before, results, day)
+                    for h, code, so, err in results:
+                        retried += retries(err)
+                        if code == 0:
+                            ok.add(h.name)
+                            rss = max(rss, json.loads(so).get("peak_rss_bytes", 0))
+                        else:
+                            totals[f"exit {code}"] += 1
+                    pending = [h for h in pending if h.name not in ok]
+                    if not pending:
+                        break
+                else:
+                    raise Broken(f"{day}: host(s) {[h.name for h in pending]} did not build in {a.tries} tries")
+                for h in building:
+                    pushes, err = top_up(h, faulty, a.tries)
+                    builds, retried = builds + pushes, retried + retries(err)
+                    empty = dry(h, direct)
+                    if empty:
+                        raise Broken(f"{day} host {h.name}: the stock ran dry for n = {empty}")
+                check_night(audit, direct, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
+                ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                new_faults = Counter(proxy.counts)
+                new_faults.subtract(faults0)
+                totals.update(+new_faults)
+                lib = building[0].library
+                row = {
+                    "night": i + 1,
+                    "day": day,
+                    "hosts": "+".join(h.name for h in building),
+                    "builds": builds,
+                    "killed": killed,
+                    "wall_s": round(time.perf_counter() - t0, 2),
+                    "cpu_s": round(ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime, 2),
+                    "peak_rss_mb": round(rss / 2**20, 1),
+                    "requests": proxy.requests - req0,
+                    **{k: new_faults.get(k, 0) for k in KINDS},
+                    "retries_logged": retried,
+                    "library_rows": len(rows(lib, "tiles", "hash")),
+                    "library_mb": round(lib.stat().st_size / 2**20, 2),
+                    "spent": audit.spent,
+                    "ledger": len(audit.ledger),
+                }
+                rows_out.append(row)
+                totals["builds"] += builds
+                totals["killed"] += killed
+                print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    except Broken as err:
+        print(f"bench_year: BROKEN: {err}", file=sys.stderr)
+        return 1
+    finally:
+        server.stop()
+        if a.csv is not None and rows_out:
+            a.csv.parent.mkdir(parents=True, exist_ok=True)
+            with a.csv.open("w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows_out[0]))
+                w.writeheader()
+                w.writerows(rows_out)
+    took = time.perf_counter() - t_start
+    print(f"\n{a.nights} nights at G = {a.size} in {took:.0f} s; every invariant held")
+    print("| what | total |\n|---|---|")
+    for k, v in sorted(totals.items()):
+        print(f"| {k} | {v} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The year of nights, short form (issue 74): ``scripts/bench_year.py`` for 30 nights at a small G,
+two hosts, every fault class of the proxy injected, a build killed during its push, every invariant
+checked every night — and the proxy itself, whose faults the bench counts on, checked apart."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3
+import botocore.exceptions as bex
+import pytest
+from botocore.config import Config
+from s3_server import DUMMY_KEY, DUMMY_SECRET, REGION, client, moto_endpoint, new_bucket
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from fault_proxy import KINDS, FaultProxy  # noqa: E402
+
+
+def _plain(endpoint: str):
+    cfg = Config(retries={"total_max_attempts": 1}, read_timeout=1, connect_timeout=1)
+    return boto3.session.Session().client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+        region_name=REGION, config=cfg,
+    )  # fmt: skip
+
+
+def test_the_proxy_injects_each_kind_in_turn_and_passes_the_rest():
+    up = moto_endpoint()
+    bucket = new_bucket(up)
+    client(up).put_object(Bucket=bucket, Key="k", Body=b"x" * 4000)
+    with FaultProxy(up, seed=0, rate=1.0, stall=1.5) as proxy:
+        c = _plain(proxy.url)
+        seen = []
+        for _ in KINDS:
+            try:
+                c.get_object(Bucket=bucket, Key="k")["Body"].read()
+                seen.append("passed")
+            except bex.ClientError as err:
+                seen.append(err.response["Error"]["Code"])
+            except (bex.BotoCoreError, OSError) as err:
+                seen.append(type(err).__name__)
+        assert dict(proxy.counts) == dict.fromkeys(KINDS, 1)
+        assert seen[1:3] == ["InternalError", "SlowDown"]  # the server untouched, an S3 error body
+        assert seen[0] in ("ResponseStreamingError", "IncompleteReadError", "ProtocolError")  # cut mid-body
+        assert seen[3] == "ReadTimeoutError"  # the stall outlasts the client's timeout
+        proxy.armed = False
+        assert c.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x" * 4000  # passed through
+        assert c.head_object(Bucket=bucket, Key="k")["ContentLength"] == 4000
+
+
+@pytest.mark.slow
+def test_thirty_nights_with_every_fault_keep_every_invariant(tmp_path):
+    table = tmp_path / "year.csv"
+    args = ["--nights", "30", "--size", "41", "--rate", "0.05", "--stall", "6.5", "--kill-every", "10"]
+    args += ["--work", str(tmp_path / "w"), "--csv", str(table)]
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/bench_year.py"), *args],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "30 nights at G = 41" in out.stdout and "every invariant held" in out.stdout
+    nights = list(csv.DictReader(table.open()))
+    assert [int(r["night"]) for r in nights] == list(range(1, 31))
+    assert {r["hosts"] for r in nights} == {"a", "b", "a+b"}  # alternate nights, and both at once
+    for kind in KINDS:
+        assert sum(int(r[kind]) for r in nights) >= 1, kind
+    assert sum(int(r["killed"]) for r in nights) >= 2  # a build SIGKILLed in its push, built again
+    assert sum(int(r["retries_logged"]) for r in nights) >= 1
+    ledger = [int(r["ledger"]) for r in nights]
+    assert ledger == sorted(ledger) and ledger[-1] > ledger[0]  # rows pushed, none lost (checked nightly)
+    assert [int(r["spent"]) for r in nights] == sorted(int(r["spent"]) for r in nights)
