@@ -79,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="test", choices=("train", "validation", "test"))
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--size", type=int, default=61)
+    ap.add_argument(
+        "--profile",
+        default=None,
+        help="The boards' difficulty profile (tiles daily build --profile: a preset or a JSON table; "
+        "default: the split library's own mix).",
+    )
     ap.add_argument("--steps", type=int, default=2000, help="Most steps per board.")
     ap.add_argument("--model", type=Path, default=Path("out/maskable.zip"))
     ap.add_argument("--imitation-model", type=Path, default=Path("out/imitation.pt"))
@@ -91,10 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         "--hints", action="store_true", help="Observations carry the forced-cell planes (players.cells hints)."
     )
     a = ap.parse_args(argv)
-    boards = Boards(size=a.size, split=a.split)
+    boards = Boards(size=a.size, profile=a.profile, split=a.split)
     seeds = range(a.seeds)
     hinted = ", observations with hints" if a.hints else ""
-    print(f"{a.seeds} boards of the {a.split} split, G = {a.size}, at most {a.steps} steps each{hinted}\n")
+    profile = f", profile {a.profile}" if a.profile else ""
+    print(f"{a.seeds} boards of the {a.split} split, G = {a.size}{profile}, at most {a.steps} steps each{hinted}\n")
     print("| policy | reward fraction | tiles per 1,000 steps | requests per tile | success | note |")
     print("|---|---|---|---|---|---|")
     after = []
