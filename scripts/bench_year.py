@@ -14,6 +14,11 @@ together). Each build is the whole command in a fresh interpreter, as cron runs 
 fails (a fault the build could not ride out, a kill, a lost race) is built again by the same host,
 as an operator would, until it succeeds (at most ``--tries`` times; more is a broken invariant).
 
+**Once a run**: the disk fills during a night's first build (a third of the way: no file may grow
+past 256 KiB, so a write fails as on a full disk; the build must fail in one line, no traceback),
+host ``b`` loses its library and the caches beside it (half-way: it re-clones by building), and
+the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key starts that night).
+
 **The invariants**, checked after every night:
 
 - the night's manifest verifies against the host's library (``tiles referee verify``);
@@ -23,7 +28,10 @@ as an operator would, until it succeeds (at most ``--tries`` times; more is a br
 - the spent ledger (the remote's ``spent`` rows) only grows;
 - a failed build leaves the remote's HEAD as it was, or (killed during its push) at a state
   the auditor can pull whole;
-- the night succeeds within ``--tries`` builds.
+- the night succeeds within ``--tries`` builds, and the cron's stock top-up leaves no side n >= 10
+  without unspent solutions;
+- every ``--replay-every`` nights, a seeded earlier day replays byte for byte from its revealed
+  seed (the key as it is now: across the rotation) and its start snapshot on the remote.
 
 **What an operator watches**, one CSV row per night (``--csv``): the builds' wall and CPU time,
 peak RSS, bytes up and down through the proxy, library rows and file size, faults injected and
@@ -38,6 +46,7 @@ import datetime as dt
 import json
 import logging
 import os
+import random
 import resource
 import signal
 import sqlite3
@@ -50,9 +59,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the loopback S3 server the tests use (tests/s3_server.py)
 
 from fault_proxy import KINDS, FaultProxy  # noqa: E402  (scripts/)
+
+from daily.seed import KEYRING  # noqa: E402
 
 BUCKET, PREFIX = "tiles-year", "lib"
 SECRET = "bench-year-secret"
@@ -92,11 +104,11 @@ class Audit:
         return self.folder / "auditor.sqlite"
 
 
-def env_for(endpoint: str) -> dict[str, str]:
+def env_for(endpoint: str, secret: str = SECRET) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TILES_", "AWS_"))}
     env.update(
         TILES_S3_ENDPOINT=endpoint,
-        TILES_SECRET=SECRET,
+        TILES_SECRET=secret,
         AWS_ACCESS_KEY_ID=KEY,
         AWS_SECRET_ACCESS_KEY=KEY,
         AWS_DEFAULT_REGION="us-east-1",
@@ -151,6 +163,32 @@ def dry(host: Host, env: dict) -> list[int]:
     return [int(n) for n, d in json.loads(r.stdout)["per_n"].items() if not d["unspent"]]
 
 
+def replay(hosts: list[Host], day0: dt.date, upto: int, env: dict, seed: int) -> None:
+    """A seeded earlier day, from the host that built it: its seed revealed from the key as it is
+    now (a rotation since must not have moved it) and the whole build rerun from its start snapshot
+    on the remote, which must give the board byte for byte (``tiles referee verify --replay``)."""
+    k = random.Random(f"{seed}/{upto}").randrange(upto + 1)
+    day = (day0 + dt.timedelta(days=k)).isoformat()
+    for h in hosts:
+        manifest = h.out / f"{day}.json"
+        if not manifest.is_file():
+            continue
+        seed_hex = subprocess.run(
+            tiles("daily", "reveal", "--date", day, "--force"), env=env, capture_output=True, text=True
+        )
+        if seed_hex.returncode != 0:
+            raise Broken(f"{day}: its seed cannot be revealed: {seed_hex.stderr[-300:]}")
+        r = subprocess.run(
+            tiles("referee", "verify", str(manifest), "--library", str(h.library), "--seed", seed_hex.stdout.strip(),
+                  "--replay", "--remote", f"s3://{BUCKET}/{PREFIX}"),
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        if r.returncode != 0:
+            raise Broken(f"{day} (host {h.name}): does not replay byte for byte: {r.stdout[-300:]}{r.stderr[-500:]}")
+        return
+    raise Broken(f"{day}: no host holds its manifest")
+
+
 def head(s3) -> bytes | None:
     """The remote's HEAD object as it is on the server (None before the first push)."""
     try:
@@ -168,18 +206,38 @@ def retries(stderr: str) -> int:
     return sum(1 for line in stderr.splitlines() if line.startswith("s3: ") and " attempt " in line)
 
 
+def _disk_of(limit: int):
+    """A child's pre-exec: files it writes may not grow past ``limit`` bytes (a write past it fails
+    with EFBIG, as one on a full disk fails with ENOSPC), the signal that would kill it ignored."""
+
+    def pre() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return pre
+
+
 def run_builds(
-    hosts: list[Host], day: str, size: int, env: dict, proxy: FaultProxy, kill: int
+    hosts: list[Host], day: str, size: int, env: dict, proxy: FaultProxy, kill: int, disk: int = 0
 ) -> list[tuple[Host, int, str, str]]:
     """Start one build per host at once; (host, exit, stdout, stderr) each. With ``kill`` > 0, the
     first build is SIGKILLed when the proxy receives its ``kill``-th PUT of HEAD.json (1: the first
     swap, whose request still reaches the server) or, with ``kill`` < 0, its first PUT of anything
-    else (a snapshot or delta upload: the swap never happens)."""
+    else (a snapshot or delta upload: the swap never happens). With ``disk``, no file the builds write
+    may grow past ``disk`` bytes (the full disk)."""
     procs = []
     for h in hosts:
         h.out.mkdir(parents=True, exist_ok=True)
         cmd = build_cmd(h, day, size)
-        procs.append((h, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        pre = _disk_of(disk) if disk else None
+        procs.append(
+            (
+                h,
+                subprocess.Popen(
+                    cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pre
+                ),
+            )
+        )
     if kill:
         victim, seen = procs[0][1], Counter()
 
@@ -250,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kill-every", type=int, default=30)
     ap.add_argument("--both-every", type=int, default=11)
     ap.add_argument("--tries", type=int, default=4)
+    ap.add_argument("--replay-every", type=int, default=5, help="Nights between replays of a seeded earlier day.")
     ap.add_argument("--work", type=Path, default=None, help="Working folder (default: a temporary one).")
     ap.add_argument("--csv", type=Path, default=None, help="Write one row per night here.")
     a = ap.parse_args(argv)
@@ -274,8 +333,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with FaultProxy(upstream, seed=a.seed, rate=a.rate, stall=a.stall) as proxy:
             faulty = env_for(proxy.url)
+            events = Counter()
             for i in range(a.nights):
                 day = (day0 + dt.timedelta(days=i)).isoformat()
+                if i == a.nights * 2 // 3:  # the key rotated: a keyring whose new key starts today
+                    ring = f"{KEYRING}\n{a.start} {SECRET}\n{day} {SECRET}-rotated\n"
+                    faulty, direct = env_for(proxy.url, ring), env_for(upstream, ring)
+                    events["key rotated"] += 1
+                if i == a.nights // 2:  # host b lost its library (and the caches beside it): it re-clones
+                    for f in hosts[1].folder.glob("tiles.sqlite*"):
+                        f.unlink()
+                    events["library lost"] += 1
+                full = i == a.nights // 3  # the disk fills during the first build of the night
                 both = a.both_every and i % a.both_every == a.both_every // 2
                 building = hosts if both else [hosts[i % 2]]
                 kill = a.kill_every and i % a.kill_every == a.kill_every // 2
@@ -287,7 +356,17 @@ def main(argv: list[str] | None = None) -> int:
                 for attempt in range(a.tries):
                     before = head(s3)
                     how = (1 if (i // a.kill_every) % 2 else -1) if kill and attempt == 0 else 0
-                    results = run_builds(pending, day, a.size, faulty, proxy, how)
+                    disk = 256 * 1024 if full and attempt == 0 else 0
+                    results = run_builds(pending, day, a.size, faulty, proxy, how, disk)
+                    if disk:
+                        events["disk full"] += sum(
+                            1 for _h, code, _o, _e in results if code not in (0, -signal.SIGKILL)
+                        )
+                        for h, code, _o, err in results:
+                            if code != 0 and "Traceback" in err:
+                                raise Broken(
+                                    f"{day} host {h.name}: a full disk is a traceback, not one line: {err[-800:]}"
+                                )
                     killed += sum(1 for _h, code, _o, _e in results if code == -signal.SIGKILL)
                     builds += len(results)
                     check_night(audit, direct, s3, before, results, day)
@@ -310,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
                     if empty:
                         raise Broken(f"{day} host {h.name}: the stock ran dry for n = {empty}")
                 check_night(audit, direct, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
+                if i % a.replay_every == a.replay_every - 1:
+                    replay(hosts, day0, i, direct, a.seed)
+                    events["replays"] += 1
                 ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 new_faults = Counter(proxy.counts)
                 new_faults.subtract(faults0)
@@ -347,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
                 w = csv.DictWriter(f, fieldnames=list(rows_out[0]))
                 w.writeheader()
                 w.writerows(rows_out)
+    totals.update(events)
     took = time.perf_counter() - t_start
     print(f"\n{a.nights} nights at G = {a.size} in {took:.0f} s; every invariant held")
     print("| what | total |\n|---|---|")

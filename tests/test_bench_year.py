@@ -1,6 +1,7 @@
 """The year of nights, short form (issue 74): ``scripts/bench_year.py`` for 30 nights at a small G,
 two hosts, every fault class of the proxy injected, a build killed during its push, every invariant
-checked every night — and the proxy itself, whose faults the bench counts on, checked apart."""
+checked every night (a full disk, a lost library, a rotated key and replays across it included) —
+and the proxy itself, whose faults the bench counts on, checked apart."""
 
 from __future__ import annotations
 
@@ -71,6 +72,11 @@ def test_thirty_nights_with_every_fault_keep_every_invariant(tmp_path):
         assert sum(int(r[kind]) for r in nights) >= 1, kind
     assert sum(int(r["killed"]) for r in nights) >= 2  # a build SIGKILLed in its push, built again
     assert sum(int(r["retries_logged"]) for r in nights) >= 1
+    totals = dict(
+        line.strip("| ").split(" | ") for line in out.stdout.splitlines() if line.startswith("| ") and "---" not in line
+    )
+    for event in ("disk full", "library lost", "key rotated", "replays"):
+        assert int(totals.get(event, 0)) >= 1, (event, totals)
     ledger = [int(r["ledger"]) for r in nights]
     assert ledger == sorted(ledger) and ledger[-1] > ledger[0]  # rows pushed, none lost (checked nightly)
     assert [int(r["spent"]) for r in nights] == sorted(int(r["spent"]) for r in nights)
