@@ -4,13 +4,16 @@ HEAD names a full *base* snapshot (``snapshot``, ``size``), the *deltas* applied
 order (``deltas``: ``[{"sha", "size"}]``, each a small library file in ``snapshots/``), the
 remote's tile count after all of them (``tiles``), and where a client falls back when HEAD
 turns out bad: the previous base (``parent``) with the deltas it had (``parent_deltas``), then
-older bases (``history``, newest first). ``library_id``, ``pushed_at`` and ``nonce`` are
-informative; the nonce makes every body (hence its ETag) unique.
+older bases (``history``, newest first). ``library_id``, ``pushed_at``, ``pushed_by`` (the host:
+``TILES_HOST`` or the machine's name) and ``nonce`` are informative; the nonce makes every body
+(hence its ETag) unique.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import time
 import uuid
 from dataclasses import dataclass
@@ -126,6 +129,16 @@ def parse_head(head: Head, where: str) -> HeadInfo:
     )
 
 
+HOST_ENV = "TILES_HOST"
+
+
+def host_name(environ=None) -> str:
+    """The pushing host's name, HEAD's ``pushed_by`` (and the nightly log's host): ``TILES_HOST``,
+    else the machine's name; at most 64 characters."""
+    environ = os.environ if environ is None else environ
+    return (environ.get(HOST_ENV) or socket.gethostname() or "unknown")[:64]
+
+
 def head_body(
     snapshot: str,
     size: int,
@@ -148,6 +161,7 @@ def head_body(
         "history": list(history)[:HISTORY],
         "library_id": library_id,
         "pushed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "pushed_by": host_name(),
         "nonce": uuid.uuid4().hex,
     }
     return (json.dumps(doc, indent=1) + "\n").encode()

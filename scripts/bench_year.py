@@ -203,7 +203,7 @@ def rows(library: Path, table: str, column: str) -> set[str]:
 
 
 def retries(stderr: str) -> int:
-    return sum(1 for line in stderr.splitlines() if line.startswith("s3: ") and " attempt " in line)
+    return sum(1 for line in stderr.splitlines() if "s3: " in line and " attempt " in line)
 
 
 def _disk_of(limit: int):

@@ -154,6 +154,14 @@ def exit_code(err: BaseException) -> int:
     return _first(EXIT_CODES, err, 1)
 
 
+def one_line(err: BaseException) -> str:
+    """An error's one line (after ``tiles: error:``, and in the nightly log): a verification
+    failure names its step as ``step <step>: <reason>`` (FORMAT §10), so step ``tiles`` never reads
+    as a second prefix."""
+    step = getattr(err, "step", None)
+    return f"step {err}" if isinstance(step, str) else str(err)
+
+
 # The one place that maps error types to the service's HTTP status (``referee.service.app``); the
 # same types map to exit codes above, so `tiles play` and the service tell the same story.
 HTTP_STATUS: list[tuple[type[TilesError], int]] = [

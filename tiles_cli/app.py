@@ -15,7 +15,7 @@ import sys
 import typer
 
 from tilelib import plugins
-from tilelib.errors import TilesError, exit_code
+from tilelib.errors import TilesError, exit_code, one_line
 from tiles_cli import settings
 
 app = typer.Typer(
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             obj=project,
         )
     except (TilesError, sqlite3.DatabaseError) as err:
-        typer.echo(f"tiles: error: {_line(err)}", err=True)
+        typer.echo(f"tiles: error: {one_line(err)}", err=True)
         sys.exit(exit_code(err))
     except typer.Exit as ex:
         sys.exit(ex.exit_code)
@@ -93,13 +93,6 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(2)
         raise
     return 0
-
-
-def _line(err: BaseException) -> str:
-    """An error's one line after ``tiles: error:``; a verification failure names its step as
-    ``step <step>: <reason>`` (FORMAT §10), so step ``tiles`` never reads as a second prefix."""
-    step = getattr(err, "step", None)
-    return f"step {err}" if isinstance(step, str) else str(err)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -70,13 +70,21 @@ def build(
         "board and none an earlier board used (the fair rule); any: any library "
         "tile, as before the rule. Recorded in the manifest.",
     ),
+    metrics: Path | None = typer.Option(
+        None,
+        "--metrics",
+        help="After the run, built or not, write this host's figures here as a Prometheus text file "
+        "(node_exporter's textfile collector).",
+    ),
     library: Path = LibraryOpt,
     remote: str = RemoteOpt,
     secret_file: Path | None = SecretFileOpt,
 ) -> None:
     """Pull, pack, stitch, drain misses, add clues, verify, write the manifest, push.
 
-    Off a terminal (cron), the stitch logs a progress line at most every 15 s."""
+    Off a terminal (cron), the stitch logs a progress line at most every 15 s. Every run, built or
+    not, adds a line to LIBRARY.nights (tiles daily status reads it)."""
+    from daily import nights
     from daily.build import build as run_build
     from daily.observe import ProgressLog
     from daily.seed import parse_day
@@ -103,7 +111,9 @@ def build(
             bar.total(total)
             bar.set(done)
 
-        res = run_build(opts, log=_log, progress=tick if sys.stderr.isatty() else ProgressLog(_log))
+        with nights.recorded(opts.library, opts.day, metrics, _log) as run:
+            res = run_build(opts, log=_log, progress=tick if sys.stderr.isatty() else ProgressLog(_log))
+            run["summary"] = res.summary()
     if as_json:
         typer.echo(json.dumps(res.summary()))
         return
@@ -111,6 +121,49 @@ def build(
         typer.echo(f"{res.day}: already built")
         return
     typer.echo(f"{res.day}: {res.verify_line}; manifest {res.manifest_path}")
+
+
+@daily_app.command("status")
+def status(
+    library: Path = LibraryOpt,
+    remote: str = RemoteOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """When this host last built a night, the runs that failed since (from LIBRARY.nights), and the
+    remote's last push: when, and from which host."""
+    from dataclasses import asdict
+
+    from daily import nights
+
+    st = nights.status(nights.read(library))
+    pushed = None
+    if remote:
+        from remote.backend import open_backend
+
+        head = open_backend(remote).get_head()
+        if head is not None:
+            try:
+                doc = json.loads(head.body)
+                pushed = {k: doc.get(k) for k in ("pushed_at", "pushed_by", "tiles")}
+            except ValueError:
+                pushed = {"pushed_at": None, "pushed_by": None, "tiles": None}
+    if as_json:
+        out = {
+            "last": st.last and asdict(st.last),
+            "last_built": st.last_ok and asdict(st.last_ok),
+            "failed_since": [asdict(r) for r in st.failed_since],
+            "remote": pushed,
+        }
+        typer.echo(json.dumps(out))
+        return
+    for line in st.lines():
+        typer.echo(line)
+    if remote:
+        if pushed is None:
+            typer.echo(f"remote {remote}: empty")
+        else:
+            by = pushed["pushed_by"] or "a host that did not say"
+            typer.echo(f"remote {remote}: last push {pushed['pushed_at']} by {by}")
 
 
 @daily_app.command("reveal")

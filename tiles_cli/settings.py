@@ -55,9 +55,18 @@ def environment() -> tuple[tuple[str, str], ...]:
     that name it in place, the S3 endpoint goes with the credentials boto3 reads, TILES_CONFIG picks
     the file. (A function: ``daily.seed`` loads only when asked, not on every command's start-up.)"""
     from daily.seed import SECRET_ENV
+    from remote.head import HOST_ENV
 
     return (
-        (SECRET_ENV, "the daily seed's key (HMAC-SHA256, FORMAT §9); wins over a secret file from env or tiles.toml"),
+        (
+            SECRET_ENV,
+            "the daily seed's key (HMAC-SHA256, FORMAT §9), or a keyring of dated keys; wins over a secret file "
+            "from env or tiles.toml",
+        ),
+        (
+            HOST_ENV,
+            "this host's name in the nightly log, its metrics and HEAD's pushed_by (default: the machine's)",
+        ),
         ("TILES_S3_ENDPOINT", "the S3 endpoint of s3:// remotes (R2: https://<account>.r2.cloudflarestorage.com)"),
         ("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY", "the S3 credentials, read by boto3 as it always does"),
         (CONFIG_ENV, "the project file to read instead of the nearest tiles.toml; empty: none"),
