@@ -200,7 +200,7 @@ def recorded(library: Path, day: str, metrics_file: Path | None, log) -> Iterato
     import sqlite3
     import time
 
-    from tilelib.errors import TilesError, exit_code, one_line
+    from tilelib.errors import TilesError, disk_error, exit_code, one_line
 
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0, cpu0 = time.perf_counter(), _cpu()
@@ -211,9 +211,10 @@ def recorded(library: Path, day: str, metrics_file: Path | None, log) -> Iterato
         with s3:
             yield out
     except BaseException as err:
-        code = 130 if isinstance(err, KeyboardInterrupt) else exit_code(err)
-        code = code if isinstance(err, (TilesError, sqlite3.DatabaseError, KeyboardInterrupt)) else 1
-        error = one_line(err)[:500]
+        told = disk_error(err) or err  # as the CLI tells it: a full disk is exit 3
+        code = exit_code(told) if isinstance(told, (TilesError, sqlite3.DatabaseError)) else 1
+        code = 130 if isinstance(err, KeyboardInterrupt) else code
+        error = one_line(told)[:500]
         raise
     finally:
         summary = out.get("summary") or {}

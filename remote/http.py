@@ -29,7 +29,7 @@ from remote.backend import (
     snapshot_name,
 )
 from remote.url import RemoteURL
-from tilelib.errors import RemoteError
+from tilelib.errors import RemoteError, disk_error
 
 TIMEOUT = 10.0  # seconds per connect and per read: a silent host fails well inside 30 s
 CHUNK = 1 << 20
@@ -93,8 +93,10 @@ class HttpBackend(Backend):
                     done += len(chunk)
                     if bar is not None:
                         bar.advance(len(chunk))
-        except OSError as err:
-            raise RemoteError(f"remote {self.url}: downloading snapshot {sha[:12]}… failed ({err})") from err
+        except OSError as err:  # a full local disk is exit 3 (DiskFull), not the remote's fault
+            raise disk_error(err) or RemoteError(
+                f"remote {self.url}: downloading snapshot {sha[:12]}… failed ({err})"
+            ) from err
         return done
 
     def has_snapshot(self, sha: str) -> bool:

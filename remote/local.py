@@ -12,7 +12,6 @@ fails if the name exists: a snapshot is never overwritten.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import hashlib
 import os
@@ -34,7 +33,7 @@ from remote.backend import (
     snapshot_name,
 )
 from remote.url import RemoteURL
-from tilelib.errors import BadInput, RemoteError
+from tilelib.errors import BadInput, RemoteError, disk_error
 from tilelib.fsio import install, no_follow_open
 
 CHUNK = 1 << 20
@@ -171,10 +170,10 @@ class LocalBackend(Backend):
         except FileNotFoundError:
             # the file's absence is the whole story (other OSErrors keep their cause below)
             raise RemoteError(f"remote {self.url}: HEAD names snapshot {sha[:12]}… but it is missing") from None
-        except OSError as err:
-            if err.errno == errno.ENOSPC:
-                raise RemoteError(f"no space left to download snapshot {sha[:12]}… into {dest}") from err
-            raise RemoteError(f"remote {self.url}: cannot read snapshot {sha[:12]}…: {err.strerror or err}") from err
+        except OSError as err:  # a full local disk is exit 3 (DiskFull), not the remote's fault
+            raise disk_error(err) or RemoteError(
+                f"remote {self.url}: cannot read snapshot {sha[:12]}…: {err.strerror or err}"
+            ) from err
 
     def list_snapshots(self) -> list[SnapshotInfo]:
         self._check_root()

@@ -45,7 +45,7 @@ from remote.backend import (
     snapshot_name,
 )
 from remote.url import RemoteURL
-from tilelib.errors import BadInput, RemoteError
+from tilelib.errors import BadInput, RemoteError, TilesError, disk_error
 
 MiB = 1 << 20
 LOST_RACE_CODES = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
@@ -183,7 +183,7 @@ class S3Backend(Backend):
 
     # ------------------------------------------------------------ errors
 
-    def _fail(self, err: Exception, doing: str) -> RemoteError:
+    def _fail(self, err: Exception, doing: str) -> TilesError:
         """Translate a boto3/botocore error into a one-line RemoteError."""
         where = f"remote {self.url}"
         if isinstance(err, NETWORK_ERRORS):
@@ -210,6 +210,9 @@ class S3Backend(Backend):
             return RemoteError(f"{where}: {doing} failed: {text}")
         if isinstance(err, bex.BotoCoreError):
             return RemoteError(f"{where}: {doing} failed: {str(err).splitlines()[0]}")
+        full = disk_error(err)  # a download the local disk refused: exit 3, not the remote's fault
+        if full is not None:
+            return full
         raise err
 
     _RAISE = object()

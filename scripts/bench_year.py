@@ -15,7 +15,7 @@ fails (a fault the build could not ride out, a kill, a lost race) is built again
 as an operator would, until it succeeds (at most ``--tries`` times; more is a broken invariant).
 
 **Once a run**: the disk fills during a night's first build (a third of the way: no file may grow
-past 256 KiB, so a write fails as on a full disk; the build must fail in one line, no traceback),
+past 16 KiB, so a write fails as on a full disk; the build must fail in one line, no traceback),
 host ``b`` loses its library and the caches beside it (half-way: it re-clones by building), and
 the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key starts that night).
 
@@ -34,8 +34,10 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
   seed (the key as it is now: across the rotation) and its start snapshot on the remote.
 
 **What an operator watches**, one CSV row per night (``--csv``): the builds' wall and CPU time,
-peak RSS, bytes up and down through the proxy, library rows and file size, faults injected and
-retries logged, builds it took. A table of totals at the end.
+peak RSS, KiB up and down through the proxy, library rows and file size, faults injected and
+retries logged, builds it took; ``--png`` draws time, memory, bytes and library rows against the
+night. A table of totals at the end. Each host's builds say who they are (``TILES_HOST``), so the
+remote's HEAD names the host of its last push.
 """
 
 from __future__ import annotations
@@ -104,11 +106,12 @@ class Audit:
         return self.folder / "auditor.sqlite"
 
 
-def env_for(endpoint: str, secret: str = SECRET) -> dict[str, str]:
+def env_for(endpoint: str, secret: str = SECRET, host: str = "auditor") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TILES_", "AWS_"))}
     env.update(
         TILES_S3_ENDPOINT=endpoint,
         TILES_SECRET=secret,
+        TILES_HOST=host,
         AWS_ACCESS_KEY_ID=KEY,
         AWS_SECRET_ACCESS_KEY=KEY,
         AWS_DEFAULT_REGION="us-east-1",
@@ -132,6 +135,7 @@ def build_cmd(host: Host, day: str, size: int) -> list[str]:
 
 
 def top_up(host: Host, env: dict, tries: int) -> tuple[int, str]:
+    env = {**env, "TILES_HOST": host.name}
     """The cron's second job after a built night: ``tiles library generate --stock`` (local), then
     ``tiles library push`` through the faults, pushed again as an operator would until it succeeds
     (at most ``tries`` times). (pushes it took, their stderr)."""
@@ -297,6 +301,35 @@ def check_night(
     audit.spent = spent
 
 
+def draw(rows: list[dict], path: Path, size: int) -> None:
+    """Four panels against the night: build wall and CPU seconds, peak RSS, KiB up and down, library
+    rows (matplotlib's Agg backend, as the analyzer draws)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    x = [r["night"] for r in rows]
+    fig = Figure(figsize=(10, 8), dpi=100)
+    panels = [
+        ("seconds", [("wall_s", "wall"), ("cpu_s", "CPU")]),
+        ("peak RSS, MiB", [("peak_rss_mb", "largest build")]),
+        ("KiB through the proxy", [("kb_up", "up"), ("kb_down", "down")]),
+        ("library tile rows", [("library_rows", "rows")]),
+    ]
+    for k, (title, series) in enumerate(panels):
+        ax = fig.add_subplot(2, 2, k + 1)
+        for key, label in series:
+            ax.plot(x, [r[key] for r in rows], label=label, linewidth=0.8)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("night")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{len(rows)} nights at G = {size}, two hosts, faults injected")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nights", type=int, default=365)
@@ -311,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replay-every", type=int, default=5, help="Nights between replays of a seeded earlier day.")
     ap.add_argument("--work", type=Path, default=None, help="Working folder (default: a temporary one).")
     ap.add_argument("--csv", type=Path, default=None, help="Write one row per night here.")
+    ap.add_argument("--png", type=Path, default=None, help="Draw the year here: time, memory, bytes, library.")
     a = ap.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     from s3_server import LinearizableMotoServer, client, free_port
@@ -348,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
                 both = a.both_every and i % a.both_every == a.both_every // 2
                 building = hosts if both else [hosts[i % 2]]
                 kill = a.kill_every and i % a.kill_every == a.kill_every // 2
-                faults0, req0 = Counter(proxy.counts), proxy.requests
+                faults0, req0, up0, down0 = Counter(proxy.counts), proxy.requests, proxy.bytes_up, proxy.bytes_down
                 ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 builds, rss, retried, ok, killed = 0, 0, 0, set(), 0
@@ -356,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
                 for attempt in range(a.tries):
                     before = head(s3)
                     how = (1 if (i // a.kill_every) % 2 else -1) if kill and attempt == 0 else 0
-                    disk = 256 * 1024 if full and attempt == 0 else 0
+                    disk = 16 * 1024 if full and attempt == 0 else 0
                     results = run_builds(pending, day, a.size, faulty, proxy, how, disk)
                     if disk:
                         events["disk full"] += sum(
@@ -407,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
                     "cpu_s": round(ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime, 2),
                     "peak_rss_mb": round(rss / 2**20, 1),
                     "requests": proxy.requests - req0,
+                    "kb_up": round((proxy.bytes_up - up0) / 1024, 1),
+                    "kb_down": round((proxy.bytes_down - down0) / 1024, 1),
                     **{k: new_faults.get(k, 0) for k in KINDS},
                     "retries_logged": retried,
                     "library_rows": len(rows(lib, "tiles", "hash")),
@@ -430,6 +466,8 @@ def main(argv: list[str] | None = None) -> int:
                 w.writeheader()
                 w.writerows(rows_out)
     totals.update(events)
+    if a.png is not None:
+        draw(rows_out, a.png, a.size)
     took = time.perf_counter() - t_start
     print(f"\n{a.nights} nights at G = {a.size} in {took:.0f} s; every invariant held")
     print("| what | total |\n|---|---|")

@@ -65,6 +65,7 @@ class FaultProxy:
         self.abandon_multipart = False
         self.counts: Counter[str] = Counter()
         self.requests = 0
+        self.bytes_up = self.bytes_down = 0  # request bodies in, answer bodies out (what the client moved)
         self._lock = threading.Lock()
         self._abandoning: str | None = None  # the upload id being abandoned
         self._server = _Quiet(("127.0.0.1", 0), self._handler())
@@ -121,6 +122,8 @@ class FaultProxy:
 
             def _any(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with proxy._lock:
+                    proxy.bytes_up += len(body)
                 if proxy.hook is not None:
                     proxy.hook(self.command, self.path)
                 fault = proxy.draw(self.command, self.path)
@@ -155,6 +158,8 @@ class FaultProxy:
                     return
                 self._head(status, headers, len(data))
                 self.wfile.write(data)
+                with proxy._lock:
+                    proxy.bytes_down += len(data)
 
             def _forward(self, body: bytes):
                 conn = http.client.HTTPConnection(*proxy.upstream, timeout=60)

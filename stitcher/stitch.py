@@ -71,6 +71,7 @@ without it and with no m = 1 tile of its size, ``StitchError``). New zones
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -111,13 +112,20 @@ def open_run(
 def kept(run: StitchRun):
     """One transaction (``tilelib.db.atomic``) of the stitch's library writes, committed even when
     the block raises: a failed stitch keeps the misses it recorded and the tiles its ledger names
-    (flushed before the commit); then the error goes on."""
+    (flushed before the commit); then the error goes on. When SQLite itself ended the transaction
+    (a full disk, an I/O error) there is nothing to keep, and that first error is the one raised —
+    never a "cannot commit" or a failed flush in its place."""
     failed = None
     with atomic(run.lib.conn):
         try:
             yield
         except BaseException as err:
-            run.journal.flush(set())
+            if not run.lib.conn.in_transaction:
+                raise  # SQLite ended the transaction itself (a full disk, an I/O error): nothing to keep
+            try:
+                run.journal.flush(set())
+            except sqlite3.Error:
+                raise err from None  # the first error is the one to tell; the flush failed because of it
             failed = err
     if failed is not None:
         raise failed

@@ -7,6 +7,7 @@ one-line message and ``exit_code(err)``. Nothing else decides exit codes.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from collections.abc import Sequence
 
@@ -82,6 +83,24 @@ class RowsNotStored(CorruptLibrary):
 
 class UnknownTile(LibraryError):
     """No tile with that hash in the library."""
+
+
+class DiskFull(LibraryError):
+    """A local file could not be written: no room left (ENOSPC, EDQUOT), past the size a file may
+    have (EFBIG), or a file system mounted read-only (EROFS)."""
+
+
+# the OSError numbers that mean "this machine's disk refuses the write" (``disk_error``)
+DISK_ERRNOS = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS") if hasattr(errno, n))
+
+
+def disk_error(err: BaseException) -> DiskFull | None:
+    """``err`` as one ``DiskFull`` line when it is an OSError of ``DISK_ERRNOS`` (wherever it was
+    raised: SQLite reports its own as "database or disk is full"), else None."""
+    if not isinstance(err, OSError) or err.errno not in DISK_ERRNOS:
+        return None
+    where = f" writing {err.filename}" if err.filename else ""
+    return DiskFull(f"the disk refused a write{where}: {err.strerror or err}; free space, then run it again")
 
 
 class RemoteError(TilesError):

@@ -15,7 +15,7 @@ import sys
 import typer
 
 from tilelib import plugins
-from tilelib.errors import TilesError, exit_code, one_line
+from tilelib.errors import TilesError, disk_error, exit_code, one_line
 from tiles_cli import settings
 
 app = typer.Typer(
@@ -84,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         typer.echo("tiles: aborted", err=True)
         sys.exit(130)
+    except OSError as err:
+        full = disk_error(err)  # a full disk is one line and exit 3 wherever the write was
+        if full is None:
+            raise
+        typer.echo(f"tiles: error: {one_line(full)}", err=True)
+        sys.exit(exit_code(full))
     except Exception as err:
         # Click's usage errors (unknown option, missing argument, bad value).
         # Typer vendors Click privately, so match its interface, not its class.
