@@ -162,18 +162,38 @@ def _code(err: bex.ClientError) -> tuple[str, int]:
     return str(e.get("Code", "")), int(err.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
 
 
+PART_ENV = "TILES_S3_PART_MB"  # the multipart threshold and part size, MiB (S3's smallest part is 5)
+
+
+def part_size(environ=None) -> int:
+    """Bytes of a multipart upload's part, and the size from which an upload goes in parts:
+    ``TILES_S3_PART_MB`` (5..5120), else 8 MiB; BadInput naming the variable otherwise."""
+    raw = (os.environ if environ is None else environ).get(PART_ENV)
+    if not raw:
+        return 8 * MiB
+    try:
+        mb = int(raw)
+    except ValueError:
+        mb = 0
+    if not 5 <= mb <= 5120:
+        raise BadInput(f"{PART_ENV} must be a whole number of MiB in 5..5120 (S3's part sizes), not {raw[:20]!r}")
+    return mb * MiB
+
+
 class S3Backend(Backend):
     def __init__(
         self,
         url: RemoteURL,
         client=None,
         *,
-        multipart_threshold: int = 8 * MiB,
-        multipart_chunksize: int = 8 * MiB,
+        multipart_threshold: int | None = None,
+        multipart_chunksize: int | None = None,
         max_concurrency: int = 10,
     ) -> None:
         self.url = url
         self.client = client if client is not None else make_client()
+        multipart_threshold = multipart_threshold or part_size()
+        multipart_chunksize = multipart_chunksize or part_size()
         self.transfer = TransferConfig(
             multipart_threshold=multipart_threshold,
             multipart_chunksize=multipart_chunksize,

@@ -34,10 +34,12 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
   seed (the key as it is now: across the rotation) and its start snapshot on the remote.
 
 **What an operator watches**, one CSV row per night (``--csv``): the builds' wall and CPU time,
-peak RSS, KiB up and down through the proxy, library rows and file size, faults injected and
-retries logged, builds it took; ``--png`` draws time, memory, bytes and library rows against the
-night. A table of totals at the end. Each host's builds say who they are (``TILES_HOST``), so the
-remote's HEAD names the host of its last push.
+peak RSS, KiB up and down through the proxy, multipart uploads abandoned half-way (armed every
+``--abandon-every`` nights: the next upload in parts, of 5 MiB here, ``TILES_S3_PART_MB``, is left
+open), library rows and file size, faults injected and retries logged, builds it took; ``--png``
+draws time, memory, bytes and library rows against the night. A table of totals at the end.
+Each host's builds say who they are (``TILES_HOST``), so the remote's HEAD names the host of its
+last push.
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ def env_for(endpoint: str, secret: str = SECRET, host: str = "auditor") -> dict[
         AWS_SHARED_CREDENTIALS_FILE=os.devnull,
         AWS_EC2_METADATA_DISABLED="true",
         PYTHONPATH=str(ROOT),
+        TILES_S3_PART_MB="5",  # S3's smallest part: a library past 5 MiB goes up in parts
     )
     return env
 
@@ -339,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=float, default=0.02, help="Share of requests that get a fault.")
     ap.add_argument("--stall", type=float, default=7.0, help="Seconds a stall holds (the client's read timeout is 6).")
     ap.add_argument("--kill-every", type=int, default=30)
+    ap.add_argument(
+        "--abandon-every", type=int, default=40, help="Nights between multipart uploads abandoned half-way."
+    )
     ap.add_argument("--both-every", type=int, default=11)
     ap.add_argument("--tries", type=int, default=4)
     ap.add_argument("--replay-every", type=int, default=5, help="Nights between replays of a seeded earlier day.")
@@ -379,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
                         f.unlink()
                     events["library lost"] += 1
                 full = i == a.nights // 3  # the disk fills during the first build of the night
+                if a.abandon_every and i % a.abandon_every == a.abandon_every // 4:
+                    proxy.abandon_next()  # the next upload in parts is left open half-way
                 both = a.both_every and i % a.both_every == a.both_every // 2
                 building = hosts if both else [hosts[i % 2]]
                 kill = a.kill_every and i % a.kill_every == a.kill_every // 2
@@ -443,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
                     "requests": proxy.requests - req0,
                     "kb_up": round((proxy.bytes_up - up0) / 1024, 1),
                     "kb_down": round((proxy.bytes_down - down0) / 1024, 1),
-                    **{k: new_faults.get(k, 0) for k in KINDS},
+                    **{k: new_faults.get(k, 0) for k in (*KINDS, "abandon_multipart")},
                     "retries_logged": retried,
                     "library_rows": len(rows(lib, "tiles", "hash")),
                     "library_mb": round(lib.stat().st_size / 2**20, 2),

@@ -12,11 +12,12 @@ provider produce:
 
 ``hook``, when set, is called with each request's method and path once its body has arrived and
 before anything is forwarded (the year's bench kills a build there: the request still reaches the
-server, as one sent just before its sender died does). ``abandon_multipart``: the next multipart
-upload's parts after the first all fail (500), so the managed transfer gives up half-way and the
-upload is left open on the server, as when a host dies mid-upload. ``counts`` says how many of
-each were injected. A fault is drawn only while ``armed``; one connection per request
-(``Connection: close``), so a cut connection never poisons the next.
+server, as one sent just before its sender died does). ``abandon_next()``: the next multipart
+upload's parts after the first all fail (500), and so does the client's abort, so the managed
+transfer gives up half-way and the upload is left open on the server, as when a host dies
+mid-upload. ``counts`` says how many of each were injected. A fault is drawn only while
+``armed``; one connection per request (``Connection: close``), so a cut connection never poisons
+the next.
 No package does this for S3 on loopback (toxiproxy works on TCP streams, not requests, and is a
 Go binary), so it is small and here.
 """
@@ -89,13 +90,16 @@ class FaultProxy:
         with self._lock:
             self.requests += 1
             query = path.partition("?")[2]
-            if self.abandon_multipart and method == "PUT" and "uploadId=" in query and "partNumber=" in query:
-                upload = query.split("uploadId=")[1].split("&")[0]
-                first = "partNumber=1" in query.split("&")
-                if self._abandoning is None and not first:
+            upload = query.split("uploadId=")[1].split("&")[0] if "uploadId=" in query else None
+            if self.abandon_multipart and upload is not None and self._abandoning not in (None, upload):
+                self.abandon_multipart, self._abandoning = False, None  # the next upload: off again
+            if self.abandon_multipart and upload is not None:
+                # its parts after the first fail, and so does the client's abort: the upload stays
+                # open on the server, as one whose host died mid-upload
+                if self._abandoning is None and method == "PUT" and "partNumber=1" not in query.split("&"):
                     self._abandoning = upload
                     self.counts["abandon_multipart"] += 1
-                if self._abandoning == upload:
+                if self._abandoning == upload and method in ("PUT", "DELETE"):
                     return "error500"
             if not self.armed or self.rng.random() >= self.rate:
                 return None
@@ -103,13 +107,10 @@ class FaultProxy:
             self.counts[kind] += 1
             return kind
 
-    def done_abandoning(self) -> bool:
-        """Whether an upload was abandoned since ``abandon_multipart`` was set (then it is cleared)."""
+    def abandon_next(self) -> None:
+        """Leave the next multipart upload open half-way (module doc); one upload, then off."""
         with self._lock:
-            if self._abandoning is None:
-                return False
-            self.abandon_multipart, self._abandoning = False, None
-            return True
+            self.abandon_multipart, self._abandoning = True, None
 
     def _handler(self):
         proxy = self

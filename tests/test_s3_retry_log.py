@@ -96,3 +96,56 @@ def test_the_client_is_standard_retries_with_stated_timeouts(creds):
     cfg = make_client("http://127.0.0.1:9", max_attempts=2).meta.config
     assert cfg.retries == {"total_max_attempts": 2, "mode": "standard"}  # 2 in all, as FORMAT says
     assert (cfg.connect_timeout, cfg.read_timeout) == (4, 6)
+
+
+def test_the_part_size_is_stated_and_checked():
+    from remote.s3 import MiB, part_size
+    from tilelib.errors import BadInput
+
+    assert part_size({}) == 8 * MiB and part_size({"TILES_S3_PART_MB": "5"}) == 5 * MiB
+    for bad in ("4", "5121", "eight", "-5", "5.5"):
+        with pytest.raises(BadInput, match="TILES_S3_PART_MB"):
+            part_size({"TILES_S3_PART_MB": bad})
+
+
+def test_a_multipart_upload_abandoned_half_way_is_restarted_whole(tmp_path, monkeypatch):
+    """Parts after the first fail and so does the abort (the upload stays open, as when its host
+    died): one RemoteError line; the next push of the same snapshot uploads it whole, byte for byte."""
+    import hashlib
+    import os
+    import sys
+    from pathlib import Path
+
+    from s3_server import DUMMY_KEY, DUMMY_SECRET, client, moto_endpoint, new_bucket
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from fault_proxy import FaultProxy
+
+    from remote.s3 import S3Backend
+    from remote.url import parse_remote
+    from tilelib.errors import RemoteError
+
+    up = moto_endpoint()
+    bucket = new_bucket(up)
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": DUMMY_KEY,
+        "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET,
+        "AWS_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("TILES_S3_PART_MB", "5")
+    blob = os.urandom(11 << 20)  # three parts of 5 MiB at most
+    src = tmp_path / "snap"
+    src.write_bytes(blob)
+    sha = hashlib.sha256(blob).hexdigest()
+    with FaultProxy(up, seed=0, rate=0.0) as proxy:
+        backend = S3Backend(parse_remote(f"s3://{bucket}/lib"), client=make_client(proxy.url))
+        proxy.abandon_next()
+        with pytest.raises(RemoteError) as err:
+            backend.put_snapshot(sha, src)
+        assert "\n" not in str(err.value) and proxy.counts["abandon_multipart"] == 1
+        assert len(client(up).list_multipart_uploads(Bucket=bucket).get("Uploads", [])) == 1  # left open
+        assert backend.put_snapshot(sha, src) is True  # restarted whole
+    back = tmp_path / "back"
+    S3Backend(parse_remote(f"s3://{bucket}/lib"), client=make_client(up)).get_snapshot(sha, back)
+    assert hashlib.sha256(back.read_bytes()).hexdigest() == sha

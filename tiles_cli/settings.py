@@ -69,6 +69,10 @@ def environment() -> tuple[tuple[str, str], ...]:
         ),
         ("TILES_S3_ENDPOINT", "the S3 endpoint of s3:// remotes (R2: https://<account>.r2.cloudflarestorage.com)"),
         ("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY", "the S3 credentials, read by boto3 as it always does"),
+        (
+            "TILES_S3_PART_MB",
+            "MiB of a multipart upload's part and the size from which a snapshot goes up in parts (5..5120; 8)",
+        ),
         (CONFIG_ENV, "the project file to read instead of the nearest tiles.toml; empty: none"),
     )
 
