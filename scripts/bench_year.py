@@ -304,6 +304,17 @@ def check_night(
     audit.spent = spent
 
 
+def save_csv(rows: list[dict], path: Path) -> None:
+    """The nights so far as a CSV, written whole (a temp file, then renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    tmp.replace(path)
+
+
 def draw(rows: list[dict], path: Path, size: int) -> None:
     """Four panels against the night: build wall and CPU seconds, peak RSS, KiB up and down, library
     rows (matplotlib's Agg backend, as the analyzer draws)."""
@@ -351,7 +362,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="Working folder (default: a temporary one).")
     ap.add_argument("--csv", type=Path, default=None, help="Write one row per night here.")
     ap.add_argument("--png", type=Path, default=None, help="Draw the year here: time, memory, bytes, library.")
+    ap.add_argument("--draw-only", action="store_true", help="Draw --png from the nights in --csv, and stop.")
     a = ap.parse_args(argv)
+    if a.draw_only:
+        with a.csv.open() as f:
+            drawn = [{k: (v if k in ("day", "hosts") else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+        draw(drawn, a.png, a.size)
+        return 0
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     from s3_server import LinearizableMotoServer, client, free_port
 
@@ -459,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
                     "ledger": len(audit.ledger),
                 }
                 rows_out.append(row)
+                if a.csv is not None:  # written night by night: a run cut short keeps what it measured
+                    save_csv(rows_out, a.csv)
                 totals["builds"] += builds
                 totals["killed"] += killed
                 print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
@@ -467,12 +486,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         server.stop()
-        if a.csv is not None and rows_out:
-            a.csv.parent.mkdir(parents=True, exist_ok=True)
-            with a.csv.open("w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(rows_out[0]))
-                w.writeheader()
-                w.writerows(rows_out)
     totals.update(events)
     if a.png is not None:
         draw(rows_out, a.png, a.size)
