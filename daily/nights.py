@@ -256,8 +256,15 @@ def _tiles(library: Path) -> int | None:
     """The library's tile rows (None when it cannot be read: missing, locked, damaged)."""
     import sqlite3
 
+    from tilelib.db import connect
+
+    if not library.is_file():
+        return None
     try:
-        with sqlite3.connect(f"file:{library}?mode=ro", uri=True, timeout=1) as db:
-            return int(db.execute("SELECT count(*) FROM tiles").fetchone()[0])
+        conn = connect(library, readonly=True, timeout=1)
+        try:
+            return int(conn.execute("SELECT count(*) FROM tiles").fetchone()[0])
+        finally:
+            conn.close()
     except sqlite3.Error:
         return None

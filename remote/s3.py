@@ -258,10 +258,24 @@ class S3Backend(Backend):
 
     # ------------------------------------------------------------ Backend
 
+    def _body(self, key: str, read):
+        """``read(response)`` of one GetObject, asked again when its body is cut mid-way: botocore's
+        retries end with the answer's head, so a body lost to a reset would otherwise fail the whole
+        pull (one log line per cut, as for a retried request; the client's attempts in all)."""
+        attempts = (self.client.meta.config.retries or {}).get("total_max_attempts", 2)
+        for attempt in range(1, attempts + 1):
+            r = self.client.get_object(Bucket=self.url.bucket, Key=key)
+            try:
+                return read(r)
+            except bex.ResponseStreamingError as err:
+                then = "retrying" if attempt < attempts else "giving up"
+                LOG.warning("s3: GetObject body %d of %d cut (%s); %s", attempt, attempts, type(err).__name__, then)
+                if attempt == attempts:
+                    raise
+
     def get_head(self) -> Head | None:
         def get():
-            r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(HEAD_NAME))
-            return Head(r["Body"].read(), r["ETag"])
+            return self._body(self.url.key(HEAD_NAME), lambda r: Head(r["Body"].read(), r["ETag"]))
 
         return self._call("reading HEAD.json", get, missing=None)
 
@@ -354,8 +368,9 @@ class S3Backend(Backend):
 
     def get_file(self, name: str, limit: int) -> bytes | None:
         def get():
-            r = self.client.get_object(Bucket=self.url.bucket, Key=self.url.key(file_name(name)))
-            return bounded(self.url, name, r["Body"].read(limit + 1), limit)
+            return self._body(
+                self.url.key(file_name(name)), lambda r: bounded(self.url, name, r["Body"].read(limit + 1), limit)
+            )
 
         return self._call(f"reading {name}", get, missing=None)
 

@@ -26,8 +26,9 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
   row hashes of each host's library after each successful push, pulls the remote into an
   auditor's library straight from the server (no faults) and finds every one of them;
 - the spent ledger (the remote's ``spent`` rows) only grows;
-- a failed build leaves the remote's HEAD as it was, or (killed during its push) at a state
-  the auditor can pull whole;
+- a failed build leaves the remote's HEAD as it was, or (killed during its push, or its swap's
+  answer lost to a reset after the server wrote it) at a state the auditor can pull whole with
+  every row of that build's library;
 - the night succeeds within ``--tries`` builds, and the cron's stock top-up leaves no side n >= 10
   without unspent solutions;
 - every ``--replay-every`` nights, a seeded earlier day replays byte for byte from its revealed
@@ -276,8 +277,10 @@ def check_night(
     """The invariants (module doc) after one round of builds (or of the stock's pushes: ``verify``
     False, no manifest to verify and no HEAD to compare)."""
     codes = [code for _h, code, _o, _e in results]
-    if verify and 0 not in codes and -signal.SIGKILL not in codes and head(s3) != before:
-        raise Broken(f"{day}: failed builds (exits {codes}) changed the remote's HEAD: {results[0][3][-400:]}")
+    # A failed build leaves HEAD as it was, unless its swap reached the server and only the answer
+    # was lost (a reset after the write): then HEAD is the whole state its push made, every row of
+    # its library on the remote (checked below, after the auditor's pull) — never a half state.
+    landed = verify and 0 not in codes and -signal.SIGKILL not in codes and head(s3) != before
     for h, code, _so, _err in results:
         if code == 0 and verify:
             r = subprocess.run(
@@ -295,6 +298,10 @@ def check_night(
     if pull.returncode != 0:
         raise Broken(f"{day}: the auditor cannot pull the remote: {pull.stderr[-400:]}")
     have = rows(audit.library, "tiles", "hash")
+    if landed:
+        missing = {x for h, _c, _o, _e in results for x in rows(h.library, "tiles", "hash") - have}
+        if missing:
+            raise Broken(f"{day}: a failed build (exits {codes}) changed HEAD to a state without its own rows")
     lost = audit.ledger - have
     if lost:
         raise Broken(f"{day}: {len(lost)} pushed row(s) are not on the remote, e.g. {sorted(lost)[0]}")

@@ -149,3 +149,39 @@ def test_a_multipart_upload_abandoned_half_way_is_restarted_whole(tmp_path, monk
     back = tmp_path / "back"
     S3Backend(parse_remote(f"s3://{bucket}/lib"), client=make_client(up)).get_snapshot(sha, back)
     assert hashlib.sha256(back.read_bytes()).hexdigest() == sha
+
+
+def test_a_body_cut_mid_way_is_read_again(tmp_path, monkeypatch, caplog):
+    """botocore retries a request, not its body: HEAD.json's body cut by a reset after the server
+    answered is asked for again, with one log line, and the pull goes on."""
+    import sys
+    from pathlib import Path
+
+    from s3_server import DUMMY_KEY, DUMMY_SECRET, client, moto_endpoint, new_bucket
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from fault_proxy import FaultProxy
+
+    from remote.s3 import S3Backend
+    from remote.url import parse_remote
+
+    up = moto_endpoint()
+    bucket = new_bucket(up)
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": DUMMY_KEY,
+        "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET,
+        "AWS_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(k, v)
+    body = b'{"snapshot": "' + b"a" * 64 + b'"}\n' + b" " * 2000
+    client(up).put_object(Bucket=bucket, Key="lib/HEAD.json", Body=body)
+    with FaultProxy(up, seed=0, rate=1.0, kinds=("reset",)) as proxy:
+        seen = []
+        proxy.hook = lambda method, path: (seen.append(method), setattr(proxy, "armed", len(seen) < 2))
+        backend = S3Backend(parse_remote(f"s3://{bucket}/lib"), client=make_client(proxy.url))
+        with caplog.at_level(logging.WARNING, logger="remote.s3"):
+            got = backend.get_head()
+    assert got is not None and got.body == body and proxy.counts["reset"] == 1
+    assert [r.getMessage() for r in caplog.records if r.name == "remote.s3"] == [
+        "s3: GetObject body 1 of 2 cut (ResponseStreamingError); retrying"
+    ]
