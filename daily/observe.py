@@ -42,7 +42,18 @@ def write_calls() -> int | None:
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident memory of this process so far (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    """Peak resident memory of this program so far: Linux's ``VmHWM`` (the high-water mark of this
+    process's own memory since it started the program), else ru_maxrss (KiB on Linux, bytes on
+    macOS). Not ru_maxrss where VmHWM exists: Linux carries it across exec from the process that
+    forked this one, so a build started from a large process (a bench holding an S3 server) would
+    report that process's memory as its own."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(r) if sys.platform == "darwin" else int(r) * 1024
 

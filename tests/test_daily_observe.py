@@ -54,3 +54,24 @@ def test_io_counters_move_when_the_process_writes(tmp_path):
     if calls is not None:
         assert write_calls() - calls >= 1 << 20
     assert peak_rss_bytes() > 10 * 1024 * 1024
+
+
+def test_the_peak_is_this_programs_own_not_its_launchers():
+    """A program forked from a large process (here: one holding 400 MB) reports its own peak, not
+    the launcher's: Linux carries ru_maxrss across exec, VmHWM starts afresh (``peak_rss_bytes``)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, subprocess, sys\n"
+        "big = bytearray(400 << 20)\n"
+        "big[::4096] = b'x' * len(big[::4096])  # touched: resident\n"
+        "probe = 'import resource; from daily.observe import peak_rss_bytes; "
+        "print(peak_rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)'\n"
+        "print(subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True, check=True).stdout)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    own, inherited = int(out[0]), int(out[1])
+    assert own < 200 << 20, own  # the probe itself: an interpreter and numpy-free imports
+    if sys.platform.startswith("linux"):
+        assert inherited > 380 << 20  # the bug class this guards against, shown on this kernel
