@@ -108,31 +108,46 @@ def test_the_part_size_is_stated_and_checked():
             part_size({"TILES_S3_PART_MB": bad})
 
 
-def test_a_multipart_upload_abandoned_half_way_is_restarted_whole(tmp_path, monkeypatch):
-    """Parts after the first fail and so does the abort (the upload stays open, as when its host
-    died): one RemoteError line; the next push of the same snapshot uploads it whole, byte for byte."""
-    import hashlib
-    import os
-    import sys
-    from pathlib import Path
-
-    from s3_server import DUMMY_KEY, DUMMY_SECRET, client, moto_endpoint, new_bucket
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from fault_proxy import FaultProxy
-
-    from remote.s3 import S3Backend
-    from remote.url import parse_remote
-    from tilelib.errors import RemoteError
+@pytest.fixture
+def moto_bucket(monkeypatch):
+    """(endpoint, bucket) of the loopback S3 server, with its credentials in the environment."""
+    from s3_server import DUMMY_KEY, DUMMY_SECRET, moto_endpoint, new_bucket
 
     up = moto_endpoint()
-    bucket = new_bucket(up)
     for k, v in {
         "AWS_ACCESS_KEY_ID": DUMMY_KEY,
         "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET,
         "AWS_REGION": "us-east-1",
     }.items():
         monkeypatch.setenv(k, v)
+    return up, new_bucket(up)
+
+
+def _proxy_class():
+    """``scripts/fault_proxy.FaultProxy`` (the year's bench's proxy)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from fault_proxy import FaultProxy
+
+    return FaultProxy
+
+
+def test_a_multipart_upload_abandoned_half_way_is_restarted_whole(tmp_path, monkeypatch, moto_bucket):
+    """Parts after the first fail and so does the abort (the upload stays open, as when its host
+    died): one RemoteError line; the next push of the same snapshot uploads it whole, byte for byte."""
+    import hashlib
+    import os
+
+    from s3_server import client
+
+    from remote.s3 import S3Backend
+    from remote.url import parse_remote
+    from tilelib.errors import RemoteError
+
+    up, bucket = moto_bucket
+    FaultProxy = _proxy_class()  # noqa: N806 (a class)
     monkeypatch.setenv("TILES_S3_PART_MB", "5")
     blob = os.urandom(11 << 20)  # three parts of 5 MiB at most
     src = tmp_path / "snap"
@@ -151,28 +166,16 @@ def test_a_multipart_upload_abandoned_half_way_is_restarted_whole(tmp_path, monk
     assert hashlib.sha256(back.read_bytes()).hexdigest() == sha
 
 
-def test_a_body_cut_mid_way_is_read_again(tmp_path, monkeypatch, caplog):
+def test_a_body_cut_mid_way_is_read_again(moto_bucket, caplog):
     """botocore retries a request, not its body: HEAD.json's body cut by a reset after the server
     answered is asked for again, with one log line, and the pull goes on."""
-    import sys
-    from pathlib import Path
-
-    from s3_server import DUMMY_KEY, DUMMY_SECRET, client, moto_endpoint, new_bucket
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from fault_proxy import FaultProxy
+    from s3_server import client
 
     from remote.s3 import S3Backend
     from remote.url import parse_remote
 
-    up = moto_endpoint()
-    bucket = new_bucket(up)
-    for k, v in {
-        "AWS_ACCESS_KEY_ID": DUMMY_KEY,
-        "AWS_SECRET_ACCESS_KEY": DUMMY_SECRET,
-        "AWS_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(k, v)
+    up, bucket = moto_bucket
+    FaultProxy = _proxy_class()  # noqa: N806 (a class)
     body = b'{"snapshot": "' + b"a" * 64 + b'"}\n' + b" " * 2000
     client(up).put_object(Bucket=bucket, Key="lib/HEAD.json", Body=body)
     with FaultProxy(up, seed=0, rate=1.0, kinds=("reset",)) as proxy:
