@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from remote.head import HOST_ENV, host_name  # noqa: F401  (the one definition; re-exported)
+from daily.observe import peak_rss_bytes
+from remote.head import host_name
 
 SUFFIX = ".nights"
 
@@ -196,7 +197,6 @@ def recorded(library: Path, day: str, metrics_file: Path | None, log) -> Iterato
     succeeded or not (the error re-raised as it was) — then write ``metrics_file`` (the Prometheus
     text of the log) when given. The body puts the build's ``summary`` (``BuildResult.summary()``)
     into the dict it is given."""
-    import resource
     import sqlite3
     import time
 
@@ -218,7 +218,6 @@ def recorded(library: Path, day: str, metrics_file: Path | None, log) -> Iterato
         raise
     finally:
         summary = out.get("summary") or {}
-        rss = summary.get("peak_rss_bytes") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         left = [d.get("nights_left") for d in (summary.get("stock") or {}).get("per_n", {}).values()]
         run = Run(
             day=day,
@@ -228,7 +227,7 @@ def recorded(library: Path, day: str, metrics_file: Path | None, log) -> Iterato
             cpu_seconds=round(_cpu() - cpu0, 3),
             exit=code,
             error=error,
-            peak_rss_bytes=int(rss),
+            peak_rss_bytes=peak_rss_bytes(),  # the run's peak: its end, success or not
             s3_retries=s3.count,
             tiles=_tiles(library),
             library_bytes=library.stat().st_size if library.is_file() else None,

@@ -170,6 +170,13 @@ def _logits(net: Any, obs: np.ndarray) -> np.ndarray:
         return net(torch.tensor(obs, dtype=torch.float32).reshape(1, 6, SIDE, SIDE))[0].flatten().numpy()
 
 
+def surest(logit: np.ndarray, empty: np.ndarray) -> tuple[int, int]:
+    """(cell, value): of the ``empty`` cells, the one whose ``logit`` is farthest from 0, and the
+    value the network believes for it (the policy's choice, and ``solve_rates``')."""
+    cell = int(np.where(empty, np.abs(logit), -1.0).argmax())
+    return cell, int(logit[cell] > 0)
+
+
 def policy(net: Any) -> Policy:
     """The surest empty cell set to the value the network believes (a pass when none is empty)."""
 
@@ -177,9 +184,8 @@ def policy(net: Any) -> Policy:
         empty = mask[:PASS:2]
         if not empty.any():
             return PASS
-        logit = _logits(net, obs)
-        cell = int(np.where(empty, np.abs(logit), -1.0).argmax())
-        return 2 * cell + int(logit[cell] > 0)
+        cell, value = surest(_logits(net, obs), empty)
+        return 2 * cell + value
 
     return act
 
@@ -194,11 +200,10 @@ def solve_rates(net: Any, examples: Sequence[Example]) -> dict[int, tuple[int, i
         grid = list(puzzle)
         while "." in grid:
             logit = _logits(net, observe("".join(grid), True)).reshape(SIDE, SIDE)[:n, :n].ravel()
-            i = int(np.where(np.array(grid) == ".", np.abs(logit), -1.0).argmax())
-            v = "1" if logit[i] > 0 else "0"
-            if v != truth[i]:
+            i, value = surest(logit, np.array(grid) == ".")
+            if str(value) != truth[i]:
                 break
-            grid[i] = v
+            grid[i] = str(value)
         tiles[n] += 1
         right[n] += "." not in grid
     return {n: (tiles[n], right[n]) for n in sorted(tiles)}

@@ -139,6 +139,19 @@ def host_name(environ=None) -> str:
     return (environ.get(HOST_ENV) or socket.gethostname() or "unknown")[:64]
 
 
+def provenance(head: Head) -> tuple[str | None, str | None]:
+    """(``pushed_at``, ``pushed_by``) of a HEAD: informative text, so each is None where the body
+    lacks it or holds something else (a HEAD from older code, or a hostile one)."""
+    try:
+        doc = json.loads(head.body)
+    except ValueError:
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    at, by = doc.get("pushed_at"), doc.get("pushed_by")
+    return (at if isinstance(at, str) else None, by if isinstance(by, str) else None)
+
+
 def head_body(
     snapshot: str,
     size: int,
@@ -167,4 +180,4 @@ def head_body(
     return (json.dumps(doc, indent=1) + "\n").encode()
 
 
-__all__ = ["BadHead", "DeltaRef", "HeadInfo", "HISTORY", "MAX_HEAD_BYTES", "head_body", "parse_head"]
+__all__ = ["BadHead", "DeltaRef", "HeadInfo", "HISTORY", "MAX_HEAD_BYTES", "head_body", "parse_head", "provenance"]

@@ -192,8 +192,9 @@ class S3Backend(Backend):
     ) -> None:
         self.url = url
         self.client = client if client is not None else make_client()
-        multipart_threshold = multipart_threshold or part_size()
-        multipart_chunksize = multipart_chunksize or part_size()
+        part = part_size() if multipart_threshold is None or multipart_chunksize is None else 0
+        multipart_threshold = multipart_threshold or part
+        multipart_chunksize = multipart_chunksize or part
         self.transfer = TransferConfig(
             multipart_threshold=multipart_threshold,
             multipart_chunksize=multipart_chunksize,

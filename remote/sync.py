@@ -54,7 +54,7 @@ from remote.delta import (
     write_mark,
 )
 from remote.fair import refuse_lost_boards
-from remote.head import BadHead, DeltaRef, HeadInfo, head_body, parse_head
+from remote.head import BadHead, DeltaRef, HeadInfo, head_body, parse_head, provenance
 from remote.snapshot import BadSnapshot, Fetched, fetch_good, fetch_verified, make_snapshot, sha256_file, strip_state
 from remote.state import SyncState, ahead, read_state, write_state
 from tilelib.errors import CorruptLibrary, RemoteError
@@ -358,12 +358,7 @@ def status(library: str | Path, backend: Backend) -> SyncStatus:
     url = str(backend.url)
     head = backend.get_head()
     info = parse_head(head, url) if head is not None else None
-    pushed_at = None
-    if head is not None:
-        try:
-            pushed_at = json.loads(head.body).get("pushed_at")
-        except ValueError:
-            pass
+    pushed_at = provenance(head)[0] if head is not None else None
     with Library.open(library) as lib:
         st = read_state(lib, url)
         mark = read_mark(lib, url)

@@ -104,3 +104,23 @@ def test_build_status_and_metrics_through_the_cli(tmp_path):
     assert doc["remote"] is None  # no remote asked
     head = json.loads((remote / "HEAD.json").read_text())
     assert head["pushed_by"] == "host-a"
+
+
+def test_status_reads_a_hostile_head_as_a_pull_does(tmp_path):
+    """A HEAD that is not one (a JSON list) is one line and exit 4, as for a pull; a sound HEAD whose
+    informative keys hold something other than text names no host and no time."""
+    from remote.backend import Head
+    from remote.head import provenance
+
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    (remote / "HEAD.json").write_text("[1, 2]\n")
+    bad = _tiles("daily", "status", "-L", "t.sqlite", "--remote", f"file://{remote}", cwd=tmp_path, host="h")
+    assert bad.returncode == 4 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr, bad.stderr
+    assert provenance(Head(b"[1, 2]", '"e"')) == (None, None)
+    assert provenance(Head(b"not json", '"e"')) == (None, None)
+    assert provenance(Head(b'{"pushed_at": 5, "pushed_by": {"x": 1}}', '"e"')) == (None, None)
+    assert provenance(Head(b'{"pushed_at": "2027-01-01T00:00:00Z", "pushed_by": "a"}', '"e"')) == (
+        "2027-01-01T00:00:00Z",
+        "a",
+    )

@@ -136,17 +136,20 @@ def status(
     from daily import nights
 
     st = nights.status(nights.read(library))
-    pushed = None
+    pushed: dict[str, object] | None = None
     if remote:
         from remote.backend import open_backend
+        from remote.head import parse_head, provenance
 
-        head = open_backend(remote).get_head()
-        if head is not None:
-            try:
-                doc = json.loads(head.body)
-                pushed = {k: doc.get(k) for k in ("pushed_at", "pushed_by", "tiles")}
-            except ValueError:
-                pushed = {"pushed_at": None, "pushed_by": None, "tiles": None}
+        backend = open_backend(remote)
+        head = backend.get_head()
+        if head is not None:  # proven as a pull reads it (a malformed HEAD is one line, exit 4)
+            at, by = provenance(head)
+            pushed = {
+                "pushed_at": at,
+                "pushed_by": by,
+                "tiles": parse_head(head, str(backend.url)).tiles,
+            }
     if as_json:
         out = {
             "last": st.last and asdict(st.last),
@@ -162,8 +165,8 @@ def status(
         if pushed is None:
             typer.echo(f"remote {remote}: empty")
         else:
-            by = pushed["pushed_by"] or "a host that did not say"
-            typer.echo(f"remote {remote}: last push {pushed['pushed_at']} by {by}")
+            who = pushed["pushed_by"] or "a host that did not say"
+            typer.echo(f"remote {remote}: last push {pushed['pushed_at']} by {who}")
 
 
 @daily_app.command("reveal")
