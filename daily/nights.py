@@ -196,12 +196,18 @@ def recorded(library: Path, day: str, metrics_file: Path | None, log) -> Iterato
     """Run the body as one night's build of ``day`` and append its ``Run`` to ``library``'s log —
     succeeded or not (the error re-raised as it was) — then write ``metrics_file`` (the Prometheus
     text of the log) when given. The body puts the build's ``summary`` (``BuildResult.summary()``)
-    into the dict it is given."""
+    into the dict it is given. A ``metrics_file`` that could not be written (a directory, a folder
+    that does not exist or takes no file) is BadInput before the body runs."""
     import sqlite3
     import time
 
-    from tilelib.errors import TilesError, disk_error, exit_code, one_line
+    from tilelib.errors import BadInput, TilesError, disk_error, exit_code, one_line
+    from tilelib.fsio import check_placeable
 
+    if metrics_file is not None:  # bad input before the build, which then writes nothing
+        check_placeable(metrics_file, "--metrics")
+        if not metrics_file.parent.is_dir():
+            raise BadInput(f"--metrics {metrics_file}: its folder {metrics_file.parent} does not exist")
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0, cpu0 = time.perf_counter(), _cpu()
     out: dict = {}

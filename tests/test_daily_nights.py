@@ -124,3 +124,11 @@ def test_status_reads_a_hostile_head_as_a_pull_does(tmp_path):
         "2027-01-01T00:00:00Z",
         "a",
     )
+
+
+def test_a_metrics_file_that_cannot_be_written_is_bad_input_before_the_build(tmp_path):
+    (tmp_path / "adir").mkdir()
+    for target in ("adir", "missing/tiles.prom"):
+        out = _tiles("daily", "build", "--size", "41", "-L", "t.sqlite", "--metrics", target, cwd=tmp_path, host="h")
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "--metrics" in out.stderr, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir"]  # no library, no log, no manifest
