@@ -274,10 +274,12 @@ def _push(night: Night, res: BuildResult, stages: Stages) -> None:
 
     t0 = time.perf_counter()
     try:
-        r = push(night.library, open_backend(night.remote))
+        # the check stage proved the whole file in this process: the push checks what came after
+        r = push(night.library, open_backend(night.remote), check="since")
     except BoardLostRace as err:
         raise type(err)(f"{err}{_set_aside(res.manifest_path)}") from err
-    stages.done("push", t0, f"{r.status}, {r.new_tiles:,} new tiles, {r.attempts} attempt(s)")
+    checked = r.check.rows_checked if r.check is not None else 0
+    stages.done("push", t0, f"{r.status}, {r.new_tiles:,} new tiles, {r.attempts} attempt(s)", rows_checked=checked)
 
 
 def _set_aside(path: Path | None) -> str:

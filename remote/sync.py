@@ -81,7 +81,9 @@ def check_before_publish(lib: Library, check: str = "new") -> CheckReport:
 
     ``check="new"``: ``PRAGMA quick_check`` and the rows and manifests added since the last
     verified push (its cost follows what changed: bench_publish); everything when
-    ``trust.checks.read_watermark`` cannot vouch for the older rows. ``"full"``: FORMAT §11's
+    ``trust.checks.read_watermark`` cannot vouch for the older rows. ``"since"``: the same without
+    widening to everything on a small library, for the nightly build's push (its check stage proved
+    the whole file minutes before, in the same process). ``"full"``: FORMAT §11's
     ``integrity_check``, every row re-hashed, every manifest parsed. A delta is checked whole
     again before it is uploaded (``_push_delta``)."""
     with _refused():

@@ -88,6 +88,49 @@ def test_remote_round_trip_lets_another_machine_verify(tmp_path):
         assert verify(m, lib, SEED).status == "frontier"
 
 
+def test_the_builds_push_checks_what_came_after_its_check_stage(tmp_path):
+    """The check stage proves the whole (small) library; the push at the end of the same build
+    checks only the rows added since (the build's own), not every row again — while a push of its
+    own (``tiles library push``) still checks the whole small library."""
+    (tmp_path / "remote").mkdir()
+    remote = f"file://{tmp_path / 'remote'}"
+    run(tmp_path, 31, remote=remote)
+    lib_path = tmp_path / "lib.sqlite"
+    with Library.open(lib_path) as lib:
+        before = lib.count_tiles()
+    res, _ = run(tmp_path, 31, day="2026-11-30", remote=remote)
+    with Library.open(lib_path) as lib:
+        after = lib.count_tiles()
+    assert res.stages["check"]["rows_checked"] == before > 0
+    assert res.stages["check"]["integrity"] == "full"
+    assert res.stages["push"]["rows_checked"] == after - before > 0
+    from remote.backend import open_backend
+    from remote.sync import push
+
+    assert push(lib_path, open_backend(remote)).check.rows_checked == after
+
+
+def test_the_default_check_is_full_only_while_the_stored_manifests_are_small(tmp_path, monkeypatch):
+    """``check_library(lib, "new")`` widens to the full check for a small library; stored manifests
+    past ``FULL_CHECK_MAX_MANIFEST_BYTES`` (a byte over) make it check only what changed."""
+    from trust import checks
+
+    run(tmp_path, 21)
+    with Library.open(tmp_path / "lib.sqlite") as lib:
+        stored = lib.conn.execute("SELECT sum(length(CAST(json AS BLOB))) FROM manifests").fetchone()[0]
+        monkeypatch.setattr(checks, "FULL_CHECK_MAX_MANIFEST_BYTES", stored)
+        assert checks.is_small(lib.conn)
+        assert checks.check_library(lib, "new").integrity == "full"
+        checks.mark_verified(lib, checks.check_library(lib, "new"))
+        monkeypatch.setattr(checks, "FULL_CHECK_MAX_MANIFEST_BYTES", stored - 1)
+        assert not checks.is_small(lib.conn)
+        rep = checks.check_library(lib, "new")
+        assert (rep.integrity, rep.rows_checked) == ("quick", 0)
+        monkeypatch.setattr(checks, "FULL_CHECK_MAX_ROWS", lib.count_tiles() - 1)
+        monkeypatch.setattr(checks, "FULL_CHECK_MAX_MANIFEST_BYTES", stored)
+        assert not checks.is_small(lib.conn)
+
+
 @pytest.mark.slow
 def test_g301_from_an_empty_library_is_frontier(tmp_path):
     res, logs = run(tmp_path, 301)

@@ -9,6 +9,7 @@ fails the same way.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tilelib.errors import BadInput
@@ -36,20 +37,28 @@ def parse(data: str | bytes | bytearray, what: str, max_bytes: int) -> Any:
         raise BadInput(f"{what}: nested too deeply") from None  # the cause is a thousand-frame traceback
     except ValueError as e:
         raise BadInput(f"{what}: not valid JSON ({e})") from e
-    if _depth(value) > MAX_DEPTH:
+    if depth(data) > MAX_DEPTH:
         raise BadInput(f"{what}: nested deeper than {MAX_DEPTH} levels")
     return value
 
 
-def _depth(v: Any, level: int = 1) -> int:
-    """Nesting depth of a parsed value (stops descending past MAX_DEPTH)."""
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(v, dict):
-        return max((_depth(x, level + 1) for x in v.values()), default=level)
-    if isinstance(v, list):
-        return max((_depth(x, level + 1) for x in v), default=level)
-    return level - 1 if level > 1 else 0
+# In text that ``json.loads`` accepted: a string literal (escapes included), and a run of anything
+# that is not a bracket. What is left when both are gone is the brackets' skeleton.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
+def depth(text: str) -> int:
+    """Nesting depth of valid JSON text, stopping past ``MAX_DEPTH``: 0 for a scalar, 1 for ``[1]``
+    or ``{}``, 2 for ``{"a": []}``. Read from the text's brackets rather than by walking the parsed
+    value (whose Python recursion cost a manifest check as much as parsing it): each pass removes
+    the innermost pairs at once, so the passes count the levels."""
+    skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    level = 0
+    while skeleton and level <= MAX_DEPTH:
+        skeleton, level = _INNERMOST.sub("", skeleton), level + 1
+    return level
 
 
 def read_file(path, what: str, max_bytes: int) -> Any:

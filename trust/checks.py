@@ -242,11 +242,24 @@ def check_file(
 # ---------------------------------------------------------------- since the last verified check
 
 CHECK_MODES = ("new", "full")
-# Below this many tile rows the full check costs about a second (bench_publish: 1.2 s at 100k), so
-# "new" runs it anyway: a small library gets integrity_check (which alone sees a damaged index)
-# and every row re-hashed (which alone sees a byte flipped inside a record by the disk). Above it,
-# "new" costs what changed and the full check is a flag (and a weekly cron line).
+# Within both bounds the full check costs about a second (bench_publish: 1.2 s at 100k rows; stored
+# manifests parse at ~30 MB/s, so 16 MiB of them add ~0.5 s), so "new" runs it anyway: a small
+# library gets integrity_check (which alone sees a damaged index) and every row re-hashed (which
+# alone sees a byte flipped inside a record by the disk). Past either, "new" costs what changed and
+# the full check is a flag (and a weekly cron line). The manifests' bound keeps the nightly check
+# from growing with every night's board (bench_year: a G = 301 year passes 16 MiB at night ~80,
+# 100k rows at ~200; a G = 1000 library passes it in a week).
 FULL_CHECK_MAX_ROWS = 100_000
+FULL_CHECK_MAX_MANIFEST_BYTES = 16 << 20
+
+
+def is_small(conn: sqlite3.Connection) -> bool:
+    """Whether a full check of the library is cheap enough for "new" to run it (the bounds above)."""
+    rows = conn.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
+    if rows > FULL_CHECK_MAX_ROWS:
+        return False
+    size = conn.execute("SELECT coalesce(sum(length(CAST(json AS BLOB))), 0) FROM manifests").fetchone()[0]
+    return size <= FULL_CHECK_MAX_MANIFEST_BYTES
 
 
 def read_watermark(lib) -> tuple[int, int]:
@@ -263,16 +276,21 @@ def read_watermark(lib) -> tuple[int, int]:
         return 0, 0
 
 
+# "since": what "new" does on a large library, whatever the size — only for a caller that proved the
+# whole file itself earlier in the same process (the nightly build's push, after its check stage).
+INTERNAL_MODES = (*CHECK_MODES, "since")
+
+
 def check_library(lib, mode: str = "new") -> CheckReport:
     """``mode="new"``: quick_check and the rows/manifests past ``read_watermark``; ``"full"``:
-    integrity_check, every row, every manifest — also what "new" does for a library of at most
-    ``FULL_CHECK_MAX_ROWS`` rows. CorruptLibrary (exit 3) naming the first bad row."""
-    if mode not in CHECK_MODES:
+    integrity_check, every row, every manifest — also what "new" does for a small library
+    (``is_small``); ``"since"``: "new" never widened to "full" (``INTERNAL_MODES``).
+    CorruptLibrary (exit 3) naming the first bad row."""
+    if mode not in INTERNAL_MODES:
         raise ValueError(f"check mode must be one of {CHECK_MODES}, not {mode!r}")
-    if mode == "new":
-        rows = lib.conn.execute("SELECT coalesce(max(rowid), 0) FROM tiles").fetchone()[0]
-        if rows <= FULL_CHECK_MAX_ROWS:
-            mode = "full"
+    if mode == "new" and is_small(lib.conn):
+        mode = "full"
+    mode = "new" if mode == "since" else mode
     since_t, since_m = read_watermark(lib) if mode == "new" else (0, 0)
     return check_connection(
         lib.conn,
@@ -331,6 +349,9 @@ def verify_library(lib: Library, on_row: Callable[[], None] | None = None) -> Au
 
 __all__ = [
     "CHECK_MODES",
+    "INTERNAL_MODES",
+    "FULL_CHECK_MAX_MANIFEST_BYTES",
+    "is_small",
     "read_watermark",
     "check_library",
     "mark_verified",
