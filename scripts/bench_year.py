@@ -21,7 +21,8 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
 
 **The invariants**, checked after every night:
 
-- the night's manifest verifies against the host's library (``tiles referee verify``);
+- the night's manifest verifies against the host's library and against the day's bundle written
+  from it (what ``tiles referee verify`` and ``tiles daily bundle`` run, called in this process);
 - every tile row any host ever pushed is on the remote: the bench keeps its own ledger of the
   row hashes of each host's library after each successful push, pulls the remote into an
   auditor's library straight from the server (no faults) and finds every one of them;
@@ -161,14 +162,55 @@ def top_up(host: Host, env: dict, tries: int) -> tuple[int, str]:
     raise Broken(f"host {host.name}: the stock's push did not succeed in {tries} tries: {err[-400:]}")
 
 
-def dry(host: Host, env: dict) -> list[int]:
+# The auditor's own reads run in this process, by the functions the commands call (``tiles library
+# stock``, ``tiles referee verify``, ``tiles daily bundle``, ``tiles library pull``): what the
+# hosts run is whole commands, what checks them need not pay an interpreter's start-up each time.
+
+
+def dry(host: Host) -> list[int]:
     """The sides n >= 10 whose stock of unspent solutions is empty in the host's library."""
-    r = subprocess.run(
-        tiles("library", "stock", "--json", "--library", str(host.library)), env=env, capture_output=True, text=True
-    )
-    if r.returncode != 0:
-        raise Broken(f"host {host.name}: tiles library stock failed: {r.stderr[-400:]}")
-    return [int(n) for n, d in json.loads(r.stdout)["per_n"].items() if not d["unspent"]]
+    from tilelib import stock
+    from tilelib.store import Library
+
+    with Library.open(host.library) as lib:
+        rep = stock.report(lib.conn, host.library, 7)
+    return [int(n) for n, d in rep["per_n"].items() if not d["unspent"]]
+
+
+def verify_night(host: Host, day: str) -> None:
+    """The night's manifest file verifies against the host's library, and against the day's bundle
+    written from it (what a player of a finished day verifies with)."""
+    from referee.bundle import write_bundle
+    from referee.manifest import load
+    from referee.verify import verify
+    from tilelib.store import Library
+
+    m = load(host.out / f"{day}.json")
+    bundle = host.folder / "bundle.sqlite"
+    try:
+        with Library.open(host.library) as lib:
+            verify(m, lib, None)
+            write_bundle(lib, day, bundle)
+        with Library.open(bundle) as b:
+            if "from its bundle" not in verify(m, b, None).line():
+                raise Broken(f"{day} host {host.name}: the bundle was not read as a bundle")
+    except Exception as err:  # noqa: BLE001 (any failure of the check is the invariant broken)
+        if isinstance(err, Broken):
+            raise
+        raise Broken(f"{day} host {host.name}: its manifest does not verify: {err}") from err
+    finally:
+        bundle.unlink(missing_ok=True)
+
+
+def audit_pull(audit: Audit, day: str) -> None:
+    """The auditor's library pulls the remote straight from the server (no faults)."""
+    from remote.backend import open_backend
+    from remote.sync import pull
+
+    try:
+        pull(audit.library, open_backend(f"s3://{BUCKET}/{PREFIX}"))
+    except Exception as err:  # noqa: BLE001
+        raise Broken(f"{day}: the auditor cannot pull the remote: {err}") from err
 
 
 def replay(hosts: list[Host], day0: dt.date, upto: int, env: dict, seed: int) -> None:
@@ -271,9 +313,7 @@ def run_builds(
         proxy.hook = None
 
 
-def check_night(
-    audit: Audit, direct_env: dict, s3, before: bytes | None, results, day: str, verify: bool = True
-) -> None:
+def check_night(audit: Audit, s3, before: bytes | None, results, day: str, verify: bool = True) -> None:
     """The invariants (module doc) after one round of builds (or of the stock's pushes: ``verify``
     False, no manifest to verify and no HEAD to compare)."""
     codes = [code for _h, code, _o, _e in results]
@@ -283,20 +323,10 @@ def check_night(
     landed = verify and 0 not in codes and -signal.SIGKILL not in codes and head(s3) != before
     for h, code, _so, _err in results:
         if code == 0 and verify:
-            r = subprocess.run(
-                tiles("referee", "verify", str(h.out / f"{day}.json"), "--library", str(h.library)),
-                env=direct_env, capture_output=True, text=True,
-            )  # fmt: skip
-            if r.returncode != 0:
-                raise Broken(f"{day} host {h.name}: its manifest does not verify: {r.stdout}{r.stderr}")
+            verify_night(h, day)
         if code == 0:
             audit.ledger |= rows(h.library, "tiles", "hash")
-    pull = subprocess.run(
-        tiles("library", "pull", "--library", str(audit.library), "--remote", f"s3://{BUCKET}/{PREFIX}"),
-        env=direct_env, capture_output=True, text=True,
-    )  # fmt: skip
-    if pull.returncode != 0:
-        raise Broken(f"{day}: the auditor cannot pull the remote: {pull.stderr[-400:]}")
+    audit_pull(audit, day)
     have = rows(audit.library, "tiles", "hash")
     if landed:
         missing = {x for h, _c, _o, _e in results for x in rows(h.library, "tiles", "hash") - have}
@@ -391,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
     for f in (*[h.folder for h in hosts], audit.folder):
         f.mkdir(parents=True, exist_ok=True)
     direct = env_for(upstream)
+    # the auditor's pulls in this process go straight to the server, as its commands did
+    os.environ.update({k: v for k, v in direct.items() if k.startswith(("TILES_S3_", "AWS_"))})
     rows_out, totals = [], Counter()
     day0 = dt.date.fromisoformat(a.start)
     t_start = time.perf_counter()
@@ -435,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
                                 )
                     killed += sum(1 for _h, code, _o, _e in results if code == -signal.SIGKILL)
                     builds += len(results)
-                    check_night(audit, direct, s3, before, results, day)
+                    check_night(audit, s3, before, results, day)
                     for h, code, so, err in results:
                         retried += retries(err)
                         if code == 0:
@@ -451,10 +483,10 @@ def main(argv: list[str] | None = None) -> int:
                 for h in building:
                     pushes, err = top_up(h, faulty, a.tries)
                     builds, retried = builds + pushes, retried + retries(err)
-                    empty = dry(h, direct)
+                    empty = dry(h)
                     if empty:
                         raise Broken(f"{day} host {h.name}: the stock ran dry for n = {empty}")
-                check_night(audit, direct, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
+                check_night(audit, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
                 if i % a.replay_every == a.replay_every - 1:
                     replay(hosts, day0, i, direct, a.seed)
                     events["replays"] += 1

@@ -80,3 +80,25 @@ def test_thirty_nights_with_every_fault_keep_every_invariant(tmp_path):
     ledger = [int(r["ledger"]) for r in nights]
     assert ledger == sorted(ledger) and ledger[-1] > ledger[0]  # rows pushed, none lost (checked nightly)
     assert [int(r["spent"]) for r in nights] == sorted(int(r["spent"]) for r in nights)
+
+
+def test_the_nightly_verify_refuses_a_changed_manifest(tmp_path):
+    """The invariant that a night's manifest verifies (from the library and from its bundle) can
+    fail: a manifest whose first tile is placed under another of its 16 symmetries breaks it,
+    naming the day and the host."""
+    import bench_year
+
+    from daily.build import BuildOptions, build
+
+    host = bench_year.Host("a", tmp_path / "a")
+    day = "2027-01-01"
+    build(BuildOptions(day=day, library=host.library, out_dir=host.out, size=21, seed=b"\x01" * 32), log=lambda _: None)
+    bench_year.verify_night(host, day)  # as built: it holds
+    path = host.out / f"{day}.json"
+    text = path.read_text()
+    first = text.index('"t":', text.index('"tiles":'))
+    t = int(text[first + 4 : text.index("}", first)])
+    path.write_text(f"{text[: first + 4]}{(t + 1) % 16}{text[text.index('}', first) :]}")
+    with pytest.raises(bench_year.Broken, match=f"{day} host a: its manifest does not verify"):
+        bench_year.verify_night(host, day)
+    assert not (host.folder / "bundle.sqlite").exists()
