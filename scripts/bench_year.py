@@ -26,7 +26,8 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
 - every tile row any host ever pushed is on the remote: the bench keeps its own ledger of the
   row hashes of each host's library after each successful push, pulls the remote into an
   auditor's library straight from the server (no faults) and finds every one of them;
-- the spent ledger (the remote's ``spent`` rows) only grows;
+- the spent ledger (the remote's ``spent`` rows) only grows, and no solution of side n >= 10 in it
+  is on the boards of two days;
 - a failed build leaves the remote's HEAD as it was, or (killed during its push, or its swap's
   answer lost to a reset after the server wrote it) at a state the auditor can pull whole with
   every row of that build's library;
@@ -335,10 +336,21 @@ def check_night(audit: Audit, s3, before: bytes | None, results, day: str, verif
     lost = audit.ledger - have
     if lost:
         raise Broken(f"{day}: {len(lost)} pushed row(s) are not on the remote, e.g. {sorted(lost)[0]}")
+    check_spent(audit, day)
+
+
+def check_spent(audit: Audit, day: str) -> None:
+    """The auditor's copy of the spent ledger only grows, and holds no solution on two days' boards."""
     spent = len(rows(audit.library, "spent", "rowid"))
     if spent < audit.spent:
         raise Broken(f"{day}: the spent ledger shrank from {audit.spent} to {spent}")
     audit.spent = spent
+    with sqlite3.connect(f"file:{audit.library}?mode=ro", uri=True) as db:
+        twice = db.execute(
+            "SELECT solution, group_concat(DISTINCT day) FROM spent GROUP BY solution HAVING count(DISTINCT day) > 1"
+        ).fetchall()
+    if twice:
+        raise Broken(f"{day}: {len(twice)} solution(s) of side n >= 10 on two days' boards, e.g. {twice[0]}")
 
 
 def save_csv(rows: list[dict], path: Path) -> None:

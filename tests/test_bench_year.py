@@ -102,3 +102,27 @@ def test_the_nightly_verify_refuses_a_changed_manifest(tmp_path):
     with pytest.raises(bench_year.Broken, match=f"{day} host a: its manifest does not verify"):
         bench_year.verify_night(host, day)
     assert not (host.folder / "bundle.sqlite").exists()
+
+
+def test_the_spent_check_refuses_a_shrunk_ledger_and_a_solution_on_two_days(tmp_path):
+    import sqlite3
+
+    import bench_year
+
+    audit = bench_year.Audit(tmp_path)
+    with sqlite3.connect(audit.library) as db:
+        db.execute("CREATE TABLE spent (solution TEXT, board TEXT, n INTEGER, day TEXT, created INTEGER)")
+        db.executemany(
+            "INSERT INTO spent VALUES (?, ?, 10, ?, 0)",
+            [("s1", "b1", "2027-01-01"), ("s2", "b1", "2027-01-01"), ("s1", "b2", "2027-01-01")],  # a race's loser
+        )
+    bench_year.check_spent(audit, "2027-01-01")
+    assert audit.spent == 3
+    audit.spent = 4
+    with pytest.raises(bench_year.Broken, match="the spent ledger shrank from 4 to 3"):
+        bench_year.check_spent(audit, "2027-01-02")
+    audit.spent = 3
+    with sqlite3.connect(audit.library) as db:
+        db.execute("INSERT INTO spent VALUES ('s2', 'b3', 10, '2027-01-02', 0)")
+    with pytest.raises(bench_year.Broken, match="1 solution.* on two days' boards"):
+        bench_year.check_spent(audit, "2027-01-02")
