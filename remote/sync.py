@@ -401,20 +401,40 @@ def current_snapshot(backend: Backend) -> str | None:
     return parse_head(head, str(backend.url)).snapshot if head is not None else None
 
 
+def start_states(conn) -> frozenset[str]:
+    """Every snapshot and delta a stored day's manifest names as the state its build started from
+    (FORMAT §13's ``build``): what that day's replay fetches. Read by SQLite's own JSON reader from
+    the stored manifests (each proved by the library's checks); a manifest without ``build`` names
+    nothing."""
+    named: set[str] = set()
+    rows = conn.execute(
+        "SELECT json_extract(json, '$.build.snapshot'), json_extract(json, '$.build.deltas') FROM manifests"
+    )
+    for snapshot, deltas in rows:
+        named |= {snapshot} if isinstance(snapshot, str) else set()
+        named |= {d for d in json.loads(deltas) if isinstance(d, str)} if isinstance(deltas, str) else set()
+    return frozenset(named)
+
+
 def prune(
-    backend: Backend, keep: int, min_age: float = 3600.0, now: float | None = None
+    backend: Backend,
+    keep: int,
+    min_age: float = 3600.0,
+    now: float | None = None,
+    replayable: frozenset[str] = frozenset(),
 ) -> tuple[list[SnapshotInfo], list[SnapshotInfo]]:
     """Delete all but the ``keep`` newest snapshots (deltas count as snapshots); never HEAD's base, its
     deltas, its parent or the parent's deltas, nor any younger than ``min_age`` seconds (a concurrent
-    push may be about to point HEAD at it). Returns (deleted, kept)."""
+    push may be about to point HEAD at it), nor any in ``replayable`` (``start_states``: a stored
+    day's replay needs it). Returns (deleted, kept)."""
     if keep < 0:
         raise ValueError("keep must be >= 0")
     now = time.time() if now is None else now
     head = backend.get_head()
-    protect = set()
+    protect = set(replayable)
     if head is not None:
         info = parse_head(head, str(backend.url))
-        protect = {info.snapshot, info.parent, *(d.sha for d in info.deltas + info.parent_deltas)}
+        protect |= {info.snapshot, info.parent, *(d.sha for d in info.deltas + info.parent_deltas)}
     snaps = backend.list_snapshots()
     newest = {s.sha for s in snaps[len(snaps) - keep :]} if keep else set()
     deleted, kept = [], []
@@ -440,6 +460,7 @@ __all__ = [
     "pull",
     "push",
     "prune",
+    "start_states",
     "current_snapshot",
     "make_snapshot",
     "fetch_verified",

@@ -407,3 +407,32 @@ def test_pull_into_an_empty_file_merges(remote_url, tmp_path):
     empty.touch()
     r = pull(empty, open_backend(remote_url))
     assert (r.status, r.tiles_added) == ("merged", 6) and tile_hashes(empty) == ha
+
+
+def test_start_states_are_what_the_stored_manifests_name_as_their_builds_start():
+    import sqlite3
+
+    from remote.sync import start_states
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE manifests (day TEXT, seed_commit TEXT, json TEXT, created INTEGER)")
+    days = [
+        {"build": {"snapshot": "a" * 64, "deltas": ["b" * 64, "c" * 64]}},
+        {"build": {"snapshot": "d" * 64, "deltas": []}},
+        {"build": {"snapshot": None, "deltas": []}},  # built with no remote
+        {"day": "no build key"},
+    ]
+    conn.executemany("INSERT INTO manifests VALUES ('d', 'c', ?, 0)", [(json.dumps(d),) for d in days])
+    assert start_states(conn) == {"a" * 64, "b" * 64, "c" * 64, "d" * 64}
+
+
+def test_prune_never_deletes_a_replayable_state(remote_url, tmp_path):
+    a = tmp_path / "a.sqlite"
+    make_library(a, 1, 3)
+    first = push(a, open_backend(remote_url)).snapshot
+    for i in range(3):
+        add_tiles(a, 30 + i, 2)
+        push(a, open_backend(remote_url), compact=i > 0)
+    b = open_backend(remote_url)
+    deleted, kept = prune(b, keep=0, min_age=0, replayable=frozenset({first}))
+    assert first in {s.sha for s in kept} and first not in {s.sha for s in deleted} and deleted

@@ -94,6 +94,37 @@ def test_both_days_replay_byte_for_byte(built):
         assert rep.snapshot == load(res.manifest_path).build["snapshot"]
 
 
+@pytest.mark.slow
+def test_prune_keeps_every_state_a_stored_day_replays_from(tmp_path):
+    """The weekly prune (``tiles library snapshots --prune-keep 0 --min-age 0``, the harshest) after
+    two compactions: the first day's start snapshot is neither HEAD's base nor its parent, so only
+    the stored day's need keeps it; the pruner is another host (its library is pulled first). What
+    no day names goes; the day still replays byte for byte."""
+    from remote.sync import push
+    from remote_support import add_tiles
+
+    (tmp_path / "remote").mkdir()
+    url = f"file://{tmp_path / 'remote'}"
+    lib = tmp_path / "lib.sqlite"
+    first, _ = run(lib, tmp_path / "out", url, size=31)
+    start = load(first.manifest_path).build["snapshot"]
+    for k in range(2):
+        add_tiles(lib, 100 + k, 2)
+        push(lib, open_backend(url), compact=True)
+    head = json.loads(open_backend(url).get_head().body)
+    assert start not in (head["snapshot"], head["parent"])
+    before = {s.sha for s in open_backend(url).list_snapshots()}
+    r = cli(
+        "library", "snapshots", "--prune-keep", "0", "--min-age", "0", "--remote", url,
+        "--library", str(tmp_path / "pruner.sqlite"),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    after = {s.sha for s in open_backend(url).list_snapshots()}
+    assert start in after and len(before - after) == 1  # the first day's own delta: no day started from it
+    assert "kept 3 (1 of them named by a stored day's start state)" in r.stdout
+    assert replay(load(first.manifest_path), SEED, url).snapshot == start
+
+
 def _inner_cell(built) -> list[int]:
     """A board cell inside exactly one tile window that is not given: a legal extra clue."""
     from referee import gate

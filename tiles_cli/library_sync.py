@@ -143,18 +143,29 @@ def snapshots_cmd(
         None,
         "--prune-keep",
         min=0,
-        help="Delete all but the K newest snapshots (HEAD's and its parent's are always kept).",
+        help="Delete all but the K newest snapshots (HEAD's and its parent's are always kept, and every "
+        "one a stored day's replay needs: the library is pulled first to know them).",
     ),
     min_age: float = typer.Option(3600.0, "--min-age", help="Never prune a snapshot younger than this many seconds."),
+    library: Path = LibraryOpt,
 ) -> None:
     """List the remote's snapshots (newest last); prune old ones only when asked."""
     from remote.backend import open_backend
-    from remote.sync import current_snapshot, prune
+    from remote.sync import current_snapshot, prune, pull, start_states
+    from tilelib.store import Library
 
     backend = open_backend(remote)
     if prune_keep is not None:
-        deleted, kept = prune(backend, prune_keep, min_age)
-        typer.echo(f"pruned {len(deleted)} snapshot(s) ({_mb(sum(s.size for s in deleted))}), kept {len(kept)}")
+        named: frozenset[str] = frozenset()
+        if pull(library, backend).status != "empty":  # every day the remote holds: every state a replay needs
+            with Library.open(library) as lib:
+                named = start_states(lib.conn)
+        deleted, kept = prune(backend, prune_keep, min_age, replayable=named)
+        needed = sum(1 for s in kept if s.sha in named)
+        typer.echo(
+            f"pruned {len(deleted)} snapshot(s) ({_mb(sum(s.size for s in deleted))}), kept {len(kept)} "
+            f"({needed} of them named by a stored day's start state)"
+        )
         return
     head = current_snapshot(backend)
     snaps = backend.list_snapshots()
