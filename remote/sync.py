@@ -431,7 +431,7 @@ def prune(
         raise ValueError("keep must be >= 0")
     now = time.time() if now is None else now
     head = backend.get_head()
-    protect = set(replayable)
+    protect: set[str | None] = set(replayable)
     if head is not None:
         info = parse_head(head, str(backend.url))
         protect |= {info.snapshot, info.parent, *(d.sha for d in info.deltas + info.parent_deltas)}

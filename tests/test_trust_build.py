@@ -100,8 +100,9 @@ def test_prune_keeps_every_state_a_stored_day_replays_from(tmp_path):
     two compactions: the first day's start snapshot is neither HEAD's base nor its parent, so only
     the stored day's need keeps it; the pruner is another host (its library is pulled first). What
     no day names goes; the day still replays byte for byte."""
-    from remote.sync import push
     from remote_support import add_tiles
+
+    from remote.sync import push
 
     (tmp_path / "remote").mkdir()
     url = f"file://{tmp_path / 'remote'}"
