@@ -14,6 +14,11 @@ together). Each build is the whole command in a fresh interpreter, as cron runs 
 fails (a fault the build could not ride out, a kill, a lost race) is built again by the same host,
 as an operator would, until it succeeds (at most ``--tries`` times; more is a broken invariant).
 
+**Every week** (``--weekly-every`` nights) the host that built runs the cron's weekly jobs: the
+prune of the remote's snapshots (``--prune-keep 2``, no minimum age) through the faults, then the
+full check of its library (``tiles library verify``); the auditor then checks that nothing pushed
+is gone, and the replays after it show that every earlier day can still be rebuilt.
+
 **Once a run**: the disk fills during a night's first build (a third of the way: no file may grow
 past 16 KiB, so a write fails as on a full disk; the build must fail in one line, no traceback),
 host ``b`` loses its library and the caches beside it (half-way: it re-clones by building), and
@@ -39,8 +44,8 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
 **What an operator watches**, one CSV row per night (``--csv``): the builds' wall and CPU time,
 peak RSS, KiB up and down through the proxy, multipart uploads abandoned half-way (armed every
 ``--abandon-every`` nights: the next upload in parts, of 5 MiB here, ``TILES_S3_PART_MB``, is left
-open), library rows and file size, faults injected and retries logged, builds it took; ``--png``
-draws time, memory, bytes and library rows against the night. A table of totals at the end.
+open), library rows and file size, what the remote stores, faults injected and retries logged,
+builds it took; ``--png`` draws time, memory, bytes and MiB stored against the night. A table of totals at the end.
 Each host's builds say who they are (``TILES_HOST``), so the remote's HEAD names the host of its
 last push.
 """
@@ -166,6 +171,38 @@ def top_up(host: Host, env: dict, tries: int) -> tuple[int, str]:
 # The auditor's own reads run in this process, by the functions the commands call (``tiles library
 # stock``, ``tiles referee verify``, ``tiles daily bundle``, ``tiles library pull``): what the
 # hosts run is whole commands, what checks them need not pay an interpreter's start-up each time.
+
+
+def weekly(host: Host, env: dict, tries: int) -> tuple[int, str, str]:
+    """The cron's weekly jobs on the host that built tonight: prune the remote's snapshots (keep 2,
+    and here no minimum age: the harshest) through the faults, run again until it succeeds as an
+    operator would (at most ``tries`` times), then the full check of the local library. (runs it
+    took, the prune's summary line, its stderr)."""
+    env = {**env, "TILES_HOST": host.name}
+    err, runs = "", 0
+    for runs in range(1, tries + 1):  # noqa: B007 (the count is returned)
+        r = subprocess.run(
+            tiles("library", "snapshots", "--prune-keep", "2", "--min-age", "0", "--library", str(host.library),
+                  "--remote", f"s3://{BUCKET}/{PREFIX}"),
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        err += r.stderr
+        if r.returncode == 0:
+            break
+    else:
+        raise Broken(f"host {host.name}: the weekly prune did not succeed in {tries} tries: {err[-400:]}")
+    v = subprocess.run(
+        tiles("library", "verify", "--library", str(host.library)), env=env, capture_output=True, text=True
+    )
+    if v.returncode != 0:
+        raise Broken(f"host {host.name}: the weekly full check failed: {v.stdout[-300:]}{v.stderr[-300:]}")
+    return runs, r.stdout.strip(), err
+
+
+def remote_bytes(s3) -> int:
+    """What the remote stores: the bytes of every object under the prefix."""
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{PREFIX}/")
+    return sum(o["Size"] for page in pages for o in page.get("Contents", []))
 
 
 def dry(host: Host) -> list[int]:
@@ -365,8 +402,8 @@ def save_csv(rows: list[dict], path: Path) -> None:
 
 
 def draw(rows: list[dict], path: Path, size: int) -> None:
-    """Four panels against the night: build wall and CPU seconds, peak RSS, KiB up and down, library
-    rows (matplotlib's Agg backend, as the analyzer draws)."""
+    """Four panels against the night: build wall and CPU seconds, peak RSS, KiB up and down, MiB the
+    library file and the remote hold (matplotlib's Agg backend, as the analyzer draws)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -378,7 +415,7 @@ def draw(rows: list[dict], path: Path, size: int) -> None:
         ("seconds", [("wall_s", "wall"), ("cpu_s", "CPU")]),
         ("peak RSS, MiB", [("peak_rss_mb", "largest build")]),
         ("KiB through the proxy", [("kb_up", "up"), ("kb_down", "down")]),
-        ("library tile rows", [("library_rows", "rows")]),
+        ("MiB stored", [("library_mb", "library file"), ("remote_mb", "remote (every object)")]),
     ]
     for k, (title, series) in enumerate(panels):
         ax = fig.add_subplot(2, 2, k + 1)
@@ -408,6 +445,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--both-every", type=int, default=11)
     ap.add_argument("--tries", type=int, default=4)
     ap.add_argument("--replay-every", type=int, default=5, help="Nights between replays of a seeded earlier day.")
+    ap.add_argument(
+        "--weekly-every", type=int, default=7, help="Nights between the cron's weekly prune and full check (0: never)."
+    )
     ap.add_argument("--work", type=Path, default=None, help="Working folder (default: a temporary one).")
     ap.add_argument("--csv", type=Path, default=None, help="Write one row per night here.")
     ap.add_argument("--png", type=Path, default=None, help="Draw the year here: time, memory, bytes, library.")
@@ -499,6 +539,12 @@ def main(argv: list[str] | None = None) -> int:
                     if empty:
                         raise Broken(f"{day} host {h.name}: the stock ran dry for n = {empty}")
                 check_night(audit, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
+                if a.weekly_every and i % a.weekly_every == a.weekly_every - 1:
+                    runs, line, err = weekly(building[0], faulty, a.tries)
+                    builds, retried = builds + runs, retried + retries(err)
+                    check_night(audit, s3, None, [], day, verify=False)  # nothing pushed is gone
+                    events["weekly prunes"] += 1
+                    print(f"  weekly ({building[0].name}): {line}", flush=True)
                 if i % a.replay_every == a.replay_every - 1:
                     replay(hosts, day0, i, direct, a.seed)
                     events["replays"] += 1
@@ -523,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
                     "retries_logged": retried,
                     "library_rows": len(rows(lib, "tiles", "hash")),
                     "library_mb": round(lib.stat().st_size / 2**20, 2),
+                    "remote_mb": round(remote_bytes(s3) / 2**20, 2),
                     "spent": audit.spent,
                     "ledger": len(audit.ledger),
                 }
