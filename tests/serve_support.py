@@ -369,3 +369,41 @@ def chromium():
             yield br
         finally:
             br.close()
+
+
+AXE_VERSION = "4.14.1"
+# the registry's own integrity string for that version's tarball (npm view axe-core@4.14.1 dist.integrity)
+AXE_INTEGRITY = "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="
+
+
+def axe_source() -> str:
+    """axe-core's browser build (``package/axe.min.js``) from the npm registry, the tarball checked
+    against the integrity the registry publishes for it (pinned above), cached per user. Without the
+    network and no cached copy: skip locally, fail under CI."""
+    import base64
+    import hashlib
+    import io
+    import tarfile
+
+    from needs import need as need_it
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tiles-tests"
+    js = cache / f"axe-core-{AXE_VERSION}.min.js"
+    if js.is_file():
+        return js.read_text()
+    url = f"https://registry.npmjs.org/axe-core/-/axe-core-{AXE_VERSION}.tgz"
+    try:
+        data = httpx.get(url, timeout=120, follow_redirects=True).raise_for_status().content
+    except httpx.HTTPError as err:
+        need_it(f"axe-core could not be fetched from the npm registry ({err})")
+    got = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    assert got == AXE_INTEGRITY, f"axe-core {AXE_VERSION}'s tarball is not the one the registry published"
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        member = tar.extractfile("package/axe.min.js")
+        assert member is not None
+        text = member.read().decode()
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = js.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(js)
+    return text

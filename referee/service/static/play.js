@@ -16,8 +16,11 @@ const mix = (c, w, t) => c.map((a, i) => Math.round(a * (1 - t) + w[i] * t));
 const S = {
   day: null, board: null, G: 0, base: null, tileAt: null, givens: null, values: null,
   run: null, token: null, chartRun: null, charts: null, chartSpecs: null, bucket: null, solved: new Set(), frontier: new Set(), solvedCells: new Map(),
-  view: { s: 1, ox: 0, oy: 0 }, sel: null, puzzle: null, entry: null, dirty: true,
+  view: { s: 1, ox: 0, oy: 0 }, sel: null, puzzle: null, entry: null, cells: [], dirty: true,
 };
+// Motion only for those who have not asked for less (prefers-reduced-motion).
+const calm = window.matchMedia("(prefers-reduced-motion: reduce)");
+const motion = () => (calm.matches ? "auto" : "smooth");
 
 async function api(path, opts = {}) {
   const res = await fetch(API + path, opts);
@@ -249,6 +252,72 @@ $("zfit").onclick = fit;
 $("zseed").onclick = () => { focusTile(S.board.seed_tile); openTile(S.board.seed_tile); };
 window.addEventListener("resize", resize);
 
+// ------------------------------------------------------------------ keyboard on the board
+
+// The tiles the arrows move between: the playable ones during a run, every tile before one.
+function candidates() { return S.run ? [...S.frontier] : S.board.tiles.map((t) => t.id); }
+
+// The first tile the board's keys select: the seed tile before a run and at its start, else the
+// lowest-numbered playable tile.
+function firstTile() {
+  const c = candidates();
+  if (!S.run || c.includes(S.board.seed_tile)) return S.board.seed_tile;
+  return c.length ? Math.min(...c) : S.board.seed_tile;
+}
+
+// The nearest candidate tile in direction (dx, dy) from tile `from`, by centres: distance along the
+// arrow plus twice the distance across it (a tile straight ahead wins over a nearer one off to the
+// side); null when none lies that way.
+function nextTile(from, dx, dy) {
+  const t0 = S.board.tiles[from], cx = t0.x0 + t0.n / 2, cy = t0.y0 + t0.n / 2;
+  let best = null, score = Infinity;
+  for (const id of candidates()) {
+    if (id === from) continue;
+    const t = S.board.tiles[id], vx = t.x0 + t.n / 2 - cx, vy = t.y0 + t.n / 2 - cy;
+    const along = vx * dx + vy * dy, across = Math.abs(vx * dy - vy * dx);
+    if (along <= 0) continue;
+    if (along + 2 * across < score) { score = along + 2 * across; best = id; }
+  }
+  return best;
+}
+
+function tileState(id) {
+  if (S.solved.has(id)) return "solved";
+  if (S.frontier.has(id)) return "playable";
+  return S.run ? "locked" : "start a run to play";
+}
+
+// Say which tile the board's keys have selected (a live region the board is described by).
+function announceTile(id) {
+  if (id === null || !S.board) return;
+  const t = S.board.tiles[id];
+  $("boardsel").textContent = `Tile ${id}${id === S.board.seed_tile ? " (the seed tile)" : ""}, ${t.n} by ${t.n}, `
+    + `rows ${t.y0} to ${t.y0 + t.n - 1}, columns ${t.x0} to ${t.x0 + t.n - 1}: ${tileState(id)}. Enter opens it.`;
+}
+
+// Select tile `id` for the board's keys; `pan`: centre the view on it (not when the focus came from a
+// pointer, whose tap must land where it was aimed).
+function selectTile(id, pan = true) { S.sel = id; S.dirty = true; if (pan) focusTile(id); announceTile(id); }
+
+cv.addEventListener("focus", () => { if (S.board) { if (S.sel === null) selectTile(firstTile(), false); else announceTile(S.sel); } });
+cv.addEventListener("keydown", async (e) => {
+  if (!S.board) return;
+  const dirs = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+  if (e.key in dirs) {
+    e.preventDefault();
+    const id = S.sel === null ? firstTile() : nextTile(S.sel, ...dirs[e.key]);
+    if (id === null) $("boardsel").textContent = `No ${S.run ? "playable " : ""}tile that way.`;
+    else selectTile(id);
+  } else if (e.key === "Enter" || e.key === " ") {
+    e.preventDefault();
+    const id = S.sel === null ? firstTile() : S.sel;
+    await openTile(id, true);
+    if (S.puzzle && S.puzzle.tile === id) S.cells.find((el) => el.tabIndex === 0).focus();
+  } else if (e.key === "+" || e.key === "=") { zoomAt(cv.clientWidth / 2, cv.clientHeight / 2, 1.6); }
+  else if (e.key === "-") { zoomAt(cv.clientWidth / 2, cv.clientHeight / 2, 1 / 1.6); }
+  else if (e.key === "0") { fit(); }
+});
+
 // ------------------------------------------------------------------ runs
 
 function saveRun() { localStorage.setItem(`tiles-run-${S.day}`, JSON.stringify({ run: S.run, token: S.token })); }
@@ -267,7 +336,9 @@ function showScore(score) {
   if (!ids.length) chips.textContent = S.run ? "nothing left: the board is solved" : "—";
   for (const id of ids.slice(0, 80)) {
     const b = document.createElement("button");
-    b.textContent = `#${id} · n${S.board.tiles[id].n}`;
+    const n = S.board.tiles[id].n, more = document.createElement("span");
+    more.className = "sr-only"; more.textContent = `: tile ${id}, ${n} by ${n}, playable`;
+    b.textContent = `#${id} · n${n}`; b.appendChild(more);
     b.onclick = () => { focusTile(id); openTile(id, true); };
     chips.appendChild(b);
   }
@@ -328,7 +399,31 @@ async function refreshAnalysis() {
 // The two charts as wide as their column is now (again after a resize: a phone turned).
 function drawCharts() {
   const c = S.chartSpecs;
-  if (c) S.charts = { reward: tilesCharts.lineChart($("chartreward"), c.reward), meanN: tilesCharts.lineChart($("chartmeann"), c.meanN) };
+  if (!c) return;
+  S.charts = { reward: tilesCharts.lineChart($("chartreward"), c.reward), meanN: tilesCharts.lineChart($("chartmeann"), c.meanN) };
+  chartTables(c);
+}
+
+// The charts' text alternative: each series as a table of the points drawn.
+function chartTables(specs) {
+  const out = $("charttables"); out.textContent = "";
+  for (const spec of [specs.reward, specs.meanN]) {
+    for (const ser of spec.series) {
+      const t = document.createElement("table"), cap = t.createCaption(), head = t.createTHead().insertRow();
+      t.className = "data"; cap.textContent = `${spec.title}: ${ser.label}`;
+      for (const name of [spec.xName, spec.yName]) {
+        const th = document.createElement("th"); th.scope = "col"; th.textContent = name; head.appendChild(th);
+      }
+      const body = t.createTBody();
+      if (!ser.points.length) body.insertRow().insertCell().textContent = "no points yet";
+      for (const [x, y] of ser.points) {
+        const row = body.insertRow();
+        row.insertCell().textContent = Number.isInteger(x) ? x : x.toFixed(1);
+        row.insertCell().textContent = Number.isInteger(y) ? y : y.toFixed(2);
+      }
+      out.appendChild(t);
+    }
+  }
 }
 
 // The width of the day chart's time buckets: about 30 buckets over the time the runs have played.
@@ -352,6 +447,8 @@ function showLeaders(rows, charted) {
     tr.classList.toggle("charted", r.run === charted);
     tr.title = `run ${r.run}: click to chart it`;
     tr.onclick = () => { S.chartRun = r.run === S.run ? null : r.run; refreshAnalysis().catch(() => {}); };
+    tr.tabIndex = 0;   // a keyboard charts a row too
+    tr.onkeydown = (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); tr.onclick(); } };
     body.appendChild(tr);
   }
 }
@@ -372,7 +469,7 @@ async function openTile(id, reveal = false) {
     S.puzzle = p; S.entry = p.puzzle.split("");
     if (p.solved && S.solvedCells.has(id)) S.entry = S.solvedCells.get(id).split("");
     showTile(p);
-    if (reveal && narrow.matches) $("tilepanel").scrollIntoView({ block: "start", behavior: "smooth" });
+    if (reveal && narrow.matches) $("tilepanel").scrollIntoView({ block: "start", behavior: motion() });
   } catch (e) { setVerdict(e.message, "bad"); }
 }
 
@@ -387,29 +484,39 @@ function sizeGrid() {
 }
 
 function showTile(p) {
-  const grid = $("grid"); grid.textContent = "";
+  const grid = $("grid"); grid.textContent = ""; S.cells = [];
   $("actions").hidden = !p;
   if (!p) { $("tiletitle").textContent = "Pick a tile"; return; }
   const state = p.solved ? "solved ✓" : p.playable ? "playable" : S.run ? "locked: solve a neighbour first" : "start a run to play";
   $("tiletitle").textContent = `Tile #${p.tile} · ${p.n}×${p.n}${p.seed ? " · seed" : ""} · ${state}`;
   $("tilehint").textContent = `Board cells rows ${p.y0}–${p.y0 + p.n - 1}, cols ${p.x0}–${p.x0 + p.n - 1}. `
     + `Reward ${p.n * p.n}. Neighbours: ${p.neighbours.map((n) => "#" + n).join(" ")}`;
-  grid.style.gridTemplateColumns = `repeat(${p.n}, auto)`;
   grid.className = p.n <= 10 ? "big" : "";
+  grid.setAttribute("aria-rowcount", p.n); grid.setAttribute("aria-colcount", p.n);
   sizeGrid();
   const clue = new Set(p.clues.map(([r, c]) => `${r - p.y0},${c - p.x0}`));
-  for (let i = 0; i < p.n * p.n; i++) {
-    const r = Math.floor(i / p.n), c = i % p.n, el = document.createElement("div");
-    el.className = "c"; el.dataset.r = r; el.dataset.c = c; el.dataset.i = i; el.tabIndex = 0;
-    if (p.puzzle[i] !== ".") el.classList.add("fixed");
-    if (p.known[i] === "1") el.classList.add("known");
-    if (p.zone[i] === "1") el.classList.add("zone");
-    if (clue.has(`${r},${c}`)) el.classList.add("clue");
-    el.addEventListener("click", () => cycle(i, 1));
-    el.addEventListener("contextmenu", (e) => { e.preventDefault(); cycle(i, -1); });
-    el.addEventListener("keydown", (e) => key(e, i));
-    grid.appendChild(el);
+  // rows of cells (a grid's rows, for a screen reader); one cell at a time is in the tab order
+  for (let r = 0; r < p.n; r++) {
+    const row = document.createElement("div");
+    row.className = "row"; row.setAttribute("role", "row");
+    for (let c = 0; c < p.n; c++) {
+      const i = r * p.n + c, el = document.createElement("div");
+      el.className = "c"; el.dataset.r = r; el.dataset.c = c; el.dataset.i = i; el.tabIndex = -1;
+      el.setAttribute("role", "gridcell");
+      if (p.puzzle[i] !== ".") { el.classList.add("fixed"); el.setAttribute("aria-readonly", "true"); }
+      if (p.known[i] === "1") el.classList.add("known");
+      if (p.zone[i] === "1") el.classList.add("zone");
+      if (clue.has(`${r},${c}`)) el.classList.add("clue");
+      el.addEventListener("click", () => cycle(i, 1));
+      el.addEventListener("contextmenu", (e) => { e.preventDefault(); cycle(i, -1); });
+      el.addEventListener("keydown", (e) => key(e, i));
+      el.addEventListener("focus", () => rove(i));
+      row.appendChild(el); S.cells.push(el);
+    }
+    grid.appendChild(row);
   }
+  const first = p.puzzle.indexOf(".");
+  S.cells[first >= 0 ? first : 0].tabIndex = 0;
   renderEntry();
   setVerdict("");
 }
@@ -422,18 +529,33 @@ function cycle(i, dir) {
   renderEntry();
 }
 
+// The one cell of the puzzle in the tab order is the one last focused (a roving tabindex).
+function rove(i) { for (const el of S.cells) el.tabIndex = -1; S.cells[i].tabIndex = 0; }
+
 function key(e, i) {
   const p = S.puzzle, n = p.n, moves = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -n, ArrowDown: n };
   if (e.key in moves) {
     const j = i + moves[e.key];
-    if (j >= 0 && j < n * n) $("grid").children[j].focus();
+    if (j >= 0 && j < n * n) S.cells[j].focus();
     e.preventDefault(); return;
   }
+  if (e.key === "Escape") { e.preventDefault(); leaveTile(); return; }
+  if (e.key === "Enter") { e.preventDefault(); if (!$("submit").disabled) $("submit").click(); return; }
   if (p.puzzle[i] !== "." || p.solved) return;
   const v = { "0": "0", "1": "1", " ": ".", Backspace: ".", Delete: "." }[e.key];
   if (v === undefined) return;
   e.preventDefault(); S.entry[i] = v; renderEntry();
-  if (v !== "." && i + 1 < n * n) $("grid").children[i + 1].focus();
+  if (v !== "." && i + 1 < n * n) S.cells[i + 1].focus();
+}
+
+// Escape: back to the board, the tile still selected there.
+function leaveTile() { cv.focus(); announceTile(S.sel); }
+
+// What a screen reader says for cell i: its place, its value, and what kind of cell it is.
+function cellName(p, i, v, bad) {
+  const r = Math.floor(i / p.n) + 1, c = (i % p.n) + 1;
+  const kind = p.puzzle[i] !== "." ? ", given" : p.known[i] === "1" ? ", known from a solved neighbour" : "";
+  return `row ${r}, column ${c}: ${v === "." ? "empty" : v}${kind}${bad ? ", breaks a rule" : ""}`;
 }
 
 // Rows and columns that break a Takuzu rule (three alike in a line, more than n/2 of one value).
@@ -455,20 +577,21 @@ function badCells(e, n) {
 }
 
 function renderEntry() {
-  const p = S.puzzle, cells = $("grid").children, bad = badCells(S.entry, p.n);
+  const p = S.puzzle, cells = S.cells, bad = badCells(S.entry, p.n);
   let empty = 0;
   for (let i = 0; i < cells.length; i++) {
     const v = S.entry[i];
     cells[i].textContent = v === "." ? "" : v;
     cells[i].classList.toggle("entered", p.puzzle[i] === "." && v !== ".");
     cells[i].classList.toggle("bad", bad.has(i));
+    cells[i].setAttribute("aria-label", cellName(p, i, v, bad.has(i)));
     empty += v === ".";
   }
   $("filled").textContent = p.solved ? "" : empty ? `${empty} cells to fill` : bad.size ? "a rule is broken" : "ready";
   $("submit").disabled = !S.run || p.solved || !p.playable || empty > 0;
 }
 
-$("toboard").onclick = () => window.scrollTo({ top: 0, behavior: "smooth" });
+$("toboard").onclick = () => window.scrollTo({ top: 0, behavior: motion() });
 $("clear").onclick = () => { if (S.puzzle && !S.puzzle.solved) { S.entry = S.puzzle.puzzle.split(""); renderEntry(); } };
 
 $("submit").onclick = async () => {
@@ -483,10 +606,11 @@ $("submit").onclick = async () => {
       S.solvedCells.set(p.tile, cells);
       await refreshRun();
       refreshAnalysis().catch(() => {});
-      setVerdict(`Correct! +${v.reward} · tile #${p.tile} solved · ${S.frontier.size} tiles playable`, "ok");
-      const keep = $("verdict").textContent;
+      const keep = `Correct! +${v.reward} · tile #${p.tile} solved · reward ${$("reward").textContent} · `
+        + (S.frontier.size ? `${S.frontier.size} tiles playable` : "the board is cleared");
       await openTile(p.tile);
       setVerdict(keep, "ok");
+      cv.focus({ preventScroll: true });   // on to the next tile: the arrows move from this one
     } else {
       setVerdict(`Not accepted: ${v.reason}`, "bad");
       renderEntry();
