@@ -264,3 +264,33 @@ def test_the_accessibility_tree_names_every_cell_and_announces_the_verdict(g61, 
         assert verdict.startswith(f"Correct! +{n * n}")
         assert announced(page) == verdict
         assert page.get_attribute("#verdict", "aria-live") == "polite"
+
+
+@pytest.mark.parametrize("size", [(683, 384), (640, 400)])  # 1366x768 and 1280x800 at 200% zoom
+def test_at_200_percent_zoom_nothing_is_cut_off(g61, browser, tmp_path, size):
+    """WCAG 1.4.4/1.4.10: at 200% a laptop's window is ~680 CSS px wide; the page reflows to one column
+    with no horizontal scrolling, and every control, the open puzzle and the list of keys lie within
+    the width (reached by scrolling down only)."""
+    d, manifest = g61
+    with serving(d / "lib.sqlite", tmp_path / "runs.sqlite", [manifest]) as base:
+        page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+        load(page, base)
+        page.click("#newrun")
+        wait_in_page(page, "tilesPlay.state.run !== null")
+        page.click("#zseed")
+        wait_in_page(page, "tilesPlay.state.puzzle !== null")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        for sel in (
+            "#newrun",
+            "#player",
+            "#day",
+            "#zin",
+            "#board",
+            "#grid",
+            "#submit",
+            "#frontier",
+            ".keys",
+            ".scrollx",
+        ):
+            box = page.locator(sel).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= size[0] + 0.5, (sel, box)
