@@ -28,14 +28,17 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
 
 - the night's manifest verifies against the host's library and against the day's bundle written
   from it (what ``tiles referee verify`` and ``tiles daily bundle`` run, called in this process);
-- every tile row any host ever pushed is on the remote: the bench keeps its own ledger of the
-  row hashes of each host's library after each successful push, pulls the remote into an
-  auditor's library straight from the server (no faults) and finds every one of them;
-- the spent ledger (the remote's ``spent`` rows) only grows, and no solution of side n >= 10 in it
-  is on the boards of two days;
+- every tile row any host ever pushed is in the remote's state as HEAD names it now: the bench
+  keeps its own ledger of the row hashes of each host's library after each successful push, and
+  its auditor reads HEAD and every object it names (the base and its deltas) straight from the
+  server (no faults, no project code: boto3, sha256 and sqlite3), each object's content proved by
+  its name, and finds every one of them there (a merge into a library of its own would keep a row
+  the remote had lost);
+- the spent rows of that state never lose one seen before, and no solution of side n >= 10 in
+  them is on the boards of two days;
 - a failed build leaves the remote's HEAD as it was, or (killed during its push, or its swap's
-  answer lost to a reset after the server wrote it) at a state the auditor can pull whole with
-  every row of that build's library;
+  answer lost to a reset after the server wrote it) at a state that holds every row of that
+  build's library;
 - the night succeeds within ``--tries`` builds, and the cron's stock top-up leaves no side n >= 10
   without unspent solutions;
 - every ``--replay-every`` nights, a seeded earlier day replays byte for byte from its revealed
@@ -55,6 +58,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
@@ -105,15 +109,17 @@ class Host:
 @dataclass
 class Audit:
     """What the bench itself keeps, outside the project: the ledger of row hashes pushed, the spent
-    rows seen, and the auditor's library."""
+    rows seen in the remote's state, and what each object of the remote holds (objects are named by
+    their content, so each is read once)."""
 
     folder: Path
     ledger: set[str] = field(default_factory=set)
-    spent: int = 0
+    spent_seen: set[tuple] = field(default_factory=set)
+    objects: dict[str, tuple[frozenset, frozenset]] = field(default_factory=dict)
 
     @property
-    def library(self) -> Path:
-        return self.folder / "auditor.sqlite"
+    def spent(self) -> int:
+        return len(self.spent_seen)
 
 
 def env_for(endpoint: str, secret: str = SECRET, host: str = "auditor") -> dict[str, str]:
@@ -240,15 +246,33 @@ def verify_night(host: Host, day: str) -> None:
         bundle.unlink(missing_ok=True)
 
 
-def audit_pull(audit: Audit, day: str) -> None:
-    """The auditor's library pulls the remote straight from the server (no faults)."""
-    from remote.backend import open_backend
-    from remote.sync import pull
-
-    try:
-        pull(audit.library, open_backend(f"s3://{BUCKET}/{PREFIX}"))
-    except Exception as err:  # noqa: BLE001
-        raise Broken(f"{day}: the auditor cannot pull the remote: {err}") from err
+def remote_state(audit: Audit, s3, day: str) -> tuple[set[str], set[tuple]]:
+    """(tile hashes, spent rows) of the state HEAD names on the server: its base snapshot and its
+    deltas, each read once (sha256 of the bytes must be its name), the union of their rows."""
+    body = head(s3)
+    if body is None:
+        return set(), set()
+    doc = json.loads(body)
+    shas = [doc["snapshot"], *(d["sha"] for d in doc.get("deltas", []))]
+    tiles: set[str] = set()
+    spent: set[tuple] = set()
+    for sha in shas:
+        if sha not in audit.objects:
+            data = s3.get_object(Bucket=BUCKET, Key=f"{PREFIX}/snapshots/{sha}.sqlite")["Body"].read()
+            if hashlib.sha256(data).hexdigest() != sha:
+                raise Broken(f"{day}: the remote's object {sha[:12]}… is not what its name says")
+            path = audit.folder / "object.sqlite"
+            path.write_bytes(data)
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                held = frozenset(r[0] for r in db.execute("SELECT hash FROM tiles"))
+                paid = frozenset(db.execute("SELECT solution, board, n, day FROM spent"))
+            path.unlink()
+            audit.objects[sha] = (held, paid)
+        tiles |= audit.objects[sha][0]
+        spent |= audit.objects[sha][1]
+    for gone in set(audit.objects) - set(shas):  # no longer in HEAD's state: read again if it returns
+        del audit.objects[gone]
+    return tiles, spent
 
 
 def replay(hosts: list[Host], day0: dt.date, upto: int, env: dict, seed: int) -> None:
@@ -364,8 +388,7 @@ def check_night(audit: Audit, s3, before: bytes | None, results, day: str, verif
             verify_night(h, day)
         if code == 0:
             audit.ledger |= rows(h.library, "tiles", "hash")
-    audit_pull(audit, day)
-    have = rows(audit.library, "tiles", "hash")
+    have, spent = remote_state(audit, s3, day)
     if landed:
         missing = {x for h, _c, _o, _e in results for x in rows(h.library, "tiles", "hash") - have}
         if missing:
@@ -373,19 +396,20 @@ def check_night(audit: Audit, s3, before: bytes | None, results, day: str, verif
     lost = audit.ledger - have
     if lost:
         raise Broken(f"{day}: {len(lost)} pushed row(s) are not on the remote, e.g. {sorted(lost)[0]}")
-    check_spent(audit, day)
+    check_spent(audit, spent, day)
 
 
-def check_spent(audit: Audit, day: str) -> None:
-    """The auditor's copy of the spent ledger only grows, and holds no solution on two days' boards."""
-    spent = len(rows(audit.library, "spent", "rowid"))
-    if spent < audit.spent:
-        raise Broken(f"{day}: the spent ledger shrank from {audit.spent} to {spent}")
-    audit.spent = spent
-    with sqlite3.connect(f"file:{audit.library}?mode=ro", uri=True) as db:
-        twice = db.execute(
-            "SELECT solution, group_concat(DISTINCT day) FROM spent GROUP BY solution HAVING count(DISTINCT day) > 1"
-        ).fetchall()
+def check_spent(audit: Audit, spent: set[tuple], day: str) -> None:
+    """The remote state's spent rows (solution, board, n, day) keep every row seen before, and no
+    solution is on two days' boards."""
+    lost = audit.spent_seen - spent
+    if lost:
+        raise Broken(f"{day}: {len(lost)} spent row(s) left the remote's ledger, e.g. {sorted(lost)[0]}")
+    audit.spent_seen = set(spent)
+    days: dict[str, set[str]] = {}
+    for solution, _board, _n, when in spent:
+        days.setdefault(solution, set()).add(when)
+    twice = [(sol, sorted(ds)) for sol, ds in days.items() if len(ds) > 1]
     if twice:
         raise Broken(f"{day}: {len(twice)} solution(s) of side n >= 10 on two days' boards, e.g. {twice[0]}")
 

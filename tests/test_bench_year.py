@@ -108,25 +108,70 @@ def test_the_nightly_verify_refuses_a_changed_manifest(tmp_path):
     assert not (host.folder / "bundle.sqlite").exists()
 
 
-def test_the_spent_check_refuses_a_shrunk_ledger_and_a_solution_on_two_days(tmp_path):
-    import sqlite3
-
+def test_the_spent_check_refuses_a_lost_row_and_a_solution_on_two_days(tmp_path):
     import bench_year
 
     audit = bench_year.Audit(tmp_path)
-    with sqlite3.connect(audit.library) as db:
-        db.execute("CREATE TABLE spent (solution TEXT, board TEXT, n INTEGER, day TEXT, created INTEGER)")
-        db.executemany(
-            "INSERT INTO spent VALUES (?, ?, 10, ?, 0)",
-            [("s1", "b1", "2027-01-01"), ("s2", "b1", "2027-01-01"), ("s1", "b2", "2027-01-01")],  # a race's loser
-        )
-    bench_year.check_spent(audit, "2027-01-01")
+    day1 = {
+        ("s1", "b1", 10, "2027-01-01"),
+        ("s2", "b1", 10, "2027-01-01"),
+        ("s1", "b2", 10, "2027-01-01"),
+    }  # b2 lost a race
+    bench_year.check_spent(audit, day1, "2027-01-01")
     assert audit.spent == 3
-    audit.spent = 4
-    with pytest.raises(bench_year.Broken, match="the spent ledger shrank from 4 to 3"):
-        bench_year.check_spent(audit, "2027-01-02")
-    audit.spent = 3
-    with sqlite3.connect(audit.library) as db:
-        db.execute("INSERT INTO spent VALUES ('s2', 'b3', 10, '2027-01-02', 0)")
+    with pytest.raises(bench_year.Broken, match="1 spent row.* left the remote's ledger"):
+        bench_year.check_spent(audit, day1 - {("s2", "b1", 10, "2027-01-01")}, "2027-01-02")
     with pytest.raises(bench_year.Broken, match="1 solution.* on two days' boards"):
-        bench_year.check_spent(audit, "2027-01-02")
+        bench_year.check_spent(audit, day1 | {("s2", "b3", 10, "2027-01-02")}, "2027-01-02")
+
+
+def _object(path: Path, tiles: list[str], spent: list[tuple]) -> bytes:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE tiles (hash TEXT PRIMARY KEY)")
+        db.execute("CREATE TABLE spent (solution TEXT, board TEXT, n INTEGER, day TEXT)")
+        db.executemany("INSERT INTO tiles VALUES (?)", [(t,) for t in tiles])
+        db.executemany("INSERT INTO spent VALUES (?, ?, ?, ?)", spent)
+    db.close()
+    return path.read_bytes()
+
+
+def test_the_auditor_reads_the_state_head_names_and_proves_each_object(tmp_path):
+    """The remote's state is the union of the base and the deltas HEAD names now: a row in a delta
+    HEAD dropped is not in it (a merge into the auditor's own library would have kept it), and an
+    object whose bytes are not its name is refused."""
+    import hashlib
+    import json
+
+    import bench_year
+
+    up = moto_endpoint()
+    s3 = client(up)
+    s3.create_bucket(Bucket=bench_year.BUCKET)
+    objs = {}
+    for name, tiles, spent in [
+        ("base", ["t1", "t2"], [("s1", "b1", 10, "d1")]),
+        ("d1", ["t3"], []),
+        ("d2", ["t4"], []),
+    ]:
+        data = _object(tmp_path / f"{name}.sqlite", tiles, spent)
+        sha = hashlib.sha256(data).hexdigest()
+        s3.put_object(Bucket=bench_year.BUCKET, Key=f"{bench_year.PREFIX}/snapshots/{sha}.sqlite", Body=data)
+        objs[name] = sha
+
+    def set_head(deltas):
+        doc = {"snapshot": objs["base"], "deltas": [{"sha": objs[d], "size": 0} for d in deltas]}
+        s3.put_object(Bucket=bench_year.BUCKET, Key=f"{bench_year.PREFIX}/HEAD.json", Body=json.dumps(doc).encode())
+
+    audit = bench_year.Audit(tmp_path)
+    set_head(["d1", "d2"])
+    tiles, spent = bench_year.remote_state(audit, s3, "day")
+    assert tiles == {"t1", "t2", "t3", "t4"} and spent == {("s1", "b1", 10, "d1")}
+    set_head(["d2"])  # a HEAD that lost a delta: its rows are not in the state any more
+    tiles, _ = bench_year.remote_state(audit, s3, "day")
+    assert tiles == {"t1", "t2", "t4"} and objs["d1"] not in audit.objects
+    s3.put_object(Bucket=bench_year.BUCKET, Key=f"{bench_year.PREFIX}/snapshots/{objs['d1']}.sqlite", Body=b"x")
+    set_head(["d1"])
+    with pytest.raises(bench_year.Broken, match="is not what its name says"):
+        bench_year.remote_state(audit, s3, "day")
