@@ -156,3 +156,43 @@ def test_the_publish_check_refuses_a_malformed_spent_row(tmp_path, column, value
         with pytest.raises(CorruptLibrary, match="spent row 2 is malformed"):
             check_connection(lib.conn, "lib")
         assert lib.meta()["verified:dirty"] == "spent updated"  # the tamper trigger saw it too
+
+
+def test_the_default_check_of_a_large_library_checks_the_spent_rows_past_its_watermark(tmp_path, monkeypatch):
+    """Past the small-library bounds the default check reads only the spent rows added since the last
+    passing check (the ledger grows by a board's rows a night; it was scanned whole at every check);
+    a malformed row past the mark is still refused, an old row changed makes the file dirty and the
+    next check covers every row again; a mark from before spent was counted rechecks them all."""
+    from trust import checks
+
+    monkeypatch.setattr(checks, "FULL_CHECK_MAX_ROWS", -1)
+    p = tmp_path / "lib.sqlite"
+    with Library.open(p, create=True) as lib:
+        with lib.conn:
+            spent.record(lib.conn, _rows("2026-10-01", _hex(1), [_hex(2), _hex(3)]))
+        rep = checks.check_library(lib, "new")
+        assert (rep.spent_checked, rep.max_spent_rowid) == (2, 2)
+        checks.mark_verified(lib, rep)
+        assert checks.read_watermark(lib).spent == 2
+        with lib.conn:
+            spent.record(lib.conn, _rows("2026-10-02", _hex(4), [_hex(5)]))
+        assert checks.check_library(lib, "new").spent_checked == 1
+        with lib.conn:
+            lib.conn.execute("INSERT INTO spent VALUES (?, ?, 10, 'not a day', 0)", (_hex(6), _hex(7)))
+        with pytest.raises(CorruptLibrary, match="spent row 4 is malformed"):
+            checks.check_library(lib, "new")
+        with lib.conn:
+            lib.conn.execute("DELETE FROM spent WHERE rowid = 4")
+            lib.conn.execute("UPDATE spent SET day = 'yesterday' WHERE rowid = 1")
+        with pytest.raises(CorruptLibrary, match="spent row 1 is malformed"):  # dirty: every row again
+            checks.check_library(lib, "new")
+        with lib.conn:
+            lib.conn.execute("UPDATE spent SET day = '2026-10-01' WHERE rowid = 1")
+        checks.mark_verified(lib, checks.check_library(lib, "new"))
+        with lib.conn:
+            lib.conn.execute("UPDATE meta SET value = '[0, 0]' WHERE key = 'verified:rowids'")
+        assert checks.read_watermark(lib) == (0, 0, 0)
+        assert checks.check_library(lib, "new").spent_checked == 3
+        with lib.conn:
+            lib.conn.execute("UPDATE meta SET value = '[5, 2, 1, 1]' WHERE key = 'verified:rowids'")
+        assert checks.read_watermark(lib) == checks.NOTHING  # more numbers than it knows: none

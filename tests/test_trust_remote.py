@@ -100,7 +100,7 @@ def test_tampering_after_a_verified_push_is_caught_by_the_incremental_check(remo
     tamper_row(a, 1)
     add_tiles(a, 2, 3)  # something new, so a push would publish
     with Library.open(a) as lib:
-        assert read_watermark(lib) == (0, 0)  # the update trigger marked the file dirty
+        assert read_watermark(lib) == (0, 0, 0)  # the update trigger marked the file dirty
     before = remote_state(remote_url)
     with pytest.raises(CorruptLibrary, match="push refused, the remote is untouched"):
         push(a, open_backend(remote_url))

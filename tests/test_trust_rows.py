@@ -277,5 +277,5 @@ def test_a_watermark_or_mark_that_does_not_parse_is_none(tmp_path, value):
     with Library.open(lib) as opened:
         opened.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)", (value,))
         opened.conn.execute("INSERT OR REPLACE INTO meta VALUES ('remote_mark:file:///r', ?)", (value,))
-        assert read_watermark(opened) == (0, 0)
+        assert read_watermark(opened) == (0, 0, 0)
         assert read_mark(opened, "file:///r") is None

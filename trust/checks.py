@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from tilelib.audit import bad_rows, check_stored_rows
 from tilelib.db import atomic, connect
@@ -63,6 +64,7 @@ class CheckReport:
     max_rowid: int = 0
     max_manifest_rowid: int = 0
     spent_checked: int = 0
+    max_spent_rowid: int = 0
     seconds: dict = field(default_factory=dict)
 
     def line(self) -> str:
@@ -144,7 +146,7 @@ SPENT_SHAPE = (
     f"{_HEX.format(c='solution')} AND {_HEX.format(c='board')} AND n IN (10, 12, 14, 16) AND "
     "typeof(day) = 'text' AND day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'"
 )
-_SPENT_BAD = f"SELECT rowid, solution, board, n, day FROM spent WHERE NOT ({SPENT_SHAPE}) LIMIT 1"
+_SPENT_BAD = f"SELECT rowid, solution, board, n, day FROM spent WHERE rowid > ? AND NOT ({SPENT_SHAPE}) LIMIT 1"
 _SIDES = ("top", "right", "bottom", "left")
 _MISS_INTS = ("n", "side_mask", *_SIDES, *(f"{s}_mask" for s in _SIDES), "first_seen", "last_seen", "count", "nofit")
 # FORMAT §5's and §8's shape of a misses row, as one SQL condition (the checks and ``trust.repair``):
@@ -168,13 +170,14 @@ _MISS_BAD = (
 )
 
 
-def check_spent(conn: sqlite3.Connection, label: str) -> int:
-    """Every spent row well formed; CorruptLibrary naming the first bad one. Returns the row count."""
+def check_spent(conn: sqlite3.Connection, label: str, since: int = 0) -> tuple[int, int]:
+    """Every spent row with rowid > ``since`` well formed; CorruptLibrary naming the first bad one.
+    Returns (rows checked, largest rowid seen)."""
     if not has_spent(conn):
-        return 0
+        return 0, since
     try:
-        bad = conn.execute(_SPENT_BAD).fetchone()
-        total = conn.execute("SELECT count(*) FROM spent").fetchone()[0]
+        bad = conn.execute(_SPENT_BAD, (since,)).fetchone()
+        total, top = conn.execute("SELECT count(*), max(rowid) FROM spent WHERE rowid > ?", (since,)).fetchone()
     except sqlite3.DatabaseError as err:
         raise CorruptLibrary(f"{label} is damaged: reading spent fails ({err})") from err
     if bad is not None:
@@ -182,7 +185,7 @@ def check_spent(conn: sqlite3.Connection, label: str) -> int:
             f"{label}: spent row {bad[0]} is malformed (solution {bad[1]!r}, board {bad[2]!r}, "
             f"n {bad[3]!r}, day {bad[4]!r})"
         )
-    return total
+    return total, top if top is not None else since
 
 
 def check_misses(conn: sqlite3.Connection, label: str) -> None:
@@ -198,20 +201,32 @@ def check_misses(conn: sqlite3.Connection, label: str) -> None:
         )
 
 
+class Watermark(NamedTuple):
+    """How far a passing check reached, by rowid, in each table it checks row by row: a later check
+    may start past it (``read_watermark``, ``mark_verified``)."""
+
+    tiles: int = 0
+    manifests: int = 0
+    spent: int = 0
+
+
+NOTHING = Watermark()
+
+
 def check_connection(
-    conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since_tile: int = 0, since_manifest: int = 0
+    conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since: Watermark = NOTHING
 ) -> CheckReport:
-    """Pages, the schema, then rows (rowid > since_tile), then manifests (rowid > since_manifest),
-    then spent rows."""
+    """Pages, the schema, then the tile rows, the manifests and the spent rows past ``since``, then
+    every misses row (misses are updated in place: no rowid says what changed)."""
     rep = CheckReport(integrity)
     t0 = time.perf_counter()
     check_pages(conn, label, integrity)
     check_schema(conn, label)
     t1 = time.perf_counter()
-    rep.rows_checked, rep.max_rowid = check_rows(conn, label, since_tile)
+    rep.rows_checked, rep.max_rowid = check_rows(conn, label, since.tiles)
     t2 = time.perf_counter()
-    rep.manifests_checked, rep.max_manifest_rowid = check_manifests(conn, label, since_manifest)
-    rep.spent_checked = check_spent(conn, label)
+    rep.manifests_checked, rep.max_manifest_rowid = check_manifests(conn, label, since.manifests)
+    rep.spent_checked, rep.max_spent_rowid = check_spent(conn, label, since.spent)
     check_misses(conn, label)
     t3 = time.perf_counter()
     # tiles rows are append-only (an update or delete marks the file dirty), so the largest rowid is
@@ -221,9 +236,7 @@ def check_connection(
     return rep
 
 
-def check_file(
-    path: str | Path, *, integrity: str = "quick", since_tile: int = 0, since_manifest: int = 0
-) -> CheckReport:
+def check_file(path: str | Path, *, integrity: str = "quick", since: Watermark = NOTHING) -> CheckReport:
     """``check_connection`` on a file opened read-only; a missing, empty or non-SQLite file is an error."""
     p = Path(path)
     if not p.is_file() or p.stat().st_size == 0:
@@ -234,7 +247,7 @@ def check_file(
     conn = connect(p, readonly=True)
     try:
         conn.execute(f"PRAGMA mmap_size = {1 << 31}")
-        return check_connection(conn, str(p), integrity=integrity, since_tile=since_tile, since_manifest=since_manifest)
+        return check_connection(conn, str(p), integrity=integrity, since=since)
     finally:
         conn.close()
 
@@ -262,18 +275,21 @@ def is_small(conn: sqlite3.Connection) -> bool:
     return size <= FULL_CHECK_MAX_MANIFEST_BYTES
 
 
-def read_watermark(lib) -> tuple[int, int]:
-    """(tiles rowid, manifests rowid) up to which the last ``mark_verified`` check reached; (0, 0) when
-    that cannot be trusted: never verified, or a row was updated or deleted since (the schema's
-    triggers, which ``Library.open`` and every check prove present, set ``verified:dirty``)."""
+def read_watermark(lib) -> Watermark:
+    """How far the last ``mark_verified`` check reached; ``NOTHING`` when that cannot be trusted: never
+    verified, or a row was updated or deleted since (the schema's triggers, which ``Library.open``
+    and every check prove present, set ``verified:dirty``). A mark written before spent rows were
+    counted holds two numbers: its spent rows are all checked again."""
     meta = dict(lib.conn.execute("SELECT key, value FROM meta WHERE key LIKE 'verified:%'").fetchall())
     if "verified:dirty" in meta:
-        return 0, 0
+        return NOTHING
     try:
-        t, m = json.loads(meta.get("verified:rowids", "[0, 0]"))
-        return int(t), int(m)
+        t, m, *spent = json.loads(meta.get("verified:rowids", "[0, 0]"))
+        if len(spent) > 1:
+            return NOTHING
+        return Watermark(int(t), int(m), int(spent[0]) if spent else 0)
     except (ValueError, TypeError, OverflowError):  # "[1e999, 0]": json reads inf, int() overflows
-        return 0, 0
+        return NOTHING
 
 
 # "since": what "new" does on a large library, whatever the size — only for a caller that proved the
@@ -291,14 +307,8 @@ def check_library(lib, mode: str = "new") -> CheckReport:
     if mode == "new" and is_small(lib.conn):
         mode = "full"
     mode = "new" if mode == "since" else mode
-    since_t, since_m = read_watermark(lib) if mode == "new" else (0, 0)
-    return check_connection(
-        lib.conn,
-        str(lib.path),
-        integrity="quick" if mode == "new" else "full",
-        since_tile=since_t,
-        since_manifest=since_m,
-    )
+    since = read_watermark(lib) if mode == "new" else NOTHING
+    return check_connection(lib.conn, str(lib.path), integrity="quick" if mode == "new" else "full", since=since)
 
 
 def mark_verified(lib, rep: CheckReport) -> None:
@@ -308,7 +318,7 @@ def mark_verified(lib, rep: CheckReport) -> None:
         lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
         lib.conn.execute(
             "INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
-            (json.dumps([rep.max_rowid, rep.max_manifest_rowid]),),
+            (json.dumps([rep.max_rowid, rep.max_manifest_rowid, rep.max_spent_rowid]),),
         )
 
 
@@ -353,6 +363,8 @@ __all__ = [
     "FULL_CHECK_MAX_MANIFEST_BYTES",
     "is_small",
     "read_watermark",
+    "Watermark",
+    "NOTHING",
     "check_library",
     "mark_verified",
     "CheckReport",
