@@ -330,14 +330,18 @@ def _constraint(data, n: int) -> Constraint:
 @given(hst.data())
 def test_nofit_set_agrees_with_the_ledger_rule(tmp_path_factory, data):
     """``NofitSet.settled`` (numpy over precomputed images) answers exactly ``ledger.settled_nofit``:
-    known sets are random constraints; questions are random ones and images of known ones with
+    known sets are random constraints, some read from the ledger at the first question and some
+    added during the run; questions are random ones and images of known ones with
     cells added (which must be settled) or one known cell flipped."""
     n = data.draw(hst.sampled_from([6, 8]))
     known = [_constraint(data, n) for _ in range(data.draw(hst.integers(0, 4)))]
     path = tmp_path_factory.mktemp("nofit") / "lib.sqlite"
+    stored = data.draw(hst.integers(0, len(known)))  # the first ones from the ledger, the rest added
     with Library.create(path) as lib:
+        for c in known[:stored]:
+            ledger.mark_nofit(lib.conn, ledger.record_miss(lib.conn, c).id)
         ns = NofitSet(lib.conn)
-        for c in known:
+        for c in known[stored:]:
             ns.add(c)
         questions = [_constraint(data, n) for _ in range(3)]
         for c in known:
