@@ -78,6 +78,16 @@ def module_runs_target(request, tmp_path_factory):
     return _runs_target(request, tmp_path_factory.mktemp("runs"))
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through playwright, one per test module (``serve_support.chromium``: skipped
+    locally without it, a failure under CI)."""
+    from serve_support import chromium
+
+    with chromium() as br:
+        yield br
+
+
 @pytest.fixture(params=["Client", "AsyncClient"])
 def make_client(request):
     """The client class under test, each in turn: ``Client``, or ``AsyncClient`` driven by

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_support import axe_source, chromium, daily_g61, serving, wait_in_page
+from serve_support import axe_source, daily_g61, serving, wait_in_page
 
 DAY = "2026-11-29"
 SIZES = {"laptop": (1366, 768), "phone": (390, 844)}
@@ -33,12 +33,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def g61(tmp_path_factory):
     return daily_g61(tmp_path_factory, "a11y", DAY, bytes.fromhex("ab" * 32))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as br:
-        yield br
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import time
 
 import httpx
 import pytest
-from serve_support import chromium, daily_g61, serving, wait_in_page
+from serve_support import daily_g61, serving, wait_in_page
 
 DAY = "2026-11-29"
 
@@ -23,12 +23,6 @@ DAY = "2026-11-29"
 @pytest.fixture(scope="module")
 def g61(tmp_path_factory):
     return daily_g61(tmp_path_factory, "g61", DAY, bytes.fromhex("cd" * 32))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as br:
-        yield br
 
 
 def solve_in_page(page, base, tile):

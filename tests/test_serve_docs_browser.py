@@ -11,7 +11,7 @@ from __future__ import annotations
 import httpx
 import pytest
 from playwright.sync_api import Error as PlaywrightError
-from serve_support import board21_day, chromium, serving, wait_in_page
+from serve_support import board21_day, serving, wait_in_page
 
 DAY = "2026-11-29"
 # every violation the page's CSP reports, kept on window before any of the page's own scripts run
@@ -27,12 +27,6 @@ def base(tmp_path_factory):
     fx, d, manifest, _ = board21_day(tmp_path_factory, "offline")
     with serving(fx.lib_path, d / "runs.sqlite", [manifest], log=d / "serve.log") as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as br:
-        yield br
 
 
 class Offline:

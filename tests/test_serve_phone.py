@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_support import chromium, daily_g61, serving, wait_in_page
+from serve_support import daily_g61, serving, wait_in_page
 
 DAY = "2026-11-29"
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -70,12 +70,6 @@ def base(g61, tmp_path_factory):
     d, manifest = g61
     with serving(d / "lib.sqlite", tmp_path_factory.mktemp("phone") / "runs.sqlite", [manifest]) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as br:
-        yield br
 
 
 def open_page(browser, base, w, h, scale=1):
