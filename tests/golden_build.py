@@ -4,7 +4,8 @@ from empty, and what they leave behind — each night's manifest and the library
 The golden files in ``tests/data/golden_build/`` were made by the code before the refactor of the
 stitch state and the build value (commit ``97fc739``, tiles 0.6.1) and re-made for GENERATOR_VERSION 5
 (completions decided by the C search: other grids, so other drained tiles; every change between
-left them byte for byte) with
+left them byte for byte), and their ``meta`` digests once more when the check's watermark
+(``verified:rowids``) gained the spent table's rowid (the boards and every other table unchanged) with
 
     .venv/bin/python tests/golden_build.py tests/data/golden_build
 
