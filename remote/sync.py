@@ -416,6 +416,20 @@ def start_states(conn) -> frozenset[str]:
     return frozenset(named)
 
 
+def prune_keeping_replays(
+    library: str | Path, backend: Backend, keep: int, min_age: float = 3600.0
+) -> tuple[list[SnapshotInfo], list[SnapshotInfo], frozenset[str]]:
+    """``prune`` that keeps every state a stored day's replay starts from: ``library`` is pulled first
+    so it holds every day the remote holds, and its manifests name those states. Returns (deleted,
+    kept, the states the stored days name)."""
+    named: frozenset[str] = frozenset()
+    if pull(library, backend).status != "empty":
+        with Library.open(library) as lib:
+            named = start_states(lib.conn)
+    deleted, kept = prune(backend, keep, min_age, replayable=named)
+    return deleted, kept, named
+
+
 def prune(
     backend: Backend,
     keep: int,
@@ -460,6 +474,7 @@ __all__ = [
     "pull",
     "push",
     "prune",
+    "prune_keeping_replays",
     "start_states",
     "current_snapshot",
     "make_snapshot",

@@ -151,16 +151,11 @@ def snapshots_cmd(
 ) -> None:
     """List the remote's snapshots (newest last); prune old ones only when asked."""
     from remote.backend import open_backend
-    from remote.sync import current_snapshot, prune, pull, start_states
-    from tilelib.store import Library
+    from remote.sync import current_snapshot, prune_keeping_replays
 
     backend = open_backend(remote)
     if prune_keep is not None:
-        named: frozenset[str] = frozenset()
-        if pull(library, backend).status != "empty":  # every day the remote holds: every state a replay needs
-            with Library.open(library) as lib:
-                named = start_states(lib.conn)
-        deleted, kept = prune(backend, prune_keep, min_age, replayable=named)
+        deleted, kept, named = prune_keeping_replays(library, backend, prune_keep, min_age)
         needed = sum(1 for s in kept if s.sha in named)
         typer.echo(
             f"pruned {len(deleted)} snapshot(s) ({_mb(sum(s.size for s in deleted))}), kept {len(kept)} "

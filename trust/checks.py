@@ -67,6 +67,11 @@ class CheckReport:
     max_spent_rowid: int = 0
     seconds: dict = field(default_factory=dict)
 
+    @property
+    def reached(self) -> Watermark:
+        """How far this check reached: what ``mark_verified`` records for the next one."""
+        return Watermark(self.max_rowid, self.max_manifest_rowid, self.max_spent_rowid)
+
     def line(self) -> str:
         return (
             f"{self.integrity} check ok, {self.rows_checked:,} of {self.rows_total:,} rows audited, "
@@ -318,7 +323,7 @@ def mark_verified(lib, rep: CheckReport) -> None:
         lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
         lib.conn.execute(
             "INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
-            (json.dumps([rep.max_rowid, rep.max_manifest_rowid, rep.max_spent_rowid]),),
+            (json.dumps(list(rep.reached)),),
         )
 
 
