@@ -19,7 +19,7 @@ has no twin of the thinning loops.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from tilelib.errors import BadInput
 from tilelib.native import load_twin, require_twin
@@ -76,18 +76,18 @@ def _impl(n: int, impl: str | None):
     return kernel
 
 
-def count_rows(
-    n: int,
-    vals,
-    known,
-    k: int = 2,
-    *,
-    distinct: bool = True,
-    keep: int | None = None,
-    max_nodes: int | None = None,
-    find: bool = False,
-    impl: str | None = None,
-) -> tuple[int, list, int]:
+class Search(TypedDict, total=False):
+    """The search's options, shared by ``count_rows`` and ``count`` (``count_rows`` says what each
+    does; left out, each takes the default written there)."""
+
+    distinct: bool
+    keep: int | None
+    max_nodes: int | None
+    find: bool
+    impl: str | None
+
+
+def count_rows(n: int, vals, known, k: int = 2, **search: Unpack[Search]) -> tuple[int, list, int]:
     """(count capped at k, up to ``keep`` (default k) solutions as tuples of row ints, nodes).
 
     ``max_nodes``: the search checks after each branch whether it has passed that many nodes
@@ -97,10 +97,17 @@ def count_rows(
     Hot loops may call ``engine._kernel.count_rows`` (same arguments, n <= 16, ValueError
     on bad rows) directly to skip this wrapper's checks.
     """
-    keep = k if keep is None else keep
-    mx = -1 if max_nodes is None else max_nodes
+    if unknown := search.keys() - Search.__optional_keys__:  # as a misspelt keyword would be
+        raise TypeError(f"unexpected search option(s) {sorted(unknown)}; known: {sorted(Search.__optional_keys__)}")
+    keep, max_nodes = search.get("keep"), search.get("max_nodes")
+    options = {
+        "distinct": search.get("distinct", True),
+        "keep": k if keep is None else keep,
+        "max_nodes": -1 if max_nodes is None else max_nodes,
+        "find": search.get("find", False),
+    }
     try:
-        return _impl(n, impl).count_rows(n, vals, known, k, distinct=distinct, keep=keep, max_nodes=mx, find=find)
+        return _impl(n, search.get("impl")).count_rows(n, vals, known, k, **options)
     except ValueError as e:  # the kernel's own message about the rows; it has no further cause
         raise BadInput(str(e)) from None
 
@@ -153,16 +160,7 @@ def puzzle_rows(p: Puzzle) -> tuple[list[int], list[int]]:
     return _row_ints(p.values), _row_ints(p.known)
 
 
-def count(
-    puzzle: Puzzle,
-    k: int = 2,
-    *,
-    distinct: bool = True,
-    keep: int | None = None,
-    max_nodes: int | None = None,
-    find: bool = False,
-    impl: str | None = None,
-) -> CountResult:
+def count(puzzle: Puzzle, k: int = 2, **search: Unpack[Search]) -> CountResult:
     """Count the puzzle's solutions up to k (deterministic; line-domain propagation search).
 
     ``keep`` limits how many solutions are returned (default k; 0 for pure counting,
@@ -171,9 +169,7 @@ def count(
     the line-rule-first plan (see ``count_rows``).
     """
     vals, known = puzzle_rows(puzzle)
-    c, sols, nodes = count_rows(
-        puzzle.n, vals, known, k, distinct=distinct, keep=keep, max_nodes=max_nodes, find=find, impl=impl
-    )
+    c, sols, nodes = count_rows(puzzle.n, vals, known, k, **search)
     return CountResult(c, [rows_to_grid(s, puzzle.n) for s in sols], nodes)
 
 

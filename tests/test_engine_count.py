@@ -301,3 +301,14 @@ def test_find_plan_same_answers_and_identical_across_implementations():
     g = [g for g, _, _, _ in _instances() if Puzzle.parse(g).n == 12][-1]
     p = Puzzle.parse(g)
     assert count_rows(12, *p.row_masks(), 2, find=True)[2] < 100 < count_rows(12, *p.row_masks(), 2)[2]
+
+
+def test_search_options_are_declared_once_and_a_misspelt_one_is_refused():
+    """``count`` forwards its options to ``count_rows`` untouched (one declaration, ``Search``), and an
+    option neither knows is a TypeError, as a misspelt keyword argument was before."""
+    p = Puzzle(6, np.zeros((6, 6), dtype=np.uint8), np.zeros((6, 6), dtype=np.uint8))
+    assert count(p, 5, distinct=False, keep=0).count == count_rows(6, [0] * 6, [0] * 6, 5, keep=0, distinct=False)[0]
+    assert count(p, BIG, keep=0).count == 4140
+    for call in (lambda: count_rows(6, [0] * 6, [0] * 6, 2, distinc=False), lambda: count(p, 2, max_node=3)):
+        with pytest.raises(TypeError, match="unexpected search option"):
+            call()  # type: ignore[call-arg]

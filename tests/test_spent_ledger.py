@@ -171,7 +171,7 @@ def test_the_default_check_of_a_large_library_checks_the_spent_rows_past_its_wat
         with lib.conn:
             spent.record(lib.conn, _rows("2026-10-01", _hex(1), [_hex(2), _hex(3)]))
         rep = checks.check_library(lib, "new")
-        assert (rep.spent_checked, rep.max_spent_rowid) == (2, 2)
+        assert (rep.spent_checked, rep.reached.spent) == (2, 2)
         checks.mark_verified(lib, rep)
         assert checks.read_watermark(lib).spent == 2
         with lib.conn:

@@ -53,6 +53,18 @@ from tilelib.store import SQLITE_MAGIC, TILE_COLUMNS, Library
 INTEGRITY_MODES = ("quick", "full")
 
 
+class Watermark(NamedTuple):
+    """How far a passing check reached, by rowid, in each table it checks row by row: a later check
+    may start past it (``read_watermark``, ``mark_verified``)."""
+
+    tiles: int = 0
+    manifests: int = 0
+    spent: int = 0
+
+
+NOTHING = Watermark()
+
+
 @dataclass
 class CheckReport:
     """What a passing check covered: rows and manifests checked, and seconds per check."""
@@ -61,16 +73,10 @@ class CheckReport:
     rows_checked: int = 0
     rows_total: int = 0
     manifests_checked: int = 0
-    max_rowid: int = 0
-    max_manifest_rowid: int = 0
     spent_checked: int = 0
-    max_spent_rowid: int = 0
+    # how far the check reached, by rowid in each table: what ``mark_verified`` records for the next
+    reached: Watermark = NOTHING
     seconds: dict = field(default_factory=dict)
-
-    @property
-    def reached(self) -> Watermark:
-        """How far this check reached: what ``mark_verified`` records for the next one."""
-        return Watermark(self.max_rowid, self.max_manifest_rowid, self.max_spent_rowid)
 
     def line(self) -> str:
         return (
@@ -206,18 +212,6 @@ def check_misses(conn: sqlite3.Connection, label: str) -> None:
         )
 
 
-class Watermark(NamedTuple):
-    """How far a passing check reached, by rowid, in each table it checks row by row: a later check
-    may start past it (``read_watermark``, ``mark_verified``)."""
-
-    tiles: int = 0
-    manifests: int = 0
-    spent: int = 0
-
-
-NOTHING = Watermark()
-
-
 def check_connection(
     conn: sqlite3.Connection, label: str, *, integrity: str = "quick", since: Watermark = NOTHING
 ) -> CheckReport:
@@ -228,10 +222,11 @@ def check_connection(
     check_pages(conn, label, integrity)
     check_schema(conn, label)
     t1 = time.perf_counter()
-    rep.rows_checked, rep.max_rowid = check_rows(conn, label, since.tiles)
+    rep.rows_checked, tiles = check_rows(conn, label, since.tiles)
     t2 = time.perf_counter()
-    rep.manifests_checked, rep.max_manifest_rowid = check_manifests(conn, label, since.manifests)
-    rep.spent_checked, rep.max_spent_rowid = check_spent(conn, label, since.spent)
+    rep.manifests_checked, manifests = check_manifests(conn, label, since.manifests)
+    rep.spent_checked, spent = check_spent(conn, label, since.spent)
+    rep.reached = Watermark(tiles, manifests, spent)
     check_misses(conn, label)
     t3 = time.perf_counter()
     # tiles rows are append-only (an update or delete marks the file dirty), so the largest rowid is
