@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from remote.backend import Backend
+from remote.backend import Backend, ProgressFactory
 from remote.delta import current_mark, ensure_sync_schema, pending, read_mark, write_mark
 from remote.head import HeadInfo
 from remote.snapshot import DELTA, BadSnapshot, Fetched, fetch_good, fetch_verified, strip_state
@@ -95,16 +95,22 @@ class CatchUp:
         return "; ".join(self.notes) or None
 
 
+@dataclass(frozen=True)
+class Fetching:
+    """How a pull, or a push's catch-up, reads what the remote holds: ``progress`` bars for the
+    downloads, ``verify`` the merge's check of the rows it takes in (``tilelib.merge``: "new" or
+    "full"), ``integrity`` the check of each downloaded file's pages ("full" or "quick")."""
+
+    progress: ProgressFactory | None = None
+    verify: str = "new"
+    integrity: str = "full"
+
+
+FETCH_DEFAULT = Fetching()
+
+
 def catch_up(
-    lib: Library | None,
-    path: Path,
-    backend: Backend,
-    info: HeadInfo,
-    st: SyncState | None,
-    work: Path,
-    progress,
-    verify: str,
-    integrity: str,
+    lib: Library | None, path: Path, backend: Backend, info: HeadInfo, st: SyncState | None, work: Path, how: Fetching
 ) -> CatchUp:
     """Merge what HEAD has and this file has not: only new deltas when the base is already merged,
     else the (newest sound) base and its deltas. A bad delta stops the chain there (HEAD is then
@@ -124,7 +130,7 @@ def catch_up(
         assert st is not None and lib is not None
         base, merged, todo = info.snapshot, st.deltas, info.deltas[len(st.deltas) :]
     else:
-        got = _fetch(backend, info, work, progress, integrity)
+        got = _fetch(backend, info, work, how)
         base, merged, todo = got.snapshot, (), info.deltas_of(got.snapshot)
         nbytes += got.path.stat().st_size
         note = got.note()
@@ -137,15 +143,15 @@ def catch_up(
         else:
             lib = lib or Library.open(path, create=True)  # a file appeared (or was empty): merge instead
             with _bad_rows_are_remote_errors(url):
-                ms = merge_file(lib, got.path, verify=verify)
+                ms = merge_file(lib, got.path, verify=how.verify)
             cu_added += ms.tiles_added
             conflicting += ms.conflicting
         ensure_sync_schema(lib.conn)
     for d in todo:
         try:
-            p = fetch_verified(backend, d.sha, work, progress, integrity, d.size, kind=DELTA)
+            p = fetch_verified(backend, d.sha, work, how.progress, how.integrity, d.size, kind=DELTA)
             with _bad_rows_are_remote_errors(url):
-                ms = merge_file(lib, p, verify=verify)
+                ms = merge_file(lib, p, verify=how.verify)
             cu_added += ms.tiles_added
             conflicting += ms.conflicting
             p.unlink()
@@ -167,8 +173,8 @@ def catch_up(
     return CatchUp(lib, state, cu_added, nbytes, cloned, notes, conflicting)
 
 
-def _fetch(backend: Backend, info: HeadInfo, work: Path, progress, integrity: str) -> Fetched:
-    return fetch_good(backend, info.chain(), info.size, work, progress, integrity)
+def _fetch(backend: Backend, info: HeadInfo, work: Path, how: Fetching) -> Fetched:
+    return fetch_good(backend, info.chain(), info.size, work, how.progress, how.integrity)
 
 
 __all__ = ["CatchUp", "STALE_WORKDIR_SECONDS", "catch_up", "local_missing", "workdir"]

@@ -39,8 +39,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from remote.backend import Backend, LostRace, ProgressFactory, SnapshotInfo
-from remote.catchup import STALE_WORKDIR_SECONDS, catch_up, local_missing, workdir
+from remote.backend import Backend, LostRace, SnapshotInfo
+from remote.catchup import FETCH_DEFAULT, STALE_WORKDIR_SECONDS, Fetching, catch_up, local_missing, workdir
 from remote.delta import (
     COMPACT_FRACTION,
     COMPACT_MIN_BYTES,
@@ -106,10 +106,7 @@ class PullResult:
 def pull(
     library: str | Path,
     backend: Backend,
-    *,
-    progress: ProgressFactory | None = None,
-    verify: str = "new",
-    integrity: str = "full",
+    how: Fetching = FETCH_DEFAULT,
 ) -> PullResult:
     """Merge the remote's state into the local library (creating it if absent): only the deltas it
     lacks when its base is current. A bad HEAD is healed around (``PullResult.note`` says how) and
@@ -140,7 +137,7 @@ def pull(
             return PullResult("up_to_date", st.used or info.snapshot, 0, 0, time.perf_counter() - t0, note=note)
         work = workdir(path)
         try:
-            cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
+            cu = catch_up(lib, path, backend, info, st, work, how)
             lib = cu.lib
             return PullResult(
                 "cloned" if cu.cloned else "merged",
@@ -188,10 +185,8 @@ def _compact(info: HeadInfo | None, mark: Mark | None, st: SyncState | None) -> 
 def push(
     library: str | Path,
     backend: Backend,
+    how: Fetching = FETCH_DEFAULT,
     *,
-    progress: ProgressFactory | None = None,
-    verify: str = "new",
-    integrity: str = "full",
     check: str = "new",
     max_attempts: int = 20,
     before_swap: Callable[[], None] | None = None,
@@ -221,7 +216,7 @@ def push(
                 conflicting: list = []
                 if info is not None:
                     if st is None or not st.synced_with(info):
-                        cu = catch_up(lib, path, backend, info, st, work, progress, verify, integrity)
+                        cu = catch_up(lib, path, backend, info, st, work, how)
                         st, merged, conflicting = cu.state, merged + cu.added, cu.conflicting
                         notes += [n for n in cu.notes if n not in notes]
                     elif st.head_bad and not notes:
@@ -240,10 +235,10 @@ def push(
                             "up_to_date", info.snapshot, 0, merged, 0, attempt, time.perf_counter() - t0, check=rep
                         )
                 if compact or _compact(info, mark, st):
-                    res = _push_full(lib, backend, info, st, work, progress, library_id, before_swap)
+                    res = _push_full(lib, backend, info, st, work, how.progress, library_id, before_swap)
                 else:
                     assert info is not None and st is not None and mark is not None  # else _compact is True
-                    res = _push_delta(lib, backend, info, st, mark, work, progress, library_id, before_swap)
+                    res = _push_delta(lib, backend, info, st, mark, work, how.progress, library_id, before_swap)
                 if res is None:  # lost the race: someone moved HEAD
                     sleep(backoff(attempt))
                     continue
@@ -464,6 +459,7 @@ def prune(
 __all__ = [
     "BadHead",
     "BadSnapshot",
+    "Fetching",
     "HeadInfo",
     "PullResult",
     "PushResult",

@@ -37,7 +37,7 @@ from s3_server import DUMMY_KEY, DUMMY_SECRET, REGION, moto_endpoint, new_bucket
 from generator.solution import random_solution  # noqa: E402
 from remote.backend import open_backend  # noqa: E402
 from remote.s3 import MiB  # noqa: E402
-from remote.sync import make_snapshot, pull, push, sha256_file  # noqa: E402
+from remote.sync import Fetching, make_snapshot, pull, push, sha256_file  # noqa: E402
 from tilelib.db import atomic  # noqa: E402
 from tilelib.merge import merge_file  # noqa: E402
 from tilelib.rng import Stream  # noqa: E402
@@ -184,7 +184,7 @@ def main() -> None:
         def clone(u, verify="new", integrity="full"):
             dest = work / "clone.sqlite"
             dest.unlink(missing_ok=True)
-            r = pull(dest, open_backend(u), verify=verify, integrity=integrity)
+            r = pull(dest, open_backend(u), Fetching(verify=verify, integrity=integrity))
             assert r.status == "cloned" and r.tiles_added == count
 
         t_clone = timed(lambda: clone(url, "new"), args.repeat)

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from tiles_cli.library import library_app
 from tiles_cli.options import Check, Integrity, LibraryOpt, RemoteOpt, Verify
 from tiles_cli.progress import progress
+
+if TYPE_CHECKING:
+    from remote.sync import Fetching
 
 VerifyOpt = typer.Option(
     Verify.new.value,
@@ -65,8 +69,11 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def _modes(verify: Verify, integrity: Integrity) -> dict:
-    return {"verify": verify.value, "integrity": integrity.value}
+def _fetching(verify: Verify, integrity: Integrity) -> Fetching:
+    """How the command's pull or push reads the remote: progress bars and the two checks asked for."""
+    from remote.sync import Fetching
+
+    return Fetching(progress, verify.value, integrity.value)
 
 
 def pull_cmd(
@@ -76,9 +83,8 @@ def pull_cmd(
     from remote.backend import open_backend
     from remote.sync import pull
 
-    modes = _modes(verify, integrity)
     backend = open_backend(remote)
-    r = pull(library, backend, progress=progress, **modes)
+    r = pull(library, backend, _fetching(verify, integrity))
     _note(r.note)
     if r.status == "empty":
         typer.echo(f"remote {backend.url} is empty; nothing to pull")
@@ -109,9 +115,8 @@ def push_cmd(
     from remote.backend import open_backend
     from remote.sync import push
 
-    modes = _modes(verify, integrity)
     backend = open_backend(remote)
-    r = push(library, backend, progress=progress, check=check.value, compact=compact, **modes)
+    r = push(library, backend, _fetching(verify, integrity), check=check.value, compact=compact)
     _note(r.note)
     merged = f" (merged {r.merged_tiles:,} from the remote first)" if r.merged_tiles else ""
     if r.status == "up_to_date":
