@@ -237,10 +237,17 @@ class NewRun(RootModel[RunCreate | None]):
     """The body of POST /days/{day}/runs: a RunCreate object, null, or no body at all."""
 
 
-class Score(BaseModel):
+class RunKey(BaseModel):
+    run: RunId
+
+
+class RunToken(RunKey):
+    token: str = Field(description="Send it as 'Authorization: Bearer TOKEN' on every write of this run.")
+
+
+class Score(RunKey):
     """A run's totals."""
 
-    run: RunId
     day: Day
     player: PlayerShown
     solved: int = Field(description="Tiles solved.")
@@ -249,17 +256,12 @@ class Score(BaseModel):
     frontier: int = Field(description="Tiles playable now.")
 
 
-class RunCreated(BaseModel):
-    """A new run: its id, its secret token (shown once, never again), and its score (all zero)."""
-
-    run: RunId
-    token: str = Field(description="Send it as 'Authorization: Bearer TOKEN' on every write of this run.")
-    day: Day
-    player: PlayerShown
-    solved: int = Field(description="Tiles solved (0).")
-    reward: int = Field(description="Σ n² over the solved tiles (0).")
-    moves: int = Field(description="Moves judged so far (0).")
-    frontier: int = Field(description="Tiles playable now (the seed tile: 1).")
+# the score's fields with the token after the run's id: pydantic orders the fields of the bases from
+# the last in the method resolution order (RunKey, RunToken) to the first (Score); the answer's bytes
+# are the same as when the fields were written out here (tests/test_api_contract.py)
+class RunCreated(Score, RunToken):
+    """A new run: its id, its secret token (shown once, never again), and its score (all zero; the
+    frontier is the seed tile, 1)."""
 
 
 class Frontier(BaseModel):
@@ -365,12 +367,17 @@ class RunAnalysis(BaseModel):
     batches: list[RunBatch]
 
 
-class RunTotals(BaseModel):
-    run: RunId
-    batches: int = Field(description="Batches (moves requests) the run made.")
-    reward: int = Field(description="Reward of the run: Σ n² over its solved tiles.")
-    solved: int = Field(description="Tiles the run solved.")
-    mean_n: float | None = Field(description="Mean n of the run's solved tiles; null if none.")
+class Tally(BaseModel):
+    """Totals over some batches: a run's (``RunTotals``) or a time bucket's (``TimeBucket``)."""
+
+    batches: int = Field(description="Batches (moves requests) counted.")
+    reward: int = Field(description="Their reward: Σ n² over the tiles they solved.")
+    solved: int = Field(description="Tiles they solved.")
+    mean_n: float | None = Field(description="Mean n of those tiles; null if none.")
+
+
+class RunTotals(Tally, RunKey):  # run first, then the tally (the order as RunCreated's says)
+    """One run's batches."""
 
 
 class DayBatch(BaseModel):
@@ -383,12 +390,12 @@ class DayBatch(BaseModel):
     mean_n: float | None = Field(description="Mean n of those tiles (weighted by tiles); null if none.")
 
 
-class TimeBucket(BaseModel):
+class BucketStart(BaseModel):
     t: float = Field(description="Start of the bucket: seconds after the day's first batch.")
-    batches: int = Field(description="Batches made in the bucket, over every run of the day.")
-    reward: int = Field(description="Reward of those batches (Σ n² of the tiles they solved).")
-    solved: int = Field(description="Tiles those batches solved.")
-    mean_n: float | None = Field(description="Mean n of those tiles; null if none.")
+
+
+class TimeBucket(Tally, BucketStart):  # t first, then the tally
+    """The batches of every run of the day made in one wall-clock bucket."""
 
 
 class DayAnalysis(BaseModel):

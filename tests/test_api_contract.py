@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import json
 import re
 import subprocess
 import sys
@@ -213,3 +214,17 @@ def test_the_client_imports_the_contract_without_the_server():
     code = "import sys, players.client; print(sorted(m for m in sys.modules if m.startswith(('fastapi', 'referee'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "['referee', 'referee.wire']", out.stdout
+
+
+def test_answers_made_of_shared_parts_keep_their_key_order():
+    """RunCreated is Score with the token; RunTotals and TimeBucket are one Tally with a key: their JSON
+    keys stay in the order the answers always had (pydantic orders inherited fields by the bases)."""
+    want = {
+        wire.RunCreated: ["run", "token", "day", "player", "solved", "reward", "moves", "frontier"],
+        wire.Score: ["run", "day", "player", "solved", "reward", "moves", "frontier"],
+        wire.RunTotals: ["run", "batches", "reward", "solved", "mean_n"],
+        wire.TimeBucket: ["t", "batches", "reward", "solved", "mean_n"],
+    }
+    for model, keys in want.items():
+        values = {k: ("x" if k in ("run", "token", "day", "player") else 0) for k in keys}
+        assert list(json.loads(model.model_validate(values).model_dump_json())) == keys, model.__name__
