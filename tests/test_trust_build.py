@@ -95,6 +95,36 @@ def test_both_days_replay_byte_for_byte(built):
 
 
 @pytest.mark.slow
+def test_a_replay_checks_its_start_state_once(built, monkeypatch):
+    """The start state is proven part by part as it is fetched; the rebuild's own check then audits
+    no row and parses no manifest again (the library made large for the check, so no full check is
+    run for being small), and the board is still the same byte for byte."""
+    monkeypatch.setattr("trust.checks.FULL_CHECK_MAX_ROWS", 0)
+    lines: list[str] = []
+    res = built["second"]
+    rep = replay(load(res.manifest_path), SEED, built["url"], log=lines.append)
+    assert rep.snapshot == load(res.manifest_path).build["snapshot"]
+    checked = [x for x in lines if "check ok" in x]
+    assert checked and all(" 0 of " in x and " 0 manifest(s) " in x for x in checked), checked
+
+
+def test_mark_proven_reaches_where_a_full_check_reaches(built, tmp_path):
+    """``mark_proven`` records the same reach a full check of the file would (every table's last
+    rowid), and a row changed after it still makes the next check a full one."""
+    from trust import checks
+
+    copy = tmp_path / "lib.sqlite"
+    with Library.open(built["lib"]) as lib:
+        lib.conn.execute("VACUUM INTO ?", (str(copy),))
+    with Library.open(copy) as lib:
+        full = checks.check_connection(lib.conn, "lib", integrity="quick")
+        checks.mark_proven(lib)
+        assert checks.read_watermark(lib) == full.reached != checks.NOTHING
+        lib.conn.execute("UPDATE tiles SET n = n WHERE rowid = 1")
+        assert checks.read_watermark(lib) == checks.NOTHING
+
+
+@pytest.mark.slow
 def test_prune_keeps_every_state_a_stored_day_replays_from(tmp_path):
     """The weekly prune (``tiles library snapshots --prune-keep 0 --min-age 0``, the harshest) after
     two compactions: the first day's start snapshot is neither HEAD's base nor its parent, so only
