@@ -36,10 +36,9 @@ from generator.make import GenerationFailed, GenParams, Targets, constraint_cell
 from generator.version import default_m_max
 from tilelib import ledger
 from tilelib.bits import edges
-from tilelib.constraint import Constraint, push_forward
+from tilelib.constraint import Constraint, image_arrays
 from tilelib.db import atomic
 from tilelib.rng import Stream
-from tilelib.symmetry import TRANSFORMS
 from tilelib.tile import Tile
 
 TILE, NOFIT, FAILED = "tile", "nofit", "failed"
@@ -157,7 +156,7 @@ class NofitSet:
         array: adding them one by one copied the growing array each time, quadratic in the ledger's
         nofit rows, ~0.5 s a build after half a year of G = 301 nights)."""
         if n not in self._arrays:
-            self._arrays[n] = image_rows(ledger.nofit_constraints(self.conn, n))
+            self._arrays[n] = image_arrays(n, *ledger.nofit_rows(self.conn, n))
         return self._arrays[n]
 
     def settled(self, c: Constraint) -> bool:
@@ -168,16 +167,8 @@ class NofitSet:
 
     def add(self, c: Constraint) -> None:
         M, V = self._images(c.n)
-        m, v = image_rows([c])
+        m, v = image_arrays(c.n, c.masks, c.values)
         self._arrays[c.n] = (np.vstack([M, m]), np.vstack([V, v]))
-
-
-def image_rows(cs: list[Constraint]) -> tuple[np.ndarray, np.ndarray]:
-    """The 16 images of each constraint in ``cs`` as rows: (masks, values), each of shape (16·k, 4)."""
-    images = [push_forward(c, t) for c in cs for t in TRANSFORMS]
-    masks = np.array([b.masks for b in images], dtype=np.int64).reshape(-1, 4)
-    values = np.array([b.values for b in images], dtype=np.int64).reshape(-1, 4)
-    return masks, values
 
 
 @dataclass

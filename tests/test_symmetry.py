@@ -88,3 +88,37 @@ def test_side_map_of_a_quarter_turn():
     assert edge_map(1)[0].reversed and not edge_map(1)[1].reversed
     assert side_map(4) == (0, 3, 2, 1)  # mirror swaps left and right
     assert all(e.complemented for e in edge_map(8)) and side_map(8) == (0, 1, 2, 3)
+
+
+@st.composite
+def constraints(draw):
+    """A constraint of a valid side: each side's mask any n-bit int, its values inside the mask."""
+    from tilelib.constraint import Constraint
+
+    n = draw(st.sampled_from(bits.VALID_N))
+    full = (1 << n) - 1
+    masks = tuple(draw(st.integers(0, full)) for _ in range(4))
+    values = tuple(m & draw(st.integers(0, full)) for m in masks)
+    return Constraint(n, masks, values)
+
+
+@given(st.lists(constraints(), min_size=1, max_size=6).filter(lambda cs: len({c.n for c in cs}) == 1))
+def test_image_arrays_are_push_forward_of_every_constraint_and_transform(cs):
+    """The array form the stitch's nofit screen reads, against the reference, row for row."""
+    from tilelib.constraint import image_arrays, push_forward
+
+    n = cs[0].n
+    masks, values = image_arrays(n, [c.masks for c in cs], [c.values for c in cs])
+    want = [push_forward(c, t) for c in cs for t in TRANSFORMS]
+    assert masks.tolist() == [list(w.masks) for w in want]
+    assert values.tolist() == [list(w.values) for w in want]
+
+
+def test_image_arrays_refuse_a_value_outside_its_mask():
+    import pytest
+
+    from tilelib.constraint import image_arrays
+
+    for masks, values in (([[0b1, 0, 0, 0]], [[0b11, 0, 0, 0]]), ([[1 << 6, 0, 0, 0]], [[0, 0, 0, 0]])):
+        with pytest.raises(ValueError, match="inside their n-bit masks"):
+            image_arrays(6, masks, values)

@@ -16,11 +16,15 @@ images, so identical misses in different orientations are one row.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tilelib import bits
 from tilelib.symmetry import EDGE_MAP, TRANSFORMS, inverse
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,44 @@ def pull_back(c: Constraint, t: int) -> Constraint:
 def push_forward(c: Constraint, t: int) -> Constraint:
     """The constraint that X.transform(t) satisfies whenever X satisfies c."""
     return pull_back(c, inverse(t))
+
+
+_REVERSED: dict[int, np.ndarray] = {}  # n -> every n-bit int reversed, indexed by the int
+
+
+def _reversed_table(n: int) -> np.ndarray:
+    """``bits.reverse_bits(v, n)`` for every v < 2**n, as one array (n <= 16: at most 65,536 entries)."""
+    if n not in _REVERSED:
+        v = np.arange(1 << n, dtype=np.int64)
+        r = np.zeros_like(v)
+        for i in range(n):
+            r |= ((v >> i) & 1) << (n - 1 - i)
+        _REVERSED[n] = r
+    return _REVERSED[n]
+
+
+def image_arrays(n: int, masks: ArrayLike, values: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``push_forward(c, t)`` for every constraint row of side n and every t in ``TRANSFORMS``, at once:
+    from (k, 4) mask and value rows (a constraint's sides, top right bottom left), the (16·k, 4) rows
+    of the images, constraint by constraint, t by t (row 16·i + t is constraint i's image under t).
+    Raises ValueError as ``Constraint`` does when a value lies outside its n-bit mask."""
+    m_in = np.asarray(masks, dtype=np.int64).reshape(-1, 4)
+    v_in = np.asarray(values, dtype=np.int64).reshape(-1, 4)
+    full = (1 << n) - 1
+    if ((m_in & ~full) | (v_in & ~m_in)).any():
+        raise ValueError("constraint values must lie inside their n-bit masks")
+    rev = _reversed_table(n)
+    out_m = np.empty((m_in.shape[0], 16, 4), dtype=np.int64)
+    out_v = np.empty_like(out_m)
+    for t in TRANSFORMS:
+        for new_side, src in enumerate(EDGE_MAP[inverse(t)]):  # push_forward is pull_back by the inverse
+            m, v = m_in[:, new_side], v_in[:, new_side]
+            if src.complemented:
+                v = (v ^ full) & m
+            if src.reversed:
+                m, v = rev[m], rev[v]
+            out_m[:, t, src.side], out_v[:, t, src.side] = m, v
+    return out_m.reshape(-1, 4), out_v.reshape(-1, 4)
 
 
 def canonical_constraint(c: Constraint) -> tuple[Constraint, int]:

@@ -117,6 +117,18 @@ def nofit_constraints(conn, n: int) -> list[Constraint]:
     ]
 
 
+def nofit_rows(conn, n: int) -> tuple[list, list]:
+    """The nofit constraints of side n as (masks, values) rows (top, right, bottom, left), in the
+    order ``nofit_constraints`` gives them, without a ``Constraint`` each (``constraint.image_arrays``
+    takes them whole)."""
+    rows = conn.execute(
+        "SELECT top_mask, right_mask, bottom_mask, left_mask, top, right, bottom, left "
+        "FROM misses WHERE nofit = 1 AND n = ?",
+        (n,),
+    ).fetchall()
+    return [r[:4] for r in rows], [r[4:] for r in rows]
+
+
 def settled_nofit(c: Constraint, nofits: list[Constraint]) -> bool:
     """True if ``c`` contains some known nofit constraint in one of its 16 orientations."""
     for bad in nofits:
