@@ -2,9 +2,8 @@
 
 The forward check's line test misses joint contradictions; for the smallest
 (and most numerous) tiles the whole solution set is small enough to scan:
-``solutions_edges(6)`` enumerates every valid 6×6 grid once (rows are valid
-lines; columns balanced, run-free and distinct; rows distinct: 4,140 grids) and
-keeps its four edge ints. ``feasible(c)`` says whether some solution meets
+``solutions_edges(6)`` holds every valid 6×6 grid once (rows and columns valid
+lines, all distinct: 4,140 grids) by its four edge ints. ``feasible(c)`` says whether some solution meets
 constraint c — exactly what CP-SAT would say, in one vectorised compare.
 With ``distinct=False`` the same for grids whose lines need not differ (11,222
 grids): the window-aware model's rule for the *neighbour* windows it keeps
@@ -19,46 +18,29 @@ from functools import lru_cache
 import numpy as np
 
 from tilelib.constraint import Constraint
-from tilelib.rules import valid_lines
 
 EXACT_N = (6,)
 
 
 @lru_cache(maxsize=4)
 def solutions_edges(n: int, distinct: bool = True) -> np.ndarray:
-    """(count, 4) int64 edges (top, right, bottom, left) of every valid n×n grid (n = 6 only);
-    ``distinct=False``: rows and columns may repeat."""
+    """(count, 4) int64 edges (top, right, bottom, left) of every valid n×n grid (n = 6 only), the
+    grids in ascending order of their rows; ``distinct=False``: rows and columns may repeat.
+
+    The grids come from the engine's exhaustive search (``engine.count_rows`` from an empty grid,
+    every solution kept: 10 ms in C, where the row-by-row enumeration in Python took 0.43 s of
+    every build's start); ``tests/test_small_feasible.py`` holds them equal to that enumeration."""
     if n not in EXACT_N:
         raise ValueError(f"no exact table for n={n}")
-    lines = list(valid_lines(n))
-    valid = set(lines)
-    half, full = n // 2, (1 << n) - 1
-    bits = [1 << (n - 1 - c) for c in range(n)]
-    out = []
+    from engine.count import count_rows
 
-    def extend(rows: list[int], ones: tuple) -> None:
-        k = len(rows)
-        if k == n:
-            cols = [sum(1 << (n - 1 - r) for r in range(n) if rows[r] & b) for b in bits]
-            if all(v in valid for v in cols) and (not distinct or len(set(cols)) == n):
-                out.append((rows[0], cols[-1], rows[-1], cols[0]))
-            return
-        for ln in lines:
-            if distinct and ln in rows:
-                continue
-            if k >= 2:
-                a, b2 = rows[-1], rows[-2]
-                if (a & b2 & ln) or (~a & ~b2 & ~ln & full):
-                    continue  # three equal cells down a column
-            new = tuple(o + (1 if ln & b else 0) for o, b in zip(ones, bits, strict=True))
-            if max(new) > half or k + 1 - min(new) > half:
-                continue  # a column would hold too many ones or zeros
-            rows.append(ln)
-            extend(rows, new)
-            rows.pop()
-
-    extend([], (0,) * n)
-    return np.array(out, dtype=np.int64)
+    every = 1 << 30
+    _count, grids, _nodes = count_rows(n, [0] * n, [0] * n, every, keep=every, distinct=distinct)
+    rows = np.array(sorted(grids), dtype=np.int64).reshape(-1, n)
+    weight = 1 << np.arange(n - 1, -1, -1, dtype=np.int64)  # row r's cell is bit n-1-r of a column
+    left = (((rows >> (n - 1)) & 1) * weight).sum(axis=1)
+    right = ((rows & 1) * weight).sum(axis=1)
+    return np.stack([rows[:, 0], right, rows[:, -1], left], axis=1)
 
 
 def _packed(n: int, four) -> int:

@@ -6,12 +6,47 @@ from hypothesis import strategies as st
 
 from stitcher.small import by_side, feasible, solutions_edges, solutions_keys
 from tilelib.constraint import Constraint
+from tilelib.rules import valid_lines
 
 
 def definition(c: Constraint, distinct: bool) -> bool:
     """Some grid of the table whose edge, on every side, equals the values on the side's mask."""
     E = solutions_edges(c.n, distinct)
     return bool(((E & np.array(c.masks)) == np.array(c.values)).all(axis=1).any())
+
+
+def enumerated_edges(n: int, distinct: bool) -> list[tuple[int, int, int, int]]:
+    """The reference: every valid n×n grid enumerated row by row in Python (rows valid lines in
+    ascending order, columns checked as they fill), each grid's (top, right, bottom, left)."""
+    lines = list(valid_lines(n))
+    valid, half, full = set(lines), n // 2, (1 << n) - 1
+    bits = [1 << (n - 1 - c) for c in range(n)]
+    out = []
+
+    def extend(rows: list[int], ones: tuple) -> None:
+        k = len(rows)
+        if k == n:
+            cols = [sum(1 << (n - 1 - r) for r in range(n) if rows[r] & b) for b in bits]
+            if all(v in valid for v in cols) and (not distinct or len(set(cols)) == n):
+                out.append((rows[0], cols[-1], rows[-1], cols[0]))
+            return
+        for ln in lines:
+            if distinct and ln in rows:
+                continue
+            if k >= 2 and ((rows[-1] & rows[-2] & ln) or (~rows[-1] & ~rows[-2] & ~ln & full)):
+                continue  # three equal cells down a column
+            new = tuple(o + (1 if ln & b else 0) for o, b in zip(ones, bits, strict=True))
+            if max(new) > half or k + 1 - min(new) > half:
+                continue  # a column would hold too many ones or zeros
+            extend([*rows, ln], new)
+
+    extend([], (0,) * n)
+    return out
+
+
+def test_the_table_is_the_row_by_row_enumeration_in_its_order():
+    for distinct in (True, False):
+        assert [tuple(e) for e in solutions_edges(6, distinct).tolist()] == enumerated_edges(6, distinct)
 
 
 def test_the_tables_hold_every_grid_and_each_edge_set_once():
