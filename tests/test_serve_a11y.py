@@ -254,6 +254,8 @@ def test_the_accessibility_tree_names_every_cell_and_announces_the_verdict(g61, 
         page.keyboard.press(sol[k])
         page.keyboard.press("Enter")
         wait_in_page(page, f"tilesPlay.state.solved.has({seed})")
+        # written after the page reopens the tile (one more request): wait for it
+        wait_in_page(page, f"document.getElementById('verdict').textContent.includes('tile #{seed} solved')")
         verdict = page.inner_text("#verdict")
         assert verdict.startswith(f"Correct! +{n * n}")
         assert announced(page) == verdict

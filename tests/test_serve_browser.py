@@ -45,6 +45,10 @@ def solve_in_page(page, base, tile):
     assert page.is_enabled("#submit")
     page.click("#submit")
     wait_in_page(page, f"tilesPlay.state.solved.has({tile})")
+    # the verdict is written after the page reopens the tile (one more request): wait for it, or for
+    # a refusal, instead of reading whatever the last verdict said
+    verdict = "document.getElementById('verdict').textContent"
+    wait_in_page(page, f"{verdict}.includes('tile #{tile} solved') || {verdict}.startsWith('Not accepted')")
     return t["n"] ** 2
 
 
