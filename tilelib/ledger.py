@@ -108,19 +108,9 @@ def mark_drained(conn, miss_id: int, tile_hash: str) -> None:
         conn.execute("UPDATE misses SET tile = ? WHERE id = ?", (tile_hash, miss_id))
 
 
-def nofit_constraints(conn, n: int) -> list[Constraint]:
-    return [
-        m.constraint
-        for m in (
-            _row_to_miss(r) for r in conn.execute(f"SELECT {_MISS_COLS} FROM misses WHERE nofit = 1 AND n = ?", (n,))
-        )
-    ]
-
-
 def nofit_rows(conn, n: int) -> tuple[list, list]:
-    """The nofit constraints of side n as (masks, values) rows (top, right, bottom, left), in the
-    order ``nofit_constraints`` gives them, without a ``Constraint`` each (``constraint.image_arrays``
-    takes them whole)."""
+    """The nofit constraints of side n (canonical, as recorded) as (masks, values) rows: top, right,
+    bottom, left; ``constraint.image_arrays`` takes them whole, with no ``Constraint`` per row."""
     rows = conn.execute(
         "SELECT top_mask, right_mask, bottom_mask, left_mask, top, right, bottom, left "
         "FROM misses WHERE nofit = 1 AND n = ?",
