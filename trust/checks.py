@@ -314,12 +314,14 @@ def check_library(lib, mode: str = "new") -> CheckReport:
 def mark_verified(lib, rep: CheckReport) -> None:
     """Record how far a passing check reached and clear the dirty mark (``verified:`` keys are per
     file and never enter a snapshot)."""
+    _record_reach(lib, rep.reached)
+
+
+def _record_reach(lib, reached: Watermark) -> None:
+    """The one writer of the watermark ``read_watermark`` reads."""
     with atomic(lib.conn):
         lib.conn.execute("DELETE FROM meta WHERE key = 'verified:dirty'")
-        lib.conn.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)",
-            (json.dumps(list(rep.reached)),),
-        )
+        lib.conn.execute("INSERT OR REPLACE INTO meta VALUES ('verified:rowids', ?)", (json.dumps(list(reached)),))
 
 
 def mark_proven(lib) -> None:
@@ -330,7 +332,7 @@ def mark_proven(lib) -> None:
     conn = lib.conn
     tables = ("tiles", "manifests", "spent") if has_spent(conn) else ("tiles", "manifests")
     top = [conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0] for t in tables]  # noqa: S608
-    mark_verified(lib, CheckReport("proven", reached=Watermark(*top)))
+    _record_reach(lib, Watermark(*top))
 
 
 @dataclass
