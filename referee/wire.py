@@ -30,6 +30,17 @@ Clue = Annotated[
         ),
     ),
 ]
+BoardSide = Annotated[int, Field(description="Board side in cells: the board is G×G.")]
+ProofStatus = Annotated[
+    str, Field(description="The manifest's proof status (FORMAT §9): 'frontier', 'unique' or 'ambiguous'.")
+]
+SeedTile = Annotated[int, Field(description="The tile every run starts from.")]
+DayOver = Annotated[
+    bool, Field(description="True once the day is past (UTC): solutions and the manifest are then public.")
+]
+RunReward = Annotated[int, Field(description="Σ n² over the run's solved tiles (cells solved).")]
+RunSolved = Annotated[int, Field(description="Tiles the run has solved.")]
+RunMoves = Annotated[int, Field(description="Moves judged in the run so far, accepted or not.")]
 Mask = Annotated[
     str,
     Field(
@@ -53,11 +64,11 @@ class Error(BaseModel):
 
 class DaySummary(BaseModel):
     day: Day
-    G: int = Field(description="Board side in cells: the board is G×G.")
+    G: BoardSide
     tiles: int = Field(description="Number of tiles; ids are 0..tiles-1.")
-    status: str = Field(description="The manifest's proof status (FORMAT §9): 'frontier', 'unique' or 'ambiguous'.")
-    seed_tile: int = Field(description="The tile every run starts from.")
-    over: bool = Field(description="True once the day is past (UTC): solutions and the manifest are then public.")
+    status: ProofStatus
+    seed_tile: SeedTile
+    over: DayOver
 
 
 class Days(RootModel[list[DaySummary]]):
@@ -88,10 +99,10 @@ class PublicBoard(BaseModel):
     """What anyone may see of a day: geometry, zones, the seed tile, the clue cells. Never a solution."""
 
     day: Day
-    G: int = Field(description="Board side in cells.")
-    status: str = Field(description="The manifest's proof status (FORMAT §9).")
-    seed_tile: int = Field(description="The tile every run starts from.")
-    over: bool = Field(description="True once the day is past (UTC).")
+    G: BoardSide
+    status: ProofStatus
+    seed_tile: SeedTile
+    over: DayOver
     board: str = Field(
         pattern=r"^[0-9a-f]{64}$",
         description=("The manifest's digest (sha256 of its text, FORMAT §9): names the board runs belong to."),
@@ -104,7 +115,7 @@ class PublicBoard(BaseModel):
 class Cells(BaseModel):
     """Every given cell of the board as bit planes over the G×G board."""
 
-    G: int = Field(description="Board side in cells.")
+    G: BoardSide
     givens: str = Field(
         description=(
             "A MASK, base64 of numpy.packbits: G·G bits, cell (row, col) is bit number row·G + col, "
@@ -188,13 +199,13 @@ class ManifestBody(BaseModel):
     )
     seed_commit: str = Field(description="sha256 of the day's 32-byte seed, 64 lower-case hex digits (FORMAT §9).")
     packer: dict[str, Any] = Field(description="The packer that drew the geometry: {'name', 'version', 'params'}.")
-    seed_tile: int = Field(description="The tile every run starts from.")
+    seed_tile: SeedTile
     tiles: list[ManifestTile]
     zones: list[Zone]
     clues: list[Annotated[list[int], Field(min_length=2, max_length=2)]] = Field(
         description="[row, col] pairs, board coordinates."
     )
-    status: str = Field(description="The proof status: 'frontier', 'unique' or 'ambiguous'.")
+    status: ProofStatus
     stats: dict[str, Any] = Field(description="Free-form build statistics (FORMAT §9).")
 
 
@@ -250,9 +261,9 @@ class Score(RunKey):
 
     day: Day
     player: PlayerShown
-    solved: int = Field(description="Tiles solved.")
-    reward: int = Field(description="Σ n² over the solved tiles (cells solved).")
-    moves: int = Field(description="Moves judged so far, accepted or not.")
+    solved: RunSolved
+    reward: RunReward
+    moves: RunMoves
     frontier: int = Field(description="Tiles playable now.")
 
 
@@ -417,9 +428,9 @@ class LeaderboardRow(BaseModel):
     run: RunId
     player: PlayerShown
     created: int = Field(description="Unix time (seconds) the run was created.")
-    reward: int = Field(description="Σ n² over the run's solved tiles.")
-    solved: int = Field(description="Tiles the run has solved.")
-    moves: int = Field(description="Moves judged in the run, accepted or not.")
+    reward: RunReward
+    solved: RunSolved
+    moves: RunMoves
     cleared: bool = Field(description="The run solved every tile: the full reward.")
     batches: int = Field(description="Batches of moves up to the one that cleared the board (so far, if not).")
     requests: int = Field(
