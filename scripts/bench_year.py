@@ -71,6 +71,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,6 +118,15 @@ class Audit:
     ledger: set[str] = field(default_factory=set)
     spent_seen: set[tuple] = field(default_factory=set)
     objects: dict[str, tuple[frozenset, frozenset]] = field(default_factory=dict)
+    seconds: float = 0.0  # wall time spent checking, all nights: the bench's own share of the year
+
+    @contextmanager
+    def timing(self) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds += time.perf_counter() - t0
 
     @property
     def spent(self) -> int:
@@ -152,10 +163,10 @@ def build_cmd(host: Host, day: str, size: int) -> list[str]:
 
 
 def top_up(host: Host, env: dict, tries: int) -> tuple[int, str]:
-    env = {**env, "TILES_HOST": host.name}
     """The cron's second job after a built night: ``tiles library generate --stock`` (local), then
     ``tiles library push`` through the faults, pushed again as an operator would until it succeeds
     (at most ``tries`` times). (pushes it took, their stderr)."""
+    env = {**env, "TILES_HOST": host.name}
     gen = subprocess.run(
         tiles("library", "generate", "--stock", "--nights", "3", "--workers", "1", "--library", str(host.library)),
         env=env, capture_output=True, text=True,
@@ -314,6 +325,11 @@ def rows(library: Path, table: str, column: str) -> set[str]:
         return {str(r[0]) for r in db.execute(f"SELECT {column} FROM {table}")}  # noqa: S608 (our names)
 
 
+def count_rows(library: Path) -> int:
+    with sqlite3.connect(f"file:{library}?mode=ro", uri=True) as db:
+        return int(db.execute("SELECT count(*) FROM tiles").fetchone()[0])
+
+
 def retries(stderr: str) -> int:
     return sum(1 for line in stderr.splitlines() if "s3: " in line and " attempt " in line)
 
@@ -436,14 +452,14 @@ def draw(rows: list[dict], path: Path, size: int) -> None:
     x = [r["night"] for r in rows]
     fig = Figure(figsize=(10, 8), dpi=100)
     panels = [
-        ("seconds", [("wall_s", "wall"), ("cpu_s", "CPU")]),
+        ("seconds", [("wall_s", "wall"), ("cpu_s", "CPU"), ("bench_cpu_s", "bench's own CPU")]),
         ("peak RSS, MiB", [("peak_rss_mb", "largest build")]),
         ("KiB through the proxy", [("kb_up", "up"), ("kb_down", "down")]),
         ("MiB stored", [("library_mb", "library file"), ("remote_mb", "remote (every object)")]),
     ]
     for k, (title, series) in enumerate(panels):
         ax = fig.add_subplot(2, 2, k + 1)
-        for key, label in series:
+        for key, label in (s for s in series if s[0] in rows[0]):  # a CSV of an earlier bench may lack one
             ax.plot(x, [r[key] for r in rows], label=label, linewidth=0.8)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("night")
@@ -523,7 +539,11 @@ def main(argv: list[str] | None = None) -> int:
                 building = hosts if both else [hosts[i % 2]]
                 kill = a.kill_every and i % a.kill_every == a.kill_every // 2
                 faults0, req0, up0, down0 = Counter(proxy.counts), proxy.requests, proxy.bytes_up, proxy.bytes_down
-                ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                ru0, me0, audit0 = (
+                    resource.getrusage(resource.RUSAGE_CHILDREN),
+                    resource.getrusage(resource.RUSAGE_SELF),
+                    audit.seconds,
+                )
                 t0 = time.perf_counter()
                 builds, rss, retried, ok, killed = 0, 0, 0, set(), 0
                 pending = list(building)
@@ -543,7 +563,8 @@ def main(argv: list[str] | None = None) -> int:
                                 )
                     killed += sum(1 for _h, code, _o, _e in results if code == -signal.SIGKILL)
                     builds += len(results)
-                    check_night(audit, s3, before, results, day)
+                    with audit.timing():
+                        check_night(audit, s3, before, results, day)
                     for h, code, so, err in results:
                         retried += retries(err)
                         if code == 0:
@@ -559,20 +580,23 @@ def main(argv: list[str] | None = None) -> int:
                 for h in building:
                     pushes, err = top_up(h, faulty, a.tries)
                     builds, retried = builds + pushes, retried + retries(err)
-                    empty = dry(h)
+                    with audit.timing():
+                        empty = dry(h)
                     if empty:
                         raise Broken(f"{day} host {h.name}: the stock ran dry for n = {empty}")
-                check_night(audit, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
+                with audit.timing():
+                    check_night(audit, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
                 if a.weekly_every and i % a.weekly_every == a.weekly_every - 1:
                     runs, line, err = weekly(building[0], faulty, a.tries)
                     builds, retried = builds + runs, retried + retries(err)
-                    check_night(audit, s3, None, [], day, verify=False)  # nothing pushed is gone
+                    with audit.timing():
+                        check_night(audit, s3, None, [], day, verify=False)  # nothing pushed is gone
                     events["weekly prunes"] += 1
                     print(f"  weekly ({building[0].name}): {line}", flush=True)
                 if i % a.replay_every == a.replay_every - 1:
                     replay(hosts, day0, i, direct, a.seed)
                     events["replays"] += 1
-                ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                ru1, me1 = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
                 new_faults = Counter(proxy.counts)
                 new_faults.subtract(faults0)
                 totals.update(+new_faults)
@@ -585,13 +609,16 @@ def main(argv: list[str] | None = None) -> int:
                     "killed": killed,
                     "wall_s": round(time.perf_counter() - t0, 2),
                     "cpu_s": round(ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime, 2),
+                    # this process: the S3 server, the proxy and the auditor (its checks' wall: audit_s)
+                    "bench_cpu_s": round(me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime, 2),
+                    "audit_s": round(audit.seconds - audit0, 2),
                     "peak_rss_mb": round(rss / 2**20, 1),
                     "requests": proxy.requests - req0,
                     "kb_up": round((proxy.bytes_up - up0) / 1024, 1),
                     "kb_down": round((proxy.bytes_down - down0) / 1024, 1),
                     **{k: new_faults.get(k, 0) for k in (*KINDS, "abandon_multipart")},
                     "retries_logged": retried,
-                    "library_rows": len(rows(lib, "tiles", "hash")),
+                    "library_rows": count_rows(lib),
                     "library_mb": round(lib.stat().st_size / 2**20, 2),
                     "remote_mb": round(remote_bytes(s3) / 2**20, 2),
                     "spent": audit.spent,
