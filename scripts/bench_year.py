@@ -72,6 +72,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,7 @@ class Audit:
     folder: Path
     ledger: set[str] = field(default_factory=set)
     spent_seen: set[tuple] = field(default_factory=set)
+    days_of: dict[str, set[str]] = field(default_factory=dict)  # solution -> the days of the boards it is on
     objects: dict[str, tuple[frozenset, frozenset]] = field(default_factory=dict)
     seconds: float = 0.0  # wall time spent checking, all nights: the bench's own share of the year
 
@@ -391,17 +393,16 @@ def run_builds(
         proxy.hook = None
 
 
-def check_night(audit: Audit, s3, before: bytes | None, results, day: str, verify: bool = True) -> None:
-    """The invariants (module doc) after one round of builds (or of the stock's pushes: ``verify``
-    False, no manifest to verify and no HEAD to compare)."""
+def check_night(audit: Audit, s3, before: bytes | None, results, day: str, built: bool = True) -> None:
+    """The remote's invariants (module doc) after one round of builds (or of the stock's pushes:
+    ``built`` False, no HEAD to compare). The night's manifests are ``verify_night``'s, which the
+    caller runs beside the stock's top-up."""
     codes = [code for _h, code, _o, _e in results]
     # A failed build leaves HEAD as it was, unless its swap reached the server and only the answer
     # was lost (a reset after the write): then HEAD is the whole state its push made, every row of
     # its library on the remote (checked below, after the auditor's pull) — never a half state.
-    landed = verify and 0 not in codes and -signal.SIGKILL not in codes and head(s3) != before
+    landed = built and 0 not in codes and -signal.SIGKILL not in codes and head(s3) != before
     for h, code, _so, _err in results:
-        if code == 0 and verify:
-            verify_night(h, day)
         if code == 0:
             audit.ledger |= rows(h.library, "tiles", "hash")
     have, spent = remote_state(audit, s3, day)
@@ -421,11 +422,11 @@ def check_spent(audit: Audit, spent: set[tuple], day: str) -> None:
     lost = audit.spent_seen - spent
     if lost:
         raise Broken(f"{day}: {len(lost)} spent row(s) left the remote's ledger, e.g. {sorted(lost)[0]}")
-    audit.spent_seen = set(spent)
-    days: dict[str, set[str]] = {}
-    for solution, _board, _n, when in spent:
-        days.setdefault(solution, set()).add(when)
-    twice = [(sol, sorted(ds)) for sol, ds in days.items() if len(ds) > 1]
+    new = spent - audit.spent_seen  # no row seen before has left, so only these can put a solution on a second day
+    audit.spent_seen |= new
+    for solution, _board, _n, when in new:
+        audit.days_of.setdefault(solution, set()).add(when)
+    twice = [(sol, sorted(audit.days_of[sol])) for sol in {r[0] for r in new} if len(audit.days_of[sol]) > 1]
     if twice:
         raise Broken(f"{day}: {len(twice)} solution(s) of side n >= 10 on two days' boards, e.g. {twice[0]}")
 
@@ -518,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     rows_out, totals = [], Counter()
     day0 = dt.date.fromisoformat(a.start)
     t_start = time.perf_counter()
+    checker = ThreadPoolExecutor(1, thread_name_prefix="verify")
     try:
         with FaultProxy(upstream, seed=a.seed, rate=a.rate, stall=a.stall) as proxy:
             faulty = env_for(proxy.url)
@@ -577,6 +579,9 @@ def main(argv: list[str] | None = None) -> int:
                         break
                 else:
                     raise Broken(f"{day}: host(s) {[h.name for h in pending]} did not build in {a.tries} tries")
+                # the night's manifests verified here while the stock's top-up runs its commands: the
+                # checks on this process's core, the top-up on the other; a Broken stops the run below
+                checking = checker.submit(lambda hs=building, d=day: [verify_night(h, d) for h in hs])
                 for h in building:
                     pushes, err = top_up(h, faulty, a.tries)
                     builds, retried = builds + pushes, retried + retries(err)
@@ -585,12 +590,13 @@ def main(argv: list[str] | None = None) -> int:
                     if empty:
                         raise Broken(f"{day} host {h.name}: the stock ran dry for n = {empty}")
                 with audit.timing():
-                    check_night(audit, s3, None, [(h, 0, "", "") for h in building], day, verify=False)
+                    checking.result()
+                    check_night(audit, s3, None, [(h, 0, "", "") for h in building], day, built=False)
                 if a.weekly_every and i % a.weekly_every == a.weekly_every - 1:
                     runs, line, err = weekly(building[0], faulty, a.tries)
                     builds, retried = builds + runs, retried + retries(err)
                     with audit.timing():
-                        check_night(audit, s3, None, [], day, verify=False)  # nothing pushed is gone
+                        check_night(audit, s3, None, [], day, built=False)  # nothing pushed is gone
                     events["weekly prunes"] += 1
                     print(f"  weekly ({building[0].name}): {line}", flush=True)
                 if i % a.replay_every == a.replay_every - 1:
@@ -609,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
                     "killed": killed,
                     "wall_s": round(time.perf_counter() - t0, 2),
                     "cpu_s": round(ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime, 2),
-                    # this process: the S3 server, the proxy and the auditor (its checks' wall: audit_s)
+                    # this process: the S3 server, the proxy, the auditor; audit_s: what the night waited for its checks
                     "bench_cpu_s": round(me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime, 2),
                     "audit_s": round(audit.seconds - audit0, 2),
                     "peak_rss_mb": round(rss / 2**20, 1),
@@ -634,6 +640,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_year: BROKEN: {err}", file=sys.stderr)
         return 1
     finally:
+        checker.shutdown(cancel_futures=True)
         server.stop()
     totals.update(events)
     if a.png is not None:
