@@ -48,7 +48,9 @@ the key is rotated (two thirds of the way: a keyring, FORMAT §9, whose new key 
 peak RSS, KiB up and down through the proxy, multipart uploads abandoned half-way (armed every
 ``--abandon-every`` nights: the next upload in parts, of 5 MiB here, ``TILES_S3_PART_MB``, is left
 open), library rows and file size, what the remote stores, faults injected and retries logged,
-builds it took; ``--png`` draws time, memory, bytes and MiB stored against the night. A table of totals at the end.
+builds it took, and what this process spent beside them (``bench_cpu_s``: the S3 server, the proxy and
+the auditor; ``audit_s``: what the night waited for the checks, the manifests' run beside the stock's
+top-up); ``--png`` draws time, memory, bytes and MiB stored against the night. A table of totals at the end.
 Each host's builds say who they are (``TILES_HOST``), so the remote's HEAD names the host of its
 last push.
 """
