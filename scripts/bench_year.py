@@ -122,7 +122,7 @@ class Audit:
     spent_seen: set[tuple] = field(default_factory=set)
     days_of: dict[str, set[str]] = field(default_factory=dict)  # solution -> the days of the boards it is on
     objects: dict[str, tuple[frozenset, frozenset]] = field(default_factory=dict)
-    seconds: float = 0.0  # wall time spent checking, all nights: the bench's own share of the year
+    seconds: float = 0.0  # wall time the nights waited for the checks (not the manifests' run beside the top-up)
 
     @contextmanager
     def timing(self) -> Iterator[None]:
