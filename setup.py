@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent
 source_digest = runpy.run_path(str(ROOT / "tilelib" / "native.py"))["source_digest"]
 
 TWIN_H = "tilelib/_twin.h"  # SOURCES and SOURCE_DIGEST into each module
+STREAM_H = "tilelib/_stream.h"  # draws from a tilelib.rng.Stream, for the twins that draw
 
 # POPCNT is in every x86-64 CPU since 2008-2009; without the flag gcc calls a slow libgcc helper.
 _arch = ["-mpopcnt"] if platform.machine().lower() in ("x86_64", "amd64") else []
@@ -37,14 +38,14 @@ setup(
     ext_modules=[
         twin(
             "engine._kernel",
-            ["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c", "engine/_complete.c"],
-            ["engine/_kernel.h", TWIN_H],
+            ["engine/_kernel.c", "engine/_count.c", "engine/_ladder.c", "engine/_complete.c", "engine/_solution.c"],
+            ["engine/_kernel.h", STREAM_H, TWIN_H],
         ),
         twin("tilelib._sym", ["tilelib/_sym.c"], [TWIN_H]),
         twin(
             "stitcher._core",
             ["stitcher/_core.c", "stitcher/_index.c", "stitcher/_check.c"],
-            ["stitcher/_core.h", TWIN_H],
+            ["stitcher/_core.h", STREAM_H, TWIN_H],
         ),
     ]
 )

@@ -25,6 +25,7 @@
  *   thin_rows(...) / thin_ladder(...): the thinning loops (_count.c, _ladder.c)
  *   fit_lines(n, must0, must1) -> [the valid lines with no bit of must0 and every bit of
  *       must1, ascending]: generator.solution's row filter (no numpy on the generate path)
+ *   random_attempt(n, stream, limit) -> rows or None: generator.solution._attempt (_solution.c)
  *   rate_rows(n, vals, known)
  *       -> (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation,
  *           solution rows or None, filled): engine.ladder.rate (see _ladder.c)
@@ -197,6 +198,9 @@ static PyMethodDef methods[] = {
     {"removal_order", py_removal_order, METH_VARARGS,
      "removal_order(n, keys) -> the non-corner cells r*n + c ordered by (key, cell), cell i's key the "
      "next 4 bytes of keys, big-endian: generator.thin.removal_order's sort"},
+    {"random_attempt", py_random_attempt, METH_VARARGS,
+     "random_attempt(n, stream, limit) -> row ints of a random valid grid, or None past `limit` placed rows: "
+     "generator.solution._attempt, draw for draw (see _solution.c)"},
     {"complete_windows", py_complete_windows, METH_VARARGS,
      "complete_windows(H, W, values, known, windows, exclude, seed, max_nodes) -> (status, grid bytes or None, "
      "nodes): a completion of square windows of a region by line domains (see _complete.c)"},

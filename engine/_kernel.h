@@ -3,7 +3,8 @@
  * _kernel.c  tables of valid lines per n, row parsing, the module definition;
  * _count.c   the line-domain counter and backbone (count_rows, backbone_rows);
  * _ladder.c  the difficulty ladder (rate_rows);
- * _complete.c completion of square windows by line domains (complete_windows).
+ * _complete.c completion of square windows by line domains (complete_windows);
+ * _solution.c generator.solution's budgeted draw of a random valid grid (random_attempt).
  */
 #ifndef ENGINE_KERNEL_H
 #define ENGINE_KERNEL_H
@@ -87,6 +88,8 @@ const Tables *checked_tables(int n);
 int valid_grid(const Tables *t, const uint32_t *rows);
 /* Read n row ints of n bits from a Python sequence; -1 with ValueError/TypeError set. */
 int parse_rows(PyObject *seq, int n, uint32_t *out, const char *what);
+/* random_attempt(n, stream, limit) (_solution.c) */
+PyObject *py_random_attempt(PyObject *self, PyObject *args);
 
 /* The ladder's levels, one per technique of engine.ladder.TECHNIQUES; _ladder.c's table TECHNIQUES
  * lists them cheapest first with their names (techniques() exports it; tests/test_ladder.py holds it

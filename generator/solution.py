@@ -44,7 +44,7 @@ def random_rows(n: int, stream: Stream, budget: int | None = None) -> list[int]:
         return list(table[stream.randbelow(len(table))])
     limit = RESTART_FACTOR * n if budget is None else budget
     while True:
-        rows = _attempt(n, stream, limit)
+        rows = _kernel.random_attempt(n, stream, limit)  # _attempt_py in C, draw for draw: 30-40% of an n >= 10 tile
         if rows is not None:
             return rows
 
@@ -75,10 +75,12 @@ class _OutOfBudget(Exception):
     pass
 
 
-def _attempt(n: int, stream: Stream, limit: int) -> list[int] | None:
+def _attempt_py(n: int, stream: Stream, limit: int) -> list[int] | None:
     """One budgeted depth-first attempt; None when it ran out of budget. Row i is drawn uniformly
     (by ``stream``) from the valid lines the columns' automaton states still allow and no earlier
-    row equals; a dead end backtracks; a full grid must also have distinct columns."""
+    row equals; a dead end backtracks; a full grid must also have distinct columns. The reference
+    that ``engine._kernel.random_attempt`` (engine/_solution.c), which ``random_rows`` runs, is
+    tested against."""
     fit = _kernel.fit_lines  # the candidate filter in C: ascending, like the comprehension it replaced
     t0, t1, must0_of, must1_of, start = _column_automaton(n)
     rows: list[int] = []

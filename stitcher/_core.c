@@ -13,13 +13,11 @@
  *          index.MemoryIndex.lookup (of the ladder levels in the mask ``levels``, 0: any);
  *          check is None or a Checker.
  *
- * The stream: a tilelib.rng.Stream keeps its current SHA-256 block in its public ``block`` and
- * the read position in ``pos`` (documented there); a draw reads its bytes there when the block
- * holds them and otherwise calls ``stream.bytes(k)`` (which refills), so the stream advances
- * exactly as in Python.
+ * The draws read the stream as tilelib/_stream.h says, so it advances exactly as in Python.
  */
 #include "_core.h"
 #include "../tilelib/_twin.h"
+#include "../tilelib/_stream.h"
 
 extern PyMethodDef check_functions[];
 
@@ -159,58 +157,7 @@ PyTypeObject BoardType = {
     .tp_new = PyType_GenericNew,
 };
 
-/* ---- the stream ---- */
-
-static PyObject *S_block, *S_pos, *S_bytes;
-
-/* the next nb (1..8) bytes of the stream, big-endian */
-static int stream_take(PyObject *stream, int nb, uint64_t *out) {
-    PyObject *buf = PyObject_GetAttr(stream, S_block);
-    if (!buf) return -1;
-    PyObject *opos = PyObject_GetAttr(stream, S_pos);
-    if (!opos) { Py_DECREF(buf); return -1; }
-    Py_ssize_t pos = PyLong_AsSsize_t(opos);
-    Py_DECREF(opos);
-    if (pos == -1 && PyErr_Occurred()) { Py_DECREF(buf); return -1; }
-    if (!PyBytes_Check(buf)) { Py_DECREF(buf); PyErr_SetString(PyExc_TypeError, "stream.block is not bytes"); return -1; }
-    const unsigned char *p;
-    PyObject *got = NULL;
-    if (pos >= 0 && pos + nb <= PyBytes_GET_SIZE(buf)) {
-        p = (const unsigned char *)PyBytes_AS_STRING(buf) + pos;
-        PyObject *np_ = PyLong_FromSsize_t(pos + nb);
-        if (!np_ || PyObject_SetAttr(stream, S_pos, np_) < 0) { Py_XDECREF(np_); Py_DECREF(buf); return -1; }
-        Py_DECREF(np_);
-    } else {
-        PyObject *onb = PyLong_FromLong(nb);
-        got = onb ? PyObject_CallMethodObjArgs(stream, S_bytes, onb, NULL) : NULL;
-        Py_XDECREF(onb);
-        if (!got) { Py_DECREF(buf); return -1; }
-        if (!PyBytes_Check(got) || PyBytes_GET_SIZE(got) != nb) {
-            Py_DECREF(got); Py_DECREF(buf);
-            PyErr_SetString(PyExc_TypeError, "stream.bytes(k) must return k bytes");
-            return -1;
-        }
-        p = (const unsigned char *)PyBytes_AS_STRING(got);
-    }
-    uint64_t v = 0;
-    for (int q = 0; q < nb; q++) v = v << 8 | p[q];
-    *out = v;
-    Py_XDECREF(got);
-    Py_DECREF(buf);
-    return 0;
-}
-
-/* Stream.randbelow(n): k = bit length of n - 1 (at least 1), draw k bits until one is < n */
-static int stream_randbelow(PyObject *stream, uint64_t n, uint64_t *out) {
-    int k = n > 1 ? 64 - __builtin_clzll(n - 1) : 1;
-    int nb = (k + 7) / 8;
-    for (;;) {
-        uint64_t v;
-        if (stream_take(stream, nb, &v) < 0) return -1;
-        v >>= 8 * nb - k;
-        if (v < n) { *out = v; return 0; }
-    }
-}
+/* ---- the stream (tilelib/_stream.h) ---- */
 
 static PyObject *py_randbelow(PyObject *mod, PyObject *args) {
     PyObject *stream;
@@ -362,10 +309,7 @@ static struct PyModuleDef moddef = {
 PyMODINIT_FUNC PyInit__core(void) {
     if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&TableType) < 0 || PyType_Ready(&CheckerType) < 0)
         return NULL;
-    S_block = PyUnicode_InternFromString("block");
-    S_pos = PyUnicode_InternFromString("pos");
-    S_bytes = PyUnicode_InternFromString("bytes");
-    if (!S_block || !S_pos || !S_bytes) return NULL;
+    if (stream_names() < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     if (PyModule_AddFunctions(m, check_functions) < 0

@@ -123,3 +123,41 @@ def test_random_rows_are_pinned():
 
 # sha256 of the draws above, computed with the numpy filter (commit 244a310) before the C one.
 PINNED_ROWS = "e7fa05ce147562f31b37c2157cccf899faa42e8dd38fe706e273733bcff78b10"
+
+
+@given(seed=seeds, n=st.sampled_from([2, 4, 6, 8, 10, 12, 14, 16]), limit=st.integers(1, 60), data=st.data())
+def test_c_attempt_draws_as_the_reference(seed, n, limit, data):
+    """``engine._kernel.random_attempt`` (what ``random_rows`` runs) against ``_attempt_py``: the same
+    grid or the same None for a budget, and the stream left at the same place (the next tile's
+    draws depend on it) — tiny budgets run out on purpose, and a stream part-way through a block
+    checks the C reader's refill."""
+    from engine.count import _kernel
+    from generator.solution import _attempt_py
+
+    skip = data.draw(st.integers(0, 40))
+    a, b = Stream(seed, "t"), Stream(seed, "t")
+    a.bytes(skip), b.bytes(skip)
+    got, want = _kernel.random_attempt(n, a, limit), _attempt_py(n, b, limit)
+    assert got == want
+    assert (a.block, a.pos, a.bytes(8)) == (b.block, b.pos, b.bytes(8))
+    if got is not None:
+        assert row_ints(rows_to_grid(got, n)) == got and not violations(rows_to_grid(got, n))
+
+
+def test_c_attempt_refuses_a_bad_side_and_a_broken_stream():
+    """The twin checks what it is given: an odd or too large side is ValueError, and a stream whose
+    ``bytes`` misbehaves is TypeError, never a grid drawn from garbage."""
+    from engine.count import _kernel
+
+    for n in (7, 18):
+        with pytest.raises(ValueError):
+            _kernel.random_attempt(n, Stream(bytes(32), "t"), 30)
+
+    class Short(Stream):
+        __slots__ = ()
+
+        def bytes(self, k: int) -> bytes:
+            return b""
+
+    with pytest.raises(TypeError, match="must return k bytes"):
+        _kernel.random_attempt(10, Short(bytes(32), "t"), 30)

@@ -23,7 +23,7 @@ class Stream:
     """A deterministic byte stream keyed by (seed, label), with the usual draws on top.
 
     ``block`` (the current SHA-256 block, ``b""`` before the first draw) and ``pos`` (how many of
-    its bytes are consumed) are public for fast readers in C (``stitcher/_core.c``): a reader
+    its bytes are consumed) are public for fast readers in C (``tilelib/_stream.h``): a reader
     that wants k bytes with ``pos + k <= len(block)`` takes ``block[pos:pos + k]`` and sets
     ``pos += k``, exactly what ``bytes(k)`` does; otherwise it calls ``bytes(k)``, which
     refills. Nothing else may write them.
