@@ -177,7 +177,7 @@ def features_rows(n: int, sol: Sequence[int], givens: list[int], solutions, ladd
             for r, (x, y) in enumerate(zip(others[b], sol, strict=True)):
                 rows[r] |= x ^ y
         flip = rows_blob(rows, n)
-    given = sum(g.bit_count() for g in givens)
+    given = sum(map(int.bit_count, givens))
     return Features(
         version=GENERATOR_VERSION,
         m=1 + len(order),

@@ -33,7 +33,6 @@ Attempts are capped (``Targets.max_tries``); running out raises
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from engine import count_rows
@@ -43,12 +42,12 @@ from generator.features import features_rows
 from generator.solution import random_rows
 from generator.thin import ThinResult, corner_free_mask, removal_order, side_rows, thin
 from generator.version import default_m_max
-from tilelib.bits import VALID_N, blob_len, row_ints, rows_blob
+from tilelib.bits import VALID_N, row_ints, rows_blob
 from tilelib.errors import BadInput, TilesError
 from tilelib.rng import Stream
 from tilelib.rules import violations
 from tilelib.symmetry import transform_side_mask
-from tilelib.tile import Features, Tile, features_image
+from tilelib.tile import Tile, canonical_rows, features_image
 
 if TYPE_CHECKING:
     import numpy as np
@@ -285,8 +284,8 @@ def _rated(params: GenParams, rows: list[int], res: ThinResult, canonical: bool)
     library stores (and the referee re-rates) the canonical one. ``canonical``: the tile returned
     is that canonical image, built from the rated grids (no second transform of the tile)."""
     n, seam = params.n, params.seam_mask
-    tile = Tile(n, rows_blob(rows, n), rows_blob(res.givens, n), seam, _bare(n))
-    t, c_sol, c_giv = tile.canonical_rows()  # only the canonical grids are rated: no canonical Tile yet
+    sol_blob, giv_blob = rows_blob(rows, n), rows_blob(res.givens, n)
+    t, c_sol, c_giv = canonical_rows(n, sol_blob, giv_blob, seam)  # only the canonical grids are rated
     c_seam = transform_side_mask(seam, t)
     c_known = [g | s for g, s in zip(c_giv, side_rows(n, c_seam), strict=True)] if c_seam else c_giv
     lad = rate_rows(n, [s & k for s, k in zip(c_sol, c_known, strict=True)], c_known, c_sol)
@@ -294,18 +293,8 @@ def _rated(params: GenParams, rows: list[int], res: ThinResult, canonical: bool)
         return None
     feats = features_rows(n, rows, res.givens, res.solutions, lad)
     if not canonical:
-        return tile.with_features(feats)
-    out = Tile(n, rows_blob(c_sol, n), rows_blob(c_giv, n), c_seam, features_image(n, feats, t))
-    # A canonical image is its own canonical form under t = 0 (the identity gives the smallest key
-    # among its images, and 0 is the smallest t): the library's insert need not search the 16 again.
-    out.__dict__["_canonical_t"] = 0
-    return out
-
-
-@cache
-def _bare(n: int) -> Features:
-    """Features with the zero flip BLOB filled in (``Tile`` would copy the value to add it)."""
-    return Features(flip=bytes(blob_len(n)))
+        return Tile(n, sol_blob, giv_blob, seam, feats)
+    return Tile.canonical_image(n, c_sol, c_giv, c_seam, features_image(n, feats, t))
 
 
 def thin_to_level(

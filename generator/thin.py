@@ -241,7 +241,7 @@ def _thin_in_c(
 
 def _given(known: list[int]) -> int:
     """How many cells the known-mask rows give."""
-    return sum(k.bit_count() for k in known)
+    return sum(map(int.bit_count, known))
 
 
 def _group_room(n: int, given: int) -> int:

@@ -182,18 +182,23 @@ class Tile:
 
     def canonical_rows(self) -> tuple[int, list[int], list[int]]:
         """(t, solution rows, givens rows) of the canonical image, without building the canonical
-        Tile: what the generator rates. Row ints as ``bits.blob_rows``."""
-        n = self.n
-        if _sym is not None:
-            t, sol, giv = _sym.canonical_rows(n, self.solution, self.givens, seam_images(self.seam_mask))
-            self.__dict__.setdefault("_canonical_t", t)
-            return t, sol, giv
-        t = self.canonical_transform()
-        return (
-            t,
-            bits.blob_rows(grid_image(n, self.solution, t, True), n),
-            bits.blob_rows(grid_image(n, self.givens, t, False), n),
-        )
+        Tile. Row ints as ``bits.blob_rows``."""
+        t, sol, giv = canonical_rows(self.n, self.solution, self.givens, self.seam_mask)
+        self.__dict__.setdefault("_canonical_t", t)
+        return t, sol, giv
+
+    @classmethod
+    def canonical_image(
+        cls, n: int, sol_rows: list[int], giv_rows: list[int], seam_mask: int, features: Features
+    ) -> Tile:
+        """The tile of a canonical image given by its row ints (what ``canonical_rows`` returned, the
+        features already transformed): a canonical image is its own canonical form under t = 0 (the
+        identity gives the smallest key among its images, and 0 is the smallest t), so its
+        ``canonical()`` and ``edges`` are known without a search — the generator's tile, whose
+        insert then neither searches the 16 again nor re-reads its BLOB."""
+        out = cls(n, bits.rows_blob(sol_rows, n), bits.rows_blob(giv_rows, n), seam_mask, features)
+        out.__dict__.update(_canonical_t=0, _canonical_pair=(out, 0), edges=bits.row_edges(sol_rows, n))
+        return out
 
     def canonical(self) -> tuple[Tile, int]:
         """(canonical tile, t) with canonical = self.transform(t); computed once per tile."""
@@ -218,6 +223,15 @@ class Tile:
         """Content hash over the canonical orientation (FORMAT §3), lower-case hex."""
         c = self.canonical()[0]
         return content_hash(c.n, c.solution, c.givens, c.seam_mask)
+
+
+def canonical_rows(n: int, solution: bytes, givens: bytes, seam_mask: int) -> tuple[int, list[int], list[int]]:
+    """(t, solution rows, givens rows) of the canonical image of a tile given by its BLOBs: what the
+    generator rates, before any ``Tile`` of it exists."""
+    if _sym is not None:
+        return _sym.canonical_rows(n, solution, givens, seam_images(seam_mask))
+    t = canonical_transform_py(Tile(n, solution, givens, seam_mask))
+    return t, bits.blob_rows(grid_image(n, solution, t, True), n), bits.blob_rows(grid_image(n, givens, t, False), n)
 
 
 def content_hash(n: int, solution: bytes, givens: bytes, seam_mask: int) -> str:
