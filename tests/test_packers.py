@@ -337,6 +337,37 @@ def test_adjacency_counts_corners_and_seams():
     assert adjacency(sq) == [[1, 2], [0, 2], [0, 1], []]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_neighbours_are_the_definition_and_each_answer_is_the_callers_own(golden, name):
+    """``adjacency`` and ``seam_neighbours`` keep the last packings' answers (a night asks seven
+    times): against the pairwise definition, for the squares as tuples and as lists, and what one
+    caller changes in its answer (the stitch grows its own) never reaches the next caller's."""
+    from packers.packing import seam_neighbours
+
+    sq = [tuple(map(int, q)) for q in golden[name].squares]
+    meet = [
+        sorted(
+            j
+            for j, (xj, yj, sj) in enumerate(sq)
+            if j != i and xi <= xj + sj and xj <= xi + si and yi <= yj + sj and yj <= yi + si
+        )
+        for i, (xi, yi, si) in enumerate(sq)
+    ]
+
+    def seam(i: int, j: int) -> bool:
+        (xi, yi, si), (xj, yj, sj) = sq[i], sq[j]
+        ox, oy = min(xi + si, xj + sj) - max(xi, xj), min(yi + si, yj + sj) - max(yi, yj)
+        return ox >= 0 and oy >= 0 and max(ox, oy) >= 1
+
+    seams = [{j for j in meet[i] if seam(i, j)} for i in range(len(sq))]
+    for form in (tuple(sq), [list(q) for q in sq]):
+        got, got_seams = adjacency(form), seam_neighbours(form)
+        assert got == meet and got_seams == seams
+        got[0].append(-1)
+        got_seams[0].add(-1)
+    assert adjacency(tuple(sq)) == meet and seam_neighbours(tuple(sq)) == seams
+
+
 def _read_png(data: bytes) -> tuple[int, int, bytes, bytes]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, chunks = 8, {}
