@@ -68,12 +68,16 @@ class Stream:
             lab = self.label.encode("utf-8")
             self._prefix = self.seed + len(lab).to_bytes(4, "big") + lab
         first, prefix, sha = self._counter, self._prefix, hashlib.sha256
+        if need <= 32:  # one new block: most reads
+            new = sha(prefix + first.to_bytes(8, "big")).digest()
+            self._counter, self.block, self.pos = first + 1, new, need
+            return block[pos:] + new[:need]
         count = (need + 31) // 32  # whole 32-byte blocks, made in one comprehension: the loop's
         # bookkeeping per block cost more than the hash (a 6x6 tile's removal order reads 4 blocks)
         blocks = [sha(prefix + c.to_bytes(8, "big")).digest() for c in range(first, first + count)]
         self._counter = first + count
         self.block, self.pos = blocks[-1], need - 32 * (count - 1)
-        return block[pos:] + (b"".join(blocks)[:need] if count > 1 else blocks[0][:need])
+        return block[pos:] + b"".join(blocks)[:need]
 
     def bits(self, k: int) -> int:
         """A uniform int of k bits."""
