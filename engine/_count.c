@@ -223,11 +223,29 @@ static void run(Ctx *cx, const Plan *plan) {
 static void init_state(const Ctx *cx, State *s, const uint32_t *vals, const uint32_t *known) {
     const int n = cx->n, W = cx->W;
     const Tables *t = cx->t;
+    s->settled = 0;
+    if (t->linedom) {   /* small n: each line's domain in one lookup (the same AND of cm masks) */
+        uint32_t ck[MAXN] = {0}, cv[MAXN] = {0};
+        for (int r = 0; r < n; r++) {
+            const uint32_t k = known[r] & t->full, v = vals[r] & k, rb = 1u << (n - 1 - r);
+            DOM(s, r)[0] = t->linedom[(k << n) | v];
+            s->kmask[r] = k;
+            for (uint32_t m = k; m; m &= m - 1) {
+                const int b = __builtin_ctz(m), c = n - 1 - b;
+                ck[c] |= rb;
+                if ((v >> b) & 1) cv[c] |= rb;
+            }
+        }
+        for (int c = 0; c < n; c++) {
+            DOM(s, n + c)[0] = t->linedom[(ck[c] << n) | cv[c]];
+            s->kmask[n + c] = ck[c];
+        }
+        return;
+    }
     for (int L = 0; L < 2 * n; L++) {
         full_domain(t, DOM(s, L));
         s->kmask[L] = 0;
     }
-    s->settled = 0;
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++)
             if ((known[r] >> (n - 1 - c)) & 1) restrict_cell(cx, s, r, c, (vals[r] >> (n - 1 - c)) & 1);

@@ -63,6 +63,12 @@ Tables *tables_for(int n) {
     for (int w = 0; w < t->W; w++)
         for (int bit = 0; bit < n; bit++)
             for (int v = 0; v < 2; v++) t->cmT[w][2 * bit + v] = t->cm[n - 1 - bit][v][w];
+    if (n <= LINEDOM_MAXN) {
+        t->linedom = (uint64_t *)PyMem_Malloc(sizeof(uint64_t) << (2 * n));
+        if (!t->linedom) { PyMem_Free(t->index); PyMem_Free(t); return NULL; }
+        for (uint32_t k = 0; k < (1u << n); k++)
+            for (uint32_t v = 0; v < (1u << n); v++) line_domain(t, v, k, &t->linedom[(k << n) | v]);
+    }
     TAB[n] = t;
     return t;
 }

@@ -28,7 +28,11 @@ typedef struct {
     int16_t *index;                    /* index[line int] = pattern rank, -1 if not a valid line */
     uint64_t cmT[MAXW][2 * MAXN];      /* cmT[w][2*bit+v]: word w of the patterns with value v
                                           at line-int bit `bit` (position n-1-bit) */
+    uint64_t *linedom;                 /* n <= LINEDOM_MAXN (one word): linedom[known << n | vals] = the
+                                          domain line_domain computes, in one lookup; else NULL */
 } Tables;
+
+#define LINEDOM_MAXN 8                 /* 2^16 words (512 KiB) at n = 8; P(8) = 34 fits one word */
 
 
 /* d = every valid pattern of the tables' side: P bits over W words (a line with nothing known). */
