@@ -21,6 +21,7 @@ between them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -68,6 +69,11 @@ class Board:
         """bool G×G: cells in some tile window."""
         return self.owners > 0
 
+    @cached_property
+    def solution_rows(self) -> list[int]:
+        """``board_rows`` of the cells whose solution value is 1 (read only)."""
+        return board_rows(self.solution == 1)
+
     @property
     def junctions(self) -> np.ndarray:
         """bool G×G: cells held by 3 or more tiles (T-junctions and 4-way corners)."""
@@ -104,6 +110,28 @@ def rows_grid(rows, n: int) -> np.ndarray:
     """The n×n bool window of row ints (the inverse of ``grid_rows``)."""
     r = np.asarray(rows, dtype=np.int64)[:, None]
     return ((r >> np.arange(n - 1, -1, -1)) & 1).astype(bool)
+
+
+def board_rows(grid: np.ndarray) -> list[int]:
+    """One int per row of a G-wide bool grid (bit G-1-c = cell c, as a window's row ints are bit
+    n-1-c): what the propagation and the closure work on, a window then being n shifts away."""
+    G = grid.shape[1]
+    pad = 8 * ((G + 7) // 8) - G
+    return [int.from_bytes(row, "big") >> pad for row in map(bytes, np.packbits(grid, axis=1))]
+
+
+def board_grid(rows: list[int], G: int) -> np.ndarray:
+    """The bool grid of ``board_rows`` (its inverse)."""
+    nb = (G + 7) // 8
+    pad = 8 * nb - G
+    data = b"".join((r << pad).to_bytes(nb, "big") for r in rows)
+    return np.unpackbits(np.frombuffer(data, dtype=np.uint8).reshape(len(rows), nb), axis=1)[:, :G].astype(bool)
+
+
+def window_rows(rows: list[int], G: int, x0: int, y0: int, n: int) -> list[int]:
+    """The row ints of the n×n window at column x0, row y0 of ``board_rows``."""
+    shift, full = G - x0 - n, (1 << n) - 1
+    return [(rows[y] >> shift) & full for y in range(y0, y0 + n)]
 
 
 def fetch_tiles(manifest: Manifest, lib: Library) -> dict[str, Tile]:

@@ -47,7 +47,7 @@ import numpy as np
 
 from engine import count_rows
 from packers.packing import adjacency, seam_neighbours
-from referee.board import Board, CheckFailed, grid_rows
+from referee.board import Board, CheckFailed, board_grid, board_rows, grid_rows, window_rows
 from referee.frontier import CLUE_SAMPLE, best_cell, clue_cells  # one sample size, one rule for both
 
 STEP = "closure"
@@ -139,6 +139,11 @@ def _window(c: Closure, i: int) -> tuple[int, list[int], list[int], np.ndarray]:
 def _count(c: Closure, i: int, k: int) -> tuple[int, list]:
     """Candidates of tile i's view, counted up to k: (count, up to k candidates as row ints)."""
     n, vals, known, _kw = _window(c, i)
+    return _count_view(c, i, n, vals, known, k)
+
+
+def _count_view(c: Closure, i: int, n: int, vals: list[int], known: list[int], k: int) -> tuple[int, list]:
+    """``_count`` of a view given as row ints."""
     got, sols, nodes = count_rows(n, vals, known, k)
     c.calls += 1
     c.nodes += nodes
@@ -150,18 +155,26 @@ def _count(c: Closure, i: int, k: int) -> tuple[int, list]:
 
 
 def run(c: Closure) -> Closure:
-    """Waves until none solves a tile (see the module docstring). Mutates and returns ``c``."""
+    """Waves until none solves a tile (see the module docstring). Mutates and returns ``c``.
+
+    The waves read the views from one int per board row (``board_rows``: a window is n shifts, not
+    numpy slices) and write ``c.known`` back when they stop."""
     t0 = time.perf_counter()
     b = c.board
+    G = b.G
+    known, solution = board_rows(c.known), b.solution_rows
     while c.pending:
         found = []
         for i in sorted(c.pending):
             if c.wave[i]:
                 continue
-            size = int(c.known[b.window(i)].sum())
+            x0, y0, s = b.squares[i]
+            kw = window_rows(known, G, x0, y0, s + 1)
+            size = sum(map(int.bit_count, kw))
             if c.seen.get(i) == size:
                 continue  # its view has not grown since it last failed
-            if _count(c, i, 2)[0] == 1:
+            vals = [k & v for k, v in zip(kw, window_rows(solution, G, x0, y0, s + 1), strict=True)]
+            if _count_view(c, i, s + 1, vals, kw, 2)[0] == 1:
                 found.append(i)
             else:
                 c.seen[i] = size
@@ -171,9 +184,13 @@ def run(c: Closure) -> Closure:
         c.waves += 1
         for i in found:  # views change only after the whole wave was counted
             c.wave[i] = c.waves
-            c.known[b.window(i)] = True
+            x0, y0, s = b.squares[i]
+            cols = ((1 << (s + 1)) - 1) << (G - x0 - s - 1)
+            for y in range(y0, y0 + s + 1):
+                known[y] |= cols
         for i in found:
             c.pending.update(j for j in c.touching[i] if not c.wave[j] and c.playable(j))
+    c.known[:] = board_grid(known, G)
     c.seconds += time.perf_counter() - t0
     return c
 

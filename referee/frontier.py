@@ -51,7 +51,7 @@ import numpy as np
 
 from engine import backbone_rows, count_rows
 from packers.packing import adjacency
-from referee.board import Board, CheckFailed, grid_rows, rows_grid
+from referee.board import Board, CheckFailed, board_grid, board_rows, grid_rows, rows_grid, window_rows
 from tilelib.cpmodel import cp_model
 
 CLUE_SAMPLE = 64
@@ -108,43 +108,27 @@ def start(board: Board) -> Frontier:
 
 
 class _Rows:
-    """The propagation's working copy of ``f.known`` / ``f.values``: one int per board row (bit G-1-c =
-    cell c, as a window's row ints are bit n-1-c), so that a visit reads its window with n shifts
-    and no array. At G = 1000 a visit was 62 µs of numpy around a 5 µs engine call. ``propagate``
-    makes one from the arrays when it starts and writes it back when it stops."""
+    """The propagation's working copy of ``f.known`` / ``f.values`` as ``board_rows`` (one int per
+    board row), so that a visit reads its window with n shifts and no array: at G = 1000 a visit was
+    62 µs of numpy around a 5 µs engine call. ``propagate`` makes one from the arrays when it starts
+    and writes it back when it stops."""
 
     __slots__ = ("G", "known", "values", "solution", "complete")
 
     def __init__(self, f: Frontier) -> None:
         b = f.board
         self.G = b.G
-        self.known = _row_ints(f.known)
-        self.values = _row_ints(f.known & (f.values == 1))
-        self.solution = _row_ints(b.solution == 1)
+        self.known = board_rows(f.known)
+        self.values = board_rows(f.known & (f.values == 1))
+        self.solution = b.solution_rows
         self.complete: set[int] = set()  # tiles seen with every window cell known (known only grows)
 
     def window(self, rows: list[int], x0: int, y0: int, n: int) -> list[int]:
-        shift, full = self.G - x0 - n, (1 << n) - 1
-        return [(rows[y] >> shift) & full for y in range(y0, y0 + n)]
+        return window_rows(rows, self.G, x0, y0, n)
 
     def write_back(self, f: Frontier) -> None:
-        f.known[:] = _rows_grid(self.known, self.G)
-        f.values[:] = _rows_grid(self.values, self.G)
-
-
-def _row_ints(grid: np.ndarray) -> list[int]:
-    """Row ints (bit G-1-c = cell c) of a G×G bool grid."""
-    G = grid.shape[1]
-    pad = 8 * ((G + 7) // 8) - G
-    return [int.from_bytes(row, "big") >> pad for row in map(bytes, np.packbits(grid, axis=1))]
-
-
-def _rows_grid(rows: list[int], G: int) -> np.ndarray:
-    """The G×G bool grid of row ints (the inverse of ``_row_ints``)."""
-    nb = (G + 7) // 8
-    pad = 8 * nb - G
-    data = b"".join((r << pad).to_bytes(nb, "big") for r in rows)
-    return np.unpackbits(np.frombuffer(data, dtype=np.uint8).reshape(len(rows), nb), axis=1)[:, :G].astype(bool)
+        f.known[:] = board_grid(self.known, self.G)
+        f.values[:] = board_grid(self.values, self.G)
 
 
 def _visit(f: Frontier, R: _Rows, i: int) -> list[int]:

@@ -219,6 +219,12 @@ def test_the_propagations_row_ints_are_the_arrays(data):
     H = data.draw(st.integers(1, 6))
     cells = data.draw(st.lists(st.booleans(), min_size=G * H, max_size=G * H))
     grid = np.array(cells, dtype=bool).reshape(H, G)
-    rows = fr._row_ints(grid)
+    from referee.board import board_grid, board_rows, window_rows
+
+    rows = board_rows(grid)
     assert rows == [int("".join("1" if v else "0" for v in row), 2) for row in grid.tolist()]
-    assert np.array_equal(fr._rows_grid(rows, G), grid)
+    assert np.array_equal(board_grid(rows, G), grid)
+    n = data.draw(st.integers(1, min(G, H)))
+    x0, y0 = data.draw(st.integers(0, G - n)), data.draw(st.integers(0, H - n))
+    want = [int("".join("1" if v else "0" for v in row), 2) for row in grid[y0 : y0 + n, x0 : x0 + n].tolist()]
+    assert window_rows(rows, G, x0, y0, n) == want
