@@ -3,12 +3,13 @@
 Each sample is the whole command — ``python -m tiles_cli.app daily build --date D --size G --json``
 in a fresh interpreter, start-up included — on a fresh copy of one start library (with the caches
 beside it, as a nightly finds them), so both codes build exactly the same night. The codes take
-turns (which goes first alternates per round). Wall and CPU (the command and its stitch workers)
-per sample, and memory: the parent's peak RSS (its own ``ru_maxrss``, from the summary) and the
-peak of the summed PSS of the command and its forked workers (sampled every 0.1 s; PSS shares a
-page among the processes holding it, so the halves' inherited index is not counted three times);
-the table gives median, p99 and max per code and the ratio of medians; every night's
-manifest must be byte-identical between the two codes (else the comparison is of different work).
+turns (which goes first alternates per round). Wall and CPU (the command and its stitch workers),
+the seconds of the stitch and of the board stages (clues + verify) per sample, and memory: the
+parent's peak RSS (its own ``ru_maxrss``, from the summary) and the peak of the summed PSS of the
+command and its forked workers (sampled every 0.1 s; PSS shares a page among the processes holding
+it, so the halves' inherited index is not counted three times); the table gives median, p99 and max
+per code and the ratio of medians; every night's manifest must be byte-identical between the two
+codes (else the comparison is of different work).
 ``--new-output`` is for a change that moves the boards on purpose (a new GENERATOR_VERSION): the
 manifests may then differ, and a second table gives what each code's boards are — final fill, zone,
 clues per 100 tiles, drained, nofit, completions decided in C and by CP-SAT (medians over rounds) —
@@ -88,6 +89,7 @@ def one_night(code: Path, start: Path, work: Path, args) -> dict:
         "wall": wall,
         "cpu": cpu,
         "stitch": summary["stages"]["stitch"]["seconds"],
+        "board_s": sum(summary["stages"][k]["seconds"] for k in ("clues", "verify") if k in summary["stages"]),
         "rss_mb": summary["peak_rss_bytes"] / 2**20,
         "tree_mb": tree / 2**20,
         "manifest": (out / f"{args.day}.json").read_bytes(),
@@ -129,7 +131,8 @@ def main() -> None:
             runs[name].append(got)
             print(
                 f"round {r + 1} {name:8}: wall {got['wall']:7.1f} s, cpu {got['cpu']:7.1f} s, "
-                f"stitch {got['stitch']:6.1f} s, peak RSS {got['rss_mb']:.0f} MB, "
+                f"stitch {got['stitch']:6.1f} s, clues + verify {got['board_s']:5.1f} s, "
+                f"peak RSS {got['rss_mb']:.0f} MB, "
                 f"all processes {got['tree_mb']:.0f} MB",
                 flush=True,
             )
@@ -141,14 +144,15 @@ def main() -> None:
     )
     print(
         "| code | wall median s | wall p99 | wall max | CPU median s | CPU p99 | CPU max | stitch median s | "
-        "parent peak RSS MB | all processes peak PSS MB |"
+        "clues + verify median s | parent peak RSS MB | all processes peak PSS MB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, rs in runs.items():
         w, c, s = [x["wall"] for x in rs], [x["cpu"] for x in rs], [x["stitch"] for x in rs]
         print(
             f"| {name} | {statistics.median(w):.1f} | {pct(w, 99):.1f} | {max(w):.1f} | {statistics.median(c):.1f} | "
-            f"{pct(c, 99):.1f} | {max(c):.1f} | {statistics.median(s):.1f} | {max(x['rss_mb'] for x in rs):.0f} | "
+            f"{pct(c, 99):.1f} | {max(c):.1f} | {statistics.median(s):.1f} | "
+            f"{statistics.median(x['board_s'] for x in rs):.1f} | {max(x['rss_mb'] for x in rs):.0f} | "
             f"{max(x['tree_mb'] for x in rs):.0f} |"
         )
     med = {
@@ -156,7 +160,7 @@ def main() -> None:
     }
     print(
         f"| ratio this / baseline | {med['this'][0] / med['baseline'][0]:.3f} | | | "
-        f"{med['this'][1] / med['baseline'][1]:.3f} | | | | | |"
+        f"{med['this'][1] / med['baseline'][1]:.3f} | | | | | | |"
     )
     if args.new_output:
         keys = list(runs["this"][0]["board"])
