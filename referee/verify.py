@@ -43,7 +43,7 @@ import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from engine import count
+from engine import count_rows
 from packers import PACKERS, make_packing, validate_packing
 from packers.packing import refinement_problem
 from referee import closure
@@ -52,11 +52,11 @@ from referee.bundle_check import check_bundle
 from referee.frontier import Settled, settle
 from referee.manifest import TILE_BY_TILE, Manifest
 from tilelib import bits
-from tilelib.audit import tile_problems
+from tilelib.audit import bad_rows, tile_problems
 from tilelib.days import seed_commit
 from tilelib.errors import CorruptLibrary, LibraryError, TilesError, UnknownTile, VerificationFailed
 from tilelib.spent import Reuse, held, solution_hash, unfair
-from tilelib.store import Library
+from tilelib.store import Library, tile_row
 from tilelib.tile import Tile
 
 
@@ -176,18 +176,24 @@ def check_tiles_present(m: Manifest, lib: Library, on_tile=None, inspect=None) -
 
 def tile_row_problems(tile: Tile, deep: bool = False) -> list[str]:
     """Everything wrong with one canonical library tile, including the engine recount of m/alts."""
-    out = tile_problems(tile)
-    if out:
-        return out
-    f = tile.features
-    res = count(tile.puzzle(0), k=f.m + 1)
-    if res.count > f.m:
+    return tile_problems(tile) or recount_problems(tile, deep)
+
+
+def recount_problems(tile: Tile, deep: bool = False) -> list[str]:
+    """The engine's recount of a tile whose features agree among themselves (``tile_problems`` found
+    nothing): its givens admit exactly m solutions, the stored one and its alts; with ``deep``, the
+    ladder features re-rated."""
+    f, n = tile.features, tile.n
+    sol, giv = bits.blob_rows(tile.solution, n), bits.blob_rows(tile.givens, n)
+    got, sols, _nodes = count_rows(n, [s & g for s, g in zip(sol, giv, strict=True)], giv, f.m + 1)
+    if got > f.m:
         return [f"m is {f.m} but its givens admit more than {f.m} solutions"]
-    if res.count < f.m:
-        return [f"m is {f.m} but its givens admit only {res.count} solution(s)"]
-    found = sorted(bits.to_blob(g) for g in res.solutions)
-    stored = sorted([tile.solution] + [bits.to_blob(g) for g in tile.alt_grids()])
-    if found != stored:
+    if got < f.m:
+        return [f"m is {f.m} but its givens admit only {got} solution(s)"]
+    bl = bits.blob_len(n)
+    found = sorted(bits.rows_blob(r, n) for r in sols)
+    alts = [bits.rows_blob(bits.blob_rows(f.alts[i : i + bl], n), n) for i in range(0, len(f.alts), bl)]
+    if found != sorted([tile.solution, *alts]):
         return ["the stored alts are not exactly the other solutions of its givens"]
     if deep:
         from engine.ladder import rate
@@ -197,17 +203,17 @@ def tile_row_problems(tile: Tile, deep: bool = False) -> list[str]:
         # order, so bifurcation counts depend on orientation); library tiles are canonical.
         want = (f.ladder, f.bifurcations, f.used_unique, f.needs_unique, f.needs_bifurcation)
         lad = rate(ladder_puzzle(tile.solution_grid, tile.givens_grid, tile.seam_mask))
-        got = (
+        got_lad = (
             int(lad.ladder),
             int(lad.bifurcations),
             int(bool(lad.used_unique)),
             int(bool(lad.needs_unique)),
             int(bool(lad.needs_bifurcation)),
         )
-        if got != want:
+        if got_lad != want:
             return [
                 f"ladder features (ladder, bifurcations, used_unique, needs_unique, needs_bifurcation) "
-                f"are {want}; rating the tile gives {got}"
+                f"are {want}; rating the tile gives {got_lad}"
             ]
     return []
 
@@ -229,13 +235,17 @@ def first_row_problem(m: Manifest, tiles: dict[str, Tile], deep: bool = False) -
     """Step 2's row inspection alone, over the rows ``check_tiles_present`` read: the first tile in
     id order whose row ``tile_row_problems`` faults (each hash once, at its first tile), as
     (tile id, hash, problem); None when every row is sound."""
-    seen: set[str] = set()
+    first: dict[str, int] = {}
     for i, h in enumerate(m.hashes):
-        if h not in seen:
-            seen.add(h)
-            probs = tile_row_problems(tiles[h], deep)
-            if probs:
-                return i, h, probs[0]
+        first.setdefault(h, i)
+    # ``tile_problems`` of every distinct tile at once: ``bad_rows`` screens their rows per (n, m) and
+    # hands each row it doubts to the reference, which has the last word (tests/test_audit_batch.py)
+    distinct = list(first)
+    faulty = {distinct[k]: probs for k, probs in bad_rows([tile_row(tiles[h], 0) for h in distinct])}
+    for h, i in first.items():
+        probs = faulty.get(h) or recount_problems(tiles[h], deep)
+        if probs:
+            return i, h, probs[0]
     return None
 
 
@@ -480,5 +490,6 @@ __all__ = [
     "check_frontier",
     "check_closure",
     "check_seed",
+    "recount_problems",
     "tile_row_problems",
 ]
