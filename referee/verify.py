@@ -303,16 +303,21 @@ class _Rows:
 
 
 def _tiles_step(m: Manifest, lib: Library, deep: bool, on_tile, workers: int) -> tuple[dict[str, Tile], _Rows]:
-    """Step 2. With ``workers`` > 1 the rows are read here and inspected aside; a failure while
-    reading them is raised only after the rows before it are inspected, as one process would."""
-    if workers <= 1:
-        return check_tiles(m, lib, deep, on_tile), _Rows()
+    """Step 2: the rows read (``check_tiles_present``), then inspected all together
+    (``first_row_problem``) — aside, in a forked process, with ``workers`` > 1. A failure while
+    reading them is raised only after the rows before it are inspected (``check_tiles``, tile by
+    tile), so the first offence in id order is the one named, as ``check_tiles`` alone would."""
     try:
         tiles = check_tiles_present(m, lib, on_tile)
     except TilesError:
         check_tiles(m, lib, deep)  # an earlier tile's row problem, in id order, comes first
         raise
-    return tiles, _Rows((m, tiles, deep))
+    if workers > 1:
+        return tiles, _Rows((m, tiles, deep))
+    found = first_row_problem(m, tiles, deep)
+    if found is not None:
+        raise _row_failure(*found)
+    return tiles, _Rows()
 
 
 def check_fresh(m: Manifest, lib: Library, tiles: dict[str, Tile]) -> None:
