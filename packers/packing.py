@@ -371,7 +371,7 @@ def _adjacency(squares: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, ..
 
 
 @lru_cache(maxsize=2)
-def _seam_neighbours(squares: tuple[tuple[int, int, int], ...]) -> tuple[frozenset[int], ...]:
+def _seam_neighbours(squares: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, ...], ...]:
     out: list[set[int]] = [set() for _ in squares]
     for i, nb in enumerate(_adjacency(squares)):
         xi, yi, si = squares[i]
@@ -381,7 +381,7 @@ def _seam_neighbours(squares: tuple[tuple[int, int, int], ...]) -> tuple[frozens
             oy = min(yi + si, yj + sj) - max(yi, yj)
             if ox >= 0 and oy >= 0 and max(ox, oy) + 1 >= 2:
                 out[i].add(j)
-    return tuple(frozenset(o) for o in out)
+    return tuple(tuple(sorted(o)) for o in out)  # tuples: half a frozenset's memory, kept for the process
 
 
 def seam_order(squares, seed: int) -> list[int]:

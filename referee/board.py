@@ -186,7 +186,7 @@ def _assemble_at_once(manifest: Manifest, tiles: dict[str, Tile]) -> Board | Non
             return None
         by_n.setdefault(s + 1, []).append(i)
     sol = np.full(G * G, -1, dtype=np.int8)
-    owners = np.zeros(G * G, dtype=np.int64)
+    owners = np.zeros(G * G, dtype=np.uint8)
     tgiv = np.zeros(G * G, dtype=bool)
     placed = []
     for n, ids in by_n.items():
@@ -194,15 +194,20 @@ def _assemble_at_once(manifest: Manifest, tiles: dict[str, Tile]) -> Board | Non
         which = [keys.setdefault((manifest.hashes[i], manifest.transforms[i]), len(keys)) for i in ids]
         values = _unpack(n, [grid_image(n, tiles[h].solution, t, True) for h, t in keys])[which].astype(np.int8)
         given = _unpack(n, [grid_image(n, tiles[h].givens, t, False) for h, t in keys])[which].astype(bool)
-        corner = np.array([p.squares[i][1] * G + p.squares[i][0] for i in ids], dtype=np.int64)
-        idx = corner[:, None] + (np.arange(n)[:, None] * G + np.arange(n)[None, :]).ravel()[None, :]
-        owners += np.bincount(idx.ravel(), minlength=G * G)
+        corner = np.array([p.squares[i][1] * G + p.squares[i][0] for i in ids], dtype=np.int32)  # G*G < 2**31
+        idx = _cells(corner, n, G)
+        owners += np.bincount(idx.ravel(), minlength=G * G).astype(np.uint8)
         sol[idx] = values
         tgiv[idx[given]] = True
-        placed.append((idx, values))
-    if any(not np.array_equal(sol[idx], values) for idx, values in placed):
+        placed.append((corner, n, values))
+    if any(not np.array_equal(sol[_cells(corner, n, G)], values) for corner, n, values in placed):
         return None
-    return _board(manifest, sol.reshape(G, G), owners.reshape(G, G).astype(np.uint8), tgiv.reshape(G, G))
+    return _board(manifest, sol.reshape(G, G), owners.reshape(G, G), tgiv.reshape(G, G))
+
+
+def _cells(corner: np.ndarray, n: int, G: int) -> np.ndarray:
+    """(k, n*n) flat board indexes of the n×n windows whose top-left cells are ``corner``."""
+    return corner[:, None] + (np.arange(n, dtype=np.int32)[:, None] * G + np.arange(n, dtype=np.int32)).ravel()
 
 
 def _unpack(n: int, blobs: list[bytes]) -> np.ndarray:
