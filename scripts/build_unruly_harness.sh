@@ -4,9 +4,9 @@
 #
 # Usage: bash scripts/build_unruly_harness.sh SRC_DIR [OUT]   (OUT default /tmp/unruly-bench)
 #
-# SRC_DIR is a checkout of the public puzzles source (the directory holding
-# unruly.c, puzzles.h, random.c, misc.c, malloc.c, nullfe.c; e.g.
-# https://git.tartarus.org/?p=simon/puzzles.git or a GitHub mirror). Nothing of
+# SRC_DIR is a checkout of the public source of Simon Tatham's Portable Puzzle
+# Collection (the directory holding unruly.c, puzzles.h, random.c, misc.c,
+# malloc.c, nullfe.c; its current version: new_game_desc takes a bool). Nothing of
 # that source is in this repository: the harness below only calls Unruly's own
 # generator entry point (new_game_desc) with unique rows/columns and "normal"
 # difficulty, and prints, per puzzle, the CPU milliseconds it took and the
