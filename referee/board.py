@@ -129,6 +129,11 @@ def board_grid(rows: list[int], G: int) -> np.ndarray:
     return np.unpackbits(np.frombuffer(data, dtype=np.uint8).reshape(len(rows), nb), axis=1)[:, :G].astype(bool)
 
 
+def window_cols(G: int, x0: int, n: int) -> int:
+    """The bits of columns x0..x0+n-1 in a ``board_rows`` row."""
+    return ((1 << n) - 1) << (G - x0 - n)
+
+
 def window_rows(rows: list[int], G: int, x0: int, y0: int, n: int) -> list[int]:
     """The row ints of the n×n window at column x0, row y0 of ``board_rows``."""
     shift, full = G - x0 - n, (1 << n) - 1

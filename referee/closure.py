@@ -47,7 +47,7 @@ import numpy as np
 
 from engine import count_rows
 from packers.packing import adjacency, seam_neighbours
-from referee.board import Board, CheckFailed, board_grid, board_rows, grid_rows, window_rows
+from referee.board import Board, CheckFailed, board_grid, board_rows, grid_rows, window_cols, window_rows
 from referee.frontier import CLUE_SAMPLE, best_cell, clue_cells  # one sample size, one rule for both
 
 STEP = "closure"
@@ -185,7 +185,7 @@ def run(c: Closure) -> Closure:
         for i in found:  # views change only after the whole wave was counted
             c.wave[i] = c.waves
             x0, y0, s = b.squares[i]
-            cols = ((1 << (s + 1)) - 1) << (G - x0 - s - 1)
+            cols = window_cols(G, x0, s + 1)
             for y in range(y0, y0 + s + 1):
                 known[y] |= cols
         for i in found:

@@ -51,7 +51,7 @@ import numpy as np
 
 from engine import backbone_rows, count_rows
 from packers.packing import adjacency
-from referee.board import Board, CheckFailed, board_grid, board_rows, grid_rows, rows_grid, window_rows
+from referee.board import Board, CheckFailed, board_grid, board_rows, grid_rows, rows_grid, window_cols, window_rows
 from tilelib.cpmodel import cp_model
 
 CLUE_SAMPLE = 64
@@ -179,7 +179,7 @@ def _visit(f: Frontier, R: _Rows, i: int) -> list[int]:
         xj, yj, sj = squares[j]
         if yj > rmax or yj + sj < rmin or xj > cmax or xj + sj < cmin or j in complete:
             continue
-        cols = ((1 << (sj + 1)) - 1) << (G - xj - sj - 1)
+        cols = window_cols(G, xj, sj + 1)
         if not any(new_rows[r] & cols for r in range(max(yj, rmin) - y0, min(yj + sj, rmax) - y0 + 1)):
             continue
         if all(known[y] & cols == cols for y in range(yj, yj + sj + 1)):

@@ -85,14 +85,12 @@ class Stream:
         return int.from_bytes(self.bytes(nbytes), "big") >> (8 * nbytes - k)
 
     def randbelow(self, n: int) -> int:
-        """A uniform int in [0, n), by rejection sampling: k-bit draws (``bits``) until one is < n."""
+        """A uniform int in [0, n), by rejection sampling."""
         if n <= 0:
             raise ValueError("randbelow needs n > 0")
         k = max(1, (n - 1).bit_length())
-        nbytes = (k + 7) // 8
-        shift = 8 * nbytes - k
         while True:
-            v = int.from_bytes(self.bytes(nbytes), "big") >> shift  # ``bits(k)``, inlined
+            v = self.bits(k)
             if v < n:
                 return v
 

@@ -180,18 +180,11 @@ class Tile:
             return _sym.canonical(self.n, self.solution, self.givens, seam_images(self.seam_mask))
         return canonical_transform_py(self)
 
-    def canonical_rows(self) -> tuple[int, list[int], list[int]]:
-        """(t, solution rows, givens rows) of the canonical image, without building the canonical
-        Tile. Row ints as ``bits.blob_rows``."""
-        t, sol, giv = canonical_rows(self.n, self.solution, self.givens, self.seam_mask)
-        self.__dict__.setdefault("_canonical_t", t)
-        return t, sol, giv
-
     @classmethod
     def canonical_image(
         cls, n: int, sol_rows: list[int], giv_rows: list[int], seam_mask: int, features: Features
     ) -> Tile:
-        """The tile of a canonical image given by its row ints (what ``canonical_rows`` returned, the
+        """The tile of a canonical image given by its row ints (what ``canonical_rows`` returns, the
         features already transformed): a canonical image is its own canonical form under t = 0 (the
         identity gives the smallest key among its images, and 0 is the smallest t), so its
         ``canonical()`` and ``edges`` are known without a search — the generator's tile, whose
@@ -226,8 +219,9 @@ class Tile:
 
 
 def canonical_rows(n: int, solution: bytes, givens: bytes, seam_mask: int) -> tuple[int, list[int], list[int]]:
-    """(t, solution rows, givens rows) of the canonical image of a tile given by its BLOBs: what the
-    generator rates, before any ``Tile`` of it exists."""
+    """(t, solution rows, givens rows) of the canonical image of a tile given by its BLOBs, without
+    building the canonical Tile (row ints as ``bits.blob_rows``): what the generator rates, before any
+    ``Tile`` of it exists."""
     if _sym is not None:
         return _sym.canonical_rows(n, solution, givens, seam_images(seam_mask))
     t = canonical_transform_py(Tile(n, solution, givens, seam_mask))
