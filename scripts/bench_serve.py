@@ -16,9 +16,9 @@ Three modes:
 - the matrix (default): every set-up x ``--clients`` for ``--seconds``; a markdown row each as it
   ends: moves/s, runs cleared, p50/p99/max per request type, errors (not 429) and 429s, fairness
   (the slowest player's moves/s over the median player's), the service's RSS, the cores the service
-  and PostgreSQL kept busy, the load generator's CPU, and the audit (``scripts/bench_serve_check.py``: every run's
-  stored history replayed through
-  the judging core; moves lost, scored twice — both must be 0);
+  and PostgreSQL kept busy, the load generator's CPU and its event loop's lateness, and the audit
+  (``scripts/bench_serve_check.py``: every run's stored history replayed through the judging core;
+  moves lost, scored twice — both must be 0);
 - ``--faults [LIST]``: each fault under load on its set-up (``kill-worker``, ``restart-db``: pg2;
   ``kill-host``: proxy; ``drop``: players leaving mid-request), injected a third of the way in,
   with ``--ref-players`` ``players.client`` players beside the load; then the audit;
@@ -33,8 +33,14 @@ The full measurement (a G=301 day; ``--work`` keeps the services' logs):
     $S --faults --clients 128 --seconds 60                                 # ~6 min
     $S --setups sqlite --clients 128 --soak 20                             # ~22 min
 
+The crowd (issue 75): players at an agent's pace, ``--think`` ms after every answer (each pause drawn
+from half to one and a half times it), on a G=61 day so that runs clear inside a cell (creations and
+scores under load, every run's score audited):
+
+    $S --setups proxy,pg2 --clients 256,1000 --seconds 120 --think 500 --ramp 20   # ~11 min
+
     python scripts/bench_serve.py --manifest DAY.json -L LIB [--setups sqlite,pg1,pg2,proxy]
-        [--clients 32,128,256] [--seconds 60] [--batch 64] [--wrong 0] [--quotas]
+        [--clients 32,128,256] [--seconds 60] [--think 0] [--batch 64] [--wrong 0] [--quotas] [--durable]
         [--faults [kill-worker,restart-db,kill-host,drop]] [--soak MINUTES]
 """
 
@@ -138,9 +144,11 @@ def errors(rec: loadgen.Recorder, counts=None) -> str:
 
 
 def gen_cpu(rec: loadgen.Recorder, cpu: float, wall: float) -> str:
-    """The load generator's CPU: share of one core, and microseconds per request sent."""
+    """The load generator's CPU: share of one core, microseconds per request sent, and how late its
+    event loop woke (p99 / max ms: that much of any latency may be its own)."""
     sent = sum(len(a) for a in rec.lat.values()) + sum(rec.errors.values()) + sum(rec.r429.values())
-    return f"{cpu:.2f} ({cpu * wall / max(sent, 1) * 1e6:.0f} us/req)"
+    p99, mx = rec.lag_ms()
+    return f"{cpu:.2f} ({cpu * wall / max(sent, 1) * 1e6:.0f} us/req; late {p99:.0f} / {mx:.0f} ms)"
 
 
 def rss_text(rss: list) -> str:
@@ -157,6 +165,7 @@ def start(name: str, work: Path, args):
         quotas=args.quotas,
         access_log=args.access_log,
         proxy_workers=args.proxy_workers,
+        durable=args.durable,
     )
 
 
@@ -182,6 +191,7 @@ def run_load(svc, n: int, seconds: float, args, ctx, during=()) -> tuple:
                 retries=args.retries,
                 tls=svc.tls,
                 ramp=args.ramp,
+                think=args.think / 1000,
                 during=[d(rec) for d in during],
             )
         finally:
@@ -219,8 +229,10 @@ def audit_line(svc, rec, ctx) -> tuple[str, bool]:
 def matrix(args, ctx) -> bool:
     say(
         f"\n{args.seconds:.0f} s per cell; players arriving over its first {args.ramp:g} s; "
-        f"batches of up to {args.batch} moves; wrong moves {args.wrong:.0%}; "
+        f"think {args.think:g} ms after each answer; batches of up to {args.batch} moves; "
+        f"wrong moves {args.wrong:.0%}; "
         f"quotas {'on (serve defaults)' if args.quotas else 'off'}; access log {args.access_log}; "
+        f"PostgreSQL fsync {'on' if args.durable else 'off'}; "
         "latencies p50 / p99 / max ms; fairness = slowest player's moves/s over the median's\n"
     )
     say(
@@ -391,6 +403,20 @@ def soak(args, ctx) -> bool:
     return ok
 
 
+def descriptors(players: int) -> None:
+    """Raise this process's soft limit of open files to what ``players`` connections need (one each,
+    and a margin for the services' pipes and files), up to the hard limit; exit with one line if the
+    hard limit is lower."""
+    import resource
+
+    need = players + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < need:
+        if hard != resource.RLIM_INFINITY and hard < need:
+            sys.exit(f"{players} players need {need} open files; the hard limit here is {hard} (ulimit -Hn)")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--manifest", type=Path, required=True)
@@ -404,9 +430,15 @@ def main() -> None:
         default=5.0,
         help="seconds over which the players arrive, evenly spaced (0: all at once, in step)",
     )
+    ap.add_argument(
+        "--think", type=float, default=0.0, help="each player's mean pause after every answer, ms (0: a tight loop)"
+    )
     ap.add_argument("--batch", type=int, default=64, help="most moves per request (the service's --max-moves)")
     ap.add_argument("--wrong", type=float, default=0.0, help="share of moves sent with a wrong cell")
     ap.add_argument("--retries", type=int, default=6, help="attempts after a failure (players.client: 4)")
+    ap.add_argument(
+        "--durable", action="store_true", help="PostgreSQL with fsync on, as in production (default: off, as the tests)"
+    )
     ap.add_argument("--quotas", action="store_true", help="serve with its default quotas (429s counted apart)")
     ap.add_argument("--access-log", default="off", choices=("off", "text", "json"))
     ap.add_argument("--proxy-workers", type=int, default=1, help="workers of each host of the proxy set-up")
@@ -432,6 +464,7 @@ def main() -> None:
         bad += [f for f in args.faults if f not in setups.FAULTS]
     if bad:
         ap.error(f"unknown set-up or fault: {', '.join(bad)}")
+    descriptors(max(args.clients) + args.ref_players)
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-serve-"))
     work.mkdir(parents=True, exist_ok=True)
     m = load_manifest(args.manifest)

@@ -249,8 +249,11 @@ def start(
     quotas: bool = False,
     access_log: str = "off",
     proxy_workers: int = 1,
+    durable: bool = False,
 ) -> Service:
-    """Start set-up ``name`` (module doc) fresh in ``work``; returns it once it answers."""
+    """Start set-up ``name`` (module doc) fresh in ``work``; returns it once it answers. ``durable``:
+    PostgreSQL syncs each commit to the disk (fsync on), as a production server does; the tests'
+    throwaway cluster does not."""
     work.mkdir(parents=True, exist_ok=True)
     cluster, target = None, work / "runs.sqlite"
     for p in work.glob("runs.sqlite*"):
@@ -258,7 +261,7 @@ def start(
     if name != "sqlite":
         import pg_support
 
-        cluster = pg_support.Cluster().start()
+        cluster = pg_support.Cluster(durable=durable).start()
         target = cluster.new_database("bench")
     svc = Service(name, work, target, cluster=cluster)
     workers, nhosts = {"sqlite": (1, 1), "pg1": (1, 1), "pg2": (2, 1), "proxy": (proxy_workers, 2)}[name]

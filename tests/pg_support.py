@@ -59,7 +59,8 @@ def _free_port() -> int:
 class Cluster:
     """One PostgreSQL server: ``start``, ``restart`` (fast), ``stop``; ``url(db)`` and ``new_database``."""
 
-    def __init__(self) -> None:
+    def __init__(self, durable: bool = False) -> None:
+        self.durable = durable  # fsync and full-page writes on, as a production server runs (benches)
         self.bin = pg_bin()
         self.root = Path(tempfile.mkdtemp(prefix="tiles-pg-"))
         os.chmod(self.root, 0o755)
@@ -90,12 +91,11 @@ class Cluster:
             self._pg(
                 "initdb", "-D", str(self.data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"
             )
-        # fsync off: a commit still reaches the kernel before it returns (synchronous_commit stays on), so
-        # it survives a crash of the server (``restart("immediate")``), only not one of the machine
-        opts = (
-            f"-p {self.port} -k {self.sock} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c full_page_writes=off -c max_connections=200"
-        )
+        # fsync off (unless durable): a commit still reaches the kernel before it returns
+        # (synchronous_commit stays on), so it survives a crash of the server (``restart("immediate")``),
+        # only not one of the machine
+        sync = "" if self.durable else "-c fsync=off -c full_page_writes=off "
+        opts = f"-p {self.port} -k {self.sock} -c listen_addresses=127.0.0.1 {sync}-c max_connections=200"
         self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "-t", "60", "start")
         return self
 
