@@ -9,9 +9,9 @@
  * Layout: 2n lines (rows 0..n-1, columns n..2n-1). A domain is W = ceil(P/64)
  * uint64 words over the P valid patterns of side n (ascending ints). Known
  * cells per line are kept as a mask in line-int convention (bit n-1-i =
- * position i). To find the cells a domain agrees on we scan its words against
- * per-position value masks (cmT), dropping a position as soon as it has
- * shown both values; only forced positions need the whole domain. The search
+ * position i). To find the cells a domain agrees on we walk its patterns,
+ * OR-ing them and their complements until every position has shown both
+ * values; only forced positions need the whole domain. The search
  * branches on a cell, falling back to whole lines after a node budget (see the
  * reference), and copies the live prefix of its state into a preallocated
  * stack (depth <= n*n): no allocation in the hot loop.
@@ -60,9 +60,6 @@ Tables *tables_for(int n) {
             int v = (t->pats[j] >> (n - 1 - i)) & 1;
             t->cm[i][v][j >> 6] |= 1ull << (j & 63);
         }
-    for (int w = 0; w < t->W; w++)
-        for (int bit = 0; bit < n; bit++)
-            for (int v = 0; v < 2; v++) t->cmT[w][2 * bit + v] = t->cm[n - 1 - bit][v][w];
     if (n <= LINEDOM_MAXN) {
         t->linedom = (uint64_t *)PyMem_Malloc(sizeof(uint64_t) << (2 * n));
         if (!t->linedom) { PyMem_Free(t->index); PyMem_Free(t); return NULL; }

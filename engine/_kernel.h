@@ -26,8 +26,6 @@ typedef struct {
     uint16_t pats[MAXP];
     uint64_t cm[MAXN][2][MAXW];        /* cm[i][v]: patterns with value v at position i */
     int16_t *index;                    /* index[line int] = pattern rank, -1 if not a valid line */
-    uint64_t cmT[MAXW][2 * MAXN];      /* cmT[w][2*bit+v]: word w of the patterns with value v
-                                          at line-int bit `bit` (position n-1-bit) */
     uint64_t *linedom;                 /* n <= LINEDOM_MAXN (one word): linedom[known << n | vals] = the
                                           domain line_domain computes, in one lookup; else NULL */
 } Tables;
@@ -56,30 +54,25 @@ static inline void line_domain(const Tables *t, uint32_t vals, uint32_t known, u
 }
 
 /* Scan the domain d of a line whose open positions are `open` (line-int bits): *seen0 / *seen1 get
- * the open positions where some pattern of the domain has a 0 / a 1. A position drops out of the
- * scan once it has shown both, so a large domain is usually settled within its first nonzero
- * word; only forced positions need the whole domain. 0 when the domain is empty. (_count.c's and
- * _complete.c's propagation.) */
+ * the open positions where some pattern of the domain has a 0 / a 1: the patterns' OR and their
+ * complements' OR, walked pattern by pattern until every open position has shown both values, so
+ * a large domain usually stops within its first few patterns; only forced positions need the whole
+ * domain. 0 when the domain is empty. (_count.c's and _complete.c's propagation.) */
 static inline int scan_domain(const Tables *t, const uint64_t *d, uint32_t open, uint32_t *seen0,
                               uint32_t *seen1) {
     uint32_t s0 = 0, s1 = 0;
     int any = 0;
-    for (int w = 0; w < t->W; w++) {
-        const uint64_t x = d[w];
-        if (!x) continue;
-        any = 1;
-        uint32_t und = open & ~(s0 & s1);
-        if (!und) break;
-        const uint64_t *cw = t->cmT[w];
-        while (und) {
-            int bit = __builtin_ctz(und);
-            und &= und - 1;
-            if (x & cw[2 * bit]) s0 |= 1u << bit;
-            if (x & cw[2 * bit + 1]) s1 |= 1u << bit;
+    for (int w = 0; w < t->W; w++)
+        for (uint64_t x = d[w]; x; x &= x - 1) {   /* pattern by pattern, as agreed (_ladder.c) */
+            const uint32_t p = t->pats[w * 64 + __builtin_ctzll(x)];
+            any = 1;
+            s1 |= p;
+            s0 |= ~p;
+            if (!(open & ~(s0 & s1))) goto done;
         }
-    }
-    *seen0 = s0;
-    *seen1 = s1;
+done:
+    *seen0 = s0 & open;
+    *seen1 = s1 & open;
     return any;
 }
 
