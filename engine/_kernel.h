@@ -57,13 +57,13 @@ static inline void line_domain(const Tables *t, uint32_t vals, uint32_t known, u
  * the open positions where some pattern of the domain has a 0 / a 1: the patterns' OR and their
  * complements' OR, walked pattern by pattern until every open position has shown both values, so
  * a large domain usually stops within its first few patterns; only forced positions need the whole
- * domain. 0 when the domain is empty. (_count.c's and _complete.c's propagation.) */
+ * domain. 0 when the domain is empty. (_count.c's and _complete.c's propagation, _ladder.c's agreed.) */
 static inline int scan_domain(const Tables *t, const uint64_t *d, uint32_t open, uint32_t *seen0,
                               uint32_t *seen1) {
     uint32_t s0 = 0, s1 = 0;
     int any = 0;
     for (int w = 0; w < t->W; w++)
-        for (uint64_t x = d[w]; x; x &= x - 1) {   /* pattern by pattern, as agreed (_ladder.c) */
+        for (uint64_t x = d[w]; x; x &= x - 1) {
             const uint32_t p = t->pats[w * 64 + __builtin_ctzll(x)];
             any = 1;
             s1 |= p;

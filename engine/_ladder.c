@@ -127,22 +127,13 @@ static void t_balance(LState *s, Fills *F) {
 }
 
 /* positions (line-int bits) on which every pattern of a nonempty domain agrees, and their values:
- * the patterns' OR (seen1) and their complements' OR (seen0), pattern by pattern, until every
- * position has shown both values. A domain late in a solve holds a few patterns, so walking them
- * costs less than testing each position against every word of the domain. */
+ * scan_domain over every position (the patterns walked one by one until each position has shown
+ * both values; a domain late in a solve holds a few patterns). */
 static void agreed(const Tables *t, const uint64_t *d, uint32_t *known, uint32_t *vals) {
-    const uint32_t full = t->full;
-    uint32_t seen0 = 0, seen1 = 0;
-    for (int w = 0; w < t->W; w++)
-        for (uint64_t x = d[w]; x; x &= x - 1) {
-            const uint32_t p = t->pats[w * 64 + __builtin_ctzll(x)];
-            seen1 |= p;
-            seen0 |= ~p;
-            if (!(full & ~(seen0 & seen1))) goto done;
-        }
-done:
-    *known = full & ~(seen0 & seen1);
-    *vals = full & ~seen0;
+    uint32_t seen0, seen1;
+    scan_domain(t, d, t->full, &seen0, &seen1);
+    *known = t->full & ~(seen0 & seen1);
+    *vals = t->full & ~seen0;
 }
 
 static int t_unique(LState *s, const Tables *t, Fills *F) {
